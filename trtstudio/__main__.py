@@ -1,0 +1,3 @@
+from trtstudio.cli import main
+
+raise SystemExit(main())

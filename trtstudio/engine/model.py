@@ -1,0 +1,159 @@
+"""EngineInfo: what we know about one TensorRT engine, whatever file it was read from.
+
+Plain dataclasses, no Qt. Times in milliseconds, memory in bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA = "trtstudio.layers/1"
+
+
+@dataclass
+class TensorDesc:
+    """One input or output of a layer (or of the engine)."""
+
+    name: str
+    shape: list[int | str] | None = None
+    dtype: str | None = None  # "FP32", "FP16", "INT8", "BF16", "FP8", "INT32", "BOOL", ...
+    format: str | None = None  # e.g. "Row major linear FP32", "Channel major FP16 format where channel % 8 == 0"
+    raw: str | None = None  # the original format/type string when it had to be parsed
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "shape": self.shape, "dtype": self.dtype, "format": self.format}
+
+
+@dataclass
+class LayerTime:
+    total_ms: float | None = None
+    average_ms: float | None = None
+    median_ms: float | None = None
+    percent: float | None = None  # share of the engine's total, 0-100
+    count: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "total": self.total_ms,
+            "average": self.average_ms,
+            "median": self.median_ms,
+            "percent": self.percent,
+            "count": self.count,
+        }
+
+
+@dataclass
+class Layer:
+    index: int
+    name: str
+    type: str = "Unknown"  # LayerType / "Reformat" / "PluginV2" / "Myelin" / ...
+    parameter_type: str | None = None  # ParameterType in detailed JSON (Convolution, Reformat, Pooling...)
+    inputs: list[TensorDesc] = field(default_factory=list)
+    outputs: list[TensorDesc] = field(default_factory=list)
+    tactic: str | None = None  # tactic name or kernel name
+    tactic_value: str | None = None
+    stream: int | None = None
+    metadata: str | None = None  # raw Metadata string
+    onnx_nodes: list[str] = field(default_factory=list)  # filled by engine.mapping
+    mapping_confidence: float = 0.0  # 1.0 metadata, lower for name heuristics
+    origin: str | None = None  # Reformat origin: REFORMAT / QDQ / ...
+    time: LayerTime | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)  # everything else the source said
+
+    @property
+    def precision(self) -> str | None:
+        """The layer's compute precision as best known: first output dtype, else first input."""
+        for t in self.outputs + self.inputs:
+            if t.dtype:
+                return t.dtype
+        return None
+
+    @property
+    def precision_in(self) -> str | None:
+        return next((t.dtype for t in self.inputs if t.dtype), None)
+
+    @property
+    def precision_out(self) -> str | None:
+        return next((t.dtype for t in self.outputs if t.dtype), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "type": self.type,
+            "parameter_type": self.parameter_type,
+            "precision": self.precision,
+            "precision_in": self.precision_in,
+            "precision_out": self.precision_out,
+            "inputs": [t.to_json() for t in self.inputs],
+            "outputs": [t.to_json() for t in self.outputs],
+            "tactic": self.tactic,
+            "stream": self.stream,
+            "onnx_nodes": self.onnx_nodes,
+            "mapping_confidence": self.mapping_confidence,
+            "origin": self.origin,
+            "time_ms": self.time.to_json() if self.time else None,
+        }
+
+
+@dataclass
+class Finding:
+    kind: str  # unsupported_node, plugin, reformat, precision_fallback, no_tensor_cores, ...
+    severity: str  # "error" | "warning" | "info"
+    message: str
+    hint: str = ""
+    layer: str | None = None  # layer name
+    layer_index: int | None = None
+    nodes: list[str] = field(default_factory=list)  # ONNX node names
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "layer": self.layer,
+            "nodes": self.nodes,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+@dataclass
+class EngineInfo:
+    layers: list[Layer] = field(default_factory=list)
+    io_tensors: list[TensorDesc] = field(default_factory=list)  # engine inputs/outputs ("Bindings"/"I/O Tensors")
+    sources: list[str] = field(default_factory=list)  # files this was read from
+    formats: list[str] = field(default_factory=list)  # reader names used
+    versions: dict[str, str] = field(default_factory=dict)  # {"tensorrt": "10.4.0", ...}
+    device: dict[str, Any] = field(default_factory=dict)  # name, compute capability, memory...
+    memory: dict[str, int] = field(default_factory=dict)  # bytes: device_memory, engine_size, weights...
+    build_settings: dict[str, Any] = field(default_factory=dict)
+    latency_ms: dict[str, float] = field(default_factory=dict)  # from trtexec summaries/exportTimes
+    detailed: bool = True  # False for LAYER_NAMES_ONLY layer info
+    findings: list[Finding] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # reader warnings for the user
+    log: list[str] = field(default_factory=list)  # raw log lines when read from a log
+
+    @property
+    def total_time_ms(self) -> float | None:
+        times = [lay.time.total_ms for lay in self.layers if lay.time and lay.time.total_ms is not None]
+        return float(sum(times)) if times else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "source": self.sources,
+            "formats": self.formats,
+            "engine": {
+                "versions": self.versions,
+                "device": self.device,
+                "memory": self.memory,
+                "build_settings": self.build_settings,
+                "latency_ms": self.latency_ms,
+                "detailed": self.detailed,
+                "io_tensors": [t.to_json() for t in self.io_tensors],
+            },
+            "layers": [lay.to_json() for lay in self.layers],
+            "findings": [f.to_json() for f in self.findings],
+            "warnings": self.warnings,
+        }
