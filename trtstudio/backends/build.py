@@ -1,0 +1,553 @@
+"""Build TensorRT engines from ONNX, with TensorRT-RTX or full TensorRT, with progress, log and cancel.
+
+One code path serves both runtimes: ``tensorrt_rtx`` and ``tensorrt`` share the builder, parser and
+inspector API. Features are detected on the imported module (``hasattr``), never on its version
+string: the compute-capability targets exist only in TensorRT-RTX (``trt.ComputeCapability``,
+``IBuilderConfig.set_compute_capability``); the weak-typing flags ``BuilderFlag.FP16/INT8/BF16``
+exist only in TensorRT 10 (TensorRT 11 and TensorRT-RTX are strongly typed).
+
+The builder logs at verbose level into a :class:`LogRecord` list; TensorRT-RTX prints the engine's
+layers there (``Layers:`` listing) and full TensorRT prints ``Engine Layer Information:``, which
+:mod:`trtstudio.engine.readers.rtx_log` turns into an :class:`~trtstudio.engine.model.EngineInfo`.
+When the engine can be deserialized here (a GPU the engine was built for), the inspector's JSON is
+kept too (``BuildResult.layer_info_json``).
+
+Nothing heavy is imported at module level; ``tensorrt_rtx``/``tensorrt`` are imported in
+:func:`import_backend`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trtstudio.errors import BackendError, InputError
+
+Shape = tuple[int, ...]
+ProgressFn = Callable[[str, int, int], None]
+LogFn = Callable[[str, str], None]
+CancelFn = Callable[[], bool]
+
+# backend name -> (module to import, what the user should install)
+MODULES: dict[str, tuple[str, str]] = {
+    "rtx": ("tensorrt_rtx", "pip install tensorrt-rtx-cu13"),
+    "tensorrt": (
+        "tensorrt",
+        "pip install --extra-index-url https://pypi.nvidia.com tensorrt (needs an NVIDIA GPU to build)",
+    ),
+}
+# "auto" tries these in order: TensorRT-RTX first, because it builds ahead of time without a GPU.
+AUTO_ORDER = ("rtx", "tensorrt")
+SEVERITY_LETTER = {"INTERNAL_ERROR": "F", "ERROR": "E", "WARNING": "W", "INFO": "I", "VERBOSE": "V"}
+DEFAULT_MAX_DIM = 8
+LOG_HEADER = "# trtstudio.buildlog/1 "
+
+
+@dataclass
+class LogRecord:
+    """One message of the builder log: ``severity`` is INTERNAL_ERROR/ERROR/WARNING/INFO/VERBOSE."""
+
+    severity: str
+    message: str
+    time_s: float = 0.0  # seconds since the build started
+    source: str = "TRT"  # "TRT" for the builder, "trtstudio" for our own notes
+
+    def format(self) -> str:
+        """The record as TensorRT's own Python logger prints it: ``[TRT] [V] message``."""
+        return f"[{self.source}] [{SEVERITY_LETTER.get(self.severity, '?')}] {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "severity": self.severity,
+            "message": self.message,
+            "time_s": round(self.time_s, 4),
+            "source": self.source,
+        }
+
+
+@dataclass
+class BuildOptions:
+    """How to build. ``profiles``: one dict per optimization profile, input name -> (min, opt, max).
+
+    Inputs with dynamic dimensions that a profile does not name get ``min 1, opt 1, max
+    default_max_dim`` on those dimensions. ``targets`` are TensorRT-RTX compute capabilities
+    (``sm86``, ``sm120``...); full TensorRT builds for the GPU it runs on and ignores them with a
+    warning. ``fp16``/``int8``/``bf16`` are TensorRT 10's weak-typing flags: applied only when the
+    module has them, else a warning (convert the model's precision instead).
+    """
+
+    backend: str = "auto"  # "rtx" | "tensorrt" | "auto"
+    targets: list[str] = field(default_factory=lambda: ["sm86"])
+    workspace_bytes: int | None = None
+    profiles: list[dict[str, tuple[Shape, Shape, Shape]]] = field(default_factory=list)
+    opt_level: int | None = None
+    timing_cache: str | None = None
+    detailed_profiling: bool = True
+    tf32: bool = True
+    fp16: bool = False
+    int8: bool = False
+    bf16: bool = False
+    strongly_typed: bool = False
+    default_max_dim: int = DEFAULT_MAX_DIM
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "targets": list(self.targets),
+            "workspace_bytes": self.workspace_bytes,
+            "profiles": [{k: [list(s) for s in v] for k, v in p.items()} for p in self.profiles],
+            "opt_level": self.opt_level,
+            "timing_cache": self.timing_cache,
+            "detailed_profiling": self.detailed_profiling,
+            "tf32": self.tf32,
+            "fp16": self.fp16,
+            "int8": self.int8,
+            "bf16": self.bf16,
+            "strongly_typed": self.strongly_typed,
+        }
+
+
+@dataclass
+class BuildResult:
+    """What a build produced; ``ok`` False with ``error`` set when it failed or was cancelled."""
+
+    ok: bool
+    engine_path: str | None = None
+    engine_bytes: int | None = None
+    log: list[LogRecord] = field(default_factory=list)
+    layer_info_json: str | None = None
+    unsupported: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    seconds: float = 0.0
+    versions: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    cancelled: bool = False
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def log_text(self) -> str:
+        """The log as one text, headed by a JSON line the rtx_log reader uses for versions/settings."""
+        import json
+
+        head = LOG_HEADER + json.dumps({"versions": self.versions, "settings": self.settings}, sort_keys=True)
+        return "\n".join([head] + [r.format() for r in self.log]) + "\n"
+
+
+def import_backend(backend: str) -> tuple[Any, str]:
+    """Import the TensorRT module for ``backend`` ("rtx", "tensorrt" or "auto"); return (module, name).
+
+    Raises BackendError naming the package to install when it is missing, InputError for an
+    unknown backend name.
+    """
+    import importlib
+
+    if backend == "auto":
+        names: tuple[str, ...] = AUTO_ORDER
+    elif backend in MODULES:
+        names = (backend,)
+    else:
+        raise InputError(None, f"unknown backend {backend!r}; choose rtx, tensorrt or auto")
+    problems = []
+    for name in names:
+        module, install = MODULES[name]
+        try:
+            return importlib.import_module(module), name
+        except ImportError as exc:  # also OSError-like load failures surface as ImportError
+            problems.append(f"{module} is not importable ({exc}); install: {install}")
+        except OSError as exc:
+            problems.append(f"{module} failed to load its libraries ({exc})")
+    raise BackendError("no TensorRT backend: " + "; ".join(problems))
+
+
+def normalize_target(target: str) -> str:
+    """``sm86``/``SM86``/``8.6``/``86`` -> ``SM86`` (the ``trt.ComputeCapability`` member name)."""
+    t = target.strip().upper().replace("_", "")
+    m = re.fullmatch(r"(?:SM)?(\d+)(?:\.(\d+))?", t)
+    if not m:
+        if t in ("CURRENT", "NATIVE"):
+            return "CURRENT"
+        raise InputError(None, f"bad compute capability {target!r}; write e.g. sm86 or 8.6")
+    return f"SM{m.group(1)}{m.group(2) or ''}"
+
+
+def _check_model_file(model_path: str | os.PathLike[str]) -> Path:
+    path = Path(model_path)
+    if not path.is_file():
+        raise InputError(path, "no such file")
+    with path.open("rb") as fh:
+        head = fh.read(64)
+    if not head:
+        raise InputError(path, "empty file, not an ONNX model")
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        raise InputError(path, f"not an ONNX model ({type(exc).__name__})") from None
+    if not model.graph.node and not model.graph.output:
+        raise InputError(path, "not an ONNX model (no graph)")
+    return path
+
+
+def _make_logger(trt: Any, records: list[LogRecord], t0: float, callback: LogFn | None) -> Any:
+    class _Logger(trt.ILogger):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            trt.ILogger.__init__(self)
+
+        def log(self, severity: Any, msg: str) -> None:
+            sev = getattr(severity, "name", str(severity)).split(".")[-1]
+            records.append(LogRecord(sev, msg, time.perf_counter() - t0))
+            if callback is not None:
+                try:
+                    callback(sev, msg)
+                except Exception:  # noqa: BLE001 - a faulty callback must not break TensorRT's thread
+                    pass
+
+    return _Logger()
+
+
+def _make_monitor(
+    trt: Any, progress: ProgressFn | None, cancel: CancelFn | None, state: dict[str, Any]
+) -> Any:
+    class _Monitor(trt.IProgressMonitor):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            trt.IProgressMonitor.__init__(self)
+            self.totals: dict[str, int] = {}
+
+        def _report(self, phase: str, step: int, total: int) -> None:
+            if progress is not None:
+                try:
+                    progress(phase, step, total)
+                except Exception:  # noqa: BLE001
+                    pass
+
+        def phase_start(self, phase_name: str, parent_phase: str | None, num_steps: int) -> None:
+            self.totals[phase_name] = int(num_steps)
+            self._report(phase_name, 0, int(num_steps))
+
+        def step_complete(self, phase_name: str, step: int) -> bool:
+            self._report(phase_name, int(step) + 1, self.totals.get(phase_name, 0))
+            try:
+                stop = bool(cancel()) if cancel is not None else False
+            except Exception:  # noqa: BLE001
+                stop = False
+            if stop:
+                state["cancelled"] = True
+            return not stop
+
+        def phase_finish(self, phase_name: str) -> None:
+            total = self.totals.get(phase_name, 0)
+            self._report(phase_name, total, total)
+
+    return _Monitor()
+
+
+def _parser_errors(parser: Any, model_path: Path) -> list[dict[str, Any]]:
+    """The parser's errors as ``{"node", "op_type", "reason", "code", "index"}`` dicts."""
+    names: list[str] = []
+    ops: list[str] = []
+    out: list[dict[str, Any]] = []
+    for i in range(parser.num_errors):
+        err = parser.get_error(i)
+        index = int(err.node()) if hasattr(err, "node") else -1
+        node = err.node_name() if hasattr(err, "node_name") else ""
+        op = err.node_operator() if hasattr(err, "node_operator") else ""
+        if (not node or not op) and index >= 0:
+            if not names:
+                import onnx
+
+                graph = onnx.load(str(model_path), load_external_data=False).graph
+                names = [n.name for n in graph.node]
+                ops = [n.op_type for n in graph.node]
+            if index < len(names):
+                node = node or names[index]
+                op = op or ops[index]
+        code = err.code()
+        out.append(
+            {
+                "node": node or None,
+                "op_type": op or None,
+                "reason": str(err.desc()),
+                "code": getattr(code, "name", str(code)),
+                "index": index,
+            }
+        )
+    return out
+
+
+def _parse(trt: Any, logger: Any, model_path: Path, strongly_typed: bool) -> tuple[Any, Any, Any, bool]:
+    builder = trt.Builder(logger)
+    if builder is None:
+        raise BackendError("TensorRT could not create a builder (see the log)")
+    flags = 0
+    if strongly_typed:
+        flag = getattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED", None)
+        if flag is not None:
+            flags |= 1 << int(flag)
+    network = builder.create_network(flags)
+    parser = trt.OnnxParser(network, logger)
+    ok = bool(parser.parse_from_file(str(model_path)))
+    return builder, network, parser, ok
+
+
+def parse_onnx(model_path: str | os.PathLike[str], backend: str = "auto") -> list[dict[str, Any]]:
+    """Parse the model with the backend's ONNX parser; return the nodes it rejects (empty if none).
+
+    Each entry is ``{"node": name, "op_type": op, "reason": text, "code": ErrorCode name, "index": i}``.
+    """
+    path = _check_model_file(model_path)
+    trt, _ = import_backend(backend)
+    records: list[LogRecord] = []
+    logger = _make_logger(trt, records, time.perf_counter(), None)
+    _builder, _network, parser, ok = _parse(trt, logger, path, False)
+    return [] if ok else _parser_errors(parser, path)
+
+
+def _default_profile(
+    network: Any, given: dict[str, tuple[Shape, Shape, Shape]], max_dim: int
+) -> dict[str, Any]:
+    prof: dict[str, tuple[Shape, Shape, Shape]] = {}
+    for i in range(network.num_inputs):
+        t = network.get_input(i)
+        shape = tuple(int(d) for d in t.shape)
+        if t.name in given:
+            prof[t.name] = tuple(tuple(int(d) for d in s) for s in given[t.name])  # type: ignore[assignment]
+        elif any(d < 0 for d in shape):
+            prof[t.name] = (
+                tuple(1 if d < 0 else d for d in shape),
+                tuple(1 if d < 0 else d for d in shape),
+                tuple(max_dim if d < 0 else d for d in shape),
+            )
+    unknown = set(given) - {network.get_input(i).name for i in range(network.num_inputs)}
+    if unknown:
+        names = ", ".join(network.get_input(i).name for i in range(network.num_inputs))
+        raise InputError(
+            None, f"shape given for unknown input(s) {sorted(unknown)}; the model's inputs: {names}"
+        )
+    return prof
+
+
+def _error_text(records: list[LogRecord]) -> str:
+    errors = [r.message for r in records if r.severity in ("ERROR", "INTERNAL_ERROR")]
+    if not errors:
+        return "the builder returned no engine (no error in the log)"
+    return errors[-1] if len(errors) == 1 else " | ".join(dict.fromkeys(errors[-3:]))
+
+
+def _try_inspector(trt: Any, plan: bytes) -> str | None:
+    """The inspector's JSON for the plan, or None where it cannot be deserialized (no fitting GPU)."""
+    try:
+        quiet = _make_logger(trt, [], time.perf_counter(), None)
+        runtime = trt.Runtime(quiet)
+        engine = runtime.deserialize_cuda_engine(plan)
+        if engine is None:
+            return None
+        inspector = engine.create_engine_inspector()
+        text = inspector.get_engine_information(trt.LayerInformationFormat.JSON)
+        return str(text) if text else None
+    except Exception:  # noqa: BLE001 - any failure here only means "no inspector JSON"
+        return None
+
+
+def _versions(trt: Any, name: str) -> dict[str, str]:
+    v = {"backend": name, "module": trt.__name__, trt.__name__: str(getattr(trt, "__version__", "unknown"))}
+    if hasattr(trt, "get_nv_onnx_parser_version"):
+        try:
+            v["onnx_parser"] = str(trt.get_nv_onnx_parser_version())
+        except Exception:  # noqa: BLE001
+            pass
+    return v
+
+
+class _Build:
+    """State of one build_engine call; split out so each step stays short."""
+
+    def __init__(self, trt: Any, name: str, options: BuildOptions, log: LogFn | None) -> None:
+        self.trt = trt
+        self.options = options
+        self.t0 = time.perf_counter()
+        self.records: list[LogRecord] = []
+        self.log_cb = log
+        self.warnings: list[str] = []
+        self.logger = _make_logger(trt, self.records, self.t0, log)
+        self.result = BuildResult(
+            ok=False, log=self.records, versions=_versions(trt, name), warnings=self.warnings
+        )
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        self.records.append(LogRecord("WARNING", message, time.perf_counter() - self.t0, source="trtstudio"))
+        if self.log_cb is not None:
+            self.log_cb("WARNING", message)
+
+    def configure(self, builder: Any, network: Any, config: Any) -> dict[str, Any]:
+        trt, o = self.trt, self.options
+        settings: dict[str, Any] = {}
+        pv = trt.ProfilingVerbosity
+        config.profiling_verbosity = pv.DETAILED if o.detailed_profiling else pv.LAYER_NAMES_ONLY
+        settings["profiling_verbosity"] = config.profiling_verbosity.name
+        if o.workspace_bytes is not None:
+            config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, int(o.workspace_bytes))
+            settings["workspace_bytes"] = int(o.workspace_bytes)
+        if o.opt_level is not None:
+            if not 0 <= o.opt_level <= 5:
+                raise InputError(None, f"optimization level {o.opt_level} is out of range 0..5")
+            config.builder_optimization_level = int(o.opt_level)
+        settings["opt_level"] = int(config.builder_optimization_level)
+        if hasattr(trt.BuilderFlag, "TF32"):
+            (config.set_flag if o.tf32 else config.clear_flag)(trt.BuilderFlag.TF32)
+            settings["tf32"] = bool(o.tf32)
+        for flag in ("fp16", "int8", "bf16"):
+            if getattr(o, flag):
+                member = getattr(trt.BuilderFlag, flag.upper(), None)
+                if member is None:
+                    self.warn(
+                        f"--{flag} ignored: {trt.__name__} is strongly typed (no BuilderFlag.{flag.upper()}); "
+                        "give the model the precision instead (FP16/BF16 weights and casts, Q/DQ for INT8)"
+                    )
+                else:
+                    config.set_flag(member)
+                    settings[flag] = True
+        settings["targets"] = self._targets(config)
+        profiles = o.profiles or [{}]
+        settings["profiles"] = []
+        for given in profiles:
+            shapes = _default_profile(network, given, o.default_max_dim)
+            if not shapes:
+                continue
+            prof = builder.create_optimization_profile()
+            for tname, (mn, opt, mx) in shapes.items():
+                prof.set_shape(tname, mn, opt, mx)
+            config.add_optimization_profile(prof)
+            settings["profiles"].append({k: [list(s) for s in v] for k, v in shapes.items()})
+        return settings
+
+    def _targets(self, config: Any) -> list[str]:
+        trt, targets = self.trt, self.options.targets
+        cc_enum = getattr(trt, "ComputeCapability", None)
+        if cc_enum is None or not hasattr(config, "set_compute_capability"):
+            if targets:
+                self.warn(
+                    f"targets {','.join(targets)} ignored: {trt.__name__} builds for the GPU in this machine "
+                    "(compute-capability targets need TensorRT-RTX)"
+                )
+            return []
+        names = [normalize_target(t) for t in targets] or ["CURRENT"]
+        known = [n for n in dir(cc_enum) if n.startswith("SM")]
+        members = []
+        for n in dict.fromkeys(names):
+            member = getattr(cc_enum, n, None)
+            if member is None:
+                raise InputError(
+                    None,
+                    f"compute capability {n} is not a {trt.__name__} target; choose from {', '.join(known)}",
+                )
+            members.append(member)
+        config.num_compute_capabilities = len(members)
+        for i, member in enumerate(members):
+            if not config.set_compute_capability(member, i):
+                raise InputError(None, f"{trt.__name__} refused target {member.name} (see the log)")
+        return [m.name for m in members]
+
+    def timing_cache(self, config: Any) -> Any:
+        path = self.options.timing_cache
+        if not path:
+            return None
+        data = Path(path).read_bytes() if Path(path).is_file() else b""
+        cache = config.create_timing_cache(data)
+        if cache is None or not config.set_timing_cache(cache, True):
+            self.warn(f"timing cache {path} could not be used; building without it")
+            return None
+        return cache
+
+    def save_timing_cache(self, config: Any) -> None:
+        path = self.options.timing_cache
+        cache = config.get_timing_cache() if path else None
+        if cache is None or path is None:
+            return
+        try:
+            Path(path).write_bytes(bytes(cache.serialize()))
+        except OSError as exc:
+            self.warn(f"timing cache {path} not saved: {exc}")
+
+
+def build_engine(
+    model_path: str | os.PathLike[str],
+    out_path: str | os.PathLike[str] | None,
+    options: BuildOptions | None = None,
+    *,
+    progress: ProgressFn | None = None,
+    log: LogFn | None = None,
+    cancel: CancelFn | None = None,
+) -> BuildResult:
+    """Build an engine from an ONNX model and write it to ``out_path`` (not written when None).
+
+    ``progress(phase, step, total)`` follows the builder's progress monitor; ``log(severity,
+    message)`` receives every builder log record as it arrives (verbose level); ``cancel()`` is
+    polled at every progress step and stops the build when it returns True. A failed, rejected or
+    cancelled build returns ``ok=False`` with ``error`` set; bad input (missing file, not ONNX, bad
+    option) raises InputError, a missing runtime raises BackendError.
+    """
+    options = options or BuildOptions()
+    path = _check_model_file(model_path)
+    trt, name = import_backend(options.backend)
+    b = _Build(trt, name, options, log)
+    res = b.result
+    state: dict[str, Any] = {"cancelled": False}
+    try:
+        builder, network, parser, parsed = _parse(trt, b.logger, path, options.strongly_typed)
+        if not parsed:
+            res.unsupported = _parser_errors(parser, path)
+            nodes = ", ".join(f"{u['node']} ({u['op_type']})" for u in res.unsupported) or "see the log"
+            res.error = f"the {trt.__name__} ONNX parser rejected the model: {nodes}"
+            return _finish(b)
+        config = builder.create_builder_config()
+        res.settings = b.configure(builder, network, config)
+        cache = b.timing_cache(config)
+        if hasattr(trt, "IProgressMonitor") and hasattr(config, "progress_monitor"):
+            monitor = _make_monitor(trt, progress, cancel, state)
+            config.progress_monitor = monitor
+        elif cancel is not None:
+            b.warn(f"{trt.__name__} has no progress monitor: cancel takes effect only after the build")
+        if cancel is not None and cancel():
+            state["cancelled"] = True
+            plan = None
+        else:
+            plan = builder.build_serialized_network(network, config)
+        del cache
+        if state["cancelled"] or (plan is None and cancel is not None and cancel()):
+            res.cancelled = True
+            res.error = "build cancelled"
+            return _finish(b)
+        if plan is None:
+            res.error = _error_text(b.records)
+            return _finish(b)
+        b.save_timing_cache(config)
+        data = bytes(plan)
+        res.engine_bytes = len(data)
+        if out_path is not None:
+            out = Path(out_path)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data)
+            res.engine_path = str(out)
+        res.layer_info_json = _try_inspector(trt, data)
+        res.ok = True
+    except (InputError, BackendError):
+        raise
+    except MemoryError:
+        res.error = "out of host memory while building: " + _error_text(b.records)
+    except (RuntimeError, TypeError, ValueError, OSError) as exc:
+        res.error = f"{type(exc).__name__}: {exc}".strip()
+        if any(r.severity in ("ERROR", "INTERNAL_ERROR") for r in b.records):
+            res.error += " | " + _error_text(b.records)
+    return _finish(b)
+
+
+def _finish(b: _Build) -> BuildResult:
+    b.result.seconds = time.perf_counter() - b.t0
+    return b.result
