@@ -1,0 +1,181 @@
+"""CUDA helpers over pycuda (buffers, streams, events, a transfer benchmark) and NVML / CUDA memory.
+
+pycuda and pynvml (package nvidia-ml-py) are imported lazily; a missing one is a BackendError naming
+the pip command. The device's primary context is retained and pushed on the calling thread, which is
+what TensorRT shares, so a worker thread calls ``CudaContext.push`` before it touches buffers.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trtstudio.errors import BackendError
+
+PIP_PYCUDA = "pip install pycuda"
+PIP_NVML = "pip install nvidia-ml-py"
+
+
+def _driver() -> Any:
+    try:
+        import pycuda.driver as drv
+    except ImportError as exc:
+        raise BackendError(f"CUDA needs pycuda ({exc}); install it: {PIP_PYCUDA}") from exc
+    return drv
+
+
+class CudaContext:
+    """The primary context of one device, made current on the thread that calls ``push``."""
+
+    def __init__(self, device: int = 0) -> None:
+        drv = _driver()
+        try:
+            drv.init()
+            if device >= drv.Device.count():
+                raise BackendError(f"no CUDA device {device} ({drv.Device.count()} present)")
+            self.device = drv.Device(device)
+            self._ctx = self.device.retain_primary_context()
+        except drv.Error as exc:
+            raise BackendError(f"CUDA is not usable here: {exc}") from exc
+        self._pushed = 0
+
+    def push(self) -> None:
+        """Make the context current on this thread (pair with ``pop``)."""
+        self._ctx.push()
+        self._pushed += 1
+
+    def pop(self) -> None:
+        """Undo one ``push``."""
+        if self._pushed:
+            _driver().Context.pop()
+            self._pushed -= 1
+
+    def name(self) -> str:
+        """The device's name, e.g. 'NVIDIA H200'."""
+        return str(self.device.name())
+
+    def __enter__(self) -> CudaContext:
+        self.push()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pop()
+
+
+def pinned_empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A page-locked host array (fast, asynchronous copies)."""
+    return _driver().pagelocked_empty(shape, dtype)
+
+
+def device_alloc(nbytes: int) -> Any:
+    """A device allocation of at least one byte; ``int(buf)`` is its address."""
+    return _driver().mem_alloc(max(1, int(nbytes)))
+
+
+def new_stream() -> Any:
+    """A new CUDA stream (``stream.handle`` is the cudaStream_t TensorRT takes)."""
+    return _driver().Stream()
+
+
+def new_event() -> Any:
+    """A CUDA event for timing."""
+    return _driver().Event()
+
+
+def htod_async(dev: Any, host: np.ndarray, stream: Any) -> None:
+    """Copy a host array to the device on ``stream``."""
+    _driver().memcpy_htod_async(dev, host, stream)
+
+
+def dtoh_async(host: np.ndarray, dev: Any, stream: Any) -> None:
+    """Copy device memory into a host array on ``stream``."""
+    _driver().memcpy_dtoh_async(host, dev, stream)
+
+
+def cuda_mem_info() -> tuple[int, int]:
+    """(free, total) bytes of the current context's device."""
+    free, total = _driver().mem_get_info()
+    return int(free), int(total)
+
+
+@dataclass(frozen=True)
+class TransferResult:
+    """Bandwidth of one direction and kind of host memory, in GB/s (1e9 bytes)."""
+
+    direction: str
+    pinned: bool
+    nbytes: int
+    gbps: float
+    median_ms: float
+
+
+def transfer_benchmark(nbytes: int, pinned: bool, repeats: int = 10) -> list[TransferResult]:
+    """H2D and D2H bandwidth for ``nbytes`` with pinned or pageable host memory (median of ``repeats``,
+    timed with CUDA events around the copies; needs a current context)."""
+    drv = _driver()
+    n = nbytes // 4
+    host = drv.pagelocked_empty((n,), np.float32) if pinned else np.empty((n,), np.float32)
+    host[:] = 1.0
+    dev = drv.mem_alloc(n * 4)
+    stream = drv.Stream()
+    start, end = drv.Event(), drv.Event()
+    out: list[TransferResult] = []
+    for direction in ("h2d", "d2h"):
+        times = []
+        for i in range(repeats + 1):
+            start.record(stream)
+            if direction == "h2d":
+                drv.memcpy_htod_async(dev, host, stream) if pinned else drv.memcpy_htod(dev, host)
+            else:
+                drv.memcpy_dtoh_async(host, dev, stream) if pinned else drv.memcpy_dtoh(host, dev)
+            end.record(stream)
+            end.synchronize()
+            if i:  # the first copy is a warm-up
+                times.append(end.time_since(start))
+        med = float(np.median(times))
+        out.append(TransferResult(direction, pinned, n * 4, n * 4 / (med / 1e3) / 1e9, med))
+    dev.free()
+    return out
+
+
+# -- NVML -----------------------------------------------------------------------------------------
+_nvml_ready = False
+
+
+def _nvml() -> Any:
+    global _nvml_ready
+    try:
+        import pynvml
+    except ImportError as exc:
+        raise BackendError(f"GPU memory monitoring needs pynvml ({exc}); install it: {PIP_NVML}") from exc
+    if not _nvml_ready:
+        try:
+            pynvml.nvmlInit()
+        except pynvml.NVMLError as exc:
+            raise BackendError(f"NVML is not usable here: {exc}") from exc
+        _nvml_ready = True
+    return pynvml
+
+
+def nvml_memory(device: int = 0) -> dict[str, int]:
+    """NVML view of one GPU: ``gpu_used_bytes``, ``gpu_total_bytes`` and, where NVML lists this
+    process, ``process_gpu_bytes``."""
+    nv = _nvml()
+    h = nv.nvmlDeviceGetHandleByIndex(device)
+    info = nv.nvmlDeviceGetMemoryInfo(h)
+    out = {"gpu_used_bytes": int(info.used), "gpu_total_bytes": int(info.total)}
+    pid = os.getpid()
+    for getter in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
+        try:
+            procs = getattr(nv, getter)(h)
+        except (nv.NVMLError, AttributeError):
+            continue
+        for p in procs:
+            used = getattr(p, "usedGpuMemory", None)
+            if p.pid == pid and used is not None:
+                out["process_gpu_bytes"] = out.get("process_gpu_bytes", 0) + int(used)
+    return out
+

@@ -1,0 +1,286 @@
+"""ONNX Runtime backend (CPU, CUDA and TensorRT execution providers) with per-node profiles.
+
+Per-layer times come from ORT's own profiler (``SessionOptions.enable_profiling``): its JSON holds one
+``"cat": "Node"`` event per executed kernel with ``args.op_name``, ``args.provider`` and ``dur`` in
+microseconds. ORT renames nodes it fuses or re-lays out (``r_nchwc`` for a Conv+Relu turned NCHWc,
+compiled EP nodes such as ``TensorrtExecutionProvider_TRTKernel_graph_...``), so names are mapped back
+to the model's ONNX nodes through the optimized graph ORT saves: the original nodes whose results
+the optimized node now produces, walking back through tensors the optimization removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtstudio.backends.base import InferTiming, InputSpec, LayerTime, require_module, resolve_shape
+from trtstudio.backends.inputs import build_feeds
+from trtstudio.errors import BackendError, InputError
+
+_ORT_TYPES = {
+    "tensor(float)": "float32",
+    "tensor(float16)": "float16",
+    "tensor(double)": "float64",
+    "tensor(int8)": "int8",
+    "tensor(int16)": "int16",
+    "tensor(int32)": "int32",
+    "tensor(int64)": "int64",
+    "tensor(uint8)": "uint8",
+    "tensor(uint16)": "uint16",
+    "tensor(uint32)": "uint32",
+    "tensor(uint64)": "uint64",
+    "tensor(bool)": "bool",
+}
+# Nodes ORT inserts itself (layout changes, copies between devices): no ONNX node behind them.
+_INSERTED_OPS = {"ReorderInput", "ReorderOutput", "MemcpyFromHost", "MemcpyToHost"}
+_CPU = "CPUExecutionProvider"
+
+
+class OrtBackend:
+    """onnxruntime ``InferenceSession``; options: ``threads`` (intra-op threads), ``default_dim``."""
+
+    def __init__(self, name: str = "ort", pip: str = "pip install onnxruntime", providers: list[str] | None = None) -> None:
+        self.name = name
+        self.notes: list[str] = []
+        self._pip = pip
+        self._providers = list(providers or [_CPU])
+        self._path: Path | None = None
+        self._options: dict[str, Any] = {}
+        self._session: Any = None
+        self._feeds: dict[str, np.ndarray] = {}
+        self._outputs: list[str] = []
+        self.shapes: dict[str, tuple[int, ...]] = {}
+
+    # -- loading ---------------------------------------------------------------------------------
+    def _ort(self) -> Any:
+        return require_module("onnxruntime", self.name, self._pip)
+
+    def _session_options(self, profile_prefix: str | None = None, optimized_path: str | None = None) -> Any:
+        ort = self._ort()
+        so = ort.SessionOptions()
+        threads = self._options.get("threads")
+        if threads:
+            so.intra_op_num_threads = int(threads)
+        if profile_prefix:
+            so.enable_profiling = True
+            so.profile_file_prefix = profile_prefix
+        if optimized_path:
+            so.optimized_model_filepath = optimized_path
+        so.log_severity_level = 3
+        return so
+
+    def _make_session(self, so: Any) -> Any:
+        ort = self._ort()
+        try:
+            return ort.InferenceSession(str(self._path), so, providers=self._providers)
+        except Exception as exc:  # ORT raises its own Fail/InvalidGraph/... types
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if "protobuf" in text.lower() or "invalid" in text.lower() or "load model" in text.lower():
+                raise InputError(self._path, f"onnxruntime cannot load the model: {text}") from None
+            raise BackendError(f"{self._path}: onnxruntime failed to create a session: {text}") from None
+
+    def load(self, path: str | os.PathLike[str], options: dict[str, Any]) -> None:
+        """Create the session; a requested GPU provider that this onnxruntime lacks is a BackendError."""
+        ort = self._ort()
+        self._path = Path(path)
+        self._options = dict(options)
+        available = ort.get_available_providers()
+        wanted = [p for p in self._providers if p != _CPU]
+        missing = [p for p in wanted if p not in available]
+        if missing:
+            raise BackendError(
+                f"backend '{self.name}' needs {', '.join(missing)}, which this onnxruntime "
+                f"({ort.__version__}: {', '.join(available)}) lacks; install: {self._pip}"
+            )
+        self._session = self._make_session(self._session_options())
+        self._outputs = [o.name for o in self._session.get_outputs()]
+        active = self._session.get_providers()
+        if wanted and wanted[0] not in active:
+            self.notes.append(f"{wanted[0]} did not start; running on {', '.join(active)}")
+
+    def input_specs(self) -> list[InputSpec]:
+        """Inputs as ORT reports them: symbolic dims are str, unknown dims '?'."""
+        specs: list[InputSpec] = []
+        for i in self._require().get_inputs():
+            dtype = _ORT_TYPES.get(i.type)
+            if dtype is None:
+                raise InputError(self._path, f"input '{i.name}' has type {i.type}, which trtstudio cannot feed")
+            shape: list[int | str] = [d if isinstance(d, int) else (d or "?") for d in (i.shape or [])]
+            specs.append({"name": i.name, "dtype": dtype, "shape": shape})
+        return specs
+
+    def prepare_inputs(self, shapes: dict[str, tuple[int, ...]], data: dict[str, Any] | None = None) -> None:
+        """Fix shapes (dynamic dims from ``shapes`` or ``default_dim``, 1) and make the feeds."""
+        default_dim = int(self._options.get("default_dim", 1))
+        feeds, notes = build_feeds(
+            self.input_specs(), shapes, data, lambda spec, req: resolve_shape(spec, req, default_dim)
+        )
+        self._feeds = feeds
+        self.shapes = {k: tuple(v.shape) for k, v in feeds.items()}
+        self.notes.extend(n for n in notes if n not in self.notes)
+
+    # -- running ---------------------------------------------------------------------------------
+    def _require(self) -> Any:
+        if self._session is None:
+            raise BackendError(f"backend '{self.name}' has no model loaded")
+        return self._session
+
+    def infer_once(self) -> InferTiming:
+        """One ``session.run``; ORT does not split out transfers, so only the total is known."""
+        session = self._require()
+        t0 = time.perf_counter()
+        session.run(self._outputs, self._feeds)
+        return InferTiming((time.perf_counter() - t0) * 1e3)
+
+    def run_outputs(self) -> list[np.ndarray]:
+        """Outputs of one inference on the prepared inputs (for accuracy checks)."""
+        return list(self._require().run(self._outputs, self._feeds))
+
+    def per_layer_profile(self, iterations: int) -> list[LayerTime]:
+        """Median time per executed node over ``iterations`` runs of a profiling session."""
+        if not self._feeds:
+            raise BackendError("prepare_inputs must run before per_layer_profile")
+        with tempfile.TemporaryDirectory(prefix="trtstudio-ort-") as tmp:
+            optimized = os.path.join(tmp, "optimized.onnx")
+            prefix = os.path.join(tmp, "prof")
+            try:
+                session = self._make_session(self._session_options(prefix, optimized))
+            except BackendError:  # compiled EP nodes cannot be saved: profile without the optimized graph
+                optimized = ""
+                session = self._make_session(self._session_options(prefix))
+            for _ in range(max(1, iterations) + 1):  # one extra: the first run is dropped as warm-up
+                session.run(self._outputs, self._feeds)
+            trace_path = session.end_profiling()
+            with open(trace_path, encoding="utf-8") as f:
+                events = json.load(f)
+            opt_model = _load_onnx(optimized) if optimized and os.path.exists(optimized) else None
+        return parse_ort_profile(events, _load_onnx(str(self._path)), opt_model, self._providers)
+
+    def memory(self) -> dict[str, int]:
+        """ORT exposes no allocator statistics through Python; the model file size only."""
+        return {"model_file_bytes": self._path.stat().st_size} if self._path else {}
+
+    def close(self) -> None:
+        """Drop the session and the feeds."""
+        self._session = None
+        self._feeds = {}
+
+
+def _load_onnx(path: str) -> Any:
+    import onnx
+
+    try:
+        return onnx.load(path, load_external_data=False)
+    except Exception as exc:  # onnx raises DecodeError and others
+        raise InputError(path, f"not a readable ONNX model: {exc}") from None
+
+
+def parse_ort_profile(
+    events: list[dict[str, Any]], model: Any, optimized: Any | None, providers: list[str]
+) -> list[LayerTime]:
+    """Turn ORT profiler events into per-layer rows: median ``dur`` per node (first run dropped),
+    ``onnx_nodes`` mapped to the original model, ``fallback`` for CPU nodes when a GPU EP was asked."""
+    durations: dict[str, list[float]] = {}
+    info: dict[str, tuple[str, str]] = {}
+    for ev in events:
+        if ev.get("cat") != "Node" or not str(ev.get("name", "")).endswith("_kernel_time"):
+            continue
+        name = ev["name"][: -len("_kernel_time")]
+        args = ev.get("args", {})
+        durations.setdefault(name, []).append(float(ev.get("dur", 0)) / 1e3)
+        info.setdefault(name, (str(args.get("op_name", "")), str(args.get("provider", ""))))
+    mapper = NodeMapper(model, optimized)
+    gpu_asked = any(p != _CPU for p in providers)
+    rows: list[LayerTime] = []
+    for name, times in durations.items():
+        op, provider = info[name]
+        kept = times[1:] if len(times) > 1 else times
+        rows.append(
+            {
+                "name": name,
+                "op_type": op,  # type: ignore[typeddict-unknown-key]
+                "onnx_nodes": mapper.onnx_nodes(name, op),
+                "provider": provider,
+                "time_ms": float(statistics.median(kept)),
+                "fallback": gpu_asked and provider == _CPU,
+            }
+        )
+    mapper.assign_unclaimed(rows)
+    return rows
+
+
+class NodeMapper:
+    """Maps names of nodes ORT executed back to the ONNX nodes of the model the user gave."""
+
+    def __init__(self, model: Any, optimized: Any | None) -> None:
+        graph = model.graph
+        self.names = [n.name for n in graph.node]
+        self._name_set = set(self.names)
+        self._by_name = {n.name: n for n in graph.node}
+        self._producer = {out: n.name for n in graph.node for out in n.output if out}
+        self._opt_nodes: dict[str, Any] = {}
+        self._opt_tensors: set[str] = set()
+        if optimized is not None:
+            og = optimized.graph
+            self._opt_nodes = {n.name: n for n in og.node}
+            self._opt_tensors = {t for n in og.node for t in (*n.input, *n.output) if t}
+            self._opt_tensors |= {i.name for i in og.input} | {i.name for i in og.initializer}
+
+    def _original_tensor(self, tensor: str) -> str | None:
+        if tensor in self._producer:
+            return tensor
+        # ORT renames tensors it re-lays out (e.g. "r" -> "r_nchwc"): the longest original prefix
+        best = None
+        for t in self._producer:
+            if tensor.startswith(t) and (best is None or len(t) > len(best)):
+                best = t
+        return best
+
+    def _walk_back(self, tensors: list[str]) -> list[str]:
+        found: list[str] = []
+        stack = list(tensors)
+        seen: set[str] = set()
+        while stack:
+            t = stack.pop()
+            node_name = self._producer.get(t)
+            if node_name is None or node_name in seen:
+                continue
+            seen.add(node_name)
+            found.append(node_name)
+            # inputs the optimized graph no longer has were fused into this node
+            stack.extend(i for i in self._by_name[node_name].input if i and i not in self._opt_tensors)
+        order = {n: i for i, n in enumerate(self.names)}
+        return sorted(found, key=lambda n: order[n])
+
+    def onnx_nodes(self, name: str, op_type: str) -> list[str]:
+        """ONNX node names behind one executed node ([] for nodes ORT inserted)."""
+        if op_type in _INSERTED_OPS:
+            return []
+        node = self._opt_nodes.get(name)
+        if node is not None:
+            outs = [t for t in (self._original_tensor(o) for o in node.output if o) if t]
+            found = self._walk_back(outs)
+            if name in self._name_set and name not in found:
+                found.insert(0, name)
+            if found:
+                return found
+        if name in self._name_set:
+            return [name]
+        # fused names that embed original names ("/conv/Conv_fused_..."): longest match first
+        hits = [n for n in self._name_set if n and n in name]
+        return sorted(hits, key=len, reverse=True)[:1]
+
+    def assign_unclaimed(self, rows: list[LayerTime]) -> None:
+        """A single compiled-EP node with no mapping takes every ONNX node no other row claimed."""
+        empty = [r for r in rows if not r["onnx_nodes"] and r.get("op_type") not in _INSERTED_OPS]
+        if len(empty) != 1:
+            return
+        claimed = {n for r in rows for n in r["onnx_nodes"]}
+        empty[0]["onnx_nodes"] = [n for n in self.names if n not in claimed]

@@ -1,0 +1,151 @@
+"""``trtstudio profile``: run a model or engine in a loop and report latency, throughput and memory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+HELP = "Run a model or engine repeatedly: latency percentiles, throughput, memory, per-layer times."
+SCHEMA = "trtstudio.profile/1"
+BACKEND_CHOICES = ("auto", "ort", "ort-cuda", "ort-trt", "tensorrt", "rtx")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Flags of ``trtstudio profile``."""
+    parser.add_argument("model", metavar="MODEL_OR_ENGINE", help="an .onnx model or a TensorRT engine plan")
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto", help="runtime (auto: ort for .onnx, tensorrt otherwise)")
+    parser.add_argument("--shapes", help="input shapes, e.g. input:1x3x224x224,mask:1x128")
+    count = parser.add_mutually_exclusive_group()
+    count.add_argument("--iterations", type=int, help="measured inferences (default 1000)")
+    count.add_argument("--duration", type=float, metavar="S", help="measure for S seconds instead")
+    parser.add_argument("--warmup", type=int, default=10, help="inferences before measuring (default 10)")
+    parser.add_argument("--threads", type=int, help="onnxruntime intra-op threads")
+    parser.add_argument("--per-layer", action="store_true", help="also profile per layer")
+    parser.add_argument("--per-layer-iterations", type=int, default=20, metavar="N", help="profiled runs (default 20)")
+    parser.add_argument("--input", metavar="DATA", help="input data: .npz, .npy or a folder of NAME.npy")
+    parser.add_argument("--cuda-graph", action="store_true", help="TensorRT: capture the enqueue in a CUDA graph")
+    parser.add_argument("--samples-csv", metavar="F", help="write raw samples as CSV")
+    parser.add_argument("--samples-npy", metavar="F", help="write raw samples as .npy")
+    parser.add_argument("--trace", metavar="F", help="write a Chrome-trace / Perfetto JSON timeline")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def _backend_name(args: argparse.Namespace) -> str:
+    if args.backend != "auto":
+        return str(args.backend)
+    return "ort" if str(args.model).lower().endswith(".onnx") else "tensorrt"
+
+
+def profile(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the profile ``args`` describe and return the report document."""
+    from trtstudio.backends.base import open_backend, parse_shapes
+    from trtstudio.backends.inputs import load_input_file
+    from trtstudio.errors import InputError
+    from trtstudio.profiling.memory import MemoryMonitor, default_probes
+    from trtstudio.profiling.runner import RunConfig, Runner
+
+    for flag in ("iterations", "warmup", "threads", "per_layer_iterations"):
+        value = getattr(args, flag)
+        if value is not None and value < (0 if flag == "warmup" else 1):
+            raise InputError(None, f"--{flag.replace('_', '-')} must be positive")
+    if args.duration is not None and args.duration <= 0:
+        raise InputError(None, "--duration must be positive")
+    name = _backend_name(args)
+    shapes = parse_shapes(args.shapes)
+    options: dict[str, Any] = {"threads": args.threads}
+    if args.cuda_graph:
+        options["cuda_graph"] = True
+    backend = open_backend(name, args.model, **options)
+    try:
+        data = None
+        if args.input:
+            data = load_input_file(args.input, [s["name"] for s in backend.input_specs()])
+        backend.prepare_inputs(shapes, data)
+        used = dict(getattr(backend, "shapes", {}))
+        batch = next((s[0] for s in used.values() if s), 1)
+        iterations = args.iterations if args.duration is None else None
+        config = RunConfig(warmup=args.warmup, iterations=iterations or (None if args.duration else 1000),
+                           duration_s=args.duration, batch=int(batch))
+        monitor = MemoryMonitor(default_probes(gpu=name != "ort"), interval_ms=100)
+        result = Runner(backend, config, monitor=monitor).run()
+        doc: dict[str, Any] = {"schema": SCHEMA, "backend": name, "model": str(args.model),
+                               "shapes": {k: list(v) for k, v in used.items()}}
+        doc.update(result.to_dict())
+        doc["memory"] = {**backend.memory(), **doc["memory"]}
+        layers = None
+        if args.per_layer and result.error is None:
+            layers = backend.per_layer_profile(args.per_layer_iterations)
+            doc["layers"] = layers
+        snap = result.samples.snapshot()
+        if args.samples_csv or args.samples_npy or args.trace:
+            from trtstudio.profiling import export
+
+            if args.samples_csv:
+                export.write_samples_csv(args.samples_csv, snap)
+            if args.samples_npy:
+                export.write_samples_npy(args.samples_npy, snap)
+            if args.trace:
+                export.write_trace(args.trace, export.chrome_trace(snap, monitor.snapshot(), layers, name=str(args.model)))
+        return doc
+    finally:
+        backend.close()
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return str(n)
+
+
+def render_text(doc: dict[str, Any]) -> str:
+    """The report as a readable summary table."""
+    lat = doc["latency_ms"]
+    lines = [f"model    {doc['model']}", f"backend  {doc['backend']}",
+             "shapes   " + ", ".join(f"{k}: {'x'.join(map(str, v))}" for k, v in doc["shapes"].items())]
+    if lat.get("count"):
+        lines.append("")
+        lines.append(f"{'latency (ms)':<14}{'mean':>10}{'median':>10}{'p90':>10}{'p95':>10}{'p99':>10}{'p99.9':>10}{'min':>10}{'max':>10}")
+        lines.append(f"{'':<14}" + "".join(f"{lat[k]:>10.4f}" for k in ("mean", "median", "p90", "p95", "p99", "p999", "min", "max")))
+        lines.append(f"count {lat['count']}   std {lat['std']:.4f} ms   CoV {lat['cov']:.2f}%   jitter (p99-p50) {doc['jitter_ms']:.4f} ms")
+    if doc.get("cold_ms") is not None:
+        lines.append(f"cold first inference {doc['cold_ms']:.3f} ms")
+    tp = doc["throughput"]
+    lines.append(f"throughput {tp['inferences_per_s']:.1f} inferences/s, {tp['samples_per_s']:.1f} samples/s")
+    parts = {k: v for k, v in doc.get("parts_ms", {}).items() if v is not None}
+    if parts:
+        lines.append("stages (mean)  " + "  ".join(f"{k[:-3]} {v:.4f} ms" for k, v in parts.items()))
+    for key, value in doc.get("memory", {}).items():
+        if isinstance(value, dict):
+            leak = value.get("leak", {})
+            lines.append(f"memory {key:<22} peak {_fmt_bytes(value['peak']):>11}  " + (f"leak: {leak.get('verdict')}" if leak else ""))
+        else:
+            lines.append(f"memory {key:<22} {_fmt_bytes(value):>11}")
+    if doc.get("layers"):
+        lines.append("")
+        lines.append(f"{'layer':<48}{'provider':<24}{'ms':>10}  onnx nodes")
+        for row in sorted(doc["layers"], key=lambda r: -r["time_ms"]):
+            flag = " (fallback)" if row.get("fallback") else ""
+            lines.append(f"{row['name'][:47]:<48}{row['provider'][:23]:<24}{row['time_ms']:>10.4f}  {', '.join(row['onnx_nodes'])}{flag}")
+    for note in doc.get("notes", []):
+        lines.append(f"note: {note}")
+    for warning in doc.get("warnings", []):
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``trtstudio profile``; exit 1 when the backend failed mid-run."""
+    doc = profile(args)
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2, default=float)
+        sys.stdout.write("\n")
+    else:
+        print(render_text(doc))
+    if doc.get("error"):
+        print(f"error: {doc['error']}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,85 @@
+"""Memory-leak verdict: the least-squares slope of memory against inference count.
+
+The slope is in MiB per 1,000 inferences. It is "growing" only when it is both above a threshold
+and significant (its t statistic over its standard error beats ``t_min``); outliers beyond
+``outlier_mads`` median absolute deviations from a first fit are dropped before the final fit, and
+the first ``skip_fraction`` of the run (allocator warm-up) is ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MIB = 1024.0 * 1024.0
+
+
+@dataclass(frozen=True)
+class LeakVerdict:
+    """Result of ``leak_check``: slope (MiB / 1k inferences), its standard error, points used, verdict."""
+
+    slope_mib_per_1k: float
+    stderr_mib_per_1k: float
+    points: int
+    verdict: str  # "growing", "stable" or "unknown"
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain dict for JSON."""
+        return {
+            "slope_mib_per_1k": self.slope_mib_per_1k,
+            "stderr_mib_per_1k": self.stderr_mib_per_1k,
+            "points": self.points,
+            "verdict": self.verdict,
+            "reason": self.reason,
+        }
+
+
+def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, np.ndarray]:
+    xm, ym = x.mean(), y.mean()
+    sxx = float(((x - xm) ** 2).sum())
+    slope = float(((x - xm) * (y - ym)).sum() / sxx)
+    intercept = float(ym - slope * xm)
+    resid = y - (intercept + slope * x)
+    dof = max(1, x.size - 2)
+    stderr = float(np.sqrt((resid**2).sum() / dof / sxx))
+    return slope, intercept, stderr, resid
+
+
+def leak_check(
+    inferences: np.ndarray,
+    memory_bytes: np.ndarray,
+    threshold_mib_per_1k: float = 0.5,
+    t_min: float = 5.0,
+    skip_fraction: float = 0.1,
+    outlier_mads: float = 6.0,
+    min_points: int = 8,
+) -> LeakVerdict:
+    """Slope of ``memory_bytes`` against ``inferences`` (same length) and a verdict."""
+    x = np.asarray(inferences, dtype=np.float64)
+    y = np.asarray(memory_bytes, dtype=np.float64) / MIB
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    skip = int(x.size * skip_fraction)
+    x, y = x[skip:], y[skip:]
+    if x.size < min_points or np.ptp(x) == 0:
+        return LeakVerdict(float("nan"), float("nan"), int(x.size), "unknown", "too few memory samples")
+    slope, _, _, resid = _fit(x, y)
+    mad = float(np.median(np.abs(resid - np.median(resid))))
+    if mad > 0:
+        keep = np.abs(resid - np.median(resid)) <= outlier_mads * 1.4826 * mad
+        if keep.sum() >= min_points:
+            x, y = x[keep], y[keep]
+            slope, _, _, _ = _fit(x, y)
+    _, _, stderr, _ = _fit(x, y)
+    per_1k, err_1k = slope * 1000.0, stderr * 1000.0
+    significant = (per_1k / err_1k > t_min) if err_1k > 0 else per_1k > 0
+    if per_1k > threshold_mib_per_1k and significant:
+        return LeakVerdict(per_1k, err_1k, int(x.size), "growing", f"memory grows {per_1k:.3f} MiB per 1,000 inferences")
+    reason = (
+        f"slope {per_1k:.3f} MiB per 1,000 inferences is below {threshold_mib_per_1k}"
+        if per_1k <= threshold_mib_per_1k
+        else f"slope {per_1k:.3f} +- {err_1k:.3f} MiB per 1,000 inferences is not significant"
+    )
+    return LeakVerdict(per_1k, err_1k, int(x.size), "stable", reason)

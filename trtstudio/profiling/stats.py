@@ -1,0 +1,82 @@
+"""Latency statistics of a run and trtexec-like warnings."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+UNSTABLE_COV_PERCENT = 2.5  # trtexec warns when the coefficient of variance exceeds 1%; GPUs vary less than CPUs
+
+
+def longest_spike(values: np.ndarray, p99: float, median: float) -> dict[str, float]:
+    """Longest run of consecutive samples that are above p99 or above twice the median."""
+    if values.size == 0:
+        return {"samples": 0, "start": -1, "duration_ms": 0.0}
+    spike = (values > p99) | (values > 2.0 * median)
+    if not spike.any():
+        return {"samples": 0, "start": -1, "duration_ms": 0.0}
+    padded = np.concatenate(([False], spike, [False])).astype(np.int8)
+    edges = np.flatnonzero(np.diff(padded))
+    starts, ends = edges[0::2], edges[1::2]
+    lengths = ends - starts
+    k = int(np.argmax(lengths))
+    s, e = int(starts[k]), int(ends[k])
+    return {"samples": int(lengths[k]), "start": s, "duration_ms": float(values[s:e].sum())}
+
+
+def latency_stats(values: np.ndarray) -> dict[str, Any]:
+    """count, mean, median, p90/p95/p99/p999, min, max, std, cov (%), jitter (p99 - p50) and the
+    longest spike, over latencies in ms (linear-interpolated percentiles, as numpy's default)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return {"count": 0}
+    p50, p90, p95, p99, p999 = (float(x) for x in np.percentile(v, [50, 90, 95, 99, 99.9]))
+    mean = float(v.mean())
+    std = float(v.std())
+    return {
+        "count": int(v.size),
+        "mean": mean,
+        "median": p50,
+        "p90": p90,
+        "p95": p95,
+        "p99": p99,
+        "p999": p999,
+        "min": float(v.min()),
+        "max": float(v.max()),
+        "std": std,
+        "cov": 100.0 * std / mean if mean > 0 else float("nan"),
+        "jitter_ms": p99 - p50,
+        "longest_spike": longest_spike(v, p99, p50),
+    }
+
+
+def run_warnings(
+    stats: dict[str, Any],
+    parts: dict[str, float | None] | None = None,
+    enqueue_ms: float | None = None,
+    cov_limit: float = UNSTABLE_COV_PERCENT,
+) -> list[str]:
+    """Warnings in the spirit of trtexec's: unstable latency, transfer-bound, enqueue-bound."""
+    out: list[str] = []
+    cov = stats.get("cov")
+    if cov is not None and not math.isnan(cov) and cov > cov_limit:
+        out.append(
+            f"unstable: latency coefficient of variation is {cov:.1f}% (> {cov_limit}%); lock clocks, "
+            "close other work, or run longer"
+        )
+    parts = parts or {}
+    h2d, compute, d2h = parts.get("h2d_ms"), parts.get("compute_ms"), parts.get("d2h_ms")
+    if compute is not None and h2d is not None and d2h is not None and h2d + d2h > compute:
+        out.append(
+            f"transfer-bound: H2D + D2H take {h2d + d2h:.3f} ms, more than compute ({compute:.3f} ms); "
+            "keep data on the GPU or overlap copies"
+        )
+    if enqueue_ms is not None and compute is not None and enqueue_ms > compute:
+        out.append(
+            f"enqueue-bound: enqueue takes {enqueue_ms:.3f} ms, more than GPU compute ({compute:.3f} ms); "
+            "try CUDA graphs"
+        )
+    return out
