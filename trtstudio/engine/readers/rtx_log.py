@@ -1,0 +1,341 @@
+"""Reader for verbose TensorRT-RTX and TensorRT build logs: the engine's layer listing and build facts.
+
+Two listings are understood, wherever they sit in the log:
+
+* TensorRT-RTX (and the inspector's ONELINE text) after a ``Layers:`` line, one layer per line::
+
+      Name: /features/1/conv/0/0/Conv_myl0_3, LayerType: correlation, Inputs: [ { Name: x,
+      Dimensions: [-1,16,112,112], ..., Datatype: Float, Format: (NHWC) Channel major format }],
+      Constants: [...], Outputs: [...], TacticName: __myelin_CASK_STUB, StreamId: 0,
+      Metadata: [ONNX Layer: /features/1/conv/0/0/Conv][ONNX Layer: /features/1/conv/0/2/Clip]
+
+  followed by ``I/O Tensors:`` (engine inputs/outputs with their profile shapes).
+* Full TensorRT after ``Engine Layer Information:``::
+
+      Layer(CaskConvolution): node_conv2d + node_relu, Tactic: 0xcf8ea142095f02d2, x (Float[-1,1,28,28]) -> relu (Float[-1,32,28,28])
+
+Lines may carry logger prefixes (``[12/02/2026-14:00:00] [TRT] [V]``, ``[V] [TRT]``, ``[VERBOSE]``);
+continuation lines of one multi-line record have none. When the log holds several builds, the last
+listing is read. The first line written by :meth:`trtstudio.backends.build.BuildResult.log_text`
+(``# trtstudio.buildlog/1 {json}``) gives versions and build settings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from trtstudio.engine.model import EngineInfo, Layer, TensorDesc
+from trtstudio.engine.readers._common import (
+    assign_profiles,
+    io_from_json,
+    layer_from_dict,
+    parse_dims,
+    parse_dtype,
+)
+from trtstudio.errors import InputError
+
+NAME = "rtx-log"
+PATTERNS = ("*.build.log", "*.rtx.log", "*rtx*.log")
+LOG_HEADER = "# trtstudio.buildlog/1 "  # same as trtstudio.backends.build.LOG_HEADER
+MAX_LOG_WARNINGS = 50
+
+_PREFIX = re.compile(
+    r"^(?:\[(?:\d\d/\d\d/\d{4}-[\d:.]+|TRT|TRT-RTX|trtstudio|[A-Z]|VERBOSE|INFO|WARNING|ERROR|INTERNAL_ERROR)\] ?)+"
+)
+_SEVERITY = re.compile(r"\[(V|I|W|E|F|VERBOSE|INFO|WARNING|ERROR|INTERNAL_ERROR)\]")
+_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9/ _-]{0,40}): ?(.*)$", re.S)
+_METADATA = re.compile(r", Metadata:(?: (.*))?$")
+_TRT_LAYER = re.compile(
+    r"^Layer\((?P<type>[^)]*)\): (?P<name>.*), Tactic: (?P<tactic>0x[0-9a-fA-F]+|-?\d+), (?P<io>.*)$"
+)
+_TRT_TENSOR = re.compile(r"(?P<name>.+?) \((?P<dt>[A-Za-z0-9]+)\[(?P<dims>[^\]]*)\]\)(?:, |$)")
+_ONNX_LAYER = re.compile(r"\[ONNX Layer: (.*?)\](?=\[ONNX Layer: |$|\x1e|\x1f)")
+
+_LIST_KEYS = frozenset(("Inputs", "Outputs", "Constants", "ProfileInfo"))
+_FACTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"Total Activation Memory: (\d+) bytes"), "memory", "device_memory"),
+    (re.compile(r"Total Weights Memory: (\d+) bytes"), "memory", "weights"),
+    (re.compile(r"Total Host Persistent Memory: (\d+) bytes"), "memory", "host_persistent"),
+    (re.compile(r"Total Device Persistent Memory: (\d+) bytes"), "memory", "device_persistent"),
+    (re.compile(r"Max Scratch Memory: (\d+) bytes"), "memory", "scratch"),
+    (re.compile(r"Engine generation completed in ([\d.]+) seconds"), "build_settings", "build_seconds"),
+    (re.compile(r"Number of target compute capabilities: (\d+)"), "build_settings", "num_targets"),
+    (re.compile(r"^Input filename: +(.+)$"), "build_settings", "onnx_file"),
+    (re.compile(r"^Opset version: +(\d+)"), "build_settings", "onnx_opset"),
+    (re.compile(r"^Producer name: +(.+)$"), "build_settings", "onnx_producer"),
+)
+
+
+def sniff(head: str, path: Path) -> bool:
+    """True for a trtstudio build log, a TensorRT-RTX log, or a TensorRT Python-logger build log."""
+    if head.startswith(LOG_HEADER):
+        return True
+    if "&&&& RUNNING" in head or "[I] [TRT]" in head or "[V] [TRT]" in head:
+        return False  # trtexec's logs belong to the trtexec reader
+    if "tensorrt_rtx" in head or "TensorRT-RTX" in head:
+        return True
+    lines = head.split("\n")
+    return any(ln.startswith("Name: ") and ", LayerType: " in ln for ln in lines) or (
+        "[TRT] [V]" in head and ("Engine Layer Information:" in head or "\nLayers:" in head)
+    )
+
+
+def _strip(line: str) -> tuple[str, str | None]:
+    """(message, severity letter or None) of one log line."""
+    m = _PREFIX.match(line)
+    if not m:
+        return line, None
+    sev = _SEVERITY.search(m.group(0))
+    return line[m.end() :], (sev.group(1)[0] if sev else None)
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on ", " outside brackets, braces and parentheses."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c in "[{(":
+            depth += 1
+        elif c in "]})":
+            depth = max(0, depth - 1)
+        elif c == "," and depth == 0 and i + 1 < n and text[i + 1] == " ":
+            parts.append(text[start:i])
+            start = i + 2
+            i += 1
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def _value(key: str, raw: str) -> Any:
+    raw = raw.strip()
+    if key in _LIST_KEYS or (raw.startswith("[") and "{" in raw):
+        return [_record(m) for m in _braced(raw)]
+    if key in ("Dimensions", "MinShape", "OptShape", "MaxShape", "Shape"):
+        return parse_dims(raw)
+    if key == "StreamId" and raw.lstrip("-").isdigit():
+        return int(raw)
+    if raw.startswith("{") and raw.endswith("}"):
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+    return raw
+
+
+def _braced(text: str) -> list[str]:
+    """The contents of each top-level ``{ ... }`` group in ``text``."""
+    out: list[str] = []
+    depth = 0
+    start = -1
+    for i, c in enumerate(text):
+        if c == "{":
+            if depth == 0:
+                start = i + 1
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                out.append(text[start:i].strip())
+    return out
+
+
+def _record(text: str) -> dict[str, Any]:
+    """``Key: value, Key: value`` (values may nest) -> dict; unkeyed pieces rejoin the value before."""
+    rec: dict[str, Any] = {}
+    raw: dict[str, str] = {}
+    last: str | None = None
+    for piece in _split_top(text):
+        m = _KEY.match(piece)
+        if m and (last is None or m.group(1) not in raw):
+            last = m.group(1)
+            raw[last] = m.group(2)
+        elif last is not None:
+            raw[last] += ", " + piece
+    for k, v in raw.items():
+        rec[k] = _value(k, v)
+    return rec
+
+
+def _oneline_layer(index: int, line: str) -> Layer:
+    meta = None
+    m = _METADATA.search(line)
+    if m:
+        meta = (m.group(1) or "").strip()
+        line = line[: m.start()]
+    rec = _record(line)
+    rec["Metadata"] = meta or None
+    consts = rec.pop("Constants", None)
+    lay = layer_from_dict(index, rec)
+    if isinstance(consts, list) and consts:
+        lay.attrs["constants"] = [
+            {"name": c.get("Name"), "shape": c.get("Dimensions"), "dtype": parse_dtype(c.get("Datatype"))}
+            for c in consts
+            if isinstance(c, dict)
+        ]
+    return lay
+
+
+def _trt_tensors(side: str) -> list[TensorDesc]:
+    out = []
+    for m in _TRT_TENSOR.finditer(side.strip()):
+        dims = m.group("dims")
+        vec = re.search(r":(\d+)", dims)
+        out.append(
+            TensorDesc(
+                name=m.group("name"),
+                shape=parse_dims(dims),
+                dtype=parse_dtype(m.group("dt")),
+                format=f"vectorized by {vec.group(1)}" if vec else None,
+                raw=f"{m.group('dt')}[{dims}]",
+            )
+        )
+    return out
+
+
+def _trt_layer(index: int, line: str) -> Layer | None:
+    m = _TRT_LAYER.match(line)
+    if not m:
+        return None
+    ins, _, outs = m.group("io").partition(" -> ")
+    name = m.group("name")
+    lay = Layer(
+        index=index,
+        name=name,
+        type=m.group("type"),
+        inputs=_trt_tensors(ins),
+        outputs=_trt_tensors(outs),
+        tactic_value=m.group("tactic"),
+    )
+    if lay.type != "Reformat" and "Reformatting CopyNode" in name:
+        lay.attrs["reformat"] = True
+    return lay
+
+
+def _map_metadata(layers: list[Layer]) -> None:
+    """ONNX node names from ``[ONNX Layer: name]`` metadata (exact: confidence 1.0)."""
+    for lay in layers:
+        if not lay.metadata or lay.onnx_nodes:
+            continue
+        nodes = [n for n in _ONNX_LAYER.findall(lay.metadata) if n]
+        if nodes:
+            lay.onnx_nodes = list(dict.fromkeys(nodes))
+            lay.mapping_confidence = 1.0
+
+
+def _listings(lines: list[str]) -> tuple[list[list[str]], list[str]]:
+    """(layer listings, lines of the last I/O Tensors block)."""
+    listings: list[list[str]] = []
+    io_lines: list[str] = []
+    mode = ""
+    for line in lines:
+        msg, sev = _strip(line)
+        if sev is not None or msg != line:
+            mode = ""
+        head = msg.strip()
+        if head in ("Layers:", "Engine Layer Information:"):
+            listings.append([])
+            mode = "layers"
+            continue
+        if head == "I/O Tensors:":
+            io_lines = []
+            mode = "io"
+            continue
+        if mode == "layers" and (msg.startswith("Name: ") or msg.startswith("Layer(")):
+            listings[-1].append(msg)
+        elif mode == "io" and head.startswith("Name: "):
+            io_lines.append(head)
+        elif head:
+            mode = ""
+    return [ls for ls in listings if ls], io_lines
+
+
+def _facts(info: EngineInfo, lines: list[str]) -> None:
+    for line in lines:
+        msg, sev = _strip(line)
+        if sev in ("W", "E", "F") and len(info.warnings) < MAX_LOG_WARNINGS:
+            info.warnings.append(f"builder {'warning' if sev == 'W' else 'error'}: {msg.strip()}")
+        for pattern, where, key in _FACTS:
+            m = pattern.search(msg.strip())
+            if m:
+                val: Any = m.group(1).strip()
+                if where == "memory":
+                    info.memory[key] = int(val)
+                elif key == "build_seconds":
+                    info.build_settings[key] = float(val)
+                elif key in ("num_targets", "onnx_opset"):
+                    info.build_settings[key] = int(val)
+                else:
+                    info.build_settings[key] = val
+
+
+def _header(info: EngineInfo, first: str) -> None:
+    if not first.startswith(LOG_HEADER):
+        return
+    try:
+        doc = json.loads(first[len(LOG_HEADER) :])
+    except json.JSONDecodeError:
+        info.warnings.append("trtstudio build-log header is not valid JSON; versions unknown")
+        return
+    if isinstance(doc, dict):
+        info.versions.update({str(k): str(v) for k, v in (doc.get("versions") or {}).items()})
+        info.build_settings.update(doc.get("settings") or {})
+
+
+def read(path: Path, text: str) -> EngineInfo:
+    """EngineInfo from a verbose build log; InputError when the log has no layer listing."""
+    # Not splitlines(): it also splits on \x1e/\x1f, which separate ONNX names in Metadata.
+    lines = [ln.rstrip("\r") for ln in text.split("\n")]
+    info = EngineInfo(formats=[NAME], sources=[str(path)])
+    if lines:
+        _header(info, lines[0])
+    listings, io_lines = _listings(lines)
+    if not listings:
+        raise InputError(
+            path,
+            "no engine layer listing in this log: build with a verbose logger (trtstudio build, "
+            "or trt.Logger.VERBOSE / trtexec --verbose) so the builder prints the engine's layers",
+        )
+    if len(listings) > 1:
+        info.warnings.append(f"the log holds {len(listings)} engine builds; showing the last one")
+    layers: list[Layer] = []
+    for raw in listings[-1]:
+        idx = len(layers)
+        lay = _trt_layer(idx, raw) if raw.startswith("Layer(") else _oneline_layer(idx, raw)
+        if lay is not None:
+            layers.append(lay)
+    info.layers = layers
+    n_profiles = assign_profiles(layers)
+    if n_profiles > 1:
+        info.build_settings["optimization_profiles"] = n_profiles
+    _map_metadata(layers)
+    info.detailed = any(lay.inputs or lay.outputs for lay in layers)
+    if io_lines:
+        recs = [_record(ln) for ln in io_lines]
+        info.io_tensors = io_from_json({"I/O Tensors": recs})
+        shapes = {
+            str(r.get("Name")): {k: p[k] for k in ("MinShape", "OptShape", "MaxShape") if k in p}
+            for r in recs
+            for p in (r.get("ProfileInfo") or [])[:1]
+            if isinstance(p, dict) and "MinShape" in p
+        }
+        if shapes:
+            info.build_settings["profile_shapes"] = shapes
+    _facts(info, lines)
+    info.log = lines
+    return info
+
+
+try:
+    from trtstudio.engine.readers import register
+
+    register(NAME, patterns=PATTERNS, sniff=sniff, kind="log", priority=40)(read)
+except ImportError:  # the registry is optional for this module
+    pass
