@@ -1,0 +1,143 @@
+"""Load the files of ONE engine (layer info, profile, timings, logs, metadata) into one EngineInfo.
+
+Order of merging: the best layer listing first (detailed over names-only, then the most layers),
+then per-layer times matched by name (exactly, then without "[profile N]" markers), then latency,
+versions, device, memory and build settings (the first file that names a value wins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from trtstudio.engine.model import EngineInfo, Layer, LayerTime
+from trtstudio.engine.readers import ReadResult, find_reader, read_file
+from trtstudio.engine.readers._common import NAMES_ONLY_WARNING, PROFILE, PROFILE_ONLY, base_name
+from trtstudio.errors import InputError
+
+MATCH_WARN_FRACTION = 0.5
+
+
+def detect_format(path: str | Path) -> str:
+    """The name of the reader that would read ``path`` (InputError when none would)."""
+    return find_reader(Path(path)).name
+
+
+def _is_profile_only(info: EngineInfo) -> bool:
+    return bool(info.layers) and all(lay.attrs.get(PROFILE_ONLY) for lay in info.layers)
+
+
+def _has_layers(info: EngineInfo) -> bool:
+    return bool(info.layers) and not _is_profile_only(info)
+
+
+def match_times(layers: list[Layer], timed: list[Layer]) -> tuple[int, list[str]]:
+    """Copy ``timed`` layers' times onto ``layers`` by name; returns (matched, unmatched names)."""
+    exact: dict[str, Layer] = {}
+    loose: dict[str, Layer] = {}
+    for lay in layers:
+        exact.setdefault(lay.name, lay)
+        loose.setdefault(base_name(lay.name), lay)
+    matched = 0
+    unmatched: list[str] = []
+    used: set[int] = set()
+    for t in timed:
+        if t.time is None:
+            continue
+        target = exact.get(t.name)
+        if target is None or id(target) in used:
+            target = loose.get(base_name(t.name))
+        if target is None or id(target) in used:
+            unmatched.append(t.name)
+            continue
+        used.add(id(target))
+        target.time = LayerTime(**vars(t.time))
+        matched += 1
+    return matched, unmatched
+
+
+def select_profile(info: EngineInfo, profile: int = 0) -> None:
+    """Keep the layers of one optimization profile (tagged by the readers) and say so in a warning."""
+    profiles = sorted({int(lay.attrs.get(PROFILE, 0)) for lay in info.layers})
+    if len(profiles) <= 1:
+        return
+    if profile not in profiles:
+        raise InputError(info.sources[0] if info.sources else None,
+                         f"no optimization profile {profile}; the engine has {len(profiles)}")
+    kept = [lay for lay in info.layers if int(lay.attrs.get(PROFILE, 0)) == profile]
+    info.warnings.append(
+        f"the engine has {len(profiles)} optimization profiles; showing profile {profile} "
+        f"({len(kept)} of {len(info.layers)} layers)"
+    )
+    for i, lay in enumerate(kept):
+        lay.index = i
+    info.layers = kept
+
+
+def _merge_dict(dst: dict, src: dict) -> None:  # type: ignore[type-arg]
+    for k, v in src.items():
+        dst.setdefault(k, v)
+
+
+def load_engine(paths: Iterable[str | Path] | str | Path, profile: int = 0) -> EngineInfo:
+    """Read several files describing one engine and merge them into one EngineInfo.
+
+    ``profile`` picks the optimization profile whose layers are kept when the layer information
+    lists several. Raises InputError for a file that no reader understands or that is malformed.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    results: list[ReadResult] = [read_file(p) for p in paths]
+    if not results:
+        raise InputError(None, "no files given")
+    layer_parts = [r for r in results if _has_layers(r.info)]
+    timed_parts = [r for r in results if _is_profile_only(r.info)]
+    out = EngineInfo()
+    primary: ReadResult | None = None
+    if layer_parts:
+        primary = max(layer_parts, key=lambda r: (r.info.detailed, len(r.info.layers)))
+        out.layers = primary.info.layers
+        out.detailed = primary.info.detailed
+        out.io_tensors = list(primary.info.io_tensors)
+    for r in results:
+        out.sources.extend(s for s in r.info.sources if s not in out.sources)
+        out.formats.extend(f for f in r.info.formats if f not in out.formats)
+        _merge_dict(out.versions, r.info.versions)
+        _merge_dict(out.device, r.info.device)
+        _merge_dict(out.memory, r.info.memory)
+        _merge_dict(out.build_settings, r.info.build_settings)
+        _merge_dict(out.latency_ms, r.info.latency_ms)
+        if not out.io_tensors and r.info.io_tensors:
+            out.io_tensors = list(r.info.io_tensors)
+        for w in r.info.warnings:
+            if w not in out.warnings and not (w == NAMES_ONLY_WARNING and out.detailed and r is not primary):
+                out.warnings.append(w)
+        out.log.extend(r.info.log)
+    if primary is not None:
+        select_profile(out, profile)
+    # Other layer listings that carry times (a log with --dumpProfile) count as profiles too.
+    for r in layer_parts:
+        if r is not primary and any(lay.time for lay in r.info.layers):
+            timed_parts.append(r)
+    if primary is None and timed_parts:
+        first = timed_parts.pop(0)
+        out.layers = first.info.layers
+        out.detailed = False
+        out.warnings.append(
+            f"{first.path.name}: only per-layer times, no layer information; export it with "
+            "trtexec --profilingVerbosity=detailed --exportLayerInfo=layers.json for types, precision and tactics"
+        )
+    for r in timed_parts:
+        matched, unmatched = match_times(out.layers, r.info.layers)
+        n = len([lay for lay in r.info.layers if lay.time is not None])
+        if n and matched < MATCH_WARN_FRACTION * n:
+            out.warnings.append(
+                f"{r.path.name}: only {matched} of {n} profiled layer names match the {len(out.layers)} layers "
+                "of the layer information; the profile may come from another engine or build"
+            )
+        elif unmatched:
+            out.warnings.append(
+                f"{r.path.name}: {len(unmatched)} of {n} profiled layers not found in the layer information "
+                f"(e.g. {unmatched[0]!r})"
+            )
+    return out

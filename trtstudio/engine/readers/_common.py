@@ -1,0 +1,385 @@
+"""Shared pieces of the readers: data types from format strings, layers from inspector dicts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from trtstudio.engine.model import EngineInfo, Layer, LayerTime, TensorDesc
+from trtstudio.errors import InputError
+
+# Key in Layer.attrs marking a layer that was made from a profile record (no layer information).
+PROFILE_ONLY = "profile_only"
+# Key in Layer.attrs: the optimization profile a layer belongs to (from "[profile N]" names).
+PROFILE = "profile"
+
+NAMES_ONLY_WARNING = (
+    "layer information has names only (built with ProfilingVerbosity LAYER_NAMES_ONLY): rebuild with "
+    "--profilingVerbosity=detailed to see precision, formats and tactics"
+)
+
+_TOKEN_DTYPE = {
+    "fp32": "FP32",
+    "float": "FP32",
+    "float32": "FP32",
+    "kfloat": "FP32",
+    "fp16": "FP16",
+    "half": "FP16",
+    "float16": "FP16",
+    "khalf": "FP16",
+    "bf16": "BF16",
+    "bfloat16": "BF16",
+    "kbf16": "BF16",
+    "int8": "INT8",
+    "kint8": "INT8",
+    "fp8": "FP8",
+    "e4m3": "FP8",
+    "kfp8": "FP8",
+    "int32": "INT32",
+    "kint32": "INT32",
+    "int64": "INT64",
+    "kint64": "INT64",
+    "bool": "BOOL",
+    "kbool": "BOOL",
+    "uint8": "UINT8",
+    "kuint8": "UINT8",
+    "fp4": "FP4",
+    "e2m1": "FP4",
+    "kfp4": "FP4",
+    "int4": "INT4",
+    "kint4": "INT4",
+}
+_SPLIT = re.compile(r"[^0-9a-z]+")
+_DTYPE_CACHE: dict[str, str | None] = {}
+_BARE_DTYPES = {"float", "half", "int8", "int32", "int64", "bool", "uint8", "bf16", "bfloat16", "fp8", "fp4",
+                "int4", "float32", "float16", "fp32", "fp16"}
+
+
+def parse_dtype(text: str | None) -> str | None:
+    """Normalised data type of a TensorRT format/type string.
+
+    "Row major linear FP32" -> FP32, "Channel major FP16 format where channel % 8 == 0" -> FP16,
+    "Four wide channel vectorized row major Int8 format" -> INT8, "Half" -> FP16, "Float" -> FP32.
+    None when no type is named.
+    """
+    if not text:
+        return None
+    try:
+        return _DTYPE_CACHE[text]
+    except KeyError:
+        pass
+    found = None
+    for tok in _SPLIT.split(text.lower()):
+        dt = _TOKEN_DTYPE.get(tok)
+        if dt is not None:
+            found = dt
+            break
+    if len(_DTYPE_CACHE) < 10000:
+        _DTYPE_CACHE[text] = found
+    return found
+
+
+def _shape(dims: Any) -> list[int | str] | None:
+    if dims is None:
+        return None
+    if isinstance(dims, list):
+        return dims
+    if isinstance(dims, str):
+        return parse_dims(dims)
+    return None
+
+
+def parse_dims(text: str) -> list[int | str]:
+    """'[-1,32:8,14,14]' or '1x3x224x224' or '(1, 3)' -> [-1, 32, 14, 14]; symbolic parts kept as str."""
+    text = text.strip().strip("[]()")
+    if not text:
+        return []
+    sep = "x" if ("x" in text and "," not in text) else ","
+    out: list[int | str] = []
+    for part in text.split(sep):
+        part = part.strip()
+        if not part:
+            continue
+        base = part.split(":", 1)[0]
+        try:
+            out.append(int(base))
+        except ValueError:
+            out.append(part)
+    return out
+
+
+def tensor_from_dict(d: Any) -> TensorDesc:
+    """A TensorDesc from an inspector Inputs/Outputs entry (any TensorRT 8.2-11 spelling)."""
+    if isinstance(d, str):
+        return TensorDesc(name=d)
+    if not isinstance(d, dict):
+        return TensorDesc(name=str(d))
+    fmt = d.get("Format/Datatype")
+    if fmt is None:
+        fmt = d.get("Format")
+    typ = d.get("Type") or d.get("DataType") or d.get("Datatype")
+    dtype = parse_dtype(typ) if typ else None
+    if dtype is None:
+        dtype = parse_dtype(fmt)
+    raw = fmt if fmt is not None else typ
+    fmt_out = fmt if (fmt and fmt.lower() not in _BARE_DTYPES) else None
+    return TensorDesc(
+        name=str(d.get("Name", "")),
+        shape=_shape(d.get("Dimensions", d.get("Shape"))),
+        dtype=dtype,
+        format=fmt_out,
+        raw=raw,
+    )
+
+
+_KNOWN_KEYS = frozenset(
+    ("Name", "LayerType", "Inputs", "Outputs", "ParameterType", "TacticName", "TacticValue", "StreamId",
+     "Metadata", "Origin")
+)
+
+
+def layer_from_dict(index: int, d: dict[str, Any]) -> Layer:
+    """A Layer from one detailed inspector record; unknown keys go to ``attrs`` untouched."""
+    name = d.get("Name")
+    if name is None:
+        raise ValueError("layer record without a Name")
+    name = str(name)
+    ltype = d.get("LayerType")
+    ins = d.get("Inputs") or ()
+    outs = d.get("Outputs") or ()
+    tactic = d.get("TacticName")
+    tval = d.get("TacticValue")
+    stream = d.get("StreamId")
+    attrs = {k: v for k, v in d.items() if k not in _KNOWN_KEYS}
+    if ltype is None:
+        ltype = guess_type(name)
+    elif ltype != "Reformat" and "Reformatting CopyNode" in name:
+        attrs["reformat"] = True
+    return Layer(
+        index=index,
+        name=name,
+        type=str(ltype),
+        parameter_type=d.get("ParameterType"),
+        inputs=[tensor_from_dict(t) for t in ins],
+        outputs=[tensor_from_dict(t) for t in outs],
+        tactic=str(tactic) if tactic else None,
+        tactic_value=str(tval) if tval not in (None, "") else None,
+        stream=stream if isinstance(stream, int) else None,
+        metadata=d.get("Metadata"),
+        origin=d.get("Origin"),
+        attrs=attrs,
+    )
+
+
+def guess_type(name: str) -> str:
+    """A layer type from its name alone (names-only info, profiles, logs)."""
+    if "Reformatting CopyNode" in name or " reformatter " in name or name.endswith(" reformatter"):
+        return "Reformat"
+    if name.startswith("{ForeignNode[") or "{ForeignNode[" in name:
+        return "Myelin"
+    if name.startswith("{") and name.endswith("}"):
+        return "DLA"  # a DLA subgraph in TensorRT 7/8 profiles: {conv1,relu1,...}
+    if name.startswith("data to nvm") or name.startswith("data from nvm") or name.endswith(" nvm"):
+        return "DLATransfer"
+    if name.startswith("[trainStation"):
+        return "TrainStation"
+    if name.startswith("PWN("):
+        return "PointWise"
+    return "Unknown"
+
+
+_PROFILE_RE = re.compile(r" ?\[profile \d+\]")
+_PROFILE_NUM_RE = re.compile(r"\[profile (\d+)\]")
+
+
+def base_name(name: str) -> str:
+    """The name without TensorRT's "[profile N]" markers (which may sit mid-name in Myelin layers)."""
+    if "[profile " not in name:
+        return name.strip()
+    return _PROFILE_RE.sub("", name).strip()
+
+
+def assign_profiles(layers: list[Layer]) -> int:
+    """Tag layers with their optimization profile; returns how many profiles the engine has.
+
+    Layers of profile N>0 follow those of profile 0 and carry "[profile N]" in their names, except
+    some Myelin helper layers (``__mye258_0_myl15_0``) that carry none: they take the profile of the
+    layers around them.
+    """
+    current = 0
+    seen = 0
+    for lay in layers:
+        if "[profile " in lay.name:
+            m = _PROFILE_NUM_RE.search(lay.name)
+            if m:
+                current = max(current, int(m.group(1)))
+        if current:
+            lay.attrs[PROFILE] = current
+        seen = max(seen, current)
+    return seen + 1
+
+
+def layers_from_names(names: list[Any]) -> list[Layer]:
+    """Layers from a LAYER_NAMES_ONLY list."""
+    return [Layer(index=i, name=str(n), type=guess_type(str(n))) for i, n in enumerate(names)]
+
+
+def io_from_json(doc: dict[str, Any]) -> list[TensorDesc]:
+    """Engine I/O tensors from "Bindings" (<=10.x, names) or "I/O Tensors" (11.x, objects)."""
+    out: list[TensorDesc] = []
+    for b in doc.get("Bindings") or ():
+        out.append(TensorDesc(name=str(b)) if not isinstance(b, dict) else tensor_from_dict(b))
+    for t in doc.get("I/O Tensors") or ():
+        if not isinstance(t, dict):
+            out.append(TensorDesc(name=str(t)))
+            continue
+        desc = tensor_from_dict(t)
+        prof = t.get("ProfileInfo")
+        if isinstance(prof, list) and prof and isinstance(prof[0], dict):
+            desc.format = prof[0].get("Format") or desc.format
+        desc.raw = t.get("IOMode") or desc.raw  # "Input" / "Output"
+        out.append(desc)
+    return out
+
+
+def info_from_layer_doc(path: Path, doc: Any) -> EngineInfo:
+    """EngineInfo from an inspector document: {"Layers": [...], "Bindings"|"I/O Tensors": [...]}."""
+    if not isinstance(doc, dict) or "Layers" not in doc:
+        raise InputError(
+            path,
+            'unknown layer schema: expected a JSON object with "Layers" (trtexec --exportLayerInfo or '
+            "IEngineInspector.get_engine_information(JSON))",
+        )
+    raw_layers = doc["Layers"]
+    if not isinstance(raw_layers, list):
+        raise InputError(path, 'unknown layer schema: expected "Layers" to be a list')
+    info = EngineInfo(io_tensors=io_from_json(doc))
+    if raw_layers and all(isinstance(x, str) for x in raw_layers):
+        info.layers = layers_from_names(raw_layers)
+        info.detailed = False
+        info.warnings.append(NAMES_ONLY_WARNING)
+    else:
+        layers = []
+        for i, rec in enumerate(raw_layers):
+            if isinstance(rec, str):
+                layers.append(Layer(index=i, name=rec, type=guess_type(rec)))
+                continue
+            if not isinstance(rec, dict) or "Name" not in rec:
+                raise InputError(
+                    path, f"unknown layer schema: expected layer {i} to be an object with a Name or a string"
+                )
+            layers.append(layer_from_dict(i, rec))
+        info.layers = layers
+    n_profiles = assign_profiles(info.layers)
+    if n_profiles > 1:
+        info.build_settings["optimization_profiles"] = n_profiles
+    return info
+
+
+def layer_time(rec: dict[str, Any], count: int | None) -> LayerTime:
+    """LayerTime from one --exportProfile record."""
+    return LayerTime(
+        total_ms=_num(rec.get("timeMs")),
+        average_ms=_num(rec.get("averageMs")),
+        median_ms=_num(rec.get("medianMs")),
+        percent=_num(rec.get("percentage")),
+        count=count,
+    )
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
+
+
+def to_float(v: Any) -> float | None:
+    """A float from a number or numeric string, else None."""
+    return _num(v)
+
+
+_UNITS = {"b": 1, "bytes": 1, "byte": 1, "kib": 1024, "kb": 1024, "mib": 1024**2, "mb": 1024**2,
+          "gib": 1024**3, "gb": 1024**3}
+
+
+def to_bytes(value: str | float, unit: str) -> int | None:
+    """12.5 MiB -> bytes."""
+    mult = _UNITS.get(unit.strip().lower())
+    f = _num(value)
+    if mult is None or f is None:
+        return None
+    return int(round(f * mult))
+
+
+def trt_version_from_tag(tag: str) -> str:
+    """'101601' (from "[TensorRT v101601]") -> '10.16.1'; '8600' -> '8.6.0'."""
+    n = int(tag)
+    if n >= 100000:
+        return f"{n // 10000}.{(n // 100) % 100}.{n % 100}"
+    return f"{n // 1000}.{(n // 100) % 10}.{n % 100}"
+
+
+SUMMARY_ORDER_7 = ("min", "max", "mean", "median", "p90", "p95", "p99")
+SUMMARY_ORDER_5 = ("min", "max", "mean", "median", "p99")
+SUMMARY_PREFIX = {
+    "Latency": "",
+    "Enqueue Time": "enqueue_",
+    "H2D Latency": "h2d_",
+    "GPU Compute Time": "compute_",
+    "D2H Latency": "d2h_",
+}
+
+
+def summary_from_metadata(perf: dict[str, Any]) -> dict[str, float]:
+    """latency_ms keys from a TREx ``performance_summary`` dict (lists of min,max,mean,median,pcts)."""
+    out: dict[str, float] = {}
+    for key, prefix in SUMMARY_PREFIX.items():
+        vals = perf.get(key)
+        if not isinstance(vals, list):
+            continue
+        order = SUMMARY_ORDER_7 if len(vals) >= 7 else SUMMARY_ORDER_5
+        for k, v in zip(order, vals, strict=False):
+            f = _num(v)
+            if f is not None:
+                out[prefix + k] = f
+    thr = _num(perf.get("Throughput"))
+    if thr is not None:
+        out["throughput_qps"] = thr
+    wall = _num(perf.get("Total Host Walltime"))
+    if wall is not None:
+        out["host_walltime_ms"] = wall * 1000.0
+    tot = _num(perf.get("Total GPU Compute Time"))
+    if tot is not None:
+        out["total_compute_ms"] = tot * 1000.0
+    return out
+
+
+def device_from_trtexec(d: dict[str, Any]) -> dict[str, Any]:
+    """device dict from trtexec "Device Information" key/values (log lines or TREx metadata)."""
+    out: dict[str, Any] = {}
+    name = d.get("Selected Device")
+    if name:
+        out["name"] = str(name)
+    cc = d.get("Compute Capability")
+    if cc not in (None, ""):
+        out["compute_capability"] = str(cc)
+    sms = _num(d.get("SMs"))
+    if sms is not None:
+        out["sms"] = int(sms)
+    mem = d.get("Device Global Memory")
+    if isinstance(mem, str):
+        parts = mem.split()
+        if len(parts) == 2:
+            b = to_bytes(parts[0], parts[1])
+            if b is not None:
+                out["memory_bytes"] = b
+    uuid = d.get("Selected Device UUID")
+    if uuid:
+        out["uuid"] = str(uuid)
+    return out

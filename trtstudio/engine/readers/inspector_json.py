@@ -1,0 +1,33 @@
+"""IEngineInspector / ``trtexec --exportLayerInfo`` JSON, TensorRT 8.2 to 11.
+
+Detailed documents (``Layers`` of objects) and LAYER_NAMES_ONLY documents (``Layers`` of strings),
+``Bindings`` (<=10.x) and ``I/O Tensors`` (11.x). The same schema comes from trtexec, the Python
+inspector (``trt_engine_info.json``), Torch-TensorRT and files with a ``.log`` extension.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trtstudio.engine.model import EngineInfo
+from trtstudio.engine.readers import loads_json, register
+from trtstudio.engine.readers._common import info_from_layer_doc
+
+
+def _sniff(head: str, path: Path) -> bool:
+    s = head.lstrip()
+    if not s.startswith("{"):
+        return False
+    i = s.find('"Layers"')
+    return 0 <= i < 64
+
+
+@register(
+    "inspector-json",
+    patterns=("*.graph.json", "*layer*info*.json", "*exportlayerinfo*", "*engine_info*.json", "*.layers.json"),
+    sniff=_sniff,
+    kind="layers",
+)
+def read(path: Path, text: str) -> EngineInfo:
+    """Read an engine inspector JSON document."""
+    return info_from_layer_doc(path, loads_json(path, text))

@@ -1,0 +1,51 @@
+"""``trtexec --exportProfile`` JSON: [{"count": N}, {"name", "timeMs", "averageMs", "medianMs"?, "percentage"}...].
+
+Also the legacy TensorRT 7/8 ``*.profile`` files (no medianMs, "input reformatter 0" names, DLA
+"{...}" subgraphs, "data to nvm" copies). The result holds one layer per record, marked
+``attrs["profile_only"]``; :func:`trtstudio.engine.load.load_engine` matches them to layer information.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trtstudio.engine.model import EngineInfo, Layer
+from trtstudio.engine.readers import loads_json, register
+from trtstudio.engine.readers._common import PROFILE_ONLY, guess_type, layer_time
+from trtstudio.errors import InputError
+
+
+def _sniff(head: str, path: Path) -> bool:
+    s = head.lstrip()
+    if not s.startswith("["):
+        return False
+    i = s.find('"count"')
+    return 0 <= i < 40
+
+
+@register("trtexec-profile", patterns=("*.profile.json", "*profile*.json", "*.profile"), sniff=_sniff,
+          kind="profile")
+def read(path: Path, text: str) -> EngineInfo:
+    """Read a per-layer profile into profile-only layers with LayerTime."""
+    doc = loads_json(path, text)
+    if not isinstance(doc, list):
+        raise InputError(path, 'unknown profile schema: expected a JSON list [{"count": N}, {"name", "timeMs"...}]')
+    count: int | None = None
+    layers: list[Layer] = []
+    for i, rec in enumerate(doc):
+        if not isinstance(rec, dict):
+            raise InputError(path, f"unknown profile schema: record {i} is not an object")
+        if "name" not in rec:
+            if "count" in rec and isinstance(rec["count"], (int, float)):
+                count = int(rec["count"])
+                continue
+            raise InputError(path, f'unknown profile schema: record {i} has no "name"')
+        name = str(rec["name"])
+        layers.append(
+            Layer(index=len(layers), name=name, type=guess_type(name), time=layer_time(rec, count),
+                  attrs={PROFILE_ONLY: True})
+        )
+    info = EngineInfo(layers=layers, detailed=False)
+    if count is not None:
+        info.build_settings["profile_iterations"] = count
+    return info
