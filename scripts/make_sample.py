@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -58,7 +59,7 @@ class _Builder:
         self.inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
         return name
 
-    def node(self, op: str, name: str, inputs: list[str], **attrs: object) -> str:
+    def node(self, op: str, name: str, inputs: list[str], **attrs: Any) -> str:
         out = f"{name}_output_0"
         self.nodes.append(helper.make_node(op, inputs, [out], name=name, **attrs))
         return out
