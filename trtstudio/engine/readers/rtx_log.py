@@ -70,17 +70,24 @@ _FACTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
 
 
 def sniff(head: str, path: Path) -> bool:
-    """True for a trtstudio build log, a TensorRT-RTX log, or a TensorRT Python-logger build log."""
+    """True for a trtstudio build log, a TensorRT-RTX log, or a build log of TensorRT's Python logger.
+
+    trtexec logs (``&&&& RUNNING``, ``[I] [TRT]``) are left to the trtexec reader. A verbose build
+    log prints its layer listing at the end, past the head, so the head's cues are the parser banner
+    and the builder's own lines.
+    """
     if head.startswith(LOG_HEADER):
         return True
     if "&&&& RUNNING" in head or "[I] [TRT]" in head or "[V] [TRT]" in head:
-        return False  # trtexec's logs belong to the trtexec reader
+        return False
     if "tensorrt_rtx" in head or "TensorRT-RTX" in head:
         return True
-    lines = head.split("\n")
-    return any(ln.startswith("Name: ") and ", LayerType: " in ln for ln in lines) or (
-        "[TRT] [V]" in head and ("Engine Layer Information:" in head or "\nLayers:" in head)
-    )
+    if any(ln.startswith("Name: ") and ", LayerType: " in ln for ln in head.split("\n")):
+        return True
+    return "[TRT] [V]" in head and any(cue in head for cue in _BUILD_CUES)
+
+
+_BUILD_CUES = ("Input filename:", "Registering layer:", "Engine Layer Information:", "\nLayers:")
 
 
 def _strip(line: str) -> tuple[str, str | None]:
