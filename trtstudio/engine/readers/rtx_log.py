@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from trtstudio.engine.model import EngineInfo, Layer, TensorDesc
+from trtstudio.engine.model import EngineInfo, Layer
 from trtstudio.engine.readers._common import (
     assign_profiles,
     io_from_json,
@@ -35,6 +35,7 @@ from trtstudio.engine.readers._common import (
     parse_dims,
     parse_dtype,
 )
+from trtstudio.engine.readers.trtexec_log import parse_verbose_layer
 from trtstudio.errors import InputError
 
 NAME = "rtx-log"
@@ -48,10 +49,6 @@ _PREFIX = re.compile(
 _SEVERITY = re.compile(r"\[(V|I|W|E|F|VERBOSE|INFO|WARNING|ERROR|INTERNAL_ERROR)\]")
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9/ _-]{0,40}): ?(.*)$", re.S)
 _METADATA = re.compile(r", Metadata:(?: (.*))?$")
-_TRT_LAYER = re.compile(
-    r"^Layer\((?P<type>[^)]*)\): (?P<name>.*), Tactic: (?P<tactic>0x[0-9a-fA-F]+|-?\d+), (?P<io>.*)$"
-)
-_TRT_TENSOR = re.compile(r"(?P<name>.+?) \((?P<dt>[A-Za-z0-9]+)\[(?P<dims>[^\]]*)\]\)(?:, |$)")
 _ONNX_LAYER = re.compile(r"\[ONNX Layer: (.*?)\](?=\[ONNX Layer: |$|\x1e|\x1f)")
 
 _LIST_KEYS = frozenset(("Inputs", "Outputs", "Constants", "ProfileInfo"))
@@ -190,42 +187,6 @@ def _oneline_layer(index: int, line: str) -> Layer:
     return lay
 
 
-def _trt_tensors(side: str) -> list[TensorDesc]:
-    out = []
-    for m in _TRT_TENSOR.finditer(side.strip()):
-        dims = m.group("dims")
-        vec = re.search(r":(\d+)", dims)
-        out.append(
-            TensorDesc(
-                name=m.group("name"),
-                shape=parse_dims(dims),
-                dtype=parse_dtype(m.group("dt")),
-                format=f"vectorized by {vec.group(1)}" if vec else None,
-                raw=f"{m.group('dt')}[{dims}]",
-            )
-        )
-    return out
-
-
-def _trt_layer(index: int, line: str) -> Layer | None:
-    m = _TRT_LAYER.match(line)
-    if not m:
-        return None
-    ins, _, outs = m.group("io").partition(" -> ")
-    name = m.group("name")
-    lay = Layer(
-        index=index,
-        name=name,
-        type=m.group("type"),
-        inputs=_trt_tensors(ins),
-        outputs=_trt_tensors(outs),
-        tactic_value=m.group("tactic"),
-    )
-    if lay.type != "Reformat" and "Reformatting CopyNode" in name:
-        lay.attrs["reformat"] = True
-    return lay
-
-
 def _map_metadata(layers: list[Layer]) -> None:
     """ONNX node names from ``[ONNX Layer: name]`` metadata (exact: confidence 1.0)."""
     for lay in layers:
@@ -315,7 +276,7 @@ def read(path: Path, text: str) -> EngineInfo:
     layers: list[Layer] = []
     for raw in listings[-1]:
         idx = len(layers)
-        lay = _trt_layer(idx, raw) if raw.startswith("Layer(") else _oneline_layer(idx, raw)
+        lay = parse_verbose_layer(idx, raw) if raw.startswith("Layer(") else _oneline_layer(idx, raw)
         if lay is not None:
             layers.append(lay)
     info.layers = layers
