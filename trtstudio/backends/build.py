@@ -45,6 +45,7 @@ MODULES: dict[str, tuple[str, str]] = {
 AUTO_ORDER = ("rtx", "tensorrt")
 SEVERITY_LETTER = {"INTERNAL_ERROR": "F", "ERROR": "E", "WARNING": "W", "INFO": "I", "VERBOSE": "V"}
 DEFAULT_MAX_DIM = 8
+DEFAULT_TARGETS = ("sm86",)
 LOG_HEADER = "# trtstudio.buildlog/1 "
 
 
@@ -82,7 +83,7 @@ class BuildOptions:
     """
 
     backend: str = "auto"  # "rtx" | "tensorrt" | "auto"
-    targets: list[str] = field(default_factory=lambda: ["sm86"])
+    targets: list[str] = field(default_factory=lambda: list(DEFAULT_TARGETS))
     workspace_bytes: int | None = None
     profiles: list[dict[str, tuple[Shape, Shape, Shape]]] = field(default_factory=list)
     opt_level: int | None = None
@@ -431,7 +432,7 @@ class _Build:
         trt, targets = self.trt, self.options.targets
         cc_enum = getattr(trt, "ComputeCapability", None)
         if cc_enum is None or not hasattr(config, "set_compute_capability"):
-            if targets:
+            if targets and tuple(targets) != DEFAULT_TARGETS:
                 self.warn(
                     f"targets {','.join(targets)} ignored: {trt.__name__} builds for the GPU in this machine "
                     "(compute-capability targets need TensorRT-RTX)"
@@ -443,9 +444,10 @@ class _Build:
         for n in dict.fromkeys(names):
             member = getattr(cc_enum, n, None)
             if member is None:
+                hint = " (Hopper has no TensorRT-RTX target: build with full TensorRT)" if n == "SM90" else ""
                 raise InputError(
                     None,
-                    f"compute capability {n} is not a {trt.__name__} target; choose from {', '.join(known)}",
+                    f"compute capability {n} is not a {trt.__name__} target{hint}; choose from {', '.join(known)}",
                 )
             members.append(member)
         config.num_compute_capabilities = len(members)
