@@ -168,7 +168,8 @@ def _record(text: str) -> dict[str, Any]:
     return rec
 
 
-def _oneline_layer(index: int, line: str) -> Layer:
+def parse_oneline_layer(index: int, line: str) -> Layer:
+    """A Layer from one ``Name: ..., LayerType: ..., Inputs: [...], ...`` line (TensorRT-RTX or ONELINE)."""
     meta = None
     m = _METADATA.search(line)
     if m:
@@ -276,7 +277,7 @@ def read(path: Path, text: str) -> EngineInfo:
     layers: list[Layer] = []
     for raw in listings[-1]:
         idx = len(layers)
-        lay = parse_verbose_layer(idx, raw) if raw.startswith("Layer(") else _oneline_layer(idx, raw)
+        lay = parse_verbose_layer(idx, raw) if raw.startswith("Layer(") else parse_oneline_layer(idx, raw)
         if lay is not None:
             layers.append(lay)
     info.layers = layers
