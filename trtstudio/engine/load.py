@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from trtstudio.engine.model import EngineInfo, Layer, LayerTime
-from trtstudio.engine.readers import ReadResult, find_reader, read_file
+from trtstudio.engine.model import EngineInfo, Layer
+from trtstudio.engine.readers import ReadResult, find_reader, gc_paused, read_file
 from trtstudio.engine.readers._common import NAMES_ONLY_WARNING, PROFILE, PROFILE_ONLY, base_name
 from trtstudio.errors import InputError
 
@@ -51,7 +51,7 @@ def match_times(layers: list[Layer], timed: list[Layer]) -> tuple[int, list[str]
             unmatched.append(t.name)
             continue
         used.add(id(target))
-        target.time = LayerTime(**vars(t.time))
+        target.time = t.time
         matched += 1
     return matched, unmatched
 
@@ -87,6 +87,11 @@ def load_engine(paths: Iterable[str | Path] | str | Path, profile: int = 0) -> E
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
+    with gc_paused():
+        return _load(list(paths), profile)
+
+
+def _load(paths: list[str | Path], profile: int) -> EngineInfo:
     results: list[ReadResult] = [read_file(p) for p in paths]
     if not results:
         raise InputError(None, "no files given")
@@ -106,13 +111,15 @@ def load_engine(paths: Iterable[str | Path] | str | Path, profile: int = 0) -> E
         _merge_dict(out.device, r.info.device)
         _merge_dict(out.memory, r.info.memory)
         _merge_dict(out.build_settings, r.info.build_settings)
-        _merge_dict(out.latency_ms, r.info.latency_ms)
         if not out.io_tensors and r.info.io_tensors:
             out.io_tensors = list(r.info.io_tensors)
         for w in r.info.warnings:
             if w not in out.warnings and not (w == NAMES_ONLY_WARNING and out.detailed and r is not primary):
                 out.warnings.append(w)
         out.log.extend(r.info.log)
+    # Raw per-inference timings (--exportTimes) win over the summaries printed by trtexec.
+    for r in sorted(results, key=lambda r: r.reader.kind != "times"):
+        _merge_dict(out.latency_ms, r.info.latency_ms)
     if primary is not None:
         select_profile(out, profile)
     # Other layer listings that carry times (a log with --dumpProfile) count as profiles too.
