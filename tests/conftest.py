@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).parent))
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "trt-real"
+SAMPLE = Path(__file__).resolve().parents[1] / "trtstudio" / "resources" / "sample" / "mobilenetv2_035.onnx"
+
+
+@pytest.fixture
+def trt_real() -> Path:
+    if not FIXTURES.is_dir():
+        pytest.skip("real TensorRT fixtures (../shared/fixtures/trt-real) are absent")
+    return FIXTURES
+
+
+@pytest.fixture
+def sample_model() -> Path:
+    if not SAMPLE.is_file():
+        pytest.skip("sample model not generated")
+    return SAMPLE
+
+
+def _qt_available() -> bool:
+    try:
+        import PySide6.QtCore  # noqa: F401
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _qt_available():
+        return
+    skip = pytest.mark.skip(reason="PySide6 not importable (Qt-less core run)")
+    for item in items:
+        if "gui" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _no_thread_left_behind(request: pytest.FixtureRequest):
+    """Fail a test that leaves a QThread or a Python worker thread running (napari does the same)."""
+    import threading
+
+    before = set(threading.enumerate())
+    yield
+    if "gui" in request.keywords and _qt_available():
+        from PySide6.QtCore import QThread
+
+        from trtstudio.ui import workers
+
+        alive = [t for t in workers.live_threads() if isinstance(t, QThread) and t.isRunning()]
+        assert not alive, f"QThreads left running: {alive}"
+    leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
+    assert not leaked, f"threads left running: {leaked}"

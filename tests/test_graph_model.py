@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx_models as models
+import pytest
+
+from trtstudio.errors import InputError
+from trtstudio.graph.model import load_model
+
+
+def _save(model: onnx.ModelProto, path: Path) -> Path:
+    onnx.save(model, str(path))
+    return path
+
+
+def test_conv_net_summary(tmp_path: Path) -> None:
+    m = load_model(_save(models.conv_net(), tmp_path / "c.onnx"))
+    s = m.summary()
+    assert s["nodes"] == 7
+    assert s["op_counts"] == {"Conv": 2, "Add": 1, "Flatten": 1, "Gemm": 1, "GlobalAveragePool": 1, "Relu": 1}
+    assert [t["name"] for t in s["inputs"]] == ["x"]  # initializers are not inputs
+    assert s["inputs"][0]["shape"] == ["N", 3, 16, 16]
+    expected = sum(int(np.prod(i.dims)) for i in models.conv_net().graph.initializer)
+    assert s["parameters"] == expected and s["parameter_bytes"] == 4 * expected
+    # shape inference kept the symbolic batch dim on an intermediate tensor
+    assert m.graph.tensors["r1"].shape == ["N", 8, 16, 16]
+    src, dst, names = m.graph.edges()
+    assert len(src) == len(dst) == len(names) == 7  # 6 chain edges + the residual
+    assert all(s_ < d_ for s_, d_ in zip(src, dst))
+
+
+def test_subgraphs_and_implicit_inputs(tmp_path: Path) -> None:
+    m = load_model(_save(models.with_subgraphs(), tmp_path / "s.onnx"))
+    subs = {g["owner"]: g["nodes"] for g in m.summary()["subgraphs"]}
+    assert subs == {"branch.then_branch": 1, "branch.else_branch": 1, "loop.body": 2}
+    branch = m.graph.node_by_name["branch"]
+    assert m.graph.implicit_inputs[branch] == ["h"]  # both branches read the outer tensor h
+    src, dst, _ = m.graph.edges()
+    assert (m.graph.node_by_name["relu"], branch) in set(zip(src.tolist(), dst.tolist()))
+
+
+def test_external_data_and_stats(tmp_path: Path) -> None:
+    path = models.save_external(models.conv_net(), tmp_path / "ext.onnx")
+    m = load_model(path)
+    stats = m.graph.initializer_stats("w1")
+    ref = onnx.numpy_helper.to_array(models.conv_net().graph.initializer[0])
+    assert stats is not None and stats["max"] == pytest.approx(float(ref.max()))
+    (tmp_path / "ext.onnx.data").unlink()
+    with pytest.raises(InputError, match="external data file 'ext.onnx.data'"):
+        load_model(path)
+
+
+def test_custom_domain(tmp_path: Path) -> None:
+    s = load_model(_save(models.custom_op(), tmp_path / "c.onnx")).summary()
+    assert s["custom_domains"] == ["com.acme"]
+    assert s["op_counts"]["com.acme::Frobnicate"] == 1
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [(b"", "empty file"), (b"hello world", "not an ONNX model"), (b'{"a": 1}', "not an ONNX model")],
+)
+def test_bad_files(tmp_path: Path, content: bytes, message: str) -> None:
+    p = tmp_path / "bad.onnx"
+    p.write_bytes(content)
+    with pytest.raises(InputError, match=message) as info:
+        load_model(p)
+    assert str(p) in info.value.one_line()
+
+
+def test_truncated_cyclic_and_ir(tmp_path: Path) -> None:
+    good = _save(models.conv_net(), tmp_path / "g.onnx").read_bytes()
+    (tmp_path / "t.onnx").write_bytes(good[: len(good) // 3])
+    with pytest.raises(InputError, match="truncated|corrupt"):
+        load_model(tmp_path / "t.onnx")
+    with pytest.raises(InputError, match="cyclic"):
+        load_model(_save(models.cyclic(), tmp_path / "cyc.onnx"))
+    m = models.conv_net()
+    m.ir_version = 99
+    with pytest.raises(InputError, match="unsupported IR version 99"):
+        load_model(_save(m, tmp_path / "ir.onnx"))
+
+
+def test_inspect_cli_json_and_errors(tmp_path: Path) -> None:
+    p = _save(models.conv_net(), tmp_path / "c.onnx")
+    out = subprocess.run([sys.executable, "-m", "trtstudio", "inspect", str(p), "--json"],
+                         capture_output=True, text=True, check=True)
+    doc = json.loads(out.stdout)
+    assert doc["schema"] == "trtstudio.model/1" and doc["nodes"] == 7
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x00\x01garbage")
+    res = subprocess.run([sys.executable, "-m", "trtstudio", "inspect", str(bad)], capture_output=True, text=True)
+    assert res.returncode == 2
+    assert res.stderr.strip().startswith(f"error: {bad}:") and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_version_is_fast_and_light() -> None:
+    code = ("import sys, trtstudio.cli as c\n"
+            "try:\n    c.main(['--version'])\nexcept SystemExit: pass\n"
+            "print(sorted(m for m in ('onnx', 'PySide6', 'numpy', 'onnxruntime') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().endswith("[]")

@@ -1,0 +1,455 @@
+"""ONNX model -> Graph: nodes, tensors, shapes, initializers, subgraphs.
+
+The loader reads the protobuf without external data (fast, and it works for models over 2 GB),
+checks that every external-data file is there, runs shape inference that keeps symbolic dims,
+and builds plain Python objects the views and the engine mapping use. Initializer values are
+read lazily (``Graph.initializer_array``) only when someone asks for min/max/mean.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from trtstudio.errors import InputError
+
+if TYPE_CHECKING:
+    import onnx
+
+SCHEMA = "trtstudio.model/1"
+
+# Above this size shape inference runs on the file (infer_shapes_path) instead of in memory.
+_INFER_IN_MEMORY_LIMIT = 1_500_000_000
+
+DTYPE_NAMES: dict[int, str] = {}
+
+
+def dtype_name(elem_type: int) -> str:
+    """ONNX TensorProto element type -> short lower-case name ("float32", "float16", "int64", ...)."""
+    if not DTYPE_NAMES:
+        from onnx import helper
+
+        for code in range(0, 30):
+            try:
+                DTYPE_NAMES[code] = str(np.dtype(helper.tensor_dtype_to_np_dtype(code)))
+            except Exception:  # noqa: BLE001 - undefined, string, or types numpy lacks
+                try:
+                    DTYPE_NAMES[code] = helper.tensor_dtype_to_string(code).replace("TensorProto.", "").lower()
+                except Exception:  # noqa: BLE001
+                    continue
+        DTYPE_NAMES[0] = "undefined"
+        DTYPE_NAMES[8] = "string"
+    return DTYPE_NAMES.get(elem_type, f"type{elem_type}")
+
+
+_ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
+             "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "bool": 1}
+
+
+@dataclass
+class Tensor:
+    """A tensor of the graph: its dtype and shape (ints, or strings for symbolic/unknown dims)."""
+
+    name: str
+    dtype: str = "undefined"
+    shape: list[int | str] | None = None
+    kind: str = "intermediate"  # input | output | initializer | intermediate
+    producer: int | None = None  # node index
+    consumers: list[int] = field(default_factory=list)
+
+    @property
+    def numel(self) -> int | None:
+        if self.shape is None or any(not isinstance(d, int) for d in self.shape):
+            return None
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    @property
+    def nbytes(self) -> int | None:
+        n = self.numel
+        size = _ITEMSIZE.get(self.dtype)
+        return None if n is None or size is None else n * size
+
+    def shape_text(self) -> str:
+        if self.shape is None:
+            return "?"
+        return "[" + ",".join(str(d) for d in self.shape) + "]"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "dtype": self.dtype, "shape": self.shape}
+
+
+@dataclass
+class Node:
+    """One ONNX node. ``name`` is unique in its graph and never empty (``onnx_name`` is the original)."""
+
+    index: int
+    name: str
+    op_type: str
+    domain: str
+    inputs: list[str]
+    outputs: list[str]
+    onnx_name: str = ""
+    subgraphs: dict[str, Graph] = field(default_factory=dict)
+    proto: Any = None  # onnx.NodeProto, for attributes on demand
+
+    @property
+    def qualified_op(self) -> str:
+        return self.op_type if self.domain in ("", "ai.onnx") else f"{self.domain}::{self.op_type}"
+
+    def attributes(self) -> dict[str, Any]:
+        """Attribute name -> Python value (subgraphs shown as '<graph NAME: N nodes>')."""
+        if self.proto is None:
+            return {}
+        from onnx import helper
+
+        out: dict[str, Any] = {}
+        for attr in self.proto.attribute:
+            if attr.type == attr.GRAPH:
+                out[attr.name] = f"<graph {attr.g.name or attr.name}: {len(attr.g.node)} nodes>"
+            elif attr.type == attr.GRAPHS:
+                out[attr.name] = [f"<graph {g.name}: {len(g.node)} nodes>" for g in attr.graphs]
+            elif attr.type == attr.TENSOR:
+                t = attr.t
+                out[attr.name] = f"<tensor {dtype_name(t.data_type)} {list(t.dims)}>"
+                if int(np.prod(list(t.dims) or [1])) <= 16 and not t.data_location:
+                    try:
+                        from onnx import numpy_helper
+
+                        out[attr.name] = numpy_helper.to_array(t).tolist()
+                    except Exception:  # noqa: BLE001 - keep the summary
+                        pass
+            else:
+                value = helper.get_attribute_value(attr)
+                if isinstance(value, bytes):
+                    value = value.decode("utf-8", "replace")
+                elif isinstance(value, list):
+                    value = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in value]
+                out[attr.name] = value
+        return out
+
+
+@dataclass
+class Graph:
+    """A (sub)graph: nodes in file order (which ONNX requires to be topological)."""
+
+    name: str
+    nodes: list[Node]
+    tensors: dict[str, Tensor]
+    inputs: list[str]  # graph inputs that are not initializers
+    outputs: list[str]
+    initializers: dict[str, Any]  # name -> onnx.TensorProto (raw data may be external)
+    owner: str | None = None  # "node_name.attr" for subgraphs
+    depth: int = 0
+    base_dir: str = "."
+    node_by_name: dict[str, int] = field(default_factory=dict)
+    implicit_inputs: dict[int, list[str]] = field(default_factory=dict)  # node -> outer tensors its bodies read
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """(src node, dst node, tensor name) for every data edge between two nodes of this graph."""
+        src: list[int] = []
+        dst: list[int] = []
+        names: list[str] = []
+        for node in self.nodes:
+            used = node.inputs + self.implicit_inputs.get(node.index, [])
+            for tname in used:
+                t = self.tensors.get(tname)
+                if t is not None and t.producer is not None and t.producer != node.index:
+                    src.append(t.producer)
+                    dst.append(node.index)
+                    names.append(tname)
+        return np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), names
+
+    def initializer_array(self, name: str) -> np.ndarray | None:
+        """Load an initializer's values (from external data if needed); None if it cannot be read."""
+        proto = self.initializers.get(name)
+        if proto is None:
+            return None
+        from onnx import numpy_helper
+
+        try:
+            if proto.data_location == proto.EXTERNAL:
+                return numpy_helper.to_array(proto, base_dir=self.base_dir)
+            return numpy_helper.to_array(proto)
+        except Exception:  # noqa: BLE001 - stats are optional
+            return None
+
+    def initializer_stats(self, name: str) -> dict[str, float] | None:
+        arr = self.initializer_array(name)
+        if arr is None or arr.size == 0 or not np.issubdtype(arr.dtype, np.number):
+            return None
+        a = arr.astype(np.float64, copy=False)
+        return {"min": float(a.min()), "max": float(a.max()), "mean": float(a.mean())}
+
+    def walk(self) -> list[Graph]:
+        """This graph and all nested subgraphs, depth first."""
+        out = [self]
+        for node in self.nodes:
+            for sub in node.subgraphs.values():
+                out.extend(sub.walk())
+        return out
+
+    def find(self, text: str) -> list[int]:
+        """Indices of nodes whose name, op type or any input/output tensor name contains ``text`` (case-insensitive)."""
+        q = text.strip().lower()
+        if not q:
+            return []
+        hits = []
+        for node in self.nodes:
+            if q in node.name.lower() or q == node.op_type.lower() or q in node.qualified_op.lower():
+                hits.append(node.index)
+            elif any(q in t.lower() for t in node.inputs) or any(q in t.lower() for t in node.outputs):
+                hits.append(node.index)
+        return hits
+
+
+@dataclass
+class Model:
+    path: str
+    ir_version: int
+    opsets: dict[str, int]
+    producer: str
+    graph: Graph
+    proto: Any = None
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """Everything ``trtstudio inspect --json`` prints."""
+        g = self.graph
+        counts = Counter(n.qualified_op for n in g.nodes)
+        params = 0
+        pbytes = 0
+        for proto in g.initializers.values():
+            n = int(np.prod(list(proto.dims), dtype=np.int64)) if proto.dims else 1
+            params += n
+            pbytes += n * _ITEMSIZE.get(dtype_name(proto.data_type), 0)
+        subgraphs = [
+            {"owner": sub.owner, "name": sub.name, "depth": sub.depth, "nodes": len(sub.nodes)}
+            for sub in g.walk()[1:]
+        ]
+        return {
+            "schema": SCHEMA,
+            "path": self.path,
+            "ir_version": self.ir_version,
+            "opsets": self.opsets,
+            "producer": self.producer,
+            "graph_name": g.name,
+            "nodes": len(g.nodes),
+            "nodes_total": sum(len(s.nodes) for s in g.walk()),
+            "op_counts": dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "inputs": [g.tensors[n].to_json() for n in g.inputs],
+            "outputs": [g.tensors[n].to_json() for n in g.outputs],
+            "initializers": len(g.initializers),
+            "parameters": params,
+            "parameter_bytes": pbytes,
+            "subgraphs": subgraphs,
+            "custom_domains": sorted({n.domain for s in g.walk() for n in s.nodes} - {"", "ai.onnx"}),
+            "warnings": self.warnings,
+        }
+
+
+def _shape_of(type_proto: Any) -> tuple[str, list[int | str] | None]:
+    tt = type_proto.tensor_type
+    if not type_proto.HasField("tensor_type"):
+        which = type_proto.WhichOneof("value")
+        return (which or "undefined"), None
+    dtype = dtype_name(tt.elem_type)
+    if not tt.HasField("shape"):
+        return dtype, None
+    dims: list[int | str] = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(int(d.dim_value))
+        elif d.HasField("dim_param"):
+            dims.append(d.dim_param)
+        else:
+            dims.append("?")
+    return dtype, dims
+
+
+def _build_graph(gproto: Any, base_dir: str, owner: str | None, depth: int, outer: set[str]) -> Graph:
+    tensors: dict[str, Tensor] = {}
+    initializers = {init.name: init for init in gproto.initializer}
+    for init in gproto.initializer:
+        tensors[init.name] = Tensor(init.name, dtype_name(init.data_type), [int(d) for d in init.dims], "initializer")
+    for vi in gproto.value_info:
+        dtype, shape = _shape_of(vi.type)
+        tensors[vi.name] = Tensor(vi.name, dtype, shape)
+    inputs = []
+    for vi in gproto.input:
+        dtype, shape = _shape_of(vi.type)
+        if vi.name in initializers:
+            continue
+        tensors[vi.name] = Tensor(vi.name, dtype, shape, "input")
+        inputs.append(vi.name)
+    outputs = []
+    for vi in gproto.output:
+        dtype, shape = _shape_of(vi.type)
+        t = tensors.get(vi.name)
+        if t is None or shape is not None:
+            t = Tensor(vi.name, dtype, shape)
+            tensors[vi.name] = t
+        t.kind = "output"
+        outputs.append(vi.name)
+
+    nodes: list[Node] = []
+    by_name: dict[str, int] = {}
+    graph = Graph(gproto.name or "main", nodes, tensors, inputs, outputs, initializers, owner, depth, base_dir,
+                  by_name)
+    local: set[str] = set(initializers) | set(inputs)
+    for i, np_ in enumerate(gproto.node):
+        name = np_.name or f"{np_.op_type}_{i}"
+        if name in by_name:
+            name = f"{name}#{i}"
+        node = Node(i, name, np_.op_type, np_.domain, [x for x in np_.input if x], list(np_.output), np_.name,
+                    proto=np_)
+        nodes.append(node)
+        by_name[name] = i
+        for tname in node.inputs:
+            t = tensors.get(tname)
+            if t is None:
+                t = tensors[tname] = Tensor(tname)
+            t.consumers.append(i)
+        for tname in node.outputs:
+            if not tname:
+                continue
+            t = tensors.get(tname)
+            if t is None:
+                t = tensors[tname] = Tensor(tname)
+            if t.producer is not None:
+                raise ValueError(f"tensor '{tname}' is produced by two nodes ({nodes[t.producer].name}, {name})")
+            t.producer = i
+        visible = outer | local
+        for attr in np_.attribute:
+            subs = [attr.g] if attr.type == attr.GRAPH else list(attr.graphs) if attr.type == attr.GRAPHS else []
+            for k, sub in enumerate(subs):
+                key = attr.name if len(subs) == 1 else f"{attr.name}[{k}]"
+                body = _build_graph(sub, base_dir, f"{name}.{key}", depth + 1, visible)
+                node.subgraphs[key] = body
+                implicit = sorted(
+                    {t for t in _free_tensors(body) if t in visible or t in tensors}
+                )
+                if implicit:
+                    graph.implicit_inputs.setdefault(i, [])
+                    graph.implicit_inputs[i].extend(x for x in implicit if x not in graph.implicit_inputs[i])
+        local.update(node.outputs)
+    _check_order(graph)
+    return graph
+
+
+def _free_tensors(body: Graph) -> set[str]:
+    """Tensors a body reads that it does not define (outer-scope references), nested bodies included."""
+    defined = set(body.initializers) | set(body.inputs)
+    for n in body.nodes:
+        defined.update(n.outputs)
+    free: set[str] = set()
+    for n in body.nodes:
+        free.update(t for t in n.inputs if t not in defined)
+        for sub in n.subgraphs.values():
+            free.update(t for t in _free_tensors(sub) if t not in defined)
+    return free
+
+
+def _check_order(graph: Graph) -> None:
+    """Reject cyclic graphs. File order need not be topological, but the graph must be a DAG."""
+    n = len(graph.nodes)
+    if n == 0:
+        return
+    indeg = np.zeros(n, dtype=np.int64)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for node in graph.nodes:
+        for tname in set(node.inputs) | set(graph.implicit_inputs.get(node.index, [])):
+            t = graph.tensors.get(tname)
+            if t is not None and t.producer is not None:
+                if t.producer == node.index:
+                    raise ValueError(f"graph is cyclic: node '{node.name}' consumes its own output '{tname}'")
+                succ[t.producer].append(node.index)
+                indeg[node.index] += 1
+    stack = [int(i) for i in np.flatnonzero(indeg == 0)]
+    seen = 0
+    while stack:
+        i = stack.pop()
+        seen += 1
+        for j in succ[i]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                stack.append(j)
+    if seen != n:
+        stuck = [graph.nodes[i].name for i in np.flatnonzero(indeg > 0)[:3]]
+        raise ValueError(f"graph is cyclic: {n - seen} nodes lie on a cycle (e.g. {', '.join(stuck)})")
+
+
+def _check_external(model: onnx.ModelProto, base_dir: str, path: str) -> None:
+    from onnx.external_data_helper import _get_all_tensors, uses_external_data
+
+    for tensor in _get_all_tensors(model):
+        if uses_external_data(tensor):
+            info = {e.key: e.value for e in tensor.external_data}
+            loc = info.get("location", "")
+            full = os.path.join(base_dir, loc)
+            if not loc or not os.path.isfile(full):
+                raise InputError(path, f"external data file '{loc}' for tensor '{tensor.name}' not found beside the model")
+            need = int(info.get("offset", 0) or 0) + int(info.get("length", 0) or 0)
+            if need and os.path.getsize(full) < need:
+                raise InputError(path, f"external data file '{loc}' is truncated (tensor '{tensor.name}' needs "
+                                       f"{need} bytes, file has {os.path.getsize(full)})")
+
+
+def load_model(path: str | os.PathLike[str], *, infer_shapes: bool = True) -> Model:
+    """Load an ONNX model; raise InputError (one line) for anything that is not a usable model."""
+    p = Path(path)
+    spath = str(p)
+    if not p.exists():
+        raise InputError(spath, "no such file")
+    if p.is_dir():
+        raise InputError(spath, "is a directory, not an ONNX model")
+    size = p.stat().st_size
+    if size == 0:
+        raise InputError(spath, "empty file")
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    with open(p, "rb") as fh:
+        head = fh.read(64)
+    if head.lstrip().startswith((b"{", b"[", b"<")) or head.startswith((b"PK", b"\x89PNG", b"%PDF")):
+        raise InputError(spath, "not an ONNX model (looks like a text, archive or image file)")
+    try:
+        proto = onnx.load(spath, load_external_data=False)
+    except DecodeError as exc:
+        raise InputError(spath, f"not an ONNX model or truncated/corrupt protobuf ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - protobuf raises several types
+        raise InputError(spath, f"cannot read ONNX protobuf: {exc}") from None
+    if not proto.HasField("graph") or (proto.ir_version == 0 and not proto.opset_import):
+        raise InputError(spath, "not an ONNX model (no graph or IR version in the protobuf)")
+    if proto.ir_version > onnx.IR_VERSION:
+        raise InputError(spath, f"unsupported IR version {proto.ir_version} (this onnx {onnx.__version__} reads up to "
+                                f"{onnx.IR_VERSION}); upgrade onnx")
+    base_dir = str(p.parent)
+    _check_external(proto, base_dir, spath)
+    warnings: list[str] = []
+    if infer_shapes:
+        try:
+            from onnx import shape_inference
+
+            if size < _INFER_IN_MEMORY_LIMIT:
+                proto = shape_inference.infer_shapes(proto, check_type=False, strict_mode=False, data_prop=True)
+            else:
+                import tempfile
+
+                with tempfile.TemporaryDirectory() as tmp:
+                    out = os.path.join(tmp, "inferred.onnx")
+                    shape_inference.infer_shapes_path(spath, out)
+                    proto = onnx.load(out, load_external_data=False)
+        except Exception as exc:  # noqa: BLE001 - shapes are a bonus; keep the model
+            warnings.append(f"shape inference failed, shapes may be missing: {str(exc).splitlines()[0][:200]}")
+    try:
+        graph = _build_graph(proto.graph, base_dir, None, 0, set())
+    except ValueError as exc:
+        raise InputError(spath, str(exc)) from None
+    opsets = {(o.domain or "ai.onnx"): int(o.version) for o in proto.opset_import}
+    producer = f"{proto.producer_name} {proto.producer_version}".strip()
+    return Model(spath, int(proto.ir_version), opsets, producer, graph, proto, warnings)
