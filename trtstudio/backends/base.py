@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from typing import Any, NamedTuple, Protocol, TypedDict, runtime_checkable
 
 from trtstudio.errors import BackendError, InputError
 
@@ -57,9 +56,9 @@ class LayerTime(TypedDict, total=False):
     fallback: bool
 
 
-@dataclass(frozen=True)
-class InferTiming:
-    """The time of one inference in milliseconds; the parts are None where a backend cannot tell."""
+class InferTiming(NamedTuple):
+    """The time of one inference in milliseconds; the parts are None where a backend cannot tell.
+    (A NamedTuple: built once per inference, it must be cheap.)"""
 
     total_ms: float
     h2d_ms: float | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import tempfile
 import time
@@ -217,31 +218,67 @@ def parse_ort_profile(
 
 
 class NodeMapper:
-    """Maps names of nodes ORT executed back to the ONNX nodes of the model the user gave."""
+    """Maps names of nodes ORT executed back to the ONNX nodes of the model the user gave.
+
+    Each optimized node is anchored to original tensors: its outputs where they kept their names, and
+    its own name where ORT named it after the tensor it produces (``<tensor>_nchwc``). The ONNX nodes
+    behind it are the producers of those tensors plus, walking back, the producers of inputs that the
+    optimization removed (a BatchNormalization and Conv folded into a fused Conv+Clip), stopping at
+    tensors that still exist or that anchor another optimized node.
+    """
+
+    _SUFFIX = re.compile(r"(_nchwc|_token_\d+|_fused\S*)$")
 
     def __init__(self, model: Any, optimized: Any | None) -> None:
         graph = model.graph
         self.names = [n.name for n in graph.node]
+        self._order = {n: i for i, n in enumerate(self.names)}
         self._name_set = set(self.names)
         self._by_name = {n.name: n for n in graph.node}
         self._producer = {out: n.name for n in graph.node for out in n.output if out}
         self._opt_nodes: dict[str, Any] = {}
         self._opt_tensors: set[str] = set()
+        self._anchors: dict[str, list[str]] = {}
         if optimized is not None:
             og = optimized.graph
             self._opt_nodes = {n.name: n for n in og.node}
             self._opt_tensors = {t for n in og.node for t in (*n.input, *n.output) if t}
             self._opt_tensors |= {i.name for i in og.input} | {i.name for i in og.initializer}
+            for n in og.node:
+                if n.op_type in _INSERTED_OPS:
+                    continue
+                found = [self._original_tensor(t) for t in (*n.output, n.name) if t]
+                self._anchors[n.name] = list(dict.fromkeys(t for t in found if t))
+        self._anchor_set = {t for ts in self._anchors.values() for t in ts}
+        # forward fusion: an Add/Sum folded into the node that produces one of its inputs (NCHWc Conv+Sum)
+        self._forward: dict[str, list[str]] = {}
+        consumers: dict[str, list[str]] = {}
+        for n in graph.node:
+            for i in n.input:
+                consumers.setdefault(i, []).append(n.name)
+        for opt_name, tensors in self._anchors.items():
+            for t in tensors:
+                for c in consumers.get(t, []):
+                    cn = self._by_name[c]
+                    if (
+                        cn.op_type in ("Add", "Sum")
+                        and len(consumers[t]) == 1  # fusable only when nothing else reads the producer's result
+                        and c not in self._opt_nodes
+                        and not any(o in self._anchor_set for o in cn.output)
+                    ):
+                        self._forward.setdefault(opt_name, []).append(c)
+                        self._anchor_set.update(o for o in cn.output if o)
 
     def _original_tensor(self, tensor: str) -> str | None:
-        if tensor in self._producer:
-            return tensor
-        # ORT renames tensors it re-lays out (e.g. "r" -> "r_nchwc"): the longest original prefix
-        best = None
-        for t in self._producer:
-            if tensor.startswith(t) and (best is None or len(t) > len(best)):
-                best = t
-        return best
+        t = tensor
+        while t:
+            if t in self._producer:
+                return t
+            stripped = self._SUFFIX.sub("", t)
+            if stripped == t:
+                return None
+            t = stripped
+        return None
 
     def _walk_back(self, tensors: list[str]) -> list[str]:
         found: list[str] = []
@@ -254,33 +291,47 @@ class NodeMapper:
                 continue
             seen.add(node_name)
             found.append(node_name)
-            # inputs the optimized graph no longer has were fused into this node
-            stack.extend(i for i in self._by_name[node_name].input if i and i not in self._opt_tensors)
-        order = {n: i for i, n in enumerate(self.names)}
-        return sorted(found, key=lambda n: order[n])
+            stack.extend(
+                i
+                for i in self._by_name[node_name].input
+                if i and i not in self._opt_tensors and i not in self._anchor_set
+            )
+        return sorted(found, key=lambda n: self._order[n])
 
     def onnx_nodes(self, name: str, op_type: str) -> list[str]:
         """ONNX node names behind one executed node ([] for nodes ORT inserted)."""
         if op_type in _INSERTED_OPS:
             return []
-        node = self._opt_nodes.get(name)
-        if node is not None:
-            outs = [t for t in (self._original_tensor(o) for o in node.output if o) if t]
-            found = self._walk_back(outs)
+        if name in self._anchors:
+            found = self._walk_back(self._anchors[name])
+            found = sorted({*found, *self._forward.get(name, [])}, key=lambda n: self._order[n])
             if name in self._name_set and name not in found:
                 found.insert(0, name)
             if found:
                 return found
         if name in self._name_set:
             return [name]
+        tensor = self._original_tensor(name)
+        if tensor is not None:
+            return [self._producer[tensor]]
         # fused names that embed original names ("/conv/Conv_fused_..."): longest match first
         hits = [n for n in self._name_set if n and n in name]
         return sorted(hits, key=len, reverse=True)[:1]
 
     def assign_unclaimed(self, rows: list[LayerTime]) -> None:
-        """A single compiled-EP node with no mapping takes every ONNX node no other row claimed."""
+        """Give ONNX nodes no row claimed to a row: a node fused forward into a claimed producer (an
+        Add folded into the Conv before it) joins that producer's row; else a single compiled-EP row
+        with no mapping takes them all."""
+        claimed = {n: r for r in rows for n in r["onnx_nodes"]}
+        if self._opt_tensors:
+            for name in self.names:
+                node = self._by_name[name]
+                if name in claimed or any(o in self._opt_tensors for o in node.output if o):
+                    continue
+                owner = next((claimed[p] for i in node.input if (p := self._producer.get(i)) in claimed), None)
+                if owner is not None:
+                    owner["onnx_nodes"] = sorted([*owner["onnx_nodes"], name], key=lambda n: self._order[n])
+                    claimed[name] = owner
         empty = [r for r in rows if not r["onnx_nodes"] and r.get("op_type") not in _INSERTED_OPS]
-        if len(empty) != 1:
-            return
-        claimed = {n for r in rows for n in r["onnx_nodes"]}
-        empty[0]["onnx_nodes"] = [n for n in self.names if n not in claimed]
+        if len(empty) == 1:
+            empty[0]["onnx_nodes"] = [n for n in self.names if n not in claimed]

@@ -42,12 +42,13 @@ class SampleBuffer:
         """Add one sample; parts that are None become NaN."""
         nan = np.nan
         with self._lock:
-            row = self._data[self._count % self.capacity]
-            row[0] = t
-            row[1] = latency
-            row[2] = nan if h2d is None else h2d
-            row[3] = nan if compute is None else compute
-            row[4] = nan if d2h is None else d2h
+            self._data[self._count % self.capacity] = (
+                t,
+                latency,
+                nan if h2d is None else h2d,
+                nan if compute is None else compute,
+                nan if d2h is None else d2h,
+            )
             self._count += 1
 
     def snapshot(self, last_n: int | None = None) -> dict[str, np.ndarray]:
@@ -81,7 +82,6 @@ class ExactStore:
     count: int = 0
     _values: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
     _sum: float = 0.0
-    _sumsq: float = 0.0
     _min: float = float("inf")
     _max: float = float("-inf")
     _part_sums: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
@@ -92,28 +92,35 @@ class ExactStore:
         self._lock = threading.Lock()
 
     def add(self, latency: float, h2d: float | None = None, compute: float | None = None, d2h: float | None = None) -> None:
-        """Record one sample."""
+        """Record one sample (the hot path of a run: kept short)."""
         with self._lock:
             i = self.count
-            if i < self.cap:
-                if i >= self._values.shape[0]:
-                    grown = np.empty(min(self.cap, max(1024, 2 * self._values.shape[0])), dtype=np.float64)
-                    grown[:i] = self._values[:i]
-                    self._values = grown
+            if i < self._values.shape[0]:
                 self._values[i] = latency
+            elif i < self.cap:
+                grown = np.empty(min(self.cap, max(1024, 2 * self._values.shape[0])), dtype=np.float64)
+                grown[:i] = self._values[:i]
+                grown[i] = latency
+                self._values = grown
             else:
+                if i == self.cap:  # from here on min/max are tracked apart from the reservoir
+                    self._min, self._max = float(self._values.min()), float(self._values.max())
+                self._min = min(self._min, latency)
+                self._max = max(self._max, latency)
                 j = int(self._rng.integers(0, i + 1))
                 if j < self.cap:
                     self._values[j] = latency
             self.count = i + 1
             self._sum += latency
-            self._sumsq += latency * latency
-            self._min = min(self._min, latency)
-            self._max = max(self._max, latency)
-            for k, v in enumerate((h2d, compute, d2h)):
-                if v is not None:
-                    self._part_sums[k] += v
-                    self._part_counts[k] += 1
+            if h2d is not None:
+                self._part_sums[0] += h2d
+                self._part_counts[0] += 1
+            if compute is not None:
+                self._part_sums[1] += compute
+                self._part_counts[1] += 1
+            if d2h is not None:
+                self._part_sums[2] += d2h
+                self._part_counts[2] += 1
 
     @property
     def exact(self) -> bool:
@@ -137,12 +144,13 @@ class ExactStore:
         """Exact count, mean, min, max over every sample, even past the cap."""
         with self._lock:
             n = self.count
-            return {
-                "count": float(n),
-                "mean": self._sum / n if n else float("nan"),
-                "min": self._min if n else float("nan"),
-                "max": self._max if n else float("nan"),
-            }
+            if n == 0:
+                return {"count": 0.0, "mean": float("nan"), "min": float("nan"), "max": float("nan")}
+            if n <= self.cap:
+                lo, hi = float(self._values[:n].min()), float(self._values[:n].max())
+            else:
+                lo, hi = self._min, self._max
+            return {"count": float(n), "mean": self._sum / n, "min": lo, "max": hi}
 
     def note(self) -> str | None:
         """Why percentiles are approximate, when they are."""
