@@ -556,3 +556,59 @@ def test_engine_wrong_runtime_names_versions(tmp_path: Path) -> None:
     msg = str(ei.value)
     assert "cannot deserialize" in msg and f"tensorrt_rtx {trt.__version__}" in msg
     assert re.search(r"serialization tag of the engine is \d+, this runtime expects \d+", msg)
+
+
+def test_version_mismatch_messages() -> None:
+    from trtstudio.engine.readers.engine_file import version_mismatch
+
+    trt10 = ("IRuntime::deserializeCudaEngine: Error Code 6: API Usage Error (The engine plan file is not "
+             "compatible with this version of TensorRT, expecting library version 10.4.0.26 got 10.1.0.27, "
+             "please rebuild.)")
+    assert version_mismatch([trt10]) == "the engine was built with TensorRT 10.1.0.27 but this runtime is 10.4.0.26"
+    trt8 = ("1: [stdArchiveReader.cpp::StdArchiveReader::40] Error Code 1: Serialization (Serialization assertion "
+            "stdVersionRead == serializationVersion failed.Version tag does not match. Note: Current Version: 213, "
+            "Serialized Engine Version: 232)")
+    assert version_mismatch([trt8]) == "serialization version of the engine is 232, this runtime expects 213"
+    assert version_mismatch(["Loaded engine size: 0 MiB"]) is None
+
+
+@pytest.mark.rtx
+def test_rtx_built_engine_is_recognised(tmp_path: Path) -> None:
+    trt = pytest.importorskip("tensorrt_rtx")
+    import numpy as np
+
+    logger = trt.Logger(trt.Logger.ERROR)
+    builder = trt.Builder(logger)
+    net = builder.create_network(0)
+    x = net.add_input("x", trt.float32, (1, 4))
+    w = net.add_constant((1, 4), trt.Weights(np.ones((1, 4), np.float32)))
+    net.mark_output(net.add_elementwise(x, w.get_output(0), trt.ElementWiseOperation.SUM).get_output(0))
+    cfg = builder.create_builder_config()
+    cfg.profiling_verbosity = trt.ProfilingVerbosity.DETAILED
+    plan = builder.build_serialized_network(net, cfg)
+    assert plan is not None
+    p = _write(tmp_path, "tiny.bin", bytes(plan))  # no engine suffix: the magic alone identifies it
+    assert p.read_bytes()[:4] == b"vtrt"
+    assert detect_format(p) == "engine-plan"
+    try:
+        info = load_engine([p])
+    except InputError as exc:  # no GPU here: the message must say why, in one line
+        assert "tensorrt_rtx" in str(exc) and "\n" not in str(exc)
+    else:  # on a machine with a supported GPU the inspector JSON is read
+        assert info.layers and info.versions["tensorrt_rtx"] == trt.__version__
+
+
+def test_log_with_json_layer_info(tmp_path: Path) -> None:
+    doc = {"Layers": [{"Name": "conv + relu", "LayerType": "CaskConvolution",
+                       "Inputs": [{"Name": "x", "Dimensions": [1, 3], "Format/Datatype": "Half"}],
+                       "Outputs": [{"Name": "y", "Dimensions": [1, 3], "Format/Datatype": "Half"}],
+                       "TacticName": "sm90_xmma", "Metadata": "[ONNX Layer: conv]\x1e[ONNX Layer: relu]"}],
+           "Bindings": ["x", "y"]}
+    text = ("&&&& RUNNING TensorRT.trtexec [TensorRT v101000] # trtexec --loadEngine=a.plan --dumpLayerInfo\n"
+            "[01/01/2026-00:00:00] [I] Layer Information:\n" + json.dumps(doc, indent=2) + "\n"
+            "&&&& PASSED TensorRT.trtexec [TensorRT v101000] # trtexec --loadEngine=a.plan --dumpLayerInfo\n")
+    info = load_engine([_write(tmp_path, "run.log", text)])
+    assert info.versions["tensorrt"] == "10.10.0"
+    assert [lay.name for lay in info.layers] == ["conv + relu"]
+    assert info.layers[0].precision == "FP16" and info.layers[0].metadata == doc["Layers"][0]["Metadata"]
+    assert [t.name for t in info.io_tensors] == ["x", "y"]

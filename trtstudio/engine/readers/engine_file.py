@@ -112,6 +112,9 @@ def read_engine_file(path: str | Path) -> EngineInfo:
             errs = [m for _sev, m in logger.messages]
             why = version_mismatch(errs)
             last = next((m for m in reversed(errs) if "rror" in m), "deserialize_cuda_engine returned None")
+            if why is None and "cuda" in last.lower():
+                why = ("no usable CUDA GPU or driver here (deserializing an engine needs one); export the layer "
+                       "information on the build machine with trtexec --exportLayerInfo")
             problems.append(f"{modname} {version}: {why or last.splitlines()[0]}")
             continue
         inspector = engine.create_engine_inspector()
