@@ -96,10 +96,15 @@ def crossings_by_group(a: np.ndarray, b: np.ndarray, g: np.ndarray, ngroups: int
     m = a.size
     if m < 2:
         return out
-    o = np.lexsort((b, a, g))
+    b = b - b.min()
+    a = a - a.min()
+    wa, wb = int(a.max()) + 1, int(b.max()) + 1
+    if ngroups * wa * wb < 2**62:
+        o = np.argsort((g * wa + a) * wb + b)
+    else:
+        o = np.lexsort((b, a, g))
     g = g[o]
     b = b[o]
-    b = b - b.min()
     bspan = int(b.max()) + 1
     starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
     sizes = np.diff(np.r_[starts, m])
@@ -213,22 +218,38 @@ def _positions(layer: np.ndarray, key: np.ndarray, tie: np.ndarray) -> tuple[np.
     return o, pos
 
 
-def _grouped_monotone(y: np.ndarray, grp: np.ndarray) -> np.ndarray:
-    """Closest-ish non-decreasing sequence within each group (mean of running max and running min).
+def _isotonic(y: np.ndarray, wt: np.ndarray, first: np.ndarray, max_iter: int = 64) -> np.ndarray:
+    """Weighted isotonic regression within each group: non-decreasing z closest to y.
 
-    ``y`` is in array order with groups contiguous. Exact: works on ranks, not offset floats.
+    Groups are contiguous and start where ``first`` is True. Parallel pool-adjacent-violators:
+    every violating pair of adjacent blocks is merged at once, until none is left (merging in
+    any order reaches the same unique optimum). After ``max_iter`` rounds a running max makes
+    the result feasible anyway.
     """
     m = y.size
     if m == 0:
         return y
-    srt = np.argsort(y, kind="stable")
-    vals = y[srt]
+    start = first.copy()
+    start[0] = True
+    wy = wt * y
+    for _ in range(max_iter):
+        bid = np.cumsum(start) - 1
+        nb = int(bid[-1]) + 1
+        sw = np.bincount(bid, weights=wt, minlength=nb)
+        val = np.bincount(bid, weights=wy, minlength=nb) / sw
+        bstart = np.flatnonzero(start)
+        # boundary before block k (k >= 1) violates when val[k - 1] > val[k] in one group
+        viol = (val[:-1] > val[1:] + 1e-9) & ~first[bstart[1:]]
+        if not viol.any():
+            return val[bid]
+        start[bstart[1:][viol]] = False
+    z = val[bid]
+    # feasibility fallback: running max within groups, on ranks (exact)
+    srt = np.argsort(z, kind="stable")
     r = np.empty(m, dtype=np.int64)
     r[srt] = np.arange(m, dtype=np.int64)
-    off = grp.astype(np.int64) * m
-    fwd = np.maximum.accumulate(r + off) - off
-    bwd = np.minimum.accumulate((r + off)[::-1])[::-1] - off
-    return (vals[fwd] + vals[bwd]) * 0.5
+    off = (np.cumsum(first) - 1) * m
+    return z[srt][np.maximum.accumulate(r + off) - off]
 
 
 # --------------------------------------------------------------------------------------------
@@ -321,6 +342,7 @@ class _Orderer:
         self.v = seg_v
         self.n = layer.size
         self.count = np.bincount(layer)
+        self.first_slot = (np.cumsum(self.count) - self.count)[layer]
 
     def setup_bands(self, band: int) -> None:
         """Group layers by ``layer % band`` for pipelined sweeps (see :meth:`band_sweep`)."""
@@ -410,49 +432,59 @@ class _Orderer:
         return pos, swaps
 
     def _order_from_pos(self, pos: np.ndarray) -> np.ndarray:
-        return np.lexsort((pos, self.layer))
+        """Nodes sorted by (layer, pos); positions are dense per layer, so a scatter does it."""
+        o = np.empty(self.n, dtype=np.int64)
+        o[self.first_slot + pos] = np.arange(self.n, dtype=np.int64)
+        return o
 
     def _swap_gain(self, pos: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """crossings(a before b) - crossings(b before a) for each pair, both sides together."""
+        """crossings(a before b) - crossings(b before a) for each pair, both sides together.
+
+        Per side: c(a, b) = #{x in N(a), y in N(b): x > y}; the swap turns it into #{x < y}.
+        """
         pair_of = np.full(self.n, -1, dtype=np.int64)
-        side_of = np.zeros(self.n, dtype=np.int64)
         pair_of[a] = np.arange(a.size)
         pair_of[b] = np.arange(b.size)
-        side_of[b] = 1
+        is_b = np.zeros(self.n, dtype=bool)
+        is_b[b] = True
+        span = int(self.count.max()) + 2
         gain = np.zeros(a.size, dtype=np.int64)
         for me, nb in ((self.v, self.u), (self.u, self.v)):
             p = pair_of[me]
-            sel = p >= 0
-            p, sd, npv = p[sel], side_of[me[sel]], pos[nb[sel]]
-            if p.size == 0:
+            on = p >= 0
+            side_b = is_b[me]
+            sel_a = on & ~side_b
+            sel_b = on & side_b
+            if not sel_a.any() or not sel_b.any():
                 continue
-            # for each pair: neighbour positions of a (side 0) and of b (side 1)
-            o = np.lexsort((npv, sd, p))
-            p, sd, npv = p[o], sd[o], npv[o]
-            # c(a,b) = #(x in N(a), y in N(b), x > y); c(b,a) = #(x > y swapped)
-            # count via searchsorted of b's neighbours inside a's sorted list
-            is_b = sd == 1
-            a_key = (p[~is_b], npv[~is_b])
-            b_p, b_v = p[is_b], npv[is_b]
-            if b_p.size == 0 or a_key[0].size == 0:
-                continue
-            span = int(max(npv.max(), 0)) + 2
-            a_flat = a_key[0] * span + a_key[1]
-            lo = np.searchsorted(a_flat, b_p * span + b_v, side="left")
-            hi = np.searchsorted(a_flat, b_p * span + b_v, side="right")
-            a_start = np.searchsorted(a_flat, b_p * span, side="left")
-            a_end = np.searchsorted(a_flat, b_p * span + span - 1, side="left")
-            greater = a_end - hi  # a's neighbours right of b's: cross when a is left of b
-            less = lo - a_start  # a's neighbours left of b's: cross after the swap
+            pa = p[sel_a]
+            a_flat = np.sort(pa * span + pos[nb[sel_a]])
+            a_cnt = np.bincount(pa, minlength=a.size)
+            a_end = np.cumsum(a_cnt)
+            a_start = a_end - a_cnt
+            b_p = p[sel_b]
+            q = b_p * span + pos[nb[sel_b]]
+            lo = np.searchsorted(a_flat, q, side="left")
+            hi = np.searchsorted(a_flat, q, side="right")
+            greater = a_end[b_p] - hi  # a's neighbours right of b's: cross while a is left of b
+            less = lo - a_start[b_p]  # a's neighbours left of b's: cross after the swap
             gain += np.bincount(b_p, weights=greater - less, minlength=a.size).astype(np.int64)
         return gain
 
 
 def _assign_x(
     layer: np.ndarray, pos: np.ndarray, w: np.ndarray, real: np.ndarray, seg_u: np.ndarray, seg_v: np.ndarray,
-    seg_w: np.ndarray, node_gap: float, rounds: int = 8,
+    seg_w: np.ndarray, node_gap: float, rounds: int = 4,
 ) -> np.ndarray:
-    """x centres: packed in order, then pulled toward weighted neighbour means under non-overlap."""
+    """x centres: packed in order, then Gauss-Seidel sweeps on sum w_e * |x_u - x_v|.
+
+    The L1 objective (straight segments win over many small bends) is approached by reweighting
+    a quadratic one (weights w_e / |dx_e|). Sweeps go down then up, pipelined like the crossing
+    sweeps: step k moves every layer l with l % 64 == k, its neighbour layers fixed; a layer's
+    optimum under the separation constraints is a weighted isotonic regression of the
+    neighbour means.
+    """
+    n = layer.size
     o = np.lexsort((pos, layer))
     lay_o = layer[o]
     w_o = w[o]
@@ -463,27 +495,45 @@ def _assign_x(
     sep[first] = 0.0
     c = np.cumsum(sep)
     starts = np.flatnonzero(first)
-    sizes = np.diff(np.r_[starts, lay_o.size])
+    sizes = np.diff(np.r_[starts, n])
     c -= np.repeat(c[starts], sizes)  # cumulative separation from the layer's first node
-    total = np.repeat(c[np.r_[starts[1:], lay_o.size] - 1], sizes)
-    x_o = c - total * 0.5
-    x = np.empty_like(x_o)
-    x[o] = x_o
-    n = layer.size
-    for r in range(rounds):
-        # alternate: from above, from below, both
-        mode = r % 3
-        tot = np.zeros(n)
-        cnt = np.zeros(n)
-        if mode in (0, 2):
-            tot += np.bincount(seg_v, weights=seg_w * x[seg_u], minlength=n)
-            cnt += np.bincount(seg_v, weights=seg_w, minlength=n)
-        if mode in (1, 2):
-            tot += np.bincount(seg_u, weights=seg_w * x[seg_v], minlength=n)
-            cnt += np.bincount(seg_u, weights=seg_w, minlength=n)
-        target = np.where(cnt > 0, tot / np.maximum(cnt, 1e-12), x)
-        y_o = _grouped_monotone(target[o] - c, lay_o)
-        x[o] = y_o + c
+    total = np.repeat(c[np.r_[starts[1:], n] - 1], sizes)
+    x = np.empty(n)
+    x[o] = c - total * 0.5
+    if seg_u.size == 0 or rounds <= 0:
+        return x
+    c_node = np.empty(n)
+    c_node[o] = c
+    first_node = np.empty(n, dtype=bool)
+    first_node[o] = first
+    band = max(2, min(_BAND, int(layer.max()) + 1))
+    cls = layer % band
+    order = np.lexsort((pos, layer, cls))
+    offs = np.r_[0, np.cumsum(np.bincount(cls, minlength=band))]
+    loc = np.empty(n, dtype=np.int64)
+    # segments touching each class: (local index of the moving end, the other end, segment id)
+    me = np.r_[seg_v, seg_u]
+    nb = np.r_[seg_u, seg_v]
+    sid = np.r_[np.arange(seg_u.size), np.arange(seg_u.size)]
+    by_cls = np.argsort(cls[me], kind="stable")
+    soffs = np.r_[0, np.cumsum(np.bincount(cls[me], minlength=band))]
+    steps = []
+    for k in range(band):
+        idx = order[offs[k] : offs[k + 1]]
+        loc[idx] = np.arange(idx.size)
+        sg = by_cls[soffs[k] : soffs[k + 1]]
+        steps.append((idx, first_node[idx], c_node[idx], loc[me[sg]], nb[sg], sid[sg]))
+    eps = 1e-3  # nodes without neighbours stay put
+    for r in range(rounds * 2):
+        ew = seg_w / np.maximum(np.abs(x[seg_u] - x[seg_v]), 1.0)
+        for k in range(band) if r % 2 == 0 else range(band - 1, -1, -1):
+            idx, fst, cc, mloc, other, s_id = steps[k]
+            if idx.size == 0:
+                continue
+            wts = ew[s_id]
+            wsum = np.bincount(mloc, weights=wts, minlength=idx.size) + eps
+            tot = np.bincount(mloc, weights=wts * x[other], minlength=idx.size) + eps * x[idx]
+            x[idx] = _isotonic(tot / wsum - cc, wsum, fst) + cc
     return x
 
 
