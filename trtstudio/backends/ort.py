@@ -45,7 +45,8 @@ _CPU = "CPUExecutionProvider"
 
 
 class OrtBackend:
-    """onnxruntime ``InferenceSession``; options: ``threads`` (intra-op threads), ``default_dim``."""
+    """onnxruntime ``InferenceSession``; options: ``threads`` (intra-op threads), ``default_dim`` (for
+    dynamic dims, 1), ``optimization`` (disable, basic, extended, all: ORT's graph optimization level)."""
 
     def __init__(self, name: str = "ort", pip: str = "pip install onnxruntime", providers: list[str] | None = None) -> None:
         self.name = name
@@ -74,6 +75,17 @@ class OrtBackend:
             so.profile_file_prefix = profile_prefix
         if optimized_path:
             so.optimized_model_filepath = optimized_path
+        level = self._options.get("optimization")
+        if level:
+            levels = {
+                "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+                "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+                "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+                "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+            }
+            if level not in levels:
+                raise InputError(None, f"optimization must be one of {', '.join(levels)}, not '{level}'")
+            so.graph_optimization_level = levels[level]
         so.log_severity_level = 3
         return so
 
