@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,7 @@ def write_samples_npy(path: str | os.PathLike[str], snapshot: dict[str, np.ndarr
 def chrome_trace(
     snapshot: dict[str, np.ndarray],
     memory: dict[str, np.ndarray] | None = None,
-    layers: list[dict[str, Any]] | None = None,
+    layers: Sequence[Mapping[str, Any]] | None = None,
     name: str = "trtstudio run",
 ) -> dict[str, Any]:
     """A Chrome-trace document (open in chrome://tracing or ui.perfetto.dev): one complete event per
