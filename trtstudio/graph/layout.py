@@ -14,9 +14,11 @@ deep, like transformers, stay fast):
    already re-sorted, except at every 64th layer). Each sweep is followed by a vectorised
    transpose pass that swaps adjacent nodes where that removes crossings; the best order seen
    (by the vectorised crossing count) is kept.
-5. x coordinates: nodes placed in order with gaps, then a few rounds pull each node toward the
-   weighted mean of its neighbours (long edges weigh most, so they run straight), each round
-   projected back onto the non-overlap constraints with grouped running max/min.
+5. x coordinates: nodes packed in order with gaps, then pipelined Gauss-Seidel sweeps (down,
+   up) minimise sum w_e * |x_u - x_v| (reweighted least squares; dummy-dummy segments weigh 8,
+   dummy-real 2, real-real 1, as in dot, so long edges run straight). A layer's optimum under
+   the non-overlap constraints is a weighted isotonic regression, solved by a parallel
+   pool-adjacent-violators pass over all layers of a step at once.
 
 y is ``layer * layer_gap`` (grows downward).
 """
@@ -447,7 +449,7 @@ class _Orderer:
         pair_of[b] = np.arange(b.size)
         is_b = np.zeros(self.n, dtype=bool)
         is_b[b] = True
-        span = int(self.count.max()) + 2
+        span = int(np.max(self.count)) + 2
         gain = np.zeros(a.size, dtype=np.int64)
         for me, nb in ((self.v, self.u), (self.u, self.v)):
             p = pair_of[me]
