@@ -274,7 +274,17 @@ def test_runner_over_fake_engine_records_stage_parts(plan: Path) -> None:
     result = Runner(b, RunConfig(warmup=2, iterations=50)).run()
     assert result.count == 50 and result.error is None
     parts = result.exact.part_means()
+    assert set(parts) == {"h2d_ms", "compute_ms", "d2h_ms", "enqueue_ms"}
     assert all(v is not None and v >= 0 for v in parts.values())
+
+
+def test_cuda_graph_without_capture_support_runs_uncaptured(plan: Path) -> None:
+    b = open_fake(plan, cuda_graph=True)  # the host double has no capture_graph
+    x = np.ones((2, 4), np.float32)
+    b.prepare_inputs({}, {"x": x})
+    assert any("CUDA graph asked for" in n for n in b.notes)
+    b.infer_once()
+    np.testing.assert_array_equal(b.output("y"), 2 * x)
 
 
 def test_layer_name_fallbacks() -> None:

@@ -76,7 +76,9 @@ def test_exact_store_cap_and_reservoir() -> None:
     assert t["count"] == 20_000 and t["mean"] == pytest.approx(data.mean())
     assert t["min"] == data.min() and t["max"] == data.max()
     assert np.median(capped.values()) == pytest.approx(np.median(data), abs=0.15)
-    assert exact.part_means() == {"h2d_ms": pytest.approx(0.1), "compute_ms": None, "d2h_ms": pytest.approx(0.2)}
+    assert exact.part_means() == {
+        "h2d_ms": pytest.approx(0.1), "compute_ms": None, "d2h_ms": pytest.approx(0.2), "enqueue_ms": None
+    }
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

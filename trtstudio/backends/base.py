@@ -64,6 +64,7 @@ class InferTiming(NamedTuple):
     h2d_ms: float | None = None
     compute_ms: float | None = None
     d2h_ms: float | None = None
+    enqueue_ms: float | None = None  # host time to enqueue the GPU work, where the backend enqueues
 
 
 @runtime_checkable

@@ -179,3 +179,62 @@ def nvml_memory(device: int = 0) -> dict[str, int]:
                 out["process_gpu_bytes"] = out.get("process_gpu_bytes", 0) + int(used)
     return out
 
+
+
+# -- CUDA graphs ----------------------------------------------------------------------------------
+PIP_CUDA_PYTHON = "pip install cuda-python"
+
+
+def _cudart() -> Any:
+    """The CUDA runtime bindings of cuda-python (pycuda cannot capture streams)."""
+    try:
+        from cuda.bindings import runtime as rt
+    except ImportError:
+        try:
+            from cuda import cudart as rt  # cuda-python before 12.8
+        except ImportError as exc:
+            raise BackendError(f"CUDA graphs need cuda-python ({exc}); install it: {PIP_CUDA_PYTHON}") from exc
+    return rt
+
+
+def _check(rt: Any, what: str, result: Any) -> Any:
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if err != rt.cudaError_t.cudaSuccess:
+        raise BackendError(f"{what} failed: {err}")
+    return rest[0] if len(rest) == 1 else rest
+
+
+class CudaGraph:
+    """The work ``enqueue()`` puts on ``stream``, captured once (thread-local mode, as trtexec does)
+    and replayed by ``launch``; the stream is a pycuda Stream (its ``handle`` is the cudaStream_t)."""
+
+    def __init__(self, stream: Any, enqueue: Any) -> None:
+        rt = self._rt = _cudart()
+        handle = int(stream.handle)
+        mode = rt.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal
+        _check(rt, "cudaStreamBeginCapture", rt.cudaStreamBeginCapture(handle, mode))
+        try:
+            ok = enqueue()
+        finally:
+            graph = _check(rt, "cudaStreamEndCapture", rt.cudaStreamEndCapture(handle))
+        self._graph = graph
+        if ok is False:
+            rt.cudaGraphDestroy(graph)
+            raise BackendError("the enqueue failed during capture")
+        self._exec = _check(rt, "cudaGraphInstantiate", rt.cudaGraphInstantiate(graph, 0))
+
+    def launch(self, stream: Any) -> None:
+        """Replay the graph on ``stream``."""
+        _check(self._rt, "cudaGraphLaunch", self._rt.cudaGraphLaunch(self._exec, int(stream.handle)))
+
+    def close(self) -> None:
+        """Free the graph and its executable instance."""
+        if self._exec is not None:
+            self._rt.cudaGraphExecDestroy(self._exec)
+            self._rt.cudaGraphDestroy(self._graph)
+            self._exec = None
+
+
+def capture_graph(stream: Any, enqueue: Any) -> CudaGraph:
+    """Capture ``enqueue()`` (which returns False on failure) on ``stream`` into a ``CudaGraph``."""
+    return CudaGraph(stream, enqueue)

@@ -5,7 +5,8 @@ deserialized, I/O tensors get pinned host and device buffers (``set_tensor_addre
 ``set_input_shape`` inside optimization profile 0, and ``execute_async_v3`` runs on a pycuda stream
 between CUDA events that time H2D, compute and D2H apart. Optional features are found with
 ``hasattr`` on the imported module, never from version strings. A CUDA graph of the enqueue is
-captured when asked for (``cuda_graph=True``) and pycuda can capture.
+captured when asked for (``cuda_graph=True``) through cuda-python (pycuda 2026.1 cannot capture
+streams); without it the run goes on uncaptured, with a note.
 """
 
 from __future__ import annotations
@@ -158,6 +159,7 @@ class TrtBackend:
         self._bind_thread()
         feeds, notes = build_feeds(self.input_specs(), shapes, data, self._resolve)
         self.notes.extend(n for n in notes if n not in self.notes)
+        self._release_graph()
         self._free_buffers()
         for name, array in feeds.items():
             if not self.context.set_input_shape(name, tuple(array.shape)):
@@ -174,7 +176,6 @@ class TrtBackend:
             self._dev[name] = self._cuda.device_alloc(host.nbytes)
             self.context.set_tensor_address(name, int(self._dev[name]))
         self.shapes = {n: tuple(self._host[n].shape) for n in self._inputs}
-        self._graph_exec = None
         if self._options.get("cuda_graph"):
             self._capture_graph()
 
@@ -186,17 +187,14 @@ class TrtBackend:
 
     def _capture_graph(self) -> None:
         stream = self._stream
-        if not hasattr(stream, "begin_capture"):
-            self.notes.append("CUDA graph asked for, but this pycuda cannot capture streams; running without")
+        if not hasattr(self._cuda, "capture_graph"):
+            self.notes.append("CUDA graph asked for, but stream capture is not available; running without")
             return
         self._enqueue()  # TensorRT must run once after shape changes before it can be captured
         stream.synchronize()
         try:
-            stream.begin_capture()
-            self.context.execute_async_v3(stream.handle)
-            graph = stream.end_capture()
-            self._graph_exec = graph.instance() if hasattr(graph, "instance") else graph.instantiate()
-        except Exception as exc:  # capture is best effort: some engines are not capturable
+            self._graph_exec = self._cuda.capture_graph(stream, lambda: self.context.execute_async_v3(stream.handle))
+        except BackendError as exc:  # capture is best effort: some engines are not capturable
             self._graph_exec = None
             self.notes.append(f"CUDA graph capture failed ({exc}); running without")
 
@@ -213,14 +211,16 @@ class TrtBackend:
         for name in self._inputs:
             self._cuda.htod_async(self._dev[name], self._host[name], s)
         e1.record(s)
+        q0 = time.perf_counter()
         self._enqueue()
+        enqueue = (time.perf_counter() - q0) * 1e3
         e2.record(s)
         for name in self._outputs:
             self._cuda.dtoh_async(self._host[name], self._dev[name], s)
         e3.record(s)
         e3.synchronize()
         total = (time.perf_counter() - t0) * 1e3
-        return InferTiming(total, e1.time_since(e0), e2.time_since(e1), e3.time_since(e2))
+        return InferTiming(total, e1.time_since(e0), e2.time_since(e1), e3.time_since(e2), enqueue)
 
     def output(self, name: str) -> np.ndarray:
         """The host copy of an output after the last inference."""
@@ -294,6 +294,11 @@ class TrtBackend:
             out["engine_file_bytes"] = self._path.stat().st_size
         return out
 
+    def _release_graph(self) -> None:
+        if self._graph_exec is not None and hasattr(self._graph_exec, "close"):
+            self._graph_exec.close()
+        self._graph_exec = None
+
     def _free_buffers(self) -> None:
         for dev in self._dev.values():
             free = getattr(dev, "free", None)
@@ -307,7 +312,7 @@ class TrtBackend:
         if self._ctx is None:
             return
         self._bind_thread()
-        self._graph_exec = None
+        self._release_graph()
         self._free_buffers()
         self.context = None
         self.engine = None

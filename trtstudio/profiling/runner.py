@@ -122,7 +122,8 @@ class RunResult:
 
     def warnings(self, stats: dict[str, Any] | None = None) -> list[str]:
         """trtexec-like warnings plus the run's notes and its error."""
-        out = run_warnings(stats or self.latency(), self.exact.part_means())
+        parts = self.exact.part_means()
+        out = run_warnings(stats or self.latency(), parts, enqueue_ms=parts.get("enqueue_ms"))
         note = self.exact.note()
         if note:
             out.append(note)
@@ -212,7 +213,7 @@ class Runner:
                 timing = backend.infer_once()
                 now = perf()
                 samples.append(now - t0, timing.total_ms, timing.h2d_ms, timing.compute_ms, timing.d2h_ms)
-                exact.add(timing.total_ms, timing.h2d_ms, timing.compute_ms, timing.d2h_ms)
+                exact.add(timing.total_ms, timing.h2d_ms, timing.compute_ms, timing.d2h_ms, timing.enqueue_ms)
                 n += 1
                 state.done = n
                 if monitor is not None:

@@ -84,14 +84,21 @@ class ExactStore:
     _sum: float = 0.0
     _min: float = float("inf")
     _max: float = float("-inf")
-    _part_sums: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
-    _part_counts: list[int] = field(default_factory=lambda: [0, 0, 0])
+    _part_sums: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0, 0.0])
+    _part_counts: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
 
     def __post_init__(self) -> None:
         self._rng = np.random.default_rng(self.seed)
         self._lock = threading.Lock()
 
-    def add(self, latency: float, h2d: float | None = None, compute: float | None = None, d2h: float | None = None) -> None:
+    def add(
+        self,
+        latency: float,
+        h2d: float | None = None,
+        compute: float | None = None,
+        d2h: float | None = None,
+        enqueue: float | None = None,
+    ) -> None:
         """Record one sample (the hot path of a run: kept short)."""
         with self._lock:
             i = self.count
@@ -121,6 +128,9 @@ class ExactStore:
             if d2h is not None:
                 self._part_sums[2] += d2h
                 self._part_counts[2] += 1
+            if enqueue is not None:
+                self._part_sums[3] += enqueue
+                self._part_counts[3] += 1
 
     @property
     def exact(self) -> bool:
@@ -133,11 +143,11 @@ class ExactStore:
             return self._values[: min(self.count, self.cap)].copy()
 
     def part_means(self) -> dict[str, float | None]:
-        """Mean h2d / compute / d2h in ms over the samples that had them (None: never reported)."""
+        """Mean h2d / compute / d2h / enqueue in ms over the samples that had them (None: never reported)."""
         with self._lock:
             return {
                 name: (s / c if c else None)
-                for name, s, c in zip(("h2d_ms", "compute_ms", "d2h_ms"), self._part_sums, self._part_counts, strict=True)
+                for name, s, c in zip(("h2d_ms", "compute_ms", "d2h_ms", "enqueue_ms"), self._part_sums, self._part_counts, strict=True)
             }
 
     def totals(self) -> dict[str, float]:
