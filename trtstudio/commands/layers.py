@@ -1,0 +1,137 @@
+"""``trtstudio layers``: read an engine's layer information (and profile, timings, logs), map the
+layers to the ONNX model's nodes, run the diagnostics and print a table or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+HELP = "list an engine's layers (precision, tactic, time) with findings, from inspector JSON, profiles or logs"
+_TACTIC_WIDTH = 40
+_NAME_WIDTH = 60
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the layers options."""
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE",
+        help="files of ONE engine: layer info JSON, --exportProfile/--exportTimes JSON, trtexec/build logs, "
+             "TREx metadata, engine plan",
+    )
+    parser.add_argument("--onnx", metavar="MODEL", help="ONNX model the engine was built from (maps layers to nodes)")
+    parser.add_argument("--profile", type=int, default=0, help="optimization profile whose layers to show (default 0)")
+    parser.add_argument("--precision", help="precision the model is meant to run in (fp16, bf16, int8, ...)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document (schema trtstudio.layers/1)")
+    parser.add_argument("--findings-only", action="store_true", help="print only the findings")
+
+
+def shorten(text: str | None, width: int) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis in the middle."""
+    if not text:
+        return ""
+    if len(text) <= width:
+        return text
+    head = (width - 3) * 2 // 3
+    return text[:head] + "..." + text[len(text) - (width - 3 - head):]
+
+
+def _fmt_ms(v: float | None) -> str:
+    return "" if v is None else f"{v:.4f}"
+
+
+def _table(engine: Any, by_layer: dict[int, list[str]]) -> list[str]:
+    total = engine.total_time_ms
+    rows = [("#", "name", "type", "precision", "tactic", "time ms", "%", "findings")]
+    for lay in engine.layers:
+        t = lay.time
+        ms = t.average_ms if t and t.average_ms is not None else (t.total_ms if t else None)
+        pct = t.percent if t and t.percent is not None else (
+            100.0 * t.total_ms / total if t and t.total_ms is not None and total else None)
+        prec = lay.precision or ""
+        if lay.precision_in and lay.precision_out and lay.precision_in != lay.precision_out:
+            prec = f"{lay.precision_in}>{lay.precision_out}"
+        rows.append((
+            str(lay.index), shorten(lay.name, _NAME_WIDTH), lay.type, prec, shorten(lay.tactic, _TACTIC_WIDTH),
+            _fmt_ms(ms), "" if pct is None else f"{pct:.1f}", ",".join(by_layer.get(lay.index, [])),
+        ))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    right = {0, 5, 6}
+    out = []
+    for r in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
+        out.append("  ".join(cells).rstrip())
+    return out
+
+
+def _summary(engine: Any, mapping: Any) -> list[str]:
+    lines = [f"{len(engine.layers)} layers from {', '.join(engine.sources)} ({', '.join(engine.formats)})"]
+    total = engine.total_time_ms
+    if total is not None:
+        lines.append(f"sum of layer times: {total:.4f} ms")
+    for k in ("mean", "median", "compute_mean"):
+        if k in engine.latency_ms:
+            lines.append(f"latency {k}: {engine.latency_ms[k]:.4f} ms")
+            break
+    if engine.versions:
+        lines.append("versions: " + ", ".join(f"{k} {v}" for k, v in engine.versions.items()))
+    if mapping is not None:
+        mapped = len(engine.layers) - len(mapping.unmapped_layers)
+        lines.append(f"mapped {mapped} of {len(engine.layers)} layers to ONNX nodes; "
+                     f"{len(mapping.unmapped_nodes)} nodes have no layer (folded or fused away)")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read, map, diagnose, print. Exit 0; bad input raises InputError (exit 2)."""
+    from trtstudio.engine.diagnose import diagnose
+    from trtstudio.engine.load import load_engine
+    from trtstudio.engine.mapping import map_layers
+
+    engine = load_engine(args.files, profile=args.profile)
+    graph = None
+    mapping = None
+    if args.onnx:
+        from trtstudio.graph.model import load_model
+
+        graph = load_model(args.onnx).graph
+        mapping = map_layers(engine, graph)
+    engine.findings = diagnose(engine, graph, model_precision=args.precision)
+    if args.json:
+        doc = engine.to_json()
+        if mapping is not None:
+            doc["mapping"] = mapping.to_json()
+            doc["mapping"]["model"] = args.onnx
+        if args.findings_only:
+            doc = {"schema": doc["schema"], "source": doc["source"], "findings": doc["findings"],
+                   "warnings": doc["warnings"]}
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    out: list[str] = []
+    if not args.findings_only:
+        by_layer: dict[int, list[str]] = {}
+        for f in engine.findings:
+            if f.layer_index is not None:
+                lst = by_layer.setdefault(f.layer_index, [])
+                if f.kind not in lst:
+                    lst.append(f.kind)
+        out += _summary(engine, mapping)
+        out.append("")
+        out += _table(engine, by_layer)
+        out.append("")
+    counts: dict[str, int] = {}
+    for f in engine.findings:
+        counts[f.severity] = counts.get(f.severity, 0) + 1
+    out.append(f"findings: {len(engine.findings)}" + (
+        " (" + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + ")" if counts else ""))
+    for f in engine.findings:
+        where = f"[{f.layer_index}] " if f.layer_index is not None else ""
+        out.append(f"  {f.severity:7s} {f.kind:18s} {where}{f.message}")
+        if f.hint:
+            out.append(f"          hint: {f.hint}")
+    for w in engine.warnings:
+        out.append(f"warning: {w}")
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0

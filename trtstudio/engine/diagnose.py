@@ -1,0 +1,584 @@
+"""Diagnostics: what in an engine costs time or precision, and what to do about it.
+
+``diagnose(engine, graph=None, unsupported=None, model_precision=None)`` returns a list of
+:class:`~trtstudio.engine.model.Finding`. Each finding has a ``kind``, a ``severity`` (``error``,
+``warning``, ``info``), the ``layer`` (name and index) or none for engine-level findings, the ONNX
+``nodes`` involved (from ``engine.mapping``; a graph given here is mapped first if no layer has
+nodes yet), a ``message`` and a ``hint`` saying what to do. "Time share" below is the layer's
+``percent`` from the profile, else its time over the sum of all layer times; rules that use it
+work without times too.
+
+Rules
+-----
+
+``unsupported_node`` (error)
+    Each entry of ``unsupported`` (the ONNX parser's list of ``{node, op_type, reason}`` from
+    ``backends.build.parse_onnx``). Hint: replace/decompose the op, fold constants, or add a plugin.
+``plugin`` (info; warning when the plugin takes >= 5 % of the time)
+    Layers of type ``PluginV2``/``PluginV3``/``Plugin*`` (or named ``[PluginV2...]``,
+    ``[PluginV3...]``), and ``Successfully created plugin: NAME`` lines in the engine's log when the
+    layers do not show it. Plugins are opaque to fusion and often force reformats around them.
+``reformat`` (info; warning when type-converting or >= 2 % of the time)
+    ``Reformat`` layers and ``Reformatting CopyNode ...`` layers that are not ``NoOp`` and whose
+    ``Origin`` is not ``QDQ`` (those are quantize layers, see below). The message names the formats
+    or data types on both sides; an input type different from the output type is a precision
+    change TensorRT inserted between layers that disagree.
+``precision_fallback`` (warning or info)
+    * an FP32 compute layer in an engine that otherwise computes in FP16/BF16 (or FP32 compute
+      when ``model_precision`` asks for fp16/bf16/int8): an FP32 island (warning);
+    * an INT8 convolution/GEMM with a float output; warning when its output feeds a separate
+      quantize layer (the Q of the next Q/DQ pair was not fused into it), info otherwise (the last
+      INT8 layer of a region legitimately outputs float);
+    * Q/DQ not fused: a quantize/dequantize that survives as its own layer (a ``Reformat`` of
+      ``Origin`` ``QDQ``, a ``Quantize``/``Dequantize`` layer, or a layer whose ONNX nodes are only
+      QuantizeLinear/DequantizeLinear) (info; warning when >= 2 % of the time).
+``no_tensor_cores`` (warning)
+    A convolution or GEMM/MatMul computing in FP16/BF16/INT8/FP8 whose tactic (kernel) name has
+    none of the tensor-core markers in :data:`TENSOR_CORE_MARKERS` (derived from real tactic names
+    in TensorRT 8.2-10.16 engines: ``tensor16x8x16``, ``tensor8x8x16``, ``tensor1688``, ``hmma``,
+    ``h16816``/``h1688`` (cuDNN/cuBLAS ampere kernels), ``imma``, ``i8816``, Hopper
+    ``warpgroup``/``wgmma``/``cgasize``), or has one of :data:`NO_TENSOR_CORE_MARKERS`
+    (``ffma``, ``simt``, ``scudnn``, ``sgemm``, ``int8x4``/``dp4a`` (INT8 on CUDA cores)).
+    Matrix-vector kernels (``gemv``) and depthwise convolutions are not flagged: tensor cores do
+    not help them. Layers without a tactic name are skipped.
+``unaligned_channels`` (warning; info for image inputs with C <= 4)
+    Convolution/GEMM layers whose input channels C or output channels K (dimension 1 of the
+    input/output, the last dimension for GEMM/MatMul layers) are not a multiple of 8 for
+    FP16/BF16 or 16 for INT8/FP8: tensor-core kernels then pad or fall back.
+``foreign_node`` (info)
+    Myelin regions (``{ForeignNode[first...last]}`` layers or regions named by reformats) and DLA
+    regions (``{a,b,...}``), with the ONNX nodes they cover: they are compiled as one opaque unit.
+``shape_ops`` (info; warning when >= 5 % of the time)
+    One engine-level finding counting Shape/NoOp/Constant/Shuffle/shape_call layers (and layers
+    whose ONNX nodes are only Shape/Reshape/Constant/Squeeze/Unsqueeze/Flatten/Identity) and their
+    time share.
+``names_only`` (warning)
+    Engine-level: the layer information has names only (``detailed=False``): rebuild with
+    ``--profilingVerbosity=detailed``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from trtstudio.engine.model import EngineInfo, Finding, Layer
+
+TENSOR_CORE_MARKERS: tuple[str, ...] = (
+    "hmma", "imma", "h16816", "h1688", "i8816", "i16832", "s16816", "s1688", "bf16816",
+    "_tc_", "warpgroup", "wgmma", "cgasize",
+)
+_TENSOR_SHAPE_RE = re.compile(r"tensor\d+x\d+x\d+|tensor\d{3,}")
+NO_TENSOR_CORE_MARKERS: tuple[str, ...] = (
+    "ffma", "simt", "scudnn", "sgemm", "int8x4", "dp4a", "volta_s", "_fp32_",
+)
+_NO_TC_EXEMPT = ("gemv", "depthwise")
+
+REDUCED = frozenset(("FP16", "BF16"))
+LOW = frozenset(("FP16", "BF16", "INT8", "FP8", "FP4", "INT4"))
+FLOAT = frozenset(("FP32", "FP16", "BF16"))
+ALIGN = {"FP16": 8, "BF16": 8, "INT8": 16, "FP8": 16, "FP4": 32, "INT4": 32}
+
+REFORMAT_WARN_SHARE = 2.0
+PLUGIN_WARN_SHARE = 5.0
+SHAPE_WARN_SHARE = 5.0
+
+_SHAPE_TYPES = frozenset(("Shape", "NoOp", "Constant", "Shuffle", "shape_call", "Reshape", "Identity"))
+_SHAPE_NAME_MARKERS = ("[Shuffle]", "[Constant]", "[Shape]", "[Identity]")
+_SHAPE_OPS = frozenset(("Shape", "Reshape", "Constant", "ConstantOfShape", "Squeeze", "Unsqueeze", "Flatten",
+                        "Identity"))
+_QDQ_OPS = frozenset(("QuantizeLinear", "DequantizeLinear"))
+_NOT_COMPUTE = _SHAPE_TYPES | frozenset(("Reformat", "Myelin", "DLA", "DLATransfer", "TrainStation", "Unknown",
+                                         "Slice", "Padding", "Concatenation", "Gather", "Cast"))
+_PLUGIN_LOG_RE = re.compile(r"Successfully created plugin: ?(\S+)")
+
+NAMES_ONLY_HINT = (
+    "rebuild with trtexec --profilingVerbosity=detailed --exportLayerInfo=layers.json (or "
+    "config.profiling_verbosity = ProfilingVerbosity.DETAILED) to see precision, formats and tactics"
+)
+
+
+def _share(lay: Layer, total: float | None) -> float | None:
+    if lay.time is None:
+        return None
+    if lay.time.percent is not None:
+        return lay.time.percent
+    if total and lay.time.total_ms is not None:
+        return 100.0 * lay.time.total_ms / total
+    return None
+
+
+def _share_text(share: float | None) -> str:
+    return f" ({share:.1f} % of the time)" if share is not None else ""
+
+
+def _finding(kind: str, severity: str, lay: Layer | None, message: str, hint: str,
+             nodes: Sequence[str] | None = None) -> Finding:
+    return Finding(
+        kind=kind,
+        severity=severity,
+        message=message,
+        hint=hint,
+        layer=lay.name if lay is not None else None,
+        layer_index=lay.index if lay is not None else None,
+        nodes=list(nodes if nodes is not None else (lay.onnx_nodes if lay is not None else [])),
+    )
+
+
+def is_reformat(lay: Layer) -> bool:
+    """A layer that only changes format or type (Reformat, CopyNode, legacy "reformatter")."""
+    return (
+        lay.type == "Reformat"
+        or bool(lay.attrs.get("reformat"))
+        or lay.name.startswith("Reformatting CopyNode")
+        or " reformatter " in lay.name
+    )
+
+
+def is_conv(lay: Layer) -> bool:
+    t = lay.type.lower()
+    return lay.parameter_type == "Convolution" or "convolution" in t or t == "convactpool"
+
+
+def is_gemm(lay: Layer) -> bool:
+    t = lay.type.lower()
+    return t in ("gemm", "matrixmultiply", "matmul", "fullyconnected", "cublasgemm") or (
+        lay.parameter_type in ("MatrixMultiply", "FullyConnected")
+    )
+
+
+def is_plugin(lay: Layer) -> bool:
+    return lay.type.startswith("Plugin") or "[PluginV2" in lay.name or "[PluginV3" in lay.name
+
+
+def _node_ops(lay: Layer, op_of: dict[str, str]) -> set[str]:
+    return {op_of.get(n, "") for n in lay.onnx_nodes}
+
+
+def uses_tensor_cores(tactic: str) -> bool | None:
+    """True/False from a tactic or kernel name; None when the name says neither."""
+    t = tactic.lower()
+    if any(m in t for m in TENSOR_CORE_MARKERS) or _TENSOR_SHAPE_RE.search(t):
+        return True
+    if any(m in t for m in NO_TENSOR_CORE_MARKERS):
+        return False
+    return None
+
+
+def _dim(shape: Sequence[Any] | None, i: int) -> int | None:
+    if not shape:
+        return None
+    try:
+        v = shape[i]
+    except IndexError:
+        return None
+    return v if isinstance(v, int) and v > 0 else None
+
+
+class _Ctx:
+    def __init__(self, engine: EngineInfo, op_of: dict[str, str]) -> None:
+        self.engine = engine
+        self.total = engine.total_time_ms
+        self.op_of = op_of
+        self.io = {t.name for t in engine.io_tensors}
+        self.producer: dict[str, Layer] = {}
+        self.consumers: dict[str, list[Layer]] = {}
+        for lay in engine.layers:
+            for t in lay.outputs:
+                self.producer.setdefault(t.name, lay)
+            for t in lay.inputs:
+                self.consumers.setdefault(t.name, []).append(lay)
+
+    def at_boundary(self, lay: Layer) -> bool:
+        """A layer reading an engine input or writing an engine output."""
+        for t in lay.inputs:
+            if t.name in self.io or t.name not in self.producer:
+                return True
+        return any(t.name in self.io or t.name not in self.consumers for t in lay.outputs)
+
+    def share(self, lay: Layer) -> float | None:
+        return _share(lay, self.total)
+
+    def is_qdq_layer(self, lay: Layer) -> bool:
+        if lay.origin == "QDQ" or lay.type in ("Quantize", "Dequantize"):
+            return True
+        ops = _node_ops(lay, self.op_of) if lay.onnx_nodes and self.op_of else set()
+        if ops and ops <= _QDQ_OPS:
+            return True
+        if not lay.onnx_nodes and " + " not in lay.name and lay.type in ("Unknown", "Scale"):
+            last = lay.name.rsplit("/", 1)[-1]
+            return last.startswith(("QuantizeLinear", "DequantizeLinear"))
+        return False
+
+    def is_compute(self, lay: Layer) -> bool:
+        if lay.type in _NOT_COMPUTE or is_reformat(lay) or is_plugin(lay) or self.is_qdq_layer(lay):
+            return False
+        return lay.precision is not None
+
+    def neighbours(self, lay: Layer, down: bool, depth: int = 4) -> list[Layer]:
+        """The nearest compute layers before (or after) ``lay``, looking through reformats and no-ops."""
+        out: list[Layer] = []
+        frontier = [lay]
+        seen = {id(lay)}
+        for _ in range(depth):
+            nxt: list[Layer] = []
+            for cur in frontier:
+                tensors = cur.outputs if down else cur.inputs
+                cands: list[Layer] = []
+                for t in tensors:
+                    if down:
+                        cands.extend(self.consumers.get(t.name, ()))
+                    else:
+                        p = self.producer.get(t.name)
+                        if p is not None:
+                            cands.append(p)
+                for c in cands:
+                    if id(c) in seen:
+                        continue
+                    seen.add(id(c))
+                    (out if self.is_compute(c) else nxt).append(c)
+            if not nxt:
+                break
+            frontier = nxt
+        return out
+
+
+def _unsupported(items: Iterable[dict[str, Any]]) -> list[Finding]:
+    out = []
+    for it in items:
+        node = str(it.get("node") or "")
+        op = str(it.get("op_type") or "")
+        reason = str(it.get("reason") or "not supported by the TensorRT ONNX parser")
+        what = f"{node} ({op})" if node and op else (node or op or "a node")
+        out.append(Finding(
+            kind="unsupported_node",
+            severity="error",
+            message=f"ONNX node {what} cannot be built: {reason}",
+            hint=(f"replace or decompose {op or 'the op'} in the exporter, fold it with `polygraphy surgeon "
+                  "sanitize --fold-constants`, export with a newer opset, or provide a TensorRT plugin for it"),
+            nodes=[node] if node else [],
+        ))
+    return out
+
+
+def _plugins(ctx: _Ctx) -> list[Finding]:
+    out = []
+    seen_names: set[str] = set()
+    for lay in ctx.engine.layers:
+        if not is_plugin(lay):
+            continue
+        share = ctx.share(lay)
+        sev = "warning" if share is not None and share >= PLUGIN_WARN_SHARE else "info"
+        kind = lay.type if lay.type.startswith("Plugin") else "plugin"
+        seen_names.add(lay.name)
+        out.append(_finding(
+            "plugin", sev, lay,
+            f"{lay.name} runs a {kind} layer{_share_text(share)}: TensorRT cannot fuse across it or choose its kernels",
+            "check that the plugin supports the precision and formats of its neighbours (else reformats are "
+            "inserted around it); prefer a native TensorRT op when one exists",
+        ))
+    if not out:
+        created: list[str] = []
+        for line in ctx.engine.log:
+            if "plugin" not in line:
+                continue
+            m = _PLUGIN_LOG_RE.search(line)
+            if m and m.group(1) not in created:
+                created.append(m.group(1))
+        for name in created:
+            out.append(_finding(
+                "plugin", "info", None,
+                f"the build log shows plugin {name} being created; the engine contains a plugin layer",
+                "check that the plugin supports the precision and formats of its neighbours; export the layer "
+                "information (--exportLayerInfo --profilingVerbosity=detailed) to see which layer it is",
+            ))
+    return out
+
+
+def _tensor_types(lay: Layer) -> tuple[str, str]:
+    ti = lay.inputs[0] if lay.inputs else None
+    to = lay.outputs[0] if lay.outputs else None
+
+    def desc(t: Any) -> str:
+        if t is None:
+            return "?"
+        return t.format or t.dtype or t.raw or "?"
+
+    return desc(ti), desc(to)
+
+
+def _reformats(ctx: _Ctx) -> list[Finding]:
+    out = []
+    for lay in ctx.engine.layers:
+        if not is_reformat(lay) or lay.type == "NoOp" or ctx.is_qdq_layer(lay):
+            continue
+        share = ctx.share(lay)
+        din, dout = lay.precision_in, lay.precision_out
+        converting = bool(din and dout and din != dout)
+        boundary = ctx.at_boundary(lay)
+        sev = "warning" if (converting and not boundary) or (
+            share is not None and share >= REFORMAT_WARN_SHARE) else "info"
+        fin, fout = _tensor_types(lay)
+        origin = f" (origin {lay.origin})" if lay.origin else ""
+        change = f"{din} -> {dout}" if converting else f"{fin} -> {fout}"
+        if change == "? -> ?":
+            change = "(formats not recorded)"
+        where = " at the engine's input/output" if boundary else ""
+        msg = f"{lay.name}: reformat {change}{where}{origin}{_share_text(share)}"
+        if boundary:
+            hint = ("the engine's I/O tensors are in another type/format than the layers next to them: give the "
+                    "I/O the engine's own type and format (trtexec --inputIOFormats/--outputIOFormats=fp16:chw, "
+                    "or FP16 inputs/outputs in the model) to drop this copy")
+        elif converting:
+            hint = ("the layers on both sides run in different precisions: make the model's types agree "
+                    "(cast the weights/inputs of the FP32 side to FP16/BF16, or add Q/DQ on both sides for INT8)")
+        else:
+            hint = ("neighbouring layers want different memory formats; a channel count that is a multiple of "
+                    "8 (FP16) or 32 (INT8), or keeping consecutive layers in one precision, usually removes it")
+        out.append(_finding("reformat", sev, lay, msg, hint))
+    return out
+
+
+def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
+    out: list[Finding] = []
+    layers = ctx.engine.layers
+    compute = [lay for lay in layers if ctx.is_compute(lay)]
+    has_reduced = any(lay.precision in REDUCED or lay.precision_in in REDUCED for lay in compute)
+    want = (model_precision or "").upper()
+    want_low = want in LOW
+    for lay in compute:
+        pin, pout = lay.precision_in, lay.precision_out
+        if pin == "FP32" and pout in (None, "FP32") and (want_low or has_reduced):
+            around = ctx.neighbours(lay, False) + ctx.neighbours(lay, True)
+            low_around = [n for n in around if (n.precision_in in LOW or n.precision_out in LOW)]
+            if want_low or (low_around and len(low_around) == len(around)):
+                kinds = sorted({_low_of(n) for n in low_around})
+                why = f"the model asks for {want}" if want_low and not low_around else (
+                    f"its neighbours compute in {', '.join(kinds)}")
+                out.append(_finding(
+                    "precision_fallback", "warning", lay,
+                    f"{lay.name} runs in FP32 while {why}: an FP32 island{_share_text(ctx.share(lay))}",
+                    "TensorRT keeps FP32 where the model's types say so (strongly typed) or where no faster "
+                    "kernel exists: cast this node's inputs/weights to FP16/BF16 in the ONNX model, or check "
+                    "--layerPrecisions/precision constraints that pin it to FP32",
+                ))
+        if pin == "INT8" and pout in FLOAT and (is_conv(lay) or is_gemm(lay)):
+            requant = [n for n in _direct_consumers(ctx, lay) if ctx.is_qdq_layer(n) and n.precision_out == "INT8"]
+            sev = "warning" if requant else "info"
+            tail = (f"; its output is re-quantized by {requant[0].name}, a separate layer" if requant else "")
+            out.append(_finding(
+                "precision_fallback", sev, lay,
+                f"{lay.name} is an INT8 {lay.type} with {pout} output{tail}",
+                "place the QuantizeLinear of the next Q/DQ pair directly after this layer's output (after the "
+                "Add/Relu it fuses) so TensorRT can write INT8 directly; export with opset >= 13 Q/DQ pairs "
+                "on every input of residual Adds",
+            ))
+    for lay in layers:
+        if not ctx.is_qdq_layer(lay):
+            continue
+        share = ctx.share(lay)
+        sev = "warning" if share is not None and share >= REFORMAT_WARN_SHARE else "info"
+        conv = f" ({lay.precision_in} -> {lay.precision_out})" if lay.precision_in and lay.precision_out else ""
+        out.append(_finding(
+            "precision_fallback", sev, lay,
+            f"{lay.name} runs as its own quantize/dequantize layer{conv}{_share_text(share)}: Q/DQ not fused",
+            "TensorRT fuses a Q/DQ pair into the neighbouring layer when the pair sits directly on the "
+            "input/output of a fusible op: export with opset >= 13 Q/DQ pairs around every conv/GEMM input and "
+            "the residual Add inputs, and avoid Q/DQ around ops with no INT8 kernel (pooling, resize)",
+        ))
+    return out
+
+
+def _low_of(lay: Layer) -> str:
+    return lay.precision_in if lay.precision_in in LOW else (lay.precision_out or "?")
+
+
+def _direct_consumers(ctx: _Ctx, lay: Layer) -> list[Layer]:
+    out: list[Layer] = []
+    for t in lay.outputs:
+        for c in ctx.consumers.get(t.name, ()):
+            if is_reformat(c) and not ctx.is_qdq_layer(c):
+                for t2 in c.outputs:
+                    out.extend(ctx.consumers.get(t2.name, ()))
+            else:
+                out.append(c)
+    return out
+
+
+def _is_depthwise(lay: Layer) -> bool:
+    g = lay.attrs.get("Groups")
+    c = _dim(lay.inputs[0].shape, 1) if lay.inputs else None
+    return "depthwise" in lay.type.lower() or (isinstance(g, int) and g > 1 and c is not None and g == c)
+
+
+def _tensor_cores(ctx: _Ctx) -> list[Finding]:
+    out = []
+    for lay in ctx.engine.layers:
+        if not lay.tactic or not (is_conv(lay) or is_gemm(lay)):
+            continue
+        p = lay.precision_in or lay.precision
+        if p not in LOW:
+            continue
+        t = lay.tactic.lower()
+        if any(x in t for x in _NO_TC_EXEMPT) or _is_depthwise(lay):
+            continue
+        if uses_tensor_cores(lay.tactic) is not False:
+            continue
+        out.append(_finding(
+            "no_tensor_cores", "warning", lay,
+            f"{lay.name} computes in {p} but its kernel {lay.tactic} does not use tensor cores"
+            f"{_share_text(ctx.share(lay))}",
+            "tensor-core kernels need aligned channels (multiples of 8 for FP16, 16/32 for INT8), supported "
+            "formats and enough workspace: align the channels, give the builder more workspace "
+            "(--memPoolSize=workspace:...), or check the GPU has tensor cores for this type",
+        ))
+    return out
+
+
+def _alignment(ctx: _Ctx) -> list[Finding]:
+    out = []
+    for lay in ctx.engine.layers:
+        conv, gemm = is_conv(lay), is_gemm(lay)
+        if not (conv or gemm) or not lay.inputs or not lay.outputs:
+            continue
+        p = lay.precision_in or lay.precision
+        need = ALIGN.get(p or "")
+        if need is None:
+            continue
+        ishape, oshape = lay.inputs[0].shape, lay.outputs[0].shape
+        if gemm and not conv:
+            c, k = _dim(ishape, -1), _dim(oshape, -1)
+        else:
+            c, k = _dim(ishape, 1), _dim(oshape, 1)
+        bad = [(n, v) for n, v in (("C", c), ("K", k)) if v is not None and v % need]
+        if not bad:
+            continue
+        image = conv and c is not None and c <= 4 and [n for n, _ in bad] == ["C"]
+        what = ", ".join(f"{n}={v}" for n, v in bad)
+        out.append(_finding(
+            "unaligned_channels", "info" if image else "warning", lay,
+            f"{lay.name}: {what} is not a multiple of {need} for {p}{_share_text(ctx.share(lay))}",
+            f"make channels a multiple of {need} (pad the weights with zero channels, or choose layer widths "
+            f"that are multiples of {need})" + ("; for an image input with 3 channels this is expected" if image else ""),
+        ))
+    return out
+
+
+def _regions(ctx: _Ctx, graph: Any) -> list[Finding]:
+    out = []
+    seen: set[str] = set()
+    names = {lay.name for lay in ctx.engine.layers}
+    resolver: Any = None
+    for lay in ctx.engine.layers:
+        name = lay.name
+        region: str | None = None
+        if "{ForeignNode[" in name:
+            region = name[name.index("{ForeignNode["):]
+            if region.endswith("]}") is False:
+                end = region.find("]}")
+                region = region[:end + 2] if end >= 0 else region
+        elif lay.type == "DLA" or (name.startswith("{") and name.endswith("}")):
+            region = name
+        if region is None or region in seen:
+            continue
+        own = region == name
+        if not own and region in names:
+            continue  # the region's own layer reports it
+        seen.add(region)
+        nodes = lay.onnx_nodes if own else []
+        if not own and graph is not None:
+            if resolver is None:
+                from trtstudio.engine.mapping import Resolver
+
+                resolver = Resolver(graph)
+            idx, _ = resolver.resolve_name(region)
+            nodes = [resolver.nodes[i].name for i in idx]
+        kind = "DLA" if region.startswith("{") and not region.startswith("{ForeignNode[") else "Myelin"
+        span = f", covering {len(nodes)} ONNX nodes ({nodes[0]} ... {nodes[-1]})" if nodes else ""
+        share = ctx.share(lay) if own else None
+        out.append(_finding(
+            "foreign_node", "info", lay if own else None,
+            f"{kind} region {region}{span}{_share_text(share)}",
+            "the region is compiled as one opaque unit: per-node precision and time are not visible; "
+            "profile with --profilingVerbosity=detailed (TensorRT >= 10 lists its kernels) or mark "
+            "intermediate tensors as outputs to split it" if kind == "Myelin" else
+            "these layers run on the DLA; layers outside the region fall back to the GPU with "
+            "transfers (data to/from nvm) in between: keep DLA-supported ops contiguous",
+            nodes=nodes,
+        ))
+    return out
+
+
+def _shape_ops(ctx: _Ctx) -> list[Finding]:
+    hits: list[Layer] = []
+    for lay in ctx.engine.layers:
+        if lay.type in _SHAPE_TYPES or (" + " not in lay.name and any(m in lay.name for m in _SHAPE_NAME_MARKERS)):
+            hits.append(lay)
+            continue
+        if lay.onnx_nodes and ctx.op_of and _node_ops(lay, ctx.op_of) <= _SHAPE_OPS:
+            hits.append(lay)
+    if not hits:
+        return []
+    shares = [ctx.share(lay) for lay in hits]
+    known = [s for s in shares if s is not None]
+    total = sum(known) if known else None
+    sev = "warning" if total is not None and total >= SHAPE_WARN_SHARE else "info"
+    kinds: dict[str, int] = {}
+    for lay in hits:
+        label = lay.type
+        if label == "Unknown":
+            label = next((m.strip("[]") for m in _SHAPE_NAME_MARKERS if m in lay.name), "shape op")
+        kinds[label] = kinds.get(label, 0) + 1
+    by = ", ".join(f"{v} {k}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    nodes = [n for lay in hits for n in lay.onnx_nodes]
+    return [Finding(
+        kind="shape_ops",
+        severity=sev,
+        message=(f"{len(hits)} of {len(ctx.engine.layers)} layers are shape/copy overhead ({by})"
+                 + (f", {total:.1f} % of the time" if total is not None else "")),
+        hint=("fold shape computations before building (`polygraphy surgeon sanitize --fold-constants`, "
+              "onnxsim), use static shapes where possible, and remove Reshape/Transpose pairs that cancel out"),
+        nodes=list(dict.fromkeys(nodes)),
+    )]
+
+
+def diagnose(
+    engine: EngineInfo,
+    graph: Any = None,
+    unsupported: Iterable[dict[str, Any]] | None = None,
+    model_precision: str | None = None,
+) -> list[Finding]:
+    """Run every rule of this module over ``engine`` (see the module docstring); returns the findings.
+
+    ``graph`` (a trtstudio Graph/Model) adds ONNX node names and op types; ``unsupported`` is the
+    parser's list of unsupported nodes; ``model_precision`` ("fp16", "bf16", "int8", ...) is the
+    precision the model is meant to run in. The engine is not changed, except that layers get
+    ``onnx_nodes`` when a graph is given and no layer has any yet.
+    """
+    op_of: dict[str, str] = {}
+    if graph is not None:
+        g = graph.graph if not hasattr(graph, "nodes") and hasattr(graph, "graph") else graph
+        op_of = {n.name: n.op_type for n in g.nodes}
+        if engine.layers and not any(lay.onnx_nodes for lay in engine.layers):
+            from trtstudio.engine.mapping import map_layers
+
+            map_layers(engine, g)
+    ctx = _Ctx(engine, op_of)
+    findings: list[Finding] = []
+    if not engine.detailed:
+        findings.append(Finding(
+            kind="names_only",
+            severity="warning",
+            message="names-only layer info: rebuild with --profilingVerbosity=detailed",
+            hint=NAMES_ONLY_HINT,
+        ))
+    findings += _unsupported(unsupported or ())
+    findings += _plugins(ctx)
+    findings += _reformats(ctx)
+    findings += _precision(ctx, model_precision)
+    findings += _tensor_cores(ctx)
+    findings += _alignment(ctx)
+    findings += _regions(ctx, graph)
+    findings += _shape_ops(ctx)
+    return findings

@@ -1,0 +1,341 @@
+"""Map engine layers to the ONNX nodes they were built from.
+
+Evidence, strongest first (``Layer.mapping_confidence`` records which one was used):
+
+=====  ==========================================================================================
+1.0    ``Metadata``: ``[ONNX Layer: name]`` entries, several per fused layer, separated by ``\\x1e``
+       (TensorRT 10) or ``\\x1f``.
+0.9    The layer name is a node name, or a fusion of node names: ``a + b`` (vertical fusion),
+       ``a || b`` (horizontal fusion), ``PWN(a, b, PWN(c))`` (point-wise fusion), DLA ``{a,b}``.
+0.8    The same after cleaning a part: ``[profile N]`` markers, Torch-TensorRT names
+       ``[CONVOLUTION]-[aten_ops.convolution.default]-[/conv1/convolution]`` (the last bracket),
+       Myelin suffixes ``_myl12_3``, ``_clone_4``, ``_output``/``_output_0``.
+0.7    A part is a tensor name (``/conv1/Conv_output_0``): the node producing it.
+0.6    ``{ForeignNode[first...last]}`` (a Myelin region): every node from ``first`` to ``last`` in
+       the graph's (topological) node order.
+0.5    Nothing in the name resolves, but the layer's output tensors are ONNX tensors: their
+       producing nodes.
+0.3    Reformat layers (``Reformatting CopyNode for Input Tensor 0 to X``, ``X input reformatter 0``)
+       map to the nodes of the layer X they feed; a region with only one resolvable end maps to
+       that end.
+=====  ==========================================================================================
+
+Parts that name weights or graph inputs (tensors without a producer), parser helpers
+(``ONNXTRT_*``) and TensorRT's own layers (``(Unnamed Layer* 12) [Shuffle]``) are ignored; other
+parts that resolve to nothing lower the confidence in proportion. Nodes no layer maps to (constant
+folded, eliminated, fused away without a trace) are listed in ``MappingResult.unmapped_nodes``.
+
+Everything is dictionary lookups and ``str`` methods with regular expressions compiled once, so
+50,000 layers against 100,000 nodes map in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from trtstudio.engine.model import EngineInfo, Layer
+from trtstudio.engine.readers._common import base_name
+
+CONF_METADATA = 1.0
+CONF_NAME = 0.9
+CONF_CLEANED = 0.8
+CONF_TENSOR = 0.7
+CONF_SPAN = 0.6
+CONF_IO = 0.5
+CONF_REFORMAT = 0.3
+
+_METADATA_PREFIX = "[ONNX Layer: "
+_REFORMAT_PREFIX = "Reformatting CopyNode for "
+_REFORMAT_RE = re.compile(r"Reformatting CopyNode for (?:Input|Output) Tensor \d+ to (.*)$", re.S)
+_LEGACY_REFORMAT_RE = re.compile(r"^(.*?) (?:input|output) reformatter \d+$")
+_SUFFIX_RES = (
+    re.compile(r"_myl\d+_\d+$"),
+    re.compile(r"(?:\.\d+)?_\d+_myl\d+$"),
+    re.compile(r"_clone_\d+$"),
+    re.compile(r"(?:_output(?:_\d+)?|_out_tensor)$"),
+)
+# Brackets and the separators that matter at depth 0.
+_TOKEN_RE = re.compile(r"[()\[\]{}]| \+ | \|\| |, ?|\.\.\.")
+_FUSION_RE = re.compile(r" \+ | \|\| ")
+_OPEN = frozenset("([{")
+_CLOSE = frozenset(")]}")
+
+
+class NodeLike(Protocol):
+    index: int
+    name: str
+    op_type: str
+    inputs: Sequence[str]
+    outputs: Sequence[str]
+
+
+@dataclass
+class MappingResult:
+    """What ``map_layers`` found, besides the ``onnx_nodes`` it wrote into each layer."""
+
+    node_layers: dict[str, list[int]] = field(default_factory=dict)  # node name -> layer indices
+    unmapped_nodes: list[str] = field(default_factory=list)  # nodes no layer maps to
+    unmapped_layers: list[int] = field(default_factory=list)  # layers that map to no node
+    by_confidence: dict[float, int] = field(default_factory=dict)  # confidence -> number of layers
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mapped_nodes": len(self.node_layers),
+            "unmapped_nodes": self.unmapped_nodes,
+            "unmapped_layers": self.unmapped_layers,
+            "by_confidence": {str(k): v for k, v in sorted(self.by_confidence.items(), reverse=True)},
+        }
+
+
+def _split_top(s: str, seps: frozenset[str]) -> list[str]:
+    """Split ``s`` at the separators in ``seps`` that are outside any bracket."""
+    depth = 0
+    out: list[str] = []
+    start = 0
+    for m in _TOKEN_RE.finditer(s):
+        tok = m.group()
+        if tok in _OPEN:
+            depth += 1
+        elif tok in _CLOSE:
+            depth = max(0, depth - 1)
+        elif depth == 0 and tok.strip() in seps:
+            out.append(s[start:m.start()])
+            start = m.end()
+    out.append(s[start:])
+    return [p.strip() for p in out if p.strip()]
+
+
+_FUSION_SEPS = frozenset(("+", "||"))
+_COMMA_SEPS = frozenset((",",))
+_SPAN_SEPS = frozenset(("...",))
+
+
+def split_name(name: str) -> list[tuple[str, str]]:
+    """The parts of a (fused) layer name, as ``(kind, text)``; kind is ``"name"`` or ``"span"``.
+
+    A span's text is ``first...last`` (from ``{ForeignNode[first...last]}``).
+    """
+    s = name.strip()
+    if not s:
+        return []
+    if s.startswith("{ForeignNode[") and s.endswith("]}"):
+        return [("span", s[13:-2])]
+    if s.startswith("PWN(") and s.endswith(")"):
+        out: list[tuple[str, str]] = []
+        for p in _split_top(s[4:-1], _COMMA_SEPS):
+            out.extend(split_name(p))
+        return out
+    if s.startswith("{") and s.endswith("}") and "," in s:  # DLA region {a,b,c}
+        out = []
+        for p in _split_top(s[1:-1], _COMMA_SEPS):
+            out.extend(split_name(p))
+        return out
+    if " + " in s or " || " in s:
+        if not any(c in s for c in "([{"):
+            parts = [p.strip() for p in _FUSION_RE.split(s)] if " || " in s else s.split(" + ")
+        else:
+            parts = _split_top(s, _FUSION_SEPS)
+        if len(parts) > 1:
+            out = []
+            for p in parts:
+                out.extend(split_name(p))
+            return out
+    return [("name", s)]
+
+
+class Resolver:
+    """Name -> node index lookups over one graph (built once; reuse it for many names)."""
+
+    def __init__(self, graph: Any) -> None:
+        g = graph.graph if not hasattr(graph, "nodes") and hasattr(graph, "graph") else graph
+        self.nodes: Sequence[NodeLike] = g.nodes
+        nbn = getattr(g, "node_by_name", None)
+        self.node_by_name: dict[str, int] = (
+            nbn if isinstance(nbn, dict) else {n.name: i for i, n in enumerate(self.nodes)}
+        )
+        self.producer: dict[str, int] = {}
+        for i, n in enumerate(self.nodes):
+            for t in n.outputs:
+                if t:
+                    self.producer[t] = i
+        tensors = getattr(g, "tensors", None)
+        self.tensors: Any = tensors if tensors is not None else {}
+        self._consumer: dict[str, int] | None = None
+        self._cache: dict[str, tuple[int | None, float]] = {}
+
+    def first_consumer(self, tensor: str) -> int | None:
+        if self._consumer is None:
+            self._consumer = {}
+            for i, n in enumerate(self.nodes):
+                for t in n.inputs:
+                    if t and t not in self._consumer:
+                        self._consumer[t] = i
+        return self._consumer.get(tensor)
+
+    def resolve(self, part: str) -> tuple[int | None, float]:
+        """(node index, confidence); index None with confidence 1.0 means "ignorable", 0.0 "unknown"."""
+        hit = self._cache.get(part)
+        if hit is None:
+            hit = self._resolve(part)
+            self._cache[part] = hit
+        return hit
+
+    def _lookup(self, p: str, conf_node: float, conf_tensor: float) -> tuple[int | None, float] | None:
+        i = self.node_by_name.get(p)
+        if i is not None:
+            return i, conf_node
+        i = self.producer.get(p)
+        if i is not None:
+            return i, conf_tensor
+        return None
+
+    def _resolve(self, part: str) -> tuple[int | None, float]:
+        p = part.strip()
+        hit = self._lookup(p, CONF_NAME, CONF_TENSOR)
+        if hit:
+            return hit
+        if "[profile " in p:
+            p = base_name(p)
+        if p.startswith("[") and p.endswith("]") and "]-[" in p:  # Torch-TensorRT
+            p = p[p.rfind("]-[") + 3:-1]
+        hit = self._lookup(p, CONF_CLEANED, CONF_TENSOR)
+        if hit:
+            return hit
+        if p.startswith("node_of_"):  # the ONNX parser's name for an unnamed node: its first output
+            hit = self._lookup(p[8:], CONF_CLEANED, CONF_CLEANED)
+            if hit:
+                return hit
+        if p in self.tensors or p.startswith("(Unnamed Layer*") or p.startswith("ONNXTRT_"):
+            return None, 1.0
+        for rx in _SUFFIX_RES:
+            q = rx.sub("", p)
+            if q != p:
+                hit = self._lookup(q, CONF_CLEANED, CONF_TENSOR)
+                if hit:
+                    return hit
+                p = q
+        return None, 0.0
+
+    def span_end(self, text: str, first: bool) -> int | None:
+        i, _ = self.resolve(text)
+        if i is None and first:
+            i = self.first_consumer(text.strip())  # a region often starts at a weight
+        return i
+
+    def resolve_name(self, name: str) -> tuple[list[int], float]:
+        """Node indices and confidence for a layer name (no metadata)."""
+        m = _REFORMAT_RE.match(name) if name.startswith(_REFORMAT_PREFIX) else None
+        if m is None and " reformatter " in name:
+            m = _LEGACY_REFORMAT_RE.match(name)
+        if m is not None:
+            idx, conf = self.resolve_name(m.group(1))
+            return idx, min(conf, CONF_REFORMAT) if idx else 0.0
+        found: list[int] = []
+        conf = 1.0
+        unresolved = 0
+        counted = 0
+        for kind, text in split_name(name):
+            if kind == "span":
+                ends = _split_top(text, _SPAN_SEPS)
+                a = self.span_end(ends[0], True) if ends else None
+                b = self.span_end(ends[-1], False) if len(ends) > 1 else None
+                counted += 1
+                if a is not None and b is not None:
+                    lo, hi = (a, b) if a <= b else (b, a)
+                    found.extend(range(lo, hi + 1))
+                    conf = min(conf, CONF_SPAN)
+                elif a is not None or b is not None:
+                    found.append(a if a is not None else b)  # type: ignore[arg-type]
+                    conf = min(conf, CONF_REFORMAT)
+                else:
+                    unresolved += 1
+                continue
+            i, c = self.resolve(text)
+            if i is None:
+                if c == 0.0:
+                    unresolved += 1
+                    counted += 1
+                continue
+            counted += 1
+            found.append(i)
+            conf = min(conf, c)
+        if not found:
+            return [], 0.0
+        if unresolved:
+            conf *= (counted - unresolved) / counted
+        return found, conf
+
+    def resolve_metadata(self, metadata: str) -> list[int]:
+        out: list[int] = []
+        text = metadata.replace("\x1f", "\x1e")
+        if "][ONNX Layer: " in text:  # entries written back to back (TensorRT-RTX logs)
+            text = text.replace("][ONNX Layer: ", "]\x1e[ONNX Layer: ")
+        for entry in text.split("\x1e"):
+            entry = entry.strip()
+            if not entry:
+                continue
+            if entry.startswith(_METADATA_PREFIX) and entry.endswith("]"):
+                entry = entry[len(_METADATA_PREFIX):-1]
+            i = self.node_by_name.get(entry)
+            if i is None:
+                i, _ = self.resolve(entry)
+            if i is not None:
+                out.append(i)
+        return out
+
+    def resolve_io(self, layer: Layer) -> list[int]:
+        out: list[int] = []
+        for t in layer.outputs:
+            i = self.producer.get(t.name)
+            if i is not None:
+                out.append(i)
+        return out
+
+
+def _unique(indices: Iterable[int]) -> list[int]:
+    return list(dict.fromkeys(indices))
+
+
+def map_layers(engine: EngineInfo, graph: Any) -> MappingResult:
+    """Fill each layer's ``onnx_nodes`` and ``mapping_confidence`` from ``graph``.
+
+    ``graph`` is a ``trtstudio.graph`` Graph (or a Model with ``.graph``), or anything with
+    ``nodes`` (objects with ``name``, ``op_type``, ``inputs``, ``outputs``) in topological order and
+    optionally ``node_by_name`` and ``tensors``. Returns the node -> layers index and what stayed
+    unmapped. Layers are changed in place.
+    """
+    r = Resolver(graph)
+    nodes = r.nodes
+    result = MappingResult()
+    node_layers: dict[str, list[int]] = {}
+    for pos, lay in enumerate(engine.layers):
+        idx: list[int] = []
+        conf = 0.0
+        if lay.metadata:
+            idx = r.resolve_metadata(lay.metadata)
+            conf = CONF_METADATA if idx else 0.0
+        if not idx:
+            idx, conf = r.resolve_name(lay.name)
+        if not idx:
+            idx = r.resolve_io(lay)
+            conf = CONF_IO if idx else 0.0
+        if len(idx) > 1:
+            idx = _unique(idx)
+        names = [nodes[i].name for i in idx]
+        lay.onnx_nodes = names
+        lay.mapping_confidence = round(conf, 3)
+        result.by_confidence[lay.mapping_confidence] = result.by_confidence.get(lay.mapping_confidence, 0) + 1
+        if not names:
+            result.unmapped_layers.append(pos)
+        for n in names:
+            lst = node_layers.get(n)
+            if lst is None:
+                node_layers[n] = [pos]
+            else:
+                lst.append(pos)
+    result.node_layers = node_layers
+    result.unmapped_nodes = [n.name for n in nodes if n.name not in node_layers]
+    return result
