@@ -167,3 +167,21 @@ def test_profile_command_text_and_bad_input(model: Path, capsys: pytest.CaptureF
     assert "median" in out and "throughput" in out and "note: input 'x' has dynamic dims" in out
     assert main(["profile", str(model), "--shapes", "x:1x4x16x16"]) == 2
     assert "error: --shapes: input 'x' is fixed" in capsys.readouterr().err
+
+
+def test_profile_events_fallback_and_compiled_ep_rows(model: Path) -> None:
+    """Events shaped as ORT writes them for a TensorRT-EP session: one compiled node plus CPU nodes."""
+    from trtstudio.backends.ort import parse_ort_profile
+
+    def ev(name: str, op: str, provider: str, dur: float) -> dict:
+        return {"cat": "Node", "name": f"{name}_kernel_time", "dur": dur, "args": {"op_name": op, "provider": provider}}
+
+    trt = "TensorrtExecutionProvider_TRTKernel_graph_g_123_0_0"
+    events = [ev(trt, "TRTKernel", "TensorrtExecutionProvider", d) for d in (900, 100, 120, 110)]
+    events += [ev("/fc/Add", "Add", "CPUExecutionProvider", d) for d in (50, 5, 6, 7)]
+    events.append({"cat": "Session", "name": "model_run", "dur": 1})
+    rows = parse_ort_profile(events, onnx.load(str(model)), None, ["TensorrtExecutionProvider", "CPUExecutionProvider"])
+    by = {r["name"]: r for r in rows}
+    assert by[trt]["time_ms"] == pytest.approx(0.110)  # first run dropped, median of the rest
+    assert by["/fc/Add"]["fallback"] is True and by[trt]["fallback"] is False
+    assert by[trt]["onnx_nodes"] == [n for n in node_names(model) if n != "/fc/Add"]
