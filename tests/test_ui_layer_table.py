@@ -1,0 +1,212 @@
+"""Layer table, engine charts and log panel on a real trtexec fixture (resnet18 FP16 + its profile)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore("propagateSizeHints")]
+
+RESNET = "fuzzylabs_edge-vision-power-estimation/desktop/torch_onnx_trtexec/results/resnet18"
+
+
+@pytest.fixture
+def resnet(trt_real: Path):
+    from trtstudio.engine.diagnose import diagnose
+    from trtstudio.engine.load import load_engine
+
+    folder = trt_real / RESNET
+    if not folder.is_dir():
+        pytest.skip(f"fixture {RESNET} absent")
+    engine = load_engine([folder / "resnet18_fp16.graph.json", folder / "resnet18_fp16.profile.json"])
+    engine.findings = diagnose(engine)
+    return engine
+
+
+@pytest.fixture
+def table(qtbot, resnet):
+    from trtstudio.ui.layer_table import LayerTableView
+
+    view = LayerTableView()
+    qtbot.addWidget(view)
+    view.resize(1300, 600)
+    view.set_engine(resnet)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def test_models_pass_qtmodeltester(qtmodeltester, table):
+    assert table.model.rowCount() == len(table.engine().layers) > 0
+    qtmodeltester.check(table.model)
+    qtmodeltester.check(table.proxy)
+
+
+def test_sort_by_time_descending_puts_the_slowest_layer_first(table, resnet):
+    from PySide6.QtCore import Qt
+
+    from trtstudio.ui.layer_table import COLUMN, LAYER_INDEX_ROLE, SORT_ROLE
+
+    timed = [lay for lay in resnet.layers if lay.time and lay.time.total_ms is not None]
+    slowest = max(timed, key=lambda lay: lay.time.total_ms)
+    fastest = min(timed, key=lambda lay: lay.time.total_ms)
+    table.table.sortByColumn(COLUMN["total_ms"], Qt.SortOrder.DescendingOrder)
+    first = table.proxy.index(0, COLUMN["total_ms"])
+    assert table.proxy.data(first, LAYER_INDEX_ROLE) == slowest.index
+    assert table.proxy.data(first, SORT_ROLE) == pytest.approx(slowest.time.total_ms)
+    keys = [table.proxy.data(table.proxy.index(r, COLUMN["total_ms"]), SORT_ROLE)
+            for r in range(table.proxy.rowCount())]
+    known = [k for k in keys if k is not None]
+    assert known == sorted(known, reverse=True)  # numerically, not as text
+    assert keys[: len(known)] == known  # layers without time last
+    table.table.sortByColumn(COLUMN["total_ms"], Qt.SortOrder.AscendingOrder)
+    assert table.proxy.data(table.proxy.index(0, 0), LAYER_INDEX_ROLE) == fastest.index
+    # text columns sort too
+    table.table.sortByColumn(COLUMN["name"], Qt.SortOrder.AscendingOrder)
+    names = [table.proxy.index(r, COLUMN["name"]).data() for r in range(table.proxy.rowCount())]
+    assert names == sorted(names, key=str.lower)
+
+
+def test_filters_text_type_precision_and_has_finding(table, resnet):
+    from trtstudio.ui.layer_table import LAYER_INDEX_ROLE
+
+    def shown() -> set[int]:
+        return {table.proxy.index(r, 0).data(LAYER_INDEX_ROLE) for r in range(table.proxy.rowCount())}
+
+    table.filter_edit.setText("layer3")
+    expected = {lay.index for lay in resnet.layers
+                if "layer3" in " ".join([lay.name, lay.type, lay.tactic or "", *lay.onnx_nodes]).lower()}
+    assert expected and shown() == expected
+    assert table.totals.text().startswith(f"{len(expected)} layers shown of {len(resnet.layers)}")
+    table.filter_edit.setText("")
+    assert len(shown()) == len(resnet.layers)
+
+    table.finding_check.setChecked(True)
+    with_finding = {f.layer_index for f in resnet.findings if f.layer_index is not None}
+    assert with_finding and shown() == with_finding
+    table.finding_check.setChecked(False)
+
+    i = table.type_combo.findData("CaskPooling")
+    assert i > 0
+    table.type_combo.setCurrentIndex(i)
+    assert shown() == {lay.index for lay in resnet.layers if lay.type == "CaskPooling"}
+    table.type_combo.setCurrentIndex(0)
+    assert table.precision_combo.findData("FP16") > 0
+
+
+def test_totals_row_sums_time(table, resnet):
+    total = resnet.total_time_ms
+    assert total and f"{total:.4g} ms" in table.totals.text()
+    assert "100.0 % of engine" in table.totals.text()
+
+
+def test_findings_column_lists_kinds(table, resnet):
+    from trtstudio.ui.layer_table import COLUMN
+
+    f = next(f for f in resnet.findings if f.layer_index is not None)
+    row = table.model.row_of_position(next(p for p, lay in enumerate(resnet.layers) if lay.index == f.layer_index))
+    assert f.kind in table.model.index(row, COLUMN["findings"]).data()
+
+
+def test_select_layers_does_not_emit_but_user_click_does(qtbot, table, resnet):
+    from PySide6.QtCore import Qt
+
+    from trtstudio.ui.layer_table import COLUMN
+
+    wanted = [resnet.layers[3].index, resnet.layers[5].index]
+    with qtbot.assertNotEmitted(table.sig_layers_selected):
+        table.select_layers(wanted)
+    assert sorted(table.selected_layers()) == sorted(wanted)
+
+    target = table.proxy.index(7, COLUMN["name"])
+    rect = table.table.visualRect(target)
+    expected = table.proxy.index(7, 0).data(Qt.ItemDataRole.UserRole + 2)
+    with qtbot.waitSignal(table.sig_layers_selected, timeout=2000) as blocker:
+        qtbot.mouseClick(table.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert blocker.args == [[expected]]
+
+
+def test_banner_shows_engine_warnings(qtbot, resnet):
+    from trtstudio.engine.model import EngineInfo
+    from trtstudio.ui.layer_table import LayerTableView
+
+    view = LayerTableView()
+    qtbot.addWidget(view)
+    view.set_engine(resnet)
+    assert view.banner.isHidden()
+    info = EngineInfo(layers=resnet.layers[:4], detailed=False,
+                      warnings=["names-only layer info: rebuild with --profilingVerbosity=detailed"])
+    view.set_engine(info)
+    assert not view.banner.isHidden() and "names-only" in view.banner.text()
+    assert view.model.rowCount() == 4
+
+
+def test_screenshot_layer_table(table):
+    from PySide6.QtCore import Qt
+
+    from trtstudio.ui.layer_table import COLUMN
+
+    table.table.sortByColumn(COLUMN["total_ms"], Qt.SortOrder.DescendingOrder)
+    assert table.grab().save("/tmp/layer_table.png")
+
+
+def test_charts_bars_sum_to_total_time(qtbot, resnet):
+    from trtstudio.ui.engine_charts import EngineChartsView
+
+    view = EngineChartsView()
+    qtbot.addWidget(view)
+    view.resize(900, 400)
+    view.set_engine(resnet)
+    total = resnet.total_time_ms
+    by_type = view.bars("type")
+    by_prec = view.bars("precision")
+    assert sum(h for _, h in by_type) == pytest.approx(total)
+    assert sum(h for _, h in by_prec) == pytest.approx(total)
+    types = {lay.type for lay in resnet.layers if lay.time and lay.time.total_ms is not None}
+    assert {name for name, _ in by_type} == types
+    assert float(view.by_type.item.opts["width"].sum()) == pytest.approx(total)
+    assert float(view.by_precision.item.opts["width"].sum()) == pytest.approx(total)
+    heights = [h for _, h in by_type]
+    assert heights == sorted(heights, reverse=True)
+    view.show()
+    qtbot.waitExposed(view)
+    assert view.grab().save("/tmp/engine_charts.png")
+
+
+def test_charts_without_times_say_so(qtbot, resnet):
+    from trtstudio.engine.model import EngineInfo, Layer
+    from trtstudio.ui.engine_charts import EngineChartsView
+
+    view = EngineChartsView()
+    qtbot.addWidget(view)
+    view.set_engine(EngineInfo(layers=[Layer(index=i, name=lay.name, type=lay.type)
+                                       for i, lay in enumerate(resnet.layers)]))
+    assert view.bars("type") == []
+    assert "no per-layer times" in view.message.text()
+
+
+def test_log_panel_filters_by_severity_and_text(qtbot):
+    from trtstudio.ui.log_panel import LogPanel
+
+    panel = LogPanel()
+    qtbot.addWidget(panel)
+    panel.append("VERBOSE", "tactic 0x1 chosen")
+    panel.append("INFO", "building engine")
+    panel.append("WARNING", "weights truncated to FP16")
+    panel.append("ERROR", "no kernel for node Foo")
+    panel.flush()
+    assert panel.line_count() == 4
+    assert [s for s, _ in panel.visible_lines()] == ["INFO", "WARNING", "ERROR"]  # default: info and up
+    assert "tactic" not in panel.text.toPlainText() and "[E] no kernel" in panel.text.toPlainText()
+    panel.set_min_severity("VERBOSE")
+    assert len(panel.visible_lines()) == 4 and "tactic" in panel.text.toPlainText()
+    panel.set_min_severity("WARNING")
+    assert [s for s, _ in panel.visible_lines()] == ["WARNING", "ERROR"]
+    panel.set_min_severity("VERBOSE")
+    panel.filter_edit.setText("engine")
+    assert panel.visible_lines() == [("INFO", "building engine")]
+    assert "building engine" in panel.text.toPlainText()
+    assert "tactic" not in panel.text.toPlainText()
+    panel.clear()
+    assert panel.line_count() == 0 and panel.text.toPlainText() == ""

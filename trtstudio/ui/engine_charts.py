@@ -1,0 +1,129 @@
+"""Where the engine's time goes: bar charts of per-layer time summed by layer type and by precision."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from trtstudio.engine.model import EngineInfo
+from trtstudio.ui.layer_table import OTHER_PRECISION_COLOR, PRECISION_COLORS
+
+MAX_BARS = 16  # the rest is summed into one "other" bar
+TYPE_COLOR = "#6a9fd4"
+UNKNOWN = "unknown"
+
+
+def time_by(engine: EngineInfo, key: str) -> list[tuple[str, float]]:
+    """Total layer time (ms) grouped by ``"type"`` or ``"precision"``, largest first; layers without
+    a time are left out. Beyond :data:`MAX_BARS` groups the smallest are summed into ``other``."""
+    sums: dict[str, float] = defaultdict(float)
+    for lay in engine.layers:
+        if lay.time is None or lay.time.total_ms is None:
+            continue
+        name = (lay.type if key == "type" else lay.precision) or UNKNOWN
+        sums[name] += float(lay.time.total_ms)
+    items = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(items) > MAX_BARS:
+        rest = sum(v for _, v in items[MAX_BARS - 1:])
+        items = items[: MAX_BARS - 1] + [("other", rest)]
+    return items
+
+
+class _BarChart(pg.PlotWidget):
+    """One horizontal bar chart with category labels on the left axis."""
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setBackground("w")
+        self.setTitle(title, color="#333", size="10pt")
+        self.setMenuEnabled(False)
+        self.setMouseEnabled(x=False, y=False)
+        self.hideButtons()
+        self.showGrid(x=True, y=False, alpha=0.3)
+        self.setLabel("bottom", "time (ms)", color="#333")
+        self.getAxis("bottom").enableAutoSIPrefix(False)
+        for axis in ("left", "bottom"):
+            self.getAxis(axis).setTextPen("#333")
+            self.getAxis(axis).setPen("#888")
+        self.item: pg.BarGraphItem | None = None
+        self.data: list[tuple[str, float]] = []
+        self._labels: list[pg.TextItem] = []
+
+    def set_bars(self, data: list[tuple[str, float]], colors: list[str], total: float) -> None:
+        self.clear()
+        self._labels = []
+        self.data = data
+        if not data:
+            self.item = None
+            return
+        n = len(data)
+        y = np.arange(n, dtype=float)[::-1]  # largest on top
+        widths = np.array([v for _, v in data], dtype=float)
+        self.item = pg.BarGraphItem(x0=0, y=y, height=0.7, width=widths,
+                                    brushes=[pg.mkBrush(c) for c in colors], pen=pg.mkPen("#555", width=0.5))
+        self.addItem(self.item)
+        left = self.getAxis("left")
+        left.setTicks([[(float(yy), name) for yy, (name, _) in zip(y, data, strict=True)]])
+        metrics = QFontMetrics(left.style.get("tickFont") or self.font())
+        left.setWidth(min(260, max(metrics.horizontalAdvance(name) for name, _ in data) + 16))
+        vmax = float(widths.max()) if n else 1.0
+        for yy, (_, v) in zip(y, data, strict=True):
+            pct = v / total * 100.0 if total > 0 else 0.0
+            label = pg.TextItem(f"{v:.4g} ms  {pct:.1f} %", color="#222", anchor=(0, 0.5))
+            label.setPos(float(v), float(yy))
+            self.addItem(label)
+            self._labels.append(label)
+        self.setXRange(0, vmax * 1.6, padding=0)
+        self.setYRange(-0.6, n - 0.4, padding=0)
+
+
+class EngineChartsView(QWidget):
+    """Two bar charts: total layer time by layer type and by precision (needs a profile)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._engine: EngineInfo | None = None
+        self.message = QLabel("Load an engine with per-layer times (a profile) to see where the time goes.")
+        self.message.setWordWrap(True)
+        self.by_type = _BarChart("Time by layer type")
+        self.by_precision = _BarChart("Time by precision")
+        charts = QHBoxLayout()
+        charts.addWidget(self.by_type, 3)
+        charts.addWidget(self.by_precision, 2)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.message)
+        lay.addLayout(charts, 1)
+
+    def set_engine(self, engine: EngineInfo | None) -> None:
+        """Show the time split of ``engine`` (clears the charts when it has no per-layer times)."""
+        self._engine = engine
+        total = (engine.total_time_ms if engine else None) or 0.0
+        by_type = time_by(engine, "type") if engine else []
+        by_prec = time_by(engine, "precision") if engine else []
+        self.by_type.set_bars(by_type, [TYPE_COLOR] * len(by_type), total)
+        self.by_precision.set_bars(
+            by_prec, [PRECISION_COLORS.get(name, OTHER_PRECISION_COLOR) for name, _ in by_prec], total)
+        if engine is None:
+            self.message.setText("No engine loaded.")
+        elif not by_type:
+            self.message.setText("This engine has no per-layer times: load a profile "
+                                 "(trtexec --dumpProfile --exportProfile=profile.json) with its layer information.")
+        else:
+            n = sum(1 for lay in engine.layers if lay.time and lay.time.total_ms is not None)
+            self.message.setText(f"Per-layer time of {n} layers, {total:.4g} ms in all "
+                                 f"(sum over the profiled runs).")
+        self.message.setVisible(True)
+
+    def bars(self, which: str) -> list[tuple[str, float]]:
+        """The bars shown as (label, ms): ``which`` is ``"type"`` or ``"precision"``."""
+        chart = self.by_type if which == "type" else self.by_precision
+        return list(chart.data)
+
+    def engine(self) -> EngineInfo | None:
+        """The engine shown, or None."""
+        return self._engine

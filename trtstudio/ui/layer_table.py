@@ -1,0 +1,624 @@
+"""The engine's layer table: one row per layer, sortable, filterable, coloured by precision or finding.
+
+Fast for 50,000 layers: :meth:`LayerTableModel.set_engine` turns the layers into column lists of
+display strings and numpy sort keys once; ``data()`` only indexes them. Sorting happens in the
+model with ``numpy.argsort`` over those keys (a ``QSortFilterProxyModel`` sorting through Python
+``data()`` calls takes seconds at that size), and the filter proxy asks a precomputed boolean mask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+    Slot,
+)
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from trtstudio.engine.model import EngineInfo, Finding, Layer, TensorDesc
+
+SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # raw number (float) or lower-case text
+LAYER_INDEX_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # Layer.index of the row
+
+ALL = "All"
+SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
+SEVERITY_COLORS = {"error": "#f4b6b6", "warning": "#f7dc9c", "info": "#cfe3f7"}
+PRECISION_COLORS = {
+    "FP32": "#d6e4f5",
+    "TF32": "#c6d9f0",
+    "FP16": "#cdeccd",
+    "BF16": "#b9e4d9",
+    "INT8": "#fad7b0",
+    "FP8": "#e2cdf2",
+    "FP4": "#f2cde6",
+    "INT4": "#f2cde6",
+}
+OTHER_PRECISION_COLOR = "#e4e4e4"  # INT32, INT64, BOOL, UINT8...
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    header: str
+    numeric: bool = False
+    timed: bool = False  # shown only when the engine has per-layer times
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("index", "#", numeric=True),
+    Column("name", "Name"),
+    Column("type", "Type"),
+    Column("precision_in", "Prec. in"),
+    Column("precision_out", "Prec. out"),
+    Column("total_ms", "Total ms", numeric=True, timed=True),
+    Column("average_ms", "Avg ms", numeric=True, timed=True),
+    Column("median_ms", "Median ms", numeric=True, timed=True),
+    Column("percent", "% of total", numeric=True, timed=True),
+    Column("findings", "Findings"),
+    Column("nodes", "ONNX nodes"),
+    Column("tactic", "Tactic / kernel"),
+    Column("parameter_type", "Parameter type"),
+    Column("in_formats", "Input formats"),
+    Column("in_shapes", "Input shapes"),
+    Column("out_formats", "Output formats"),
+    Column("out_shapes", "Output shapes"),
+    Column("stream", "Stream", numeric=True),
+)
+COLUMN = {c.key: i for i, c in enumerate(COLUMNS)}
+
+
+def _shape_text(t: TensorDesc) -> str:
+    return "?" if t.shape is None else "x".join(str(d) for d in t.shape) or "scalar"
+
+
+def format_text(t: TensorDesc) -> str:
+    """A short form of TensorRT's format text: ``FP16 HWC8`` for "Channel major FP16 format where
+    channel % 8 == 0", ``FP16 linear`` for "Row major linear FP16 format"; others as printed."""
+    fmt = t.format or ""
+    dtype = t.dtype or ""
+    low = fmt.lower()
+    if not fmt:
+        return dtype or "?"
+    if low.startswith("row major linear") and dtype:
+        return f"{dtype} linear"
+    if low.startswith("channel major") and dtype:
+        _, sep, rest = low.partition("channel % ")
+        vec = rest.split(" ", 1)[0] if sep else ""
+        return f"{dtype} HWC c%{vec}" if vec else f"{dtype} HWC"
+    return fmt
+
+
+def _fmt_ms(v: float) -> str:
+    return "" if v != v else f"{v:.4f}" if -10 < v < 10 else f"{v:.2f}"  # v != v: NaN
+
+
+def findings_by_layer(engine: EngineInfo) -> dict[int, list[Finding]]:
+    """Findings grouped by the position of their layer in ``engine.layers`` (by index, else by name)."""
+    pos_of_index = {lay.index: pos for pos, lay in enumerate(engine.layers)}
+    pos_of_name: dict[str, int] = {}
+    for pos, lay in enumerate(engine.layers):
+        pos_of_name.setdefault(lay.name, pos)
+    out: dict[int, list[Finding]] = {}
+    for f in engine.findings:
+        pos = pos_of_index.get(f.layer_index) if f.layer_index is not None else None
+        if pos is None and f.layer is not None:
+            pos = pos_of_name.get(f.layer)
+        if pos is not None:
+            out.setdefault(pos, []).append(f)
+    return out
+
+
+def _layer_strings(lay: Layer) -> dict[str, str]:
+    return {
+        "name": lay.name,
+        "type": lay.type or "",
+        "parameter_type": lay.parameter_type or "",
+        "precision_in": lay.precision_in or "",
+        "precision_out": lay.precision_out or "",
+        "in_formats": "; ".join(format_text(t) for t in lay.inputs),
+        "in_shapes": "; ".join(_shape_text(t) for t in lay.inputs),
+        "out_formats": "; ".join(format_text(t) for t in lay.outputs),
+        "out_shapes": "; ".join(_shape_text(t) for t in lay.outputs),
+        "tactic": lay.tactic or "",
+        "nodes": ", ".join(lay.onnx_nodes),
+        "in_formats_full": "\n".join(f"{t.name}: {t.format or t.dtype or '?'}" for t in lay.inputs),
+        "out_formats_full": "\n".join(f"{t.name}: {t.format or t.dtype or '?'}" for t in lay.outputs),
+    }
+
+
+class LayerTableModel(QAbstractTableModel):
+    """Table model over column arrays built once per engine; sorts itself with numpy."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._engine: EngineInfo | None = None
+        self._text: list[list[str]] = [[] for _ in COLUMNS]
+        self._num: dict[int, np.ndarray] = {}  # numeric column -> values by position (NaN unknown)
+        self._lower: dict[int, list[str]] = {}  # text column -> lower-case keys, built on first sort
+        self._order = np.empty(0, dtype=np.int64)  # model row -> layer position
+        self._row_of = np.empty(0, dtype=np.int64)  # layer position -> model row
+        self._tooltips: list[str] = []
+        self._tips: list[list[str]] = [[] for _ in COLUMNS]
+        self._severity = np.empty(0, dtype=np.int8)
+        self._precision: list[str] = []
+        self._times = np.empty(0)
+        self._haystack: list[str] = []
+        self._color_mode = "precision"
+        self._brushes: dict[str, QBrush] = {}
+        self._sort_column = -1
+        self._sort_order = Qt.SortOrder.AscendingOrder
+        self.has_times = False
+
+    # -- building ---------------------------------------------------------------------------
+    def set_engine(self, engine: EngineInfo | None) -> None:
+        """Replace the engine shown; precomputes every cell (beginResetModel/endResetModel)."""
+        self.beginResetModel()
+        self._engine = engine
+        self._build(engine.layers if engine else [], engine)
+        self._sort_column = -1
+        self.endResetModel()
+
+    def _build(self, layers: list[Layer], engine: EngineInfo | None) -> None:
+        n = len(layers)
+        strings = [_layer_strings(lay) for lay in layers]
+        text: dict[str, list[str]] = {k: [s[k] for s in strings] for k in (strings[0] if strings else {})}
+        nums: dict[str, np.ndarray] = {
+            k: np.full(n, np.nan) for k in ("index", "stream", "total_ms", "average_ms", "median_ms", "percent")
+        }
+        for pos, lay in enumerate(layers):
+            nums["index"][pos] = lay.index
+            if lay.stream is not None:
+                nums["stream"][pos] = lay.stream
+            t = lay.time
+            if t is not None:
+                for key, v in (("total_ms", t.total_ms), ("average_ms", t.average_ms),
+                               ("median_ms", t.median_ms), ("percent", t.percent)):
+                    if v is not None:
+                        nums[key][pos] = v
+        total = np.nansum(nums["total_ms"]) if n else 0.0
+        missing_pct = np.isnan(nums["percent"]) & ~np.isnan(nums["total_ms"])
+        if total > 0 and missing_pct.any():
+            nums["percent"][missing_pct] = nums["total_ms"][missing_pct] / total * 100.0
+        self.has_times = bool(n) and not np.isnan(nums["total_ms"]).all()
+        by_layer = findings_by_layer(engine) if engine else {}
+        self._severity = np.zeros(n, dtype=np.int8)
+        kinds = [""] * n
+        self._tooltips = [""] * n
+        for pos, fs in by_layer.items():
+            kinds[pos] = ", ".join(dict.fromkeys(f.kind for f in fs))
+            self._severity[pos] = max(SEVERITY_RANK.get(f.severity, 0) for f in fs)
+            self._tooltips[pos] = "\n".join(f"[{f.severity}] {f.message}" + (f"\n  → {f.hint}" if f.hint else "")
+                                            for f in fs)
+        text["findings"] = kinds
+        text["index"] = [str(lay.index) for lay in layers]
+        text["stream"] = ["" if v != v else str(int(v)) for v in nums["stream"].tolist()]
+        for key in ("total_ms", "average_ms", "median_ms"):
+            text[key] = [_fmt_ms(v) for v in nums[key].tolist()]
+        text["percent"] = ["" if v != v else f"{v:.2f}" for v in nums["percent"].tolist()]
+        self._text = [text.get(c.key, [""] * n) for c in COLUMNS]
+        self._tips = [text.get(c.key + "_full", self._text[i]) for i, c in enumerate(COLUMNS)]
+        self._num = {i: nums[c.key] for i, c in enumerate(COLUMNS) if c.numeric}
+        self._lower = {}
+        self._times = nums["total_ms"]
+        self._precision = [lay.precision or "" for lay in layers]
+        hay = [f"{s['name']}\n{s['type']}\n{s['tactic']}\n{s['nodes']}".lower() for s in strings]
+        self._haystack = hay
+        self._order = np.arange(n, dtype=np.int64)
+        self._row_of = np.arange(n, dtype=np.int64)
+
+    # -- queries used by the view and the proxy -----------------------------------------------
+    def engine(self) -> EngineInfo | None:
+        """The engine shown, or None."""
+        return self._engine
+
+    def position(self, row: int) -> int:
+        """The position in ``engine.layers`` of model row ``row``."""
+        return int(self._order[row])
+
+    def row_of_position(self, pos: int) -> int:
+        """The model row showing ``engine.layers[pos]``."""
+        return int(self._row_of[pos])
+
+    def layer_types(self) -> list[str]:
+        """Distinct layer types, sorted."""
+        return sorted(set(self._text[COLUMN["type"]]) - {""})
+
+    def precisions(self) -> list[str]:
+        """Distinct layer precisions, sorted."""
+        return sorted(set(self._precision) - {""})
+
+    def times(self) -> np.ndarray:
+        """Per-position total time in ms (NaN where unknown)."""
+        return self._times
+
+    def filter_mask(self, text: str = "", layer_type: str = ALL, precision: str = ALL,
+                    has_finding: bool = False) -> np.ndarray:
+        """Boolean mask over layer positions for the given filter (vectorised)."""
+        n = len(self._order)
+        mask = np.ones(n, dtype=bool)
+        if text:
+            needle = text.lower()
+            mask &= np.fromiter((needle in h for h in self._haystack), dtype=bool, count=n)
+        if layer_type != ALL:
+            mask &= np.fromiter((t == layer_type for t in self._text[COLUMN["type"]]), dtype=bool, count=n)
+        if precision != ALL:
+            mask &= np.array(self._precision, dtype=object) == precision
+        if has_finding:
+            mask &= self._severity > 0
+        return mask
+
+    def set_color_mode(self, mode: str) -> None:
+        """Row colours by ``"precision"``, ``"severity"`` (of the layer's findings) or ``"none"``."""
+        self._color_mode = mode
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1),
+                                  [Qt.ItemDataRole.BackgroundRole])
+
+    def _brush(self, color: str) -> QBrush:
+        brush = self._brushes.get(color)
+        if brush is None:
+            brush = self._brushes[color] = QBrush(QColor(color))
+        return brush
+
+    def _background(self, pos: int) -> QBrush | None:
+        if self._color_mode == "precision":
+            prec = self._precision[pos]
+            return self._brush(PRECISION_COLORS.get(prec, OTHER_PRECISION_COLOR)) if prec else None
+        if self._color_mode == "severity":
+            sev = int(self._severity[pos])
+            name = next((k for k, v in SEVERITY_RANK.items() if v == sev), None)
+            return self._brush(SEVERITY_COLORS[name]) if name else None
+        return None
+
+    # -- Qt model interface ---------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._order)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+                return COLUMNS[section].header
+            if orientation == Qt.Orientation.Vertical:
+                return str(section + 1)
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if not (0 <= row < len(self._order) and 0 <= col < len(COLUMNS)):
+            return None
+        pos = int(self._order[row])
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text[col][pos]
+        if role == SORT_ROLE:
+            if COLUMNS[col].numeric:
+                v = float(self._num[col][pos])
+                return None if v != v else v
+            return self._text[col][pos].lower()
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return self._background(pos)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return self._brush("#000000") if self._background(pos) is not None else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if COLUMNS[col].key == "findings":
+                return self._tooltips[pos] or None
+            return self._tips[col][pos] or None
+        if role == Qt.ItemDataRole.TextAlignmentRole and COLUMNS[col].numeric:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == LAYER_INDEX_ROLE:
+            return int(self._num[COLUMN["index"]][pos])
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort rows by ``column`` with numpy (stable; numbers numerically; unknown values last)."""
+        n = len(self._order)
+        if not 0 <= column < len(COLUMNS) or n == 0:
+            return
+        descending = order == Qt.SortOrder.DescendingOrder
+        if COLUMNS[column].numeric:
+            keys = self._num[column]
+            # NaN sorts last in ascending order; negate for descending so unknowns stay last
+            new = np.argsort(-keys if descending else keys, kind="stable")
+        else:
+            lower = self._lower.get(column)
+            if lower is None:
+                lower = self._lower[column] = [t.lower() for t in self._text[column]]
+            new = np.array(sorted(range(n), key=lower.__getitem__, reverse=descending), dtype=np.int64)
+        self.layoutAboutToBeChanged.emit()
+        old_order = self._order
+        persistent = self.persistentIndexList()
+        self._order = new.astype(np.int64)
+        self._row_of = np.empty(n, dtype=np.int64)
+        self._row_of[self._order] = np.arange(n, dtype=np.int64)
+        new_idx = []
+        for p in persistent:
+            pos = int(old_order[p.row()])
+            new_idx.append(self.createIndex(int(self._row_of[pos]), p.column()))
+        self.changePersistentIndexList(persistent, new_idx)
+        self._sort_column, self._sort_order = column, order
+        self.layoutChanged.emit()
+
+
+class LayerFilterProxy(QSortFilterProxyModel):
+    """Filters rows through the model's precomputed mask; sorting is delegated to the model."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._mask: np.ndarray | None = None
+        self.setSortRole(SORT_ROLE)
+
+    def layer_model(self) -> LayerTableModel:
+        model = self.sourceModel()
+        assert isinstance(model, LayerTableModel)
+        return model
+
+    def set_mask(self, mask: np.ndarray | None) -> None:
+        """Show only layer positions where ``mask`` is True (None shows all)."""
+        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10
+            self.beginFilterChange()
+            self._mask = mask
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            self._mask = mask
+            self.invalidateRowsFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
+        if self._mask is None:
+            return True
+        return bool(self._mask[self.layer_model().position(source_row)])
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.layer_model().sort(column, order)
+
+
+class LayerTableView(QWidget):
+    """The layer table with its filter bar, colour legend, warnings banner and totals line.
+
+    ``sig_layers_selected(list[int])`` carries the ``Layer.index`` of the rows the user selected;
+    :meth:`select_layers` selects rows from code without emitting it.
+    """
+
+    sig_layers_selected = Signal(list)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = LayerTableModel(self)
+        self.proxy = LayerFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self._quiet = False
+
+        self.banner = QLabel()
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet(
+            "QLabel { background: #fff3cd; color: #664d03; border: 1px solid #e0c87a; padding: 4px; }")
+        self.banner.hide()
+
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setPlaceholderText("Filter name, type, tactic, ONNX nodes…")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.type_combo = QComboBox()
+        self.type_combo.setToolTip("Layer type")
+        self.precision_combo = QComboBox()
+        self.precision_combo.setToolTip("Layer precision")
+        self.finding_check = QCheckBox("Has finding")
+        self.color_combo = QComboBox()
+        self.color_combo.addItem("Colour: precision", "precision")
+        self.color_combo.addItem("Colour: finding severity", "severity")
+        self.color_combo.addItem("Colour: none", "none")
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(self.filter_edit, 3)
+        bar.addWidget(self.type_combo, 1)
+        bar.addWidget(self.precision_combo, 1)
+        bar.addWidget(self.finding_check)
+        bar.addWidget(self.color_combo)
+
+        self.legend = QWidget()
+        self._legend_layout = QHBoxLayout(self.legend)
+        self._legend_layout.setContentsMargins(0, 0, 0, 0)
+        self._legend_layout.setSpacing(4)
+
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        self._set_default_widths()
+
+        self.totals = QLabel()
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.banner)
+        lay.addLayout(bar)
+        lay.addWidget(self.legend)
+        lay.addWidget(self.table, 1)
+        lay.addWidget(self.totals)
+
+        self.filter_edit.textChanged.connect(self._on_filter_changed)
+        self.type_combo.currentIndexChanged.connect(self._on_filter_changed)
+        self.precision_combo.currentIndexChanged.connect(self._on_filter_changed)
+        self.finding_check.toggled.connect(self._on_filter_changed)
+        self.color_combo.currentIndexChanged.connect(self._on_color_changed)
+        self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
+        self._fill_combos()
+        self._update_legend()
+        self._update_totals()
+
+    def _set_default_widths(self) -> None:
+        widths = {"index": 48, "name": 300, "type": 120, "parameter_type": 100, "precision_in": 64,
+                  "precision_out": 64, "in_formats": 160, "out_formats": 160, "in_shapes": 110,
+                  "out_shapes": 110, "tactic": 220, "stream": 56, "nodes": 200, "total_ms": 72,
+                  "average_ms": 72, "median_ms": 72, "percent": 72, "findings": 160}
+        for i, c in enumerate(COLUMNS):
+            self.table.setColumnWidth(i, widths.get(c.key, 100))
+
+    # -- public API ---------------------------------------------------------------------------
+    def set_engine(self, engine: EngineInfo | None) -> None:
+        """Show ``engine`` (replaces the model's contents; filters keep their text)."""
+        self._quiet = True
+        try:
+            self.table.clearSelection()
+            self.model.set_engine(engine)
+            self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+            for i, c in enumerate(COLUMNS):
+                self.table.setColumnHidden(i, c.timed and not self.model.has_times)
+            self._fill_combos()
+            warnings = list(engine.warnings) if engine else []
+            self.banner.setText("\n".join(f"⚠ {w}" for w in warnings))
+            self.banner.setVisible(bool(warnings))
+            self._apply_filter()
+            self._update_legend()
+        finally:
+            self._quiet = False
+
+    def engine(self) -> EngineInfo | None:
+        """The engine shown, or None."""
+        return self.model.engine()
+
+    def select_layers(self, indices: list[int]) -> None:
+        """Select the rows of these ``Layer.index`` values and scroll to the first; emits nothing."""
+        engine = self.model.engine()
+        if engine is None:
+            return
+        wanted = set(indices)
+        selection = QItemSelection()
+        first: QModelIndex | None = None
+        last_col = self.model.columnCount() - 1
+        for pos, lay in enumerate(engine.layers):
+            if lay.index not in wanted:
+                continue
+            row = self.model.row_of_position(pos)
+            proxy_index = self.proxy.mapFromSource(self.model.index(row, 0))
+            if not proxy_index.isValid():
+                continue  # filtered out
+            selection.select(proxy_index, proxy_index.siblingAtColumn(last_col))
+            if first is None or proxy_index.row() < first.row():
+                first = proxy_index
+        self._quiet = True
+        try:
+            flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            self.table.selectionModel().select(selection, flags)
+            if first is not None:
+                self.table.selectionModel().setCurrentIndex(first, QItemSelectionModel.SelectionFlag.NoUpdate)
+                self.table.scrollTo(first, QAbstractItemView.ScrollHint.PositionAtCenter)
+        finally:
+            self._quiet = False
+
+    def selected_layers(self) -> list[int]:
+        """``Layer.index`` of the selected rows, in row order."""
+        rows = sorted(self.table.selectionModel().selectedRows(), key=lambda i: i.row())
+        return [int(self.proxy.data(i, LAYER_INDEX_ROLE)) for i in rows]
+
+    def visible_positions(self) -> list[int]:
+        """Positions in ``engine.layers`` of the rows shown, top to bottom."""
+        return [self.model.position(self.proxy.mapToSource(self.proxy.index(r, 0)).row())
+                for r in range(self.proxy.rowCount())]
+
+    # -- slots ----------------------------------------------------------------------------------
+    def _fill_combos(self) -> None:
+        for combo, values, label in ((self.type_combo, self.model.layer_types(), "All types"),
+                                     (self.precision_combo, self.model.precisions(), "All precisions")):
+            current = combo.currentData()
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItem(label, ALL)
+            for v in values:
+                combo.addItem(v, v)
+            i = combo.findData(current) if current is not None else 0
+            combo.setCurrentIndex(max(i, 0))
+            combo.blockSignals(False)
+
+    @Slot()
+    def _on_filter_changed(self) -> None:
+        self._apply_filter()
+
+    def _apply_filter(self) -> None:
+        text = self.filter_edit.text().strip()
+        ltype = self.type_combo.currentData() or ALL
+        prec = self.precision_combo.currentData() or ALL
+        has = self.finding_check.isChecked()
+        if not text and ltype == ALL and prec == ALL and not has:
+            self.proxy.set_mask(None)
+        else:
+            self.proxy.set_mask(self.model.filter_mask(text, ltype, prec, has))
+        self._update_totals()
+
+    @Slot()
+    def _on_color_changed(self) -> None:
+        self.model.set_color_mode(self.color_combo.currentData())
+        self._update_legend()
+
+    def _update_legend(self) -> None:
+        while self._legend_layout.count():
+            item = self._legend_layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        mode = self.color_combo.currentData()
+        entries: list[tuple[str, str]] = []
+        if mode == "precision":
+            present = self.model.precisions()
+            entries = [(p, PRECISION_COLORS.get(p, OTHER_PRECISION_COLOR)) for p in present]
+        elif mode == "severity":
+            entries = [(s, SEVERITY_COLORS[s]) for s in ("error", "warning", "info")]
+        for name, color in entries:
+            chip = QLabel(f" {name} ")
+            chip.setStyleSheet(f"QLabel {{ background: {color}; color: black; border: 1px solid #999; "
+                               "border-radius: 3px; padding: 0px 4px; }")
+            self._legend_layout.addWidget(chip)
+        self._legend_layout.addStretch(1)
+        self.legend.setVisible(bool(entries))
+
+    def _update_totals(self) -> None:
+        engine = self.model.engine()
+        total_layers = len(engine.layers) if engine else 0
+        shown = self.proxy.rowCount()
+        text = f"{shown} layers shown of {total_layers}"
+        if self.model.has_times:
+            times = self.model.times()
+            mask = self.proxy._mask
+            all_ms = float(np.nansum(times))
+            shown_ms = float(np.nansum(times[mask])) if mask is not None else all_ms
+            pct = shown_ms / all_ms * 100.0 if all_ms > 0 else 0.0
+            text += f"  ·  total time {shown_ms:.4g} ms  ·  {pct:.1f} % of engine ({all_ms:.4g} ms)"
+        self.totals.setText(text)
+
+    @Slot(QItemSelection, QItemSelection)
+    def _on_table_selection_changed(self, selected: QItemSelection, deselected: QItemSelection) -> None:
+        if not self._quiet:
+            self.sig_layers_selected.emit(self.selected_layers())
