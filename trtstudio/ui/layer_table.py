@@ -101,6 +101,8 @@ def format_text(t: TensorDesc) -> str:
     low = fmt.lower()
     if not fmt:
         return dtype or "?"
+    if fmt.startswith("(") and ")" in fmt and dtype:  # TensorRT-RTX: "(NHWC) Channel major format"
+        return f"{dtype} {fmt[1:fmt.index(')')]}"
     if low.startswith("row major linear") and dtype:
         return f"{dtype} linear"
     if low.startswith("channel major") and dtype:

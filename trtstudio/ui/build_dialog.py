@@ -1,0 +1,573 @@
+"""Build an engine from the open ONNX model: backend, targets, profiles and flags; progress, log, cancel.
+
+The build runs in a worker thread (:func:`trtstudio.ui.workers.run_in_thread`): the task first asks
+the backend's ONNX parser which nodes it rejects (:func:`~trtstudio.backends.build.parse_onnx`),
+then calls :func:`~trtstudio.backends.build.build_engine` with ``progress``/``log``/``cancel``
+callbacks. Progress and log lines reach the dialog only as queued signals; log lines are batched
+in the worker so a verbose build does not flood the event loop. Cancel sets the task's stop flag,
+which the builder's progress monitor polls at every step. Closing the dialog cancels and joins.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QCloseEvent, QStandardItemModel
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from trtstudio.backends.build import DEFAULT_MAX_DIM, MODULES, BuildOptions, BuildResult
+from trtstudio.engine.model import EngineInfo
+from trtstudio.errors import InputError
+from trtstudio.ui.log_panel import LogPanel
+from trtstudio.ui.workers import TaskState, WorkerHandle, error_text, run_in_thread
+
+TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
+BACKEND_LABELS = {"rtx": "TensorRT-RTX (tensorrt_rtx)", "tensorrt": "TensorRT (tensorrt)"}
+LOG_BATCH_S = 0.05  # the worker sends log lines in batches at most this often
+JOIN_MS = 60_000  # how long closing waits for a cancelled build to return
+
+
+def installed_backends() -> dict[str, bool]:
+    """For each backend of :data:`trtstudio.backends.build.MODULES`: is its module importable?"""
+    out = {}
+    for name, (module, _install) in MODULES.items():
+        try:
+            out[name] = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            out[name] = False
+    return out
+
+
+def weak_typing_flags(backend: str) -> list[str]:
+    """The weak-typing precision flags (fp16/int8/bf16) the backend's module still has (TensorRT 10)."""
+    try:
+        trt = importlib.import_module(MODULES[backend][0])
+    except (ImportError, OSError, KeyError):
+        return []
+    flags = getattr(trt, "BuilderFlag", None)
+    return [f for f in ("fp16", "int8", "bf16") if flags is not None and hasattr(flags, f.upper())]
+
+
+def _dims_text(dims: list[int] | tuple[int, ...]) -> str:
+    return "x".join(str(d) for d in dims)
+
+
+def parse_dims_text(text: str, what: str) -> tuple[int, ...]:
+    """``"1x3x224x224"`` -> (1, 3, 224, 224); InputError naming ``what`` when malformed."""
+    parts = [p.strip() for p in text.lower().replace(",", "x").split("x") if p.strip()]
+    try:
+        dims = tuple(int(p) for p in parts)
+    except ValueError:
+        dims = ()
+    if not dims or any(d < 0 for d in dims):
+        raise InputError(None, f"{what}: bad shape {text!r}; write e.g. 1x3x224x224")
+    return dims
+
+
+def default_profile(shape: list[int | str] | None) -> tuple[list[int], list[int], list[int]] | None:
+    """(min, opt, max) for an input with symbolic dims (None when fully static or shape unknown).
+
+    Symbolic dims become 1/1/8 (``trtstudio.backends.build.DEFAULT_MAX_DIM``), like the builder's own
+    default for batch-like dims; static dims stay as they are.
+    """
+    if shape is None or all(isinstance(d, int) and d > 0 for d in shape):
+        return None
+    mn, opt, mx = [], [], []
+    for d in shape:
+        if isinstance(d, int) and d > 0:
+            mn.append(d)
+            opt.append(d)
+            mx.append(d)
+        else:
+            mn.append(1)
+            opt.append(1)
+            mx.append(DEFAULT_MAX_DIM)
+    return mn, opt, mx
+
+
+def engine_info_from_result(result: BuildResult) -> EngineInfo | None:
+    """The layers of a built engine: the inspector's JSON when there is one, else the verbose log."""
+    try:
+        if result.layer_info_json:
+            from trtstudio.engine.readers._common import info_from_layer_doc
+
+            info = info_from_layer_doc(Path("<inspector>"), json.loads(result.layer_info_json))
+        else:
+            from trtstudio.engine.readers.rtx_log import read
+
+            info = read(Path("<build log>"), result.log_text())
+    except (InputError, ValueError):
+        return None
+    if result.engine_path:
+        info.sources.insert(0, result.engine_path)
+    info.versions.update({k: v for k, v in result.versions.items() if k not in info.versions})
+    return info
+
+
+def _build_task(model_path: str, out_path: str, options: BuildOptions):  # noqa: ANN202
+    """The function run on the worker thread; talks back only through ``state.set_progress``."""
+
+    def task(state: TaskState) -> BuildResult:
+        from trtstudio.backends.build import build_engine, parse_onnx
+
+        pending: list[tuple[str, str]] = []
+        last = [time.monotonic()]
+
+        def flush_log() -> None:
+            if pending:
+                state.set_progress(("log", list(pending)))
+                pending.clear()
+            last[0] = time.monotonic()
+
+        def on_log(severity: str, message: str) -> None:
+            pending.append((severity, message))
+            if time.monotonic() - last[0] >= LOG_BATCH_S:
+                flush_log()
+
+        def on_progress(phase: str, step: int, total: int) -> None:
+            flush_log()
+            state.set_progress(("progress", phase, step, total))
+
+        state.set_progress(("progress", "Parsing the ONNX model", 0, 0))
+        unsupported = parse_onnx(model_path, options.backend)
+        state.set_progress(("unsupported", unsupported))
+        if state.is_stop_requested():
+            return BuildResult(ok=False, error="build cancelled", cancelled=True)
+        try:
+            result = build_engine(model_path, out_path, options, progress=on_progress, log=on_log,
+                                  cancel=state.is_stop_requested)
+        finally:
+            flush_log()
+        if result.ok:
+            result.engine_info = engine_info_from_result(result)  # type: ignore[attr-defined]
+        return result
+
+    return task
+
+
+class BuildDialog(QDialog):
+    """Build an engine for ``model_path``; ``sig_built(BuildResult)`` when a build succeeded.
+
+    The emitted result carries ``engine_info`` (an :class:`EngineInfo` read from the inspector JSON
+    or the verbose build log), also kept in :attr:`engine_info`. Log lines go to ``log_panel`` when
+    one is given, else to a panel inside the dialog.
+    """
+
+    sig_built = Signal(object)
+
+    def __init__(self, model_path: str, parent: QWidget | None = None, log_panel: LogPanel | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Build engine — {Path(model_path).name}")
+        self.model_path = str(model_path)
+        self.result: BuildResult | None = None
+        self.engine_info: EngineInfo | None = None
+        self._handle: WorkerHandle | None = None
+        self._closing = False
+        self._own_log = log_panel is None
+        self.log_panel = log_panel if log_panel is not None else LogPanel()
+        self._installed = installed_backends()
+        self._build_form()
+        self._fill_profiles()
+        self._on_backend_changed()
+        self._set_running(False)
+
+    # -- form ---------------------------------------------------------------------------------
+    def _build_form(self) -> None:
+        self.backend_combo = QComboBox()
+        model = QStandardItemModel(self.backend_combo)
+        self.backend_combo.setModel(model)
+        for name, label in BACKEND_LABELS.items():
+            ok = self._installed.get(name, False)
+            self.backend_combo.addItem(label if ok else f"{label} — not installed", name)
+            item = model.item(self.backend_combo.count() - 1)
+            item.setEnabled(ok)
+            if not ok:
+                item.setToolTip(f"install: {MODULES[name][1]}")
+        first = next((i for i in range(self.backend_combo.count()) if model.item(i).isEnabled()), -1)
+        self.backend_combo.setCurrentIndex(first)
+
+        self.target_boxes: dict[str, QCheckBox] = {}
+        targets = QHBoxLayout()
+        for t in TARGETS:
+            box = QCheckBox(t.upper())
+            box.setChecked(t == "sm86")
+            self.target_boxes[t] = box
+            targets.addWidget(box)
+        targets.addStretch(1)
+
+        self.workspace_spin = QSpinBox()
+        self.workspace_spin.setRange(0, 1 << 20)
+        self.workspace_spin.setSuffix(" MiB")
+        self.workspace_spin.setSpecialValueText("TensorRT default")
+        self.workspace_spin.setSingleStep(256)
+        self.opt_level_spin = QSpinBox()
+        self.opt_level_spin.setRange(0, 5)
+        self.opt_level_spin.setValue(3)
+        self.cache_edit = QLineEdit()
+        self.cache_edit.setPlaceholderText("none (optional file, read and updated)")
+        cache_button = QPushButton("…")
+        cache_button.clicked.connect(self._on_cache_browse)
+        cache_row = QHBoxLayout()
+        cache_row.addWidget(self.cache_edit, 1)
+        cache_row.addWidget(cache_button)
+        self.output_edit = QLineEdit(self._default_output())
+        self.detailed_check = QCheckBox("Detailed profiling verbosity (layer formats, tactics)")
+        self.detailed_check.setChecked(True)
+        self.tf32_check = QCheckBox("TF32 for FP32 math")
+        self.tf32_check.setChecked(True)
+        self.strong_check = QCheckBox("Strongly typed network")
+        self.weak_boxes = {f: QCheckBox(f.upper()) for f in ("fp16", "int8", "bf16")}
+        self.weak_row = QWidget()
+        weak = QHBoxLayout(self.weak_row)
+        weak.setContentsMargins(0, 0, 0, 0)
+        for box in self.weak_boxes.values():
+            weak.addWidget(box)
+        weak.addWidget(QLabel("(TensorRT 10 weak typing; deprecated)"))
+        weak.addStretch(1)
+
+        form = QFormLayout()
+        form.addRow("Backend", self.backend_combo)
+        form.addRow("Targets", targets)
+        form.addRow("Workspace limit", self.workspace_spin)
+        form.addRow("Optimization level", self.opt_level_spin)
+        form.addRow("Timing cache", cache_row)
+        form.addRow("Engine file", self.output_edit)
+        form.addRow("", self.detailed_check)
+        form.addRow("", self.tf32_check)
+        form.addRow("", self.strong_check)
+        self._weak_label = QLabel("Precision flags")
+        form.addRow(self._weak_label, self.weak_row)
+
+        self.profile_table = QTableWidget(0, 4)
+        self.profile_table.setHorizontalHeaderLabels(["Input", "Min", "Opt", "Max"])
+        self.profile_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.profile_table.verticalHeader().hide()
+        self.profile_note = QLabel()
+        self.profile_note.setWordWrap(True)
+        profiles = QGroupBox("Optimization profile (dynamic inputs)")
+        pl = QVBoxLayout(profiles)
+        pl.addWidget(self.profile_note)
+        pl.addWidget(self.profile_table)
+
+        self.unsupported_list = QListWidget()
+        self.unsupported_box = QGroupBox("Nodes the ONNX parser rejects")
+        ul = QVBoxLayout(self.unsupported_box)
+        ul.addWidget(self.unsupported_list)
+        self.unsupported_box.hide()
+
+        self.phase_label = QLabel()
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.status_label = QLabel()
+        self.status_label.setWordWrap(True)
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.build_button = QPushButton("Build")
+        self.build_button.setDefault(True)
+        self.cancel_button = QPushButton("Cancel build")
+        self.close_button = QPushButton("Close")
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.build_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.close_button)
+        self.build_button.clicked.connect(self.start_build)
+        self.cancel_button.clicked.connect(self.cancel_build)
+        self.close_button.clicked.connect(self.close)
+        self.backend_combo.currentIndexChanged.connect(self._on_backend_changed)
+
+        top = QWidget()
+        tl = QVBoxLayout(top)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addLayout(form)
+        tl.addWidget(profiles)
+        tl.addWidget(self.unsupported_box)
+        tl.addWidget(self.phase_label)
+        tl.addWidget(self.progress)
+        tl.addWidget(self.status_label)
+        tl.addStretch(1)
+        lay = QVBoxLayout(self)
+        if self._own_log:
+            split = QSplitter(Qt.Orientation.Vertical)
+            split.addWidget(top)
+            split.addWidget(self.log_panel)
+            split.setStretchFactor(1, 1)
+            lay.addWidget(split, 1)
+        else:
+            lay.addWidget(top, 1)
+        lay.addLayout(buttons)
+        self.resize(720, 820 if self._own_log else 620)
+
+    def _default_output(self) -> str:
+        model = Path(self.model_path)
+        folder = model.parent
+        package = Path(__file__).resolve().parents[1]
+        inside_package = package in folder.resolve().parents or folder.resolve() == package
+        if inside_package or not os.access(folder, os.W_OK):
+            folder = Path(tempfile.gettempdir()) / "trtstudio-engines"
+        return str(folder / f"{model.stem}.engine")
+
+    def _fill_profiles(self) -> None:
+        from trtstudio.graph.model import load_model
+
+        self.profile_table.setRowCount(0)
+        try:
+            graph = load_model(self.model_path, infer_shapes=False).graph
+        except InputError as exc:
+            self.profile_note.setText(f"cannot read the model's inputs: {exc.one_line()}")
+            self.profile_table.hide()
+            self.build_button.setEnabled(False)
+            return
+        rows = []
+        for name in graph.inputs:
+            prof = default_profile(graph.tensors[name].shape)
+            if prof is not None:
+                rows.append((name, graph.tensors[name].shape, prof))
+        for name, shape, (mn, opt, mx) in rows:
+            r = self.profile_table.rowCount()
+            self.profile_table.insertRow(r)
+            item = QTableWidgetItem(name)
+            item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            item.setToolTip(f"model shape [{', '.join(str(d) for d in shape or [])}]")
+            self.profile_table.setItem(r, 0, item)
+            for c, dims in enumerate((mn, opt, mx), start=1):
+                self.profile_table.setItem(r, c, QTableWidgetItem(_dims_text(dims)))
+        if rows:
+            self.profile_note.setText("Symbolic dimensions start at min 1, opt 1, max "
+                                      f"{DEFAULT_MAX_DIM}; edit them to the shapes you will run.")
+            self.profile_table.setFixedHeight(
+                self.profile_table.horizontalHeader().height() + 8 + sum(
+                    self.profile_table.rowHeight(r) for r in range(self.profile_table.rowCount())))
+        else:
+            self.profile_note.setText("All inputs are static: no optimization profile needed.")
+            self.profile_table.hide()
+
+    def profiles(self) -> list[dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]]:
+        """The optimization profile of the table (InputError for a malformed or inconsistent cell)."""
+        prof = {}
+        for r in range(self.profile_table.rowCount()):
+            name = self.profile_table.item(r, 0).text()
+            mn, opt, mx = (parse_dims_text(self.profile_table.item(r, c).text(), f"{name} {label}")
+                           for c, label in ((1, "min"), (2, "opt"), (3, "max")))
+            if not len(mn) == len(opt) == len(mx):
+                raise InputError(None, f"{name}: min, opt and max need the same number of dimensions")
+            if any(not a <= b <= c for a, b, c in zip(mn, opt, mx, strict=True)):
+                raise InputError(None, f"{name}: need min <= opt <= max in every dimension")
+            prof[name] = (mn, opt, mx)
+        return [prof] if prof else []
+
+    def options(self) -> BuildOptions:
+        """The BuildOptions the form describes (InputError when it describes none)."""
+        backend = self.backend_combo.currentData()
+        if not backend:
+            raise InputError(None, "no TensorRT backend is installed: pip install tensorrt-rtx-cu13")
+        targets = [t for t, box in self.target_boxes.items() if box.isChecked()]
+        if backend == "rtx" and not targets:
+            raise InputError(None, "choose at least one compute-capability target")
+        cache = self.cache_edit.text().strip() or None
+        weak = {f: box.isChecked() and not self.weak_row.isHidden() for f, box in self.weak_boxes.items()}
+        return BuildOptions(
+            backend=backend,
+            targets=targets if backend == "rtx" else [],
+            workspace_bytes=self.workspace_spin.value() << 20 if self.workspace_spin.value() else None,
+            profiles=self.profiles(),
+            opt_level=self.opt_level_spin.value(),
+            timing_cache=cache,
+            detailed_profiling=self.detailed_check.isChecked(),
+            tf32=self.tf32_check.isChecked(),
+            strongly_typed=self.strong_check.isChecked(),
+            **weak,
+        )
+
+    @Slot()
+    def _on_backend_changed(self) -> None:
+        backend = self.backend_combo.currentData()
+        for box in self.target_boxes.values():
+            box.setEnabled(backend == "rtx")
+        flags = weak_typing_flags(backend) if backend else []
+        for f, box in self.weak_boxes.items():
+            box.setVisible(f in flags)
+        self.weak_row.setVisible(bool(flags))
+        self._weak_label.setVisible(bool(flags))
+        if not backend:
+            self._show_status("No TensorRT backend is installed: pip install tensorrt-rtx-cu13", error=True)
+
+    @Slot()
+    def _on_cache_browse(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Timing cache", self.cache_edit.text(),
+                                              "Timing cache (*.cache *.timing);;All files (*)")
+        if path:
+            self.cache_edit.setText(path)
+
+    # -- build --------------------------------------------------------------------------------
+    def is_building(self) -> bool:
+        """True while a build's worker thread runs."""
+        return self._handle is not None and self._handle.is_running()
+
+    @Slot()
+    def start_build(self) -> None:
+        """Start a build with the form's options (shows the error instead when they are bad)."""
+        if self._handle is not None:
+            return
+        self._closing = False
+        try:
+            options = self.options()
+            out = self.output_edit.text().strip()
+            if not out:
+                raise InputError(None, "give an engine file to write")
+        except InputError as exc:
+            self._show_status(exc.one_line(), error=True)
+            return
+        self.result = None
+        self.engine_info = None
+        self.unsupported_list.clear()
+        self.unsupported_box.hide()
+        self.progress.setRange(0, 0)
+        self.phase_label.setText("Starting…")
+        self._show_status("Building…")
+        self.log_panel.append("INFO", f"trtstudio: building {self.model_path} -> {out} "
+                                      f"with {json.dumps(options.to_json())}")
+        self._handle = run_in_thread(
+            _build_task(self.model_path, out, options),
+            on_done=self._on_worker_done,
+            on_error=self._on_worker_error,
+            on_progress=self._on_worker_progress,
+            on_finished=self._on_worker_finished,
+            name="build",
+        )
+        self._set_running(True)
+
+    @Slot()
+    def cancel_build(self) -> None:
+        """Ask the running build to stop at the builder's next progress step."""
+        if self._handle is not None:
+            self._handle.request_stop()
+            self.phase_label.setText("Cancelling…")
+            self.cancel_button.setEnabled(False)
+
+    def _set_running(self, running: bool) -> None:
+        self.build_button.setEnabled(not running and bool(self.backend_combo.currentData()))
+        self.cancel_button.setEnabled(running)
+
+    def _show_status(self, text: str, error: bool = False) -> None:
+        self.status_label.setText(text)
+        self.status_label.setStyleSheet("QLabel { color: #b00020; }" if error else "")
+
+    @Slot(object)
+    def _on_worker_progress(self, value: object) -> None:
+        if not isinstance(value, tuple) or not value:
+            return
+        kind = value[0]
+        if kind == "log":
+            for severity, message in value[1]:
+                self.log_panel.append(severity, message)
+        elif kind == "progress":
+            _, phase, step, total = value
+            self.phase_label.setText(str(phase))
+            if total > 0:
+                self.progress.setRange(0, int(total))
+                self.progress.setValue(min(int(step), int(total)))
+                self.progress.setFormat(f"%v / %m  ({phase})")
+            else:
+                self.progress.setRange(0, 0)
+        elif kind == "unsupported":
+            self._show_unsupported(value[1])
+
+    def _show_unsupported(self, items: list[dict[str, Any]]) -> None:
+        self.unsupported_list.clear()
+        for u in items:
+            self.unsupported_list.addItem(f"{u.get('node') or '?'} ({u.get('op_type') or '?'}): {u.get('reason')}")
+        self.unsupported_box.setVisible(bool(items))
+
+    @Slot(object)
+    def _on_worker_done(self, result: object) -> None:
+        assert isinstance(result, BuildResult)
+        self.result = result
+        if result.unsupported:
+            self._show_unsupported(result.unsupported)
+        if result.ok:
+            self.engine_info = getattr(result, "engine_info", None)
+            n = len(self.engine_info.layers) if self.engine_info else 0
+            self.progress.setRange(0, 1)
+            self.progress.setValue(1)
+            self.progress.setFormat("done")
+            self.phase_label.setText("Built")
+            self._show_status(f"Built {result.engine_path} ({result.engine_bytes} bytes, {n} layers) "
+                              f"in {result.seconds:.1f} s")
+            self.log_panel.append("INFO", f"trtstudio: built {result.engine_path} in {result.seconds:.1f} s")
+            if not self._closing:
+                self.sig_built.emit(result)
+            return
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat("cancelled" if result.cancelled else "failed")
+        self.phase_label.setText("Cancelled" if result.cancelled else "Failed")
+        text = "Build cancelled." if result.cancelled else f"Build failed: {result.error}"
+        self._show_status(text, error=not result.cancelled)
+        self.log_panel.append("INFO" if result.cancelled else "ERROR", f"trtstudio: {text}")
+
+    @Slot(object)
+    def _on_worker_error(self, exc: object) -> None:
+        text = error_text(exc) if isinstance(exc, BaseException) else str(exc)
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat("failed")
+        self.phase_label.setText("Failed")
+        self._show_status(f"Build failed: {text}", error=True)
+        self.log_panel.append("ERROR", f"trtstudio: build failed: {text}")
+
+    @Slot()
+    def _on_worker_finished(self) -> None:
+        if self._handle is not None:
+            self._handle.join(JOIN_MS)
+        self._handle = None
+        self._set_running(False)
+        self.log_panel.flush()
+
+    # -- closing --------------------------------------------------------------------------------
+    def shutdown(self) -> bool:
+        """Cancel a running build and wait for its thread; True when none is left running."""
+        self._closing = True
+        handle = self._handle
+        if handle is None:
+            return True
+        ended = handle.stop(JOIN_MS)
+        if ended:
+            self._handle = None
+        return ended
+
+    def done(self, r: int) -> None:  # accept/reject both end here
+        self.shutdown()
+        super().done(r)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.shutdown()
+        super().closeEvent(event)
