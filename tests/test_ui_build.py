@@ -148,7 +148,7 @@ def test_cancel_stops_the_build(qtbot, sample_model, tmp_path):
     qtbot.waitUntil(lambda: not dlg.is_building() and dlg._handle is None, timeout=60000)
     assert phases, "the builder reported no progress"
     assert not workers.live_threads()
-    assert dlg.result is not None and dlg.result.cancelled and not dlg.result.ok
+    assert dlg.build_result is not None and dlg.build_result.cancelled and not dlg.build_result.ok
     assert "cancelled" in dlg.status_label.text().lower() and dlg.progress.format() == "cancelled"
     assert not built
     assert not (tmp_path / "cancelled.engine").exists()
@@ -186,8 +186,8 @@ def test_parser_rejection_lists_nodes_and_shows_error(qtbot, tmp_path):
     built: list[object] = []
     dlg.sig_built.connect(built.append)
     dlg.start_build()
-    qtbot.waitUntil(lambda: dlg.result is not None and dlg._handle is None, timeout=60000)
-    assert not built and not dlg.result.ok
+    qtbot.waitUntil(lambda: dlg.build_result is not None and dlg._handle is None, timeout=60000)
+    assert not built and not dlg.build_result.ok
     assert dlg.unsupported_list.count() >= 1
     assert "fancy" in dlg.unsupported_list.item(0).text().lower() or "FancyOp" in dlg.unsupported_list.item(0).text()
     assert dlg.status_label.text().startswith("Build failed:")

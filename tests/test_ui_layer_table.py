@@ -210,3 +210,21 @@ def test_log_panel_filters_by_severity_and_text(qtbot):
     assert "tactic" not in panel.text.toPlainText()
     panel.clear()
     assert panel.line_count() == 0 and panel.text.toPlainText() == ""
+
+
+def test_selection_survives_sorting_and_filtered_rows_are_not_selected(qtbot, table, resnet):
+    from PySide6.QtCore import Qt
+
+    from trtstudio.ui.layer_table import COLUMN
+
+    wanted = sorted(lay.index for lay in resnet.layers[2:6])
+    table.select_layers(wanted)
+    with qtbot.assertNotEmitted(table.sig_layers_selected):
+        table.table.sortByColumn(COLUMN["total_ms"], Qt.SortOrder.DescendingOrder)
+    assert sorted(table.selected_layers()) == wanted  # persistent indexes moved with their rows
+    table.table.sortByColumn(COLUMN["name"], Qt.SortOrder.DescendingOrder)
+    assert sorted(table.selected_layers()) == wanted
+    pooling = [lay.index for lay in resnet.layers if lay.type == "CaskPooling"]
+    table.type_combo.setCurrentIndex(table.type_combo.findData("CaskPooling"))
+    table.select_layers(wanted + pooling)
+    assert sorted(table.selected_layers()) == sorted(pooling)

@@ -187,7 +187,7 @@ class BuildDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(f"Build engine — {Path(model_path).name}")
         self.model_path = str(model_path)
-        self.result: BuildResult | None = None
+        self.build_result: BuildResult | None = None
         self.engine_info: EngineInfo | None = None
         self._handle: WorkerHandle | None = None
         self._closing = False
@@ -370,12 +370,16 @@ class BuildDialog(QDialog):
             self.profile_note.setText("All inputs are static: no optimization profile needed.")
             self.profile_table.hide()
 
+    def _cell(self, row: int, col: int) -> str:
+        item = self.profile_table.item(row, col)
+        return item.text() if item is not None else ""
+
     def profiles(self) -> list[dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]]:
         """The optimization profile of the table (InputError for a malformed or inconsistent cell)."""
         prof = {}
         for r in range(self.profile_table.rowCount()):
-            name = self.profile_table.item(r, 0).text()
-            mn, opt, mx = (parse_dims_text(self.profile_table.item(r, c).text(), f"{name} {label}")
+            name = self._cell(r, 0)
+            mn, opt, mx = (parse_dims_text(self._cell(r, c), f"{name} {label}")
                            for c, label in ((1, "min"), (2, "opt"), (3, "max")))
             if not len(mn) == len(opt) == len(mx):
                 raise InputError(None, f"{name}: min, opt and max need the same number of dimensions")
@@ -446,7 +450,7 @@ class BuildDialog(QDialog):
         except InputError as exc:
             self._show_status(exc.one_line(), error=True)
             return
-        self.result = None
+        self.build_result = None
         self.engine_info = None
         self.unsupported_list.clear()
         self.unsupported_box.hide()
@@ -510,7 +514,7 @@ class BuildDialog(QDialog):
     @Slot(object)
     def _on_worker_done(self, result: object) -> None:
         assert isinstance(result, BuildResult)
-        self.result = result
+        self.build_result = result
         if result.unsupported:
             self._show_unsupported(result.unsupported)
         if result.ok:

@@ -118,13 +118,13 @@ def _fmt_ms(v: float) -> str:
 
 def findings_by_layer(engine: EngineInfo) -> dict[int, list[Finding]]:
     """Findings grouped by the position of their layer in ``engine.layers`` (by index, else by name)."""
-    pos_of_index = {lay.index: pos for pos, lay in enumerate(engine.layers)}
+    pos_of_index = {lay.index: i for i, lay in enumerate(engine.layers)}
     pos_of_name: dict[str, int] = {}
-    for pos, lay in enumerate(engine.layers):
-        pos_of_name.setdefault(lay.name, pos)
+    for i, lay in enumerate(engine.layers):
+        pos_of_name.setdefault(lay.name, i)
     out: dict[int, list[Finding]] = {}
     for f in engine.findings:
-        pos = pos_of_index.get(f.layer_index) if f.layer_index is not None else None
+        pos: int | None = pos_of_index.get(f.layer_index) if f.layer_index is not None else None
         if pos is None and f.layer is not None:
             pos = pos_of_name.get(f.layer)
         if pos is not None:
@@ -589,8 +589,9 @@ class LayerTableView(QWidget):
     def _update_legend(self) -> None:
         while self._legend_layout.count():
             item = self._legend_layout.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
         mode = self.color_combo.currentData()
         entries: list[tuple[str, str]] = []
         if mode == "precision":
