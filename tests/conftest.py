@@ -13,6 +13,14 @@ FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "trt-re
 SAMPLE = Path(__file__).resolve().parents[1] / "trtstudio" / "resources" / "sample" / "mobilenetv2_035.onnx"
 
 
+def _qt_available() -> bool:
+    try:
+        import PySide6.QtCore  # noqa: F401
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
 @pytest.fixture
 def trt_real() -> Path:
     if not FIXTURES.is_dir():
@@ -27,12 +35,7 @@ def sample_model() -> Path:
     return SAMPLE
 
 
-def _qt_available() -> bool:
-    try:
-        import PySide6.QtCore  # noqa: F401
-    except Exception:  # noqa: BLE001
-        return False
-    return True
+collect_ignore_glob = [] if _qt_available() else ["test_ui_*.py"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

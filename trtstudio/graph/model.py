@@ -323,9 +323,9 @@ def _build_graph(gproto: Any, base_dir: str, owner: str | None, depth: int, oute
             if t.producer is not None:
                 raise ValueError(f"tensor '{tname}' is produced by two nodes ({nodes[t.producer].name}, {name})")
             t.producer = i
-        visible = outer | local
         for attr in np_.attribute:
             subs = [attr.g] if attr.type == attr.GRAPH else list(attr.graphs) if attr.type == attr.GRAPHS else []
+            visible = (outer | local) if subs else set()
             for k, sub in enumerate(subs):
                 key = attr.name if len(subs) == 1 else f"{attr.name}[{k}]"
                 body = _build_graph(sub, base_dir, f"{name}.{key}", depth + 1, visible)

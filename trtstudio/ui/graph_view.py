@@ -55,8 +55,7 @@ class GraphView(QWidget):
         self.highlight: set[int] = set()  # search hits
         self.folded: np.ndarray | None = None  # bool per display item: no engine layer
         self._fill: list[QColor] = []
-        self._overview: QImage | None = None
-        self._overview_rect = QRectF()
+        self._colors: np.ndarray | None = None  # BGRA per item, for the overview raster
         self._drag_start: QPointF | None = None
         self._drag_offset = QPointF()
         self._font = QFont()
@@ -84,7 +83,7 @@ class GraphView(QWidget):
         else:
             self._fill = [QColor(IO_COLOR if c == "io" else CATEGORIES.get(c, CATEGORIES["other"])[1])
                           for c in dg.cats]
-        self._overview = None
+        self._colors = None
         self.update()
 
     def set_overlay(self, colors: list[str] | None, legend: list[tuple[str, str]] | None = None,
@@ -97,7 +96,7 @@ class GraphView(QWidget):
         self._fill = [QColor(c) for c in colors]
         self.legend = legend or []
         self.folded = folded
-        self._overview = None
+        self._colors = None
         self.update()
 
     # ---- geometry ---------------------------------------------------------------------
@@ -174,10 +173,6 @@ class GraphView(QWidget):
             self.sig_node_selected.emit(self.current)
 
     # ---- events -----------------------------------------------------------------------
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        super().resizeEvent(event)
-        self._overview = None
-
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
         steps = event.angleDelta().y() / 120.0
         self.zoom_by(1.2 ** steps, event.position())
@@ -255,7 +250,7 @@ class GraphView(QWidget):
             return
         vis = self._visible()
         if len(vis) > DETAIL_LIMIT:
-            self._paint_overview(p)
+            self._paint_overview(p, vis)
         else:
             p.save()
             p.scale(self.scale, self.scale)
@@ -358,44 +353,41 @@ class GraphView(QWidget):
                                p.fontMetrics().elidedText(f"{dg.labels[i]}  {dg.sublabels[i]}",
                                                           Qt.TextElideMode.ElideMiddle, int(w - 10)))
 
-    def _paint_overview(self, p: QPainter) -> None:
-        """Far zoom: blit an image of the whole graph, made once per colour scheme and size."""
+    def _paint_overview(self, p: QPainter, vis: np.ndarray) -> None:
+        """Far zoom: rasterise the visible nodes as blocks with numpy, straight into one image.
+
+        The cost follows the pixels painted, not the node count, and the image is made at the
+        current scale, so it stays sharp at every zoom level."""
         dg = self.dg
         assert dg is not None
-        if self._overview is None:
-            r = self.scene_rect()
-            # Resolution: as fine as the current zoom, capped so memory stays bounded.
-            s = min(self.scale * 2, 4096 / r.width(), 16384 / r.height())
-            s = max(s, 1e-5)
-            w, h = max(int(r.width() * s), 1), max(int(r.height() * s), 1)
-            img = QImage(w, h, QImage.Format.Format_ARGB32_Premultiplied)
-            img.fill(QColor(0, 0, 0, 0))
-            arr = np.ndarray((h, w, 4), dtype=np.uint8, buffer=img.bits())
-            lay = dg.lay
-            # Edges as their end points' column spans are too costly; draw node blocks only, vectorised.
-            cx = ((lay.x - r.left()) * s).astype(np.int64)
-            cy = ((lay.y - r.top()) * s).astype(np.int64)
-            hw = np.maximum((dg.widths * s / 2).astype(np.int64), 1)
-            hh = np.maximum((dg.heights * s / 2).astype(np.int64), 1)
-            colors = np.array([[c.blue(), c.green(), c.red(), 255] for c in self._fill], np.uint8) \
-                if self._fill else np.zeros((dg.n, 4), np.uint8)
-            # rasterise each node's box with a few vectorised passes over its rows (boxes are tiny here)
-            maxh = int(hh.max()) if len(hh) else 1
-            maxw = int(hw.max()) if len(hw) else 1
-            for dy in range(-min(maxh, 6), min(maxh, 6) + 1):
-                yy = np.clip(cy + dy, 0, h - 1)
-                okh = np.abs(dy) <= hh
-                for dx in range(-min(maxw, 24), min(maxw, 24) + 1, max(1, min(maxw, 24) // 8)):
-                    ok = okh & (np.abs(dx) <= hw)
-                    xx = np.clip(cx + dx, 0, w - 1)
-                    arr[yy[ok], xx[ok]] = colors[ok]
-            self._overview = img
-            self._overview_rect = r
-        r = self._overview_rect
-        target = QRectF((r.left() - self.offset.x()) * self.scale, (r.top() - self.offset.y()) * self.scale,
-                        r.width() * self.scale, r.height() * self.scale)
-        p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
-        p.drawImage(target, self._overview)
+        w, h = max(self.width(), 1), max(self.height(), 1)
+        img = QImage(w, h, QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(QColor(0, 0, 0, 0))
+        arr = np.ndarray((h, w, 4), dtype=np.uint8, buffer=img.bits())
+        lay = dg.lay
+        s = self.scale
+        cx = ((lay.x[vis] - self.offset.x()) * s).astype(np.int64)
+        cy = ((lay.y[vis] - self.offset.y()) * s).astype(np.int64)
+        hw = (dg.widths[vis] * s / 2).astype(np.int64)
+        hh = (dg.heights[vis] * s / 2).astype(np.int64)
+        if self._colors is None or len(self._colors) != dg.n:
+            self._colors = np.array([[c.blue(), c.green(), c.red(), c.alpha()] for c in self._fill], np.uint8) \
+                if len(self._fill) == dg.n else np.full((dg.n, 4), 128, np.uint8)
+        colors = self._colors[vis].copy()
+        if self.folded is not None:
+            colors[self.folded[vis], 3] = 90
+        maxh = int(hh.max()) if len(hh) else 0
+        maxw = int(hw.max()) if len(hw) else 0
+        for dy in range(-maxh, maxh + 1):
+            okh = np.abs(dy) <= hh
+            yy = cy + dy
+            okh &= (yy >= 0) & (yy < h)
+            for dx in range(-maxw, maxw + 1):
+                ok = okh & (np.abs(dx) <= hw)
+                xx = cx + dx
+                ok &= (xx >= 0) & (xx < w)
+                arr[yy[ok], xx[ok]] = colors[ok]
+        p.drawImage(0, 0, img)
 
     def _paint_selection_overlay(self, p: QPainter) -> None:
         dg = self.dg

@@ -1,0 +1,155 @@
+"""pytest-qt tests of the main window on real ONNX models."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx_models as models
+import pytest
+
+pytestmark = pytest.mark.gui
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtCore import QPointF, Qt  # noqa: E402
+
+from trtstudio.ui.main_window import MainWindow  # noqa: E402
+
+
+@pytest.fixture
+def window(qtbot):
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    yield win
+    win.shutdown()
+
+
+def _open(qtbot, win: MainWindow, path: Path) -> None:
+    with qtbot.waitSignal(win.sig_model_loaded, timeout=60000):
+        win.open_model(str(path))
+
+
+def _props(win: MainWindow) -> dict[str, str]:
+    out = {}
+    for i in range(win.props.topLevelItemCount()):
+        item = win.props.topLevelItem(i)
+        out[item.text(0)] = item.text(1)
+    return out
+
+
+def test_open_search_select_properties(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    p = tmp_path / "c.onnx"
+    onnx.save(models.conv_net(), str(p))
+    _open(qtbot, window, p)
+    assert window.display is not None and window.display.n == 7 + 2  # nodes + input + output
+    assert "7 (7 with subgraphs)" in window.summary.toPlainText()
+    window.search.setText("Conv")
+    assert window.search_label.text() == "2 matches"
+    window.find_next()
+    assert window.search_label.text() == "1 of 2"
+    first = window.view.current
+    window.find_next()
+    assert window.view.current != first
+    props = _props(window)
+    assert props["Op type"] == "Conv"
+    assert props["Name"] == "/conv2/Conv"
+    # initializer details (shape, bytes, stats) are in the Inputs section
+    inputs = window.props.findItems("Inputs", Qt.MatchFlag.MatchExactly)[0]
+    w2 = [inputs.child(i) for i in range(inputs.childCount()) if inputs.child(i).text(0) == "w2"][0]
+    assert "[8,8,3,3]" in w2.text(1) and "initializer" in w2.text(1)
+    assert any(w2.child(i).text(1) == "2.2 KiB" or "KiB" in w2.child(i).text(1) for i in range(w2.childCount()))
+    # tensor search finds consumers and producer of r1
+    window.search.setText("r1")
+    assert window.search_label.text() == "3 matches"
+
+
+def test_click_selects_node(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    p = tmp_path / "c.onnx"
+    onnx.save(models.conv_net(), str(p))
+    _open(qtbot, window, p)
+    view = window.view
+    gi = window.model.graph.node_by_name["/relu/Relu"]
+    di = window.display.display_index(gi)
+    view.select([di], center=True)
+    qtbot.wait(10)
+    lay = window.display.lay
+    pos = QPointF((lay.x[di] - view.offset.x()) * view.scale, (lay.y[di] - view.offset.y()) * view.scale)
+    view.select([], center=False)
+    with qtbot.waitSignal(view.sig_node_selected, timeout=2000) as blocker:
+        qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=pos.toPoint())
+    assert blocker.args == [di]
+    assert _props(window)["Op type"] == "Relu"
+
+
+def test_subgraph_opens_in_tab(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    p = tmp_path / "s.onnx"
+    onnx.save(models.with_subgraphs(), str(p))
+    _open(qtbot, window, p)
+    di = window.display.display_index(window.model.graph.node_by_name["loop"])
+    window.view.sig_node_activated.emit(di)
+    assert window.tabs.count() == 2 and window.tabs.tabText(1) == "loop.body"
+    body_view = window.tabs.widget(1)
+    assert sorted(body_view.dg.labels[i] for i in range(body_view.dg.n) if body_view.dg.kind[i] == 1) == \
+        ["Add", "Identity"]
+
+
+def test_bad_file_keeps_open_model(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    p = tmp_path / "c.onnx"
+    onnx.save(models.conv_net(), str(p))
+    _open(qtbot, window, p)
+    bad = tmp_path / "broken.onnx"
+    bad.write_bytes(p.read_bytes()[:200])
+    with qtbot.waitSignal(window.sig_error, timeout=30000) as blocker:
+        window.open_model(str(bad))
+    assert str(bad) in blocker.args[0] and "\n" not in blocker.args[0]
+    assert window.model.path == str(p)  # what was open is still open
+    assert window.display.n == 9
+
+
+def test_engine_links_to_graph(qtbot, window: MainWindow, sample_model: Path) -> None:
+    log = sample_model.with_name("mobilenetv2_035.rtx-sm86.build.log")
+    if not log.exists():
+        pytest.skip("demo engine log absent")
+    _open(qtbot, window, sample_model)
+    with qtbot.waitSignal(window.sig_engine_loaded, timeout=60000):
+        window.open_engine([str(log)])
+    assert window.mapping is not None
+    engine = window.engine
+    li = next(i for i, lay in enumerate(engine.layers) if lay.onnx_nodes)
+    window._on_table_layers_selected([li])
+    selected_names = {window.display.graph.nodes[window.display.node_index(d)].name for d in window.view.selected}
+    assert selected_names == set(engine.layers[li].onnx_nodes)
+    window.overlay.setCurrentText("Precision")
+    assert window.view.folded is not None
+    assert len(window.view.legend) >= 2
+
+
+def test_screenshot_cli_not_blank(tmp_path: Path) -> None:
+    p = tmp_path / "c.onnx"
+    onnx.save(models.conv_net(), str(p))
+    out = tmp_path / "shot.png"
+    res = subprocess.run([sys.executable, "-m", "trtstudio", "gui", str(p), "--screenshot", str(out)],
+                         capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert res.returncode == 0, res.stderr
+    from PySide6.QtGui import QImage
+
+    img = QImage(str(out))
+    assert (img.width(), img.height()) == (1600, 1000)
+    ptr = img.convertToFormat(QImage.Format.Format_RGB32).constBits()
+    arr = np.frombuffer(ptr, np.uint8).reshape(1000, 1600, 4)
+    assert len(np.unique(arr.reshape(-1, 4)[::97], axis=0)) > 20  # many colours: nodes, text, widgets
+
+
+def test_screenshot_cli_bad_model(tmp_path: Path) -> None:
+    bad = tmp_path / "x.onnx"
+    bad.write_text("not a model")
+    res = subprocess.run([sys.executable, "-m", "trtstudio", "gui", str(bad), "--screenshot", str(tmp_path / "o.png")],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and res.stderr.startswith(f"error: {bad}:")
