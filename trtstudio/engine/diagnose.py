@@ -61,8 +61,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
+from trtstudio.engine.mapping import Resolver, gc_paused, map_layers
 from trtstudio.engine.model import EngineInfo, Finding, Layer
 
 TENSOR_CORE_MARKERS: tuple[str, ...] = (
@@ -152,10 +154,7 @@ def is_plugin(lay: Layer) -> bool:
     return lay.type.startswith("Plugin") or "[PluginV2" in lay.name or "[PluginV3" in lay.name
 
 
-def _node_ops(lay: Layer, op_of: dict[str, str]) -> set[str]:
-    return {op_of.get(n, "") for n in lay.onnx_nodes}
-
-
+@lru_cache(maxsize=4096)
 def uses_tensor_cores(tactic: str) -> bool | None:
     """True/False from a tactic or kernel name; None when the name says neither."""
     t = tactic.lower()
@@ -181,14 +180,56 @@ class _Ctx:
         self.engine = engine
         self.total = engine.total_time_ms
         self.op_of = op_of
+        self.qdq_nodes = {n for n, op in op_of.items() if op in _QDQ_OPS}
+        self.shape_nodes = {n for n, op in op_of.items() if op in _SHAPE_OPS}
+        self._qdq_ids: set[int] = set()
+        self._compute_ids: set[int] = set()
         self.io = {t.name for t in engine.io_tensors}
         self.producer: dict[str, Layer] = {}
         self.consumers: dict[str, list[Layer]] = {}
+        # One classification pass; the rules then walk only the layers they are about.
+        self.reformats: list[Layer] = []
+        self.plugins: list[Layer] = []
+        self.conv_gemm: list[Layer] = []
+        self.region_layers: list[Layer] = []
+        self.qdq: list[Layer] = []
+        self.compute: list[Layer] = []
+        self.shape_ops: list[Layer] = []
+        producer, consumers = self.producer, self.consumers
         for lay in engine.layers:
             for t in lay.outputs:
-                self.producer.setdefault(t.name, lay)
+                producer.setdefault(t.name, lay)
             for t in lay.inputs:
-                self.consumers.setdefault(t.name, []).append(lay)
+                consumers.setdefault(t.name, []).append(lay)
+            refm = is_reformat(lay)
+            plug = False
+            if refm:
+                self.reformats.append(lay)
+            elif is_plugin(lay):
+                plug = True
+                self.plugins.append(lay)
+            elif is_conv(lay) or is_gemm(lay):
+                self.conv_gemm.append(lay)
+            if "{" in lay.name or lay.type == "DLA":
+                self.region_layers.append(lay)
+            qdq = self._is_qdq_layer(lay)
+            if qdq:
+                self.qdq.append(lay)
+                self._qdq_ids.add(id(lay))
+            if not (refm or plug or qdq or lay.type in _NOT_COMPUTE) and lay.precision is not None:
+                self.compute.append(lay)
+                self._compute_ids.add(id(lay))
+            if self._is_shape_op(lay):
+                self.shape_ops.append(lay)
+
+    def _is_shape_op(self, lay: Layer) -> bool:
+        name = lay.name
+        if lay.type in _SHAPE_TYPES or (
+            "] " not in name and name.endswith("]") and " + " not in name
+            and any(m in name for m in _SHAPE_NAME_MARKERS)
+        ):
+            return True
+        return self.only(lay, self.shape_nodes)
 
     def at_boundary(self, lay: Layer) -> bool:
         """A layer reading an engine input or writing an engine output."""
@@ -200,11 +241,21 @@ class _Ctx:
     def share(self, lay: Layer) -> float | None:
         return _share(lay, self.total)
 
+    def only(self, lay: Layer, names: set[str]) -> bool:
+        """True when the layer maps to ONNX nodes and all of them are in ``names``."""
+        nodes = lay.onnx_nodes
+        if not nodes or nodes[0] not in names:
+            return False
+        return len(nodes) == 1 or all(n in names for n in nodes)
+
     def is_qdq_layer(self, lay: Layer) -> bool:
+        """A quantize/dequantize that runs as its own layer."""
+        return id(lay) in self._qdq_ids
+
+    def _is_qdq_layer(self, lay: Layer) -> bool:
         if lay.origin == "QDQ" or lay.type in ("Quantize", "Dequantize"):
             return True
-        ops = _node_ops(lay, self.op_of) if lay.onnx_nodes and self.op_of else set()
-        if ops and ops <= _QDQ_OPS:
+        if self.only(lay, self.qdq_nodes):
             return True
         if not lay.onnx_nodes and " + " not in lay.name and lay.type in ("Unknown", "Scale"):
             last = lay.name.rsplit("/", 1)[-1]
@@ -212,9 +263,8 @@ class _Ctx:
         return False
 
     def is_compute(self, lay: Layer) -> bool:
-        if lay.type in _NOT_COMPUTE or is_reformat(lay) or is_plugin(lay) or self.is_qdq_layer(lay):
-            return False
-        return lay.precision is not None
+        """A layer doing arithmetic (not a reformat, plugin, Q/DQ, shape or region layer) with a known type."""
+        return id(lay) in self._compute_ids
 
     def neighbours(self, lay: Layer, down: bool, depth: int = 4) -> list[Layer]:
         """The nearest compute layers before (or after) ``lay``, looking through reformats and no-ops."""
@@ -265,9 +315,7 @@ def _unsupported(items: Iterable[dict[str, Any]]) -> list[Finding]:
 def _plugins(ctx: _Ctx) -> list[Finding]:
     out = []
     seen_names: set[str] = set()
-    for lay in ctx.engine.layers:
-        if not is_plugin(lay):
-            continue
+    for lay in ctx.plugins:
         share = ctx.share(lay)
         sev = "warning" if share is not None and share >= PLUGIN_WARN_SHARE else "info"
         kind = lay.type if lay.type.startswith("Plugin") else "plugin"
@@ -310,8 +358,8 @@ def _tensor_types(lay: Layer) -> tuple[str, str]:
 
 def _reformats(ctx: _Ctx) -> list[Finding]:
     out = []
-    for lay in ctx.engine.layers:
-        if not is_reformat(lay) or lay.type == "NoOp" or ctx.is_qdq_layer(lay):
+    for lay in ctx.reformats:
+        if lay.type == "NoOp" or ctx.is_qdq_layer(lay):
             continue
         share = ctx.share(lay)
         din, dout = lay.precision_in, lay.precision_out
@@ -342,8 +390,7 @@ def _reformats(ctx: _Ctx) -> list[Finding]:
 
 def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
     out: list[Finding] = []
-    layers = ctx.engine.layers
-    compute = [lay for lay in layers if ctx.is_compute(lay)]
+    compute = ctx.compute
     has_reduced = any(lay.precision in REDUCED or lay.precision_in in REDUCED for lay in compute)
     want = (model_precision or "").upper()
     want_low = want in LOW
@@ -374,9 +421,7 @@ def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
                 "Add/Relu it fuses) so TensorRT can write INT8 directly; export with opset >= 13 Q/DQ pairs "
                 "on every input of residual Adds",
             ))
-    for lay in layers:
-        if not ctx.is_qdq_layer(lay):
-            continue
+    for lay in ctx.qdq:
         share = ctx.share(lay)
         sev = "warning" if share is not None and share >= REFORMAT_WARN_SHARE else "info"
         conv = f" ({lay.precision_in} -> {lay.precision_out})" if lay.precision_in and lay.precision_out else ""
@@ -414,8 +459,8 @@ def _is_depthwise(lay: Layer) -> bool:
 
 def _tensor_cores(ctx: _Ctx) -> list[Finding]:
     out = []
-    for lay in ctx.engine.layers:
-        if not lay.tactic or not (is_conv(lay) or is_gemm(lay)):
+    for lay in ctx.conv_gemm:
+        if not lay.tactic:
             continue
         p = lay.precision_in or lay.precision
         if p not in LOW:
@@ -438,7 +483,7 @@ def _tensor_cores(ctx: _Ctx) -> list[Finding]:
 
 def _alignment(ctx: _Ctx) -> list[Finding]:
     out = []
-    for lay in ctx.engine.layers:
+    for lay in ctx.conv_gemm:
         conv, gemm = is_conv(lay), is_gemm(lay)
         if not (conv or gemm) or not lay.inputs or not lay.outputs:
             continue
@@ -470,7 +515,7 @@ def _regions(ctx: _Ctx, graph: Any) -> list[Finding]:
     seen: set[str] = set()
     names = {lay.name for lay in ctx.engine.layers}
     resolver: Any = None
-    for lay in ctx.engine.layers:
+    for lay in ctx.region_layers:
         name = lay.name
         region: str | None = None
         if "{ForeignNode[" in name:
@@ -489,8 +534,6 @@ def _regions(ctx: _Ctx, graph: Any) -> list[Finding]:
         nodes = lay.onnx_nodes if own else []
         if not own and graph is not None:
             if resolver is None:
-                from trtstudio.engine.mapping import Resolver
-
                 resolver = Resolver(graph)
             idx, _ = resolver.resolve_name(region)
             nodes = [resolver.nodes[i].name for i in idx]
@@ -511,13 +554,7 @@ def _regions(ctx: _Ctx, graph: Any) -> list[Finding]:
 
 
 def _shape_ops(ctx: _Ctx) -> list[Finding]:
-    hits: list[Layer] = []
-    for lay in ctx.engine.layers:
-        if lay.type in _SHAPE_TYPES or (" + " not in lay.name and any(m in lay.name for m in _SHAPE_NAME_MARKERS)):
-            hits.append(lay)
-            continue
-        if lay.onnx_nodes and ctx.op_of and _node_ops(lay, ctx.op_of) <= _SHAPE_OPS:
-            hits.append(lay)
+    hits = ctx.shape_ops
     if not hits:
         return []
     shares = [ctx.share(lay) for lay in hits]
@@ -556,13 +593,17 @@ def diagnose(
     precision the model is meant to run in. The engine is not changed, except that layers get
     ``onnx_nodes`` when a graph is given and no layer has any yet.
     """
+    with gc_paused():
+        return _diagnose(engine, graph, unsupported, model_precision)
+
+
+def _diagnose(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, Any]] | None,
+              model_precision: str | None) -> list[Finding]:
     op_of: dict[str, str] = {}
     if graph is not None:
         g = graph.graph if not hasattr(graph, "nodes") and hasattr(graph, "graph") else graph
         op_of = {n.name: n.op_type for n in g.nodes}
         if engine.layers and not any(lay.onnx_nodes for lay in engine.layers):
-            from trtstudio.engine.mapping import map_layers
-
             map_layers(engine, g)
     ctx = _Ctx(engine, op_of)
     findings: list[Finding] = []

@@ -31,8 +31,10 @@ Everything is dictionary lookups and ``str`` methods with regular expressions co
 
 from __future__ import annotations
 
+import gc
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -48,6 +50,7 @@ CONF_IO = 0.5
 CONF_REFORMAT = 0.3
 
 _METADATA_PREFIX = "[ONNX Layer: "
+_PREFIX_LEN = len(_METADATA_PREFIX)
 _REFORMAT_PREFIX = "Reformatting CopyNode for "
 _REFORMAT_RE = re.compile(r"Reformatting CopyNode for (?:Input|Output) Tensor \d+ to (.*)$", re.S)
 _LEGACY_REFORMAT_RE = re.compile(r"^(.*?) (?:input|output) reformatter \d+$")
@@ -269,18 +272,21 @@ class Resolver:
         return found, conf
 
     def resolve_metadata(self, metadata: str) -> list[int]:
+        """Node indices named by a layer's Metadata (``[ONNX Layer: name]`` entries)."""
+        if "\x1f" in metadata:
+            metadata = metadata.replace("\x1f", "\x1e")
+        if "][" in metadata:  # entries written back to back (TensorRT-RTX logs)
+            metadata = metadata.replace("][ONNX Layer: ", "]\x1e[ONNX Layer: ")
+        nbn = self.node_by_name
         out: list[int] = []
-        text = metadata.replace("\x1f", "\x1e")
-        if "][ONNX Layer: " in text:  # entries written back to back (TensorRT-RTX logs)
-            text = text.replace("][ONNX Layer: ", "]\x1e[ONNX Layer: ")
-        for entry in text.split("\x1e"):
-            entry = entry.strip()
-            if not entry:
-                continue
+        for entry in metadata.split("\x1e"):
             if entry.startswith(_METADATA_PREFIX) and entry.endswith("]"):
-                entry = entry[len(_METADATA_PREFIX):-1]
-            i = self.node_by_name.get(entry)
+                entry = entry[_PREFIX_LEN:-1]
+            i = nbn.get(entry)
             if i is None:
+                entry = entry.strip()
+                if not entry:
+                    continue
                 i, _ = self.resolve(entry)
             if i is not None:
                 out.append(i)
@@ -295,6 +301,21 @@ class Resolver:
         return out
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many small objects (restored after).
+
+    Full collections over an engine of 50k layers otherwise cost more than the work itself.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _unique(indices: Iterable[int]) -> list[int]:
     return list(dict.fromkeys(indices))
 
@@ -307,10 +328,15 @@ def map_layers(engine: EngineInfo, graph: Any) -> MappingResult:
     optionally ``node_by_name`` and ``tensors``. Returns the node -> layers index and what stayed
     unmapped. Layers are changed in place.
     """
-    r = Resolver(graph)
+    with gc_paused():
+        return _map_layers(engine, Resolver(graph))
+
+
+def _map_layers(engine: EngineInfo, r: Resolver) -> MappingResult:
     nodes = r.nodes
     result = MappingResult()
     node_layers: dict[str, list[int]] = {}
+    by_conf = result.by_confidence
     for pos, lay in enumerate(engine.layers):
         idx: list[int] = []
         conf = 0.0
@@ -326,8 +352,8 @@ def map_layers(engine: EngineInfo, graph: Any) -> MappingResult:
             idx = _unique(idx)
         names = [nodes[i].name for i in idx]
         lay.onnx_nodes = names
-        lay.mapping_confidence = round(conf, 3)
-        result.by_confidence[lay.mapping_confidence] = result.by_confidence.get(lay.mapping_confidence, 0) + 1
+        conf = lay.mapping_confidence = round(conf, 3)
+        by_conf[conf] = by_conf.get(conf, 0) + 1
         if not names:
             result.unmapped_layers.append(pos)
         for n in names:
