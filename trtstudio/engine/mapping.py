@@ -31,14 +31,13 @@ Everything is dictionary lookups and ``str`` methods with regular expressions co
 
 from __future__ import annotations
 
-import gc
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from trtstudio.engine.model import EngineInfo, Layer
+from trtstudio.engine.readers import gc_paused
 from trtstudio.engine.readers._common import base_name
 
 CONF_METADATA = 1.0
@@ -299,21 +298,6 @@ class Resolver:
             if i is not None:
                 out.append(i)
         return out
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many small objects (restored after).
-
-    Full collections over an engine of 50k layers otherwise cost more than the work itself.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _unique(indices: Iterable[int]) -> list[int]:
