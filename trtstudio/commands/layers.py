@@ -67,8 +67,11 @@ def _table(engine: Any, by_layer: dict[int, list[str]]) -> list[str]:
 
 def _summary(engine: Any, mapping: Any) -> list[str]:
     lines = [f"{len(engine.layers)} layers from {', '.join(engine.sources)} ({', '.join(engine.formats)})"]
+    avgs = [lay.time.average_ms for lay in engine.layers if lay.time and lay.time.average_ms is not None]
     total = engine.total_time_ms
-    if total is not None:
+    if avgs:
+        lines.append(f"sum of layer average times: {sum(avgs):.4f} ms per inference")
+    elif total is not None:
         lines.append(f"sum of layer times: {total:.4f} ms")
     for k in ("mean", "median", "compute_mean"):
         if k in engine.latency_ms:
