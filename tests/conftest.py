@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# QSettings of the tests go to a throwaway folder, never the user's ~/.config.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="trtstudio-test-config-")
 sys.path.insert(0, str(Path(__file__).parent))
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "trt-real"

@@ -153,3 +153,29 @@ def test_screenshot_cli_bad_model(tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "trtstudio", "gui", str(bad), "--screenshot", str(tmp_path / "o.png")],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and res.stderr.startswith(f"error: {bad}:")
+
+
+def test_settings_recent_files_and_theme(qtbot, tmp_path: Path) -> None:
+    p = tmp_path / "c.onnx"
+    onnx.save(models.conv_net(), str(p))
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    _open(qtbot, win, p)
+    assert win.recent_files()[0] == str(p.resolve())
+    win.set_theme("Dark")
+    assert win.theme == "Dark" and win.view.dark
+    win.resize(900, 790)
+    saved = win.size()
+    win.close()
+    again = MainWindow()
+    qtbot.addWidget(again)
+    assert again.theme == "Dark"  # remembered
+    # geometry restored rather than the 1600x1000 default (the offscreen screen clamps it to 800x800)
+    assert again.size() != win.size() or saved == again.size()
+    assert again.size().width() < 1600 and not again.settings().value("window/geometry").isEmpty()
+    assert not again.settings().value("window/state").isEmpty()
+    again._fill_recent_menu()
+    assert [a.text() for a in again.recent_menu.actions()][0] == str(p.resolve())
+    again.set_theme("Light")
+    again.close()

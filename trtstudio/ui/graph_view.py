@@ -63,7 +63,12 @@ class GraphView(QWidget):
         self._small = QFont()
         self._small.setPointSizeF(7.5)
         self.legend: list[tuple[str, str]] = []
+        self.dark = False
         self._set_category_colors()
+
+    def set_dark(self, dark: bool) -> None:
+        self.dark = dark
+        self.update()
 
     # ---- data -------------------------------------------------------------------------
     def set_display(self, dg: DisplayGraph | None) -> None:
@@ -240,7 +245,7 @@ class GraphView(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         p = QPainter(self)
-        p.fillRect(self.rect(), QColor("#fbfbfd"))
+        p.fillRect(self.rect(), QColor("#1e1f22" if self.dark else "#fbfbfd"))
         dg = self.dg
         if dg is None or dg.n == 0:
             p.setPen(QColor("#888"))
@@ -275,7 +280,7 @@ class GraphView(QWidget):
             ev = ev[:6000]
         off = dg.lay.edge_offsets
         pts = dg.lay.edge_xy
-        pen = QPen(QColor("#7a7a7a"))
+        pen = QPen(QColor("#9a9a9a" if self.dark else "#7a7a7a"))
         pen.setWidthF(1.0 / max(self.scale, 0.3))
         p.setPen(pen)
         p.setBrush(Qt.BrushStyle.NoBrush)
@@ -305,7 +310,7 @@ class GraphView(QWidget):
             if show_text and dg.edge_labels[e]:
                 a, b = seg[0], seg[1]
                 p.setFont(self._small)
-                p.setPen(QColor("#555"))
+                p.setPen(QColor("#aaa" if self.dark else "#555"))
                 p.drawText(QPointF((a[0] + b[0]) / 2 + 4, (a[1] + b[1]) / 2 + 3), dg.edge_labels[e])
                 p.setPen(hot_pen if hot else pen)
             elif hot:

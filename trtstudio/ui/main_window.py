@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
+from PySide6.QtCore import QByteArray, QObject, QSettings, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -155,6 +155,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.status_label)
         QTimer.singleShot(0, self._show_environment)
         self.sig_error.connect(self._show_error)
+        self._restore_settings()
 
     # ---- docks ------------------------------------------------------------------------
     def _make_engine_dock(self) -> None:
@@ -220,6 +221,8 @@ class MainWindow(QMainWindow):
         file_menu = mb.addMenu("&File")
         self.act_open = self._action(file_menu, "&Open model...", QKeySequence.StandardKey.Open, self.open_dialog)
         self._action(file_menu, "Open &engine files...", "Ctrl+E", self.open_engine_dialog)
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._action(file_menu, "Save &screenshot...", "Ctrl+Shift+S", self._save_screenshot_dialog)
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
@@ -237,7 +240,11 @@ class MainWindow(QMainWindow):
         prof = mb.addMenu("&Profile")
         self._action(prof, "&Start", "F5", self._start_profile)
         self._action(prof, "S&top", "Shift+F5", self._stop_profile)
+        theme = view_menu.addMenu("&Theme")
+        for name in ("System", "Light", "Dark"):
+            theme.addAction(name, lambda n=name: self.set_theme(n))
         help_menu = mb.addMenu("&Help")
+        self._action(help_menu, "Check &environment...", None, self._check_environment)
         self._action(help_menu, "&About", None, self._about)
 
         tb = QToolBar("Main")
@@ -282,13 +289,14 @@ class MainWindow(QMainWindow):
 
     # ---- opening ----------------------------------------------------------------------
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open ONNX model", "", "ONNX models (*.onnx);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open ONNX model", self._last_dir(),
+                                              "ONNX models (*.onnx);;All files (*)")
         if path:
             self.open_path(path)
 
     def open_engine_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(
-            self, "Open engine files (layer info, profile, timing, logs, engine)", "",
+            self, "Open engine files (layer info, profile, timing, logs, engine)", self._last_dir(),
             "TensorRT outputs (*.json *.log *.txt *.engine *.plan *.profile);;All files (*)")
         if paths:
             self.open_engine(paths)
@@ -302,6 +310,7 @@ class MainWindow(QMainWindow):
 
     def open_model(self, path: str | os.PathLike[str]) -> None:
         path = os.fspath(path)
+        self._remember(path)
         self._busy(+1, f"Loading {Path(path).name}...")
 
         def work() -> tuple[Any, DisplayGraph]:
@@ -344,6 +353,8 @@ class MainWindow(QMainWindow):
 
     def open_engine(self, paths: list[str]) -> None:
         paths = [os.fspath(p) for p in paths]
+        for p in paths:
+            self._remember(p)
         self._busy(+1, f"Reading {', '.join(Path(p).name for p in paths)}...")
 
         def work() -> Any:
@@ -553,6 +564,7 @@ class MainWindow(QMainWindow):
                 self.tabs.setCurrentIndex(i)
                 return self.tabs.widget(i)
         v = GraphView()
+        v.set_dark(getattr(self, "theme", "Light") == "Dark")
         v.sig_node_selected.connect(self._on_view_node_selected)
         v.sig_node_activated.connect(self._on_view_node_activated)
         self.tabs.addTab(v, title)
@@ -731,6 +743,105 @@ class MainWindow(QMainWindow):
                 if importlib.util.find_spec(mod) is not None]
         self.status_label.setText("backends: " + (", ".join(have) if have else "none (pip install trtstudio[ort])"))
 
+    # ---- settings, recent files, theme ------------------------------------------------------
+    def settings(self) -> QSettings:
+        return QSettings("trtstudio", "trtstudio")
+
+    def _restore_settings(self) -> None:
+        st = self.settings()
+        geo = st.value("window/geometry")
+        if isinstance(geo, QByteArray) and not geo.isEmpty():
+            self.restoreGeometry(geo)
+        state = st.value("window/state")
+        if isinstance(state, QByteArray) and not state.isEmpty():
+            self.restoreState(state)
+        self.set_theme(str(st.value("view/theme", "System")))
+
+    def _save_settings(self) -> None:
+        st = self.settings()
+        st.setValue("window/geometry", self.saveGeometry())
+        st.setValue("window/state", self.saveState())
+        st.sync()
+
+    def recent_files(self) -> list[str]:
+        value = self.settings().value("recent/files", [])
+        items = [value] if isinstance(value, str) else list(value or [])
+        return [str(v) for v in items if v]
+
+    def _remember(self, path: str) -> None:
+        full = os.path.abspath(path)
+        st = self.settings()
+        recent = [full] + [p for p in self.recent_files() if p != full]
+        st.setValue("recent/files", recent[:12])
+        st.setValue("recent/last_dir", os.path.dirname(full))
+
+    def _last_dir(self) -> str:
+        return str(self.settings().value("recent/last_dir", "") or "")
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        if not files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+        for path in files:
+            act = self.recent_menu.addAction(path)
+            act.setEnabled(os.path.exists(path))
+            act.triggered.connect(lambda _=False, p=path: self.open_path(p))
+
+    def set_theme(self, name: str) -> None:
+        """System (follows the desktop's colour scheme), Light or Dark."""
+        from PySide6.QtGui import QGuiApplication, QPalette
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication.instance()
+        if app is None:
+            return
+        dark = name == "Dark"
+        if name == "System":
+            hints = QGuiApplication.styleHints()
+            scheme = getattr(hints, "colorScheme", None)
+            dark = scheme is not None and scheme() == Qt.ColorScheme.Dark
+        self.settings().setValue("view/theme", name)
+        if dark:
+            pal = QPalette()
+            for role, col in ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#e6e6e6"),
+                              (QPalette.ColorRole.Base, "#1f1f1f"), (QPalette.ColorRole.AlternateBase, "#292929"),
+                              (QPalette.ColorRole.Text, "#e6e6e6"), (QPalette.ColorRole.Button, "#353535"),
+                              (QPalette.ColorRole.ButtonText, "#e6e6e6"), (QPalette.ColorRole.Highlight, "#3d7bd9"),
+                              (QPalette.ColorRole.HighlightedText, "#ffffff"), (QPalette.ColorRole.ToolTipBase, "#333"),
+                              (QPalette.ColorRole.ToolTipText, "#eee")):
+                pal.setColor(role, _qcolor(col))
+            app.setPalette(pal)
+        else:
+            app.setPalette(app.style().standardPalette())
+        self.theme = "Dark" if dark else "Light"
+        for i in range(self.tabs.count()):
+            w = self.tabs.widget(i)
+            if isinstance(w, GraphView):
+                w.set_dark(dark)
+
+    def _check_environment(self) -> None:
+        try:
+            from trtstudio.environment import check_environment
+        except ImportError:
+            self.sig_error.emit("environment check unavailable")
+            return
+        rows = check_environment(probe_gpu=True)
+        lines = []
+        for r in rows:
+            mark = {"ok": "OK", "missing": "MISSING", "warning": "WARN"}.get(r.get("status", ""), r.get("status", ""))
+            line = f"{mark:8} {r.get('name')}: {r.get('version') or ''} {r.get('detail') or ''}".rstrip()
+            if r.get("status") != "ok" and r.get("fix"):
+                line += f"\n         fix: {r['fix']}"
+            lines.append(line)
+        box = QMessageBox(QMessageBox.Icon.Information, "Check environment", "What trtstudio can use on this machine:",
+                          QMessageBox.StandardButton.Ok, self)
+        box.setDetailedText("\n".join(lines))
+        box.setInformativeText("\n".join(ln.split("\n")[0] for ln in lines))
+        box.setModal(False)
+        box.show()
+        self._env_box = box
+
     def _about(self) -> None:
         QMessageBox.about(self, "About trtstudio",
                           f"trtstudio {__version__}\nOpen desktop profiler for NVIDIA TensorRT.\n"
@@ -778,6 +889,7 @@ class MainWindow(QMainWindow):
             pass
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self._save_settings()
         self.shutdown()
         super().closeEvent(event)
 
