@@ -112,6 +112,7 @@ class Finding:
             "kind": self.kind,
             "severity": self.severity,
             "layer": self.layer,
+            "layer_index": self.layer_index,
             "nodes": self.nodes,
             "message": self.message,
             "hint": self.hint,

@@ -399,6 +399,9 @@ def read(path: Path, text: str) -> EngineInfo:
     if failed:
         last = errors[-1] if errors else "see the log"
         info.warnings.append(f"trtexec FAILED: {last}")
+    # Keep the lines diagnostics read (plugin creation, warnings, errors), not the whole verbose log.
+    info.log.extend(line for line in text.split("\n")
+                    if "plugin" in line.lower() or "[W]" in line or "[E]" in line or "ERROR" in line)
     return info
 
 
