@@ -179,3 +179,18 @@ def test_settings_recent_files_and_theme(qtbot, tmp_path: Path) -> None:
     assert [a.text() for a in again.recent_menu.actions()][0] == str(p.resolve())
     again.set_theme("Light")
     again.close()
+
+
+@pytest.mark.rtx
+def test_parser_rejections_marked_on_graph(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    pytest.importorskip("tensorrt_rtx")
+    from trtstudio.backends.build import parse_onnx
+
+    p = tmp_path / "custom.onnx"
+    onnx.save(models.custom_op(), str(p))
+    _open(qtbot, window, p)
+    rejected = parse_onnx(str(p), "rtx")  # the real TensorRT-RTX ONNX parser
+    assert [u["node"] for u in rejected] == ["frob"]
+    window.mark_unsupported(rejected)
+    frob = window.display.display_index(window.model.graph.node_by_name["frob"])
+    assert window.view.flagged == {frob}

@@ -182,6 +182,7 @@ class BuildDialog(QDialog):
     """
 
     sig_built = Signal(object)
+    sig_unsupported = Signal(list)  # the parser's rejected nodes [{node, op_type, reason}], before building
 
     def __init__(self, model_path: str, parent: QWidget | None = None, log_panel: LogPanel | None = None) -> None:
         super().__init__(parent)
@@ -510,6 +511,7 @@ class BuildDialog(QDialog):
         for u in items:
             self.unsupported_list.addItem(f"{u.get('node') or '?'} ({u.get('op_type') or '?'}): {u.get('reason')}")
         self.unsupported_box.setVisible(bool(items))
+        self.sig_unsupported.emit(list(items))
 
     @Slot(object)
     def _on_worker_done(self, result: object) -> None:

@@ -53,6 +53,7 @@ class GraphView(QWidget):
         self.selected: set[int] = set()
         self.current: int = -1
         self.highlight: set[int] = set()  # search hits
+        self.flagged: set[int] = set()  # nodes the TensorRT parser rejects
         self.folded: np.ndarray | None = None  # bool per display item: no engine layer
         self._fill: list[QColor] = []
         self._colors: np.ndarray | None = None  # BGRA per item, for the overview raster
@@ -75,6 +76,7 @@ class GraphView(QWidget):
         self.dg = dg
         self.selected.clear()
         self.highlight.clear()
+        self.flagged.clear()
         self.current = -1
         self.folded = None
         self._set_category_colors()
@@ -327,6 +329,9 @@ class GraphView(QWidget):
         sel_pen.setWidthF(3.5 / max(self.scale, 0.3))
         hl_pen = QPen(QColor("#1e88e5"))
         hl_pen.setWidthF(3.0 / max(self.scale, 0.3))
+        bad_pen = QPen(QColor("#e00000"))
+        bad_pen.setWidthF(4.0 / max(self.scale, 0.3))
+        bad_pen.setStyle(Qt.PenStyle.DashLine)
         folded = self.folded
         for i in vis.tolist():
             w, h = dg.widths[i], dg.heights[i]
@@ -336,7 +341,8 @@ class GraphView(QWidget):
                 fill = QColor(fill)
                 fill.setAlpha(70)
             p.setBrush(fill)
-            p.setPen(sel_pen if i in self.selected else hl_pen if i in self.highlight else border)
+            p.setPen(sel_pen if i in self.selected else bad_pen if i in self.flagged
+                     else hl_pen if i in self.highlight else border)
             if dg.kind[i] == 1:
                 p.drawRoundedRect(r, 5, 5)
             else:
@@ -397,11 +403,12 @@ class GraphView(QWidget):
     def _paint_selection_overlay(self, p: QPainter) -> None:
         dg = self.dg
         assert dg is not None
-        marks = list(self.selected) + list(self.highlight)
+        marks = list(self.selected) + list(self.highlight) + list(self.flagged)
         if self.scale < TEXT_SCALE and marks:
             for i in marks[:2000]:
                 sp = QPointF((dg.lay.x[i] - self.offset.x()) * self.scale, (dg.lay.y[i] - self.offset.y()) * self.scale)
-                p.setPen(QPen(SELECT_COLOR if i in self.selected else QColor("#1e88e5"), 2))
+                p.setPen(QPen(SELECT_COLOR if i in self.selected else QColor("#e00000") if i in self.flagged
+                              else QColor("#1e88e5"), 2))
                 p.setBrush(Qt.BrushStyle.NoBrush)
                 p.drawEllipse(sp, 6, 6)
         # legend

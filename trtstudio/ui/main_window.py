@@ -331,6 +331,7 @@ class MainWindow(QMainWindow):
             w.deleteLater()
         self.model = model
         self.display = display
+        self.unsupported = []
         self.view.set_display(display)
         self.tabs.setTabText(0, Path(model.path).name)
         self.setWindowTitle(f"{Path(model.path).name} - trtstudio {__version__}")
@@ -687,19 +688,30 @@ class MainWindow(QMainWindow):
             return
         dlg = BuildDialog(self.model.path, self, log_panel=self.log_panel)
         dlg.sig_built.connect(self._on_built)
+        dlg.sig_unsupported.connect(self.mark_unsupported)
         dlg.show()
         self.build_dialog = dlg
 
+    def mark_unsupported(self, items: list[dict[str, Any]]) -> None:
+        """Mark the nodes the TensorRT parser rejects on the graph (red dashed border) and keep them for diagnose."""
+        self.unsupported = list(items)
+        if self.display is None:
+            return
+        g = self.display.graph
+        idx = [self.display.display_index(g.node_by_name[u["node"]]) for u in items
+               if u.get("node") in g.node_by_name]
+        self.view.flagged = set(idx)
+        self.view.update()
+        if idx:
+            self.statusBar().showMessage(f"{len(items)} node(s) the TensorRT parser rejects are marked in red", 10000)
+        if self.engine is not None:
+            self.engine.unsupported = self.unsupported
+            self._remap()
+
     def _on_built(self, result: Any) -> None:
         engine = getattr(result, "engine_info", None) or (result if hasattr(result, "layers") else None)
-        if engine is None:
-            try:
-                from trtstudio.engine.readers.rtx_log import read_records  # type: ignore[attr-defined]
-
-                engine = read_records(result)
-            except Exception:  # noqa: BLE001
-                engine = None
         if engine is not None:
+            engine.unsupported = getattr(self, "unsupported", [])
             self.set_engine(engine)
 
     def _start_profile(self) -> None:
