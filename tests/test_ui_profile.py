@@ -1,0 +1,421 @@
+"""Live profiling in the GUI: workers, ProfilePanel and LivePanels on real onnxruntime sessions."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from trtstudio.backends.base import InferTiming
+from trtstudio.backends.ort import OrtBackend
+from trtstudio.errors import BackendError
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore("propagateSizeHints")]
+
+SCREENSHOT = Path("/tmp/live.png")
+
+
+def tiny_model(path: Path, size: int = 32) -> Path:
+    """MatMul -> Tanh -> MatMul with a dynamic batch: a few microseconds per inference."""
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal((size, size)).astype(np.float32), f"w{i}") for i in range(2)]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w0"], ["m0"], name="/mm0/MatMul"),
+        helper.make_node("Tanh", ["m0"], ["t0"], name="/tanh/Tanh"),
+        helper.make_node("MatMul", ["t0", "w1"], ["y"], name="/mm1/MatMul"),
+    ]
+    graph = helper.make_graph(
+        nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", size])], inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return path
+
+
+class FailingOrtBackend(OrtBackend):
+    """Test double: the real ORT backend that raises a BackendError on its ``fail_at``-th inference."""
+
+    fail_at = 200
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.calls = 0
+
+    def infer_once(self) -> InferTiming:
+        self.calls += 1
+        if self.calls >= self.fail_at:
+            raise BackendError("simulated device loss (test double)")
+        return super().infer_once()
+
+
+def failing_factory(name: str, path: str, **options: Any) -> FailingOrtBackend:
+    b = FailingOrtBackend(name=name)
+    b.load(path, {k: v for k, v in options.items() if v is not None})
+    return b
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    return tiny_model(tmp_path / "tiny.onnx")
+
+
+@pytest.fixture
+def panel(qtbot: Any):
+    from trtstudio.ui.profile_panel import ProfilePanel
+
+    p = ProfilePanel()
+    qtbot.addWidget(p)
+    p.resize(1300, 850)
+    p.show()
+    yield p
+    assert p.shutdown(10_000)
+
+
+def _open(qtbot: Any, panel: Any, path: Path) -> None:
+    with qtbot.waitSignal(panel.sig_model_ready, timeout=10_000):
+        panel.set_model(str(path))
+
+
+def _curve_len(panel: Any) -> int:
+    x, _ = panel.live.latency_curve.getOriginalDataset()  # getData() gives the decimated display set
+    return 0 if x is None else len(x)
+
+
+def _until_stopped(panel: Any) -> None:
+    panel.count_mode.setCurrentIndex(2)
+    panel.threads_spin.setValue(1)
+    panel.warmup_spin.setValue(2)
+
+
+def test_model_inputs_fill_the_table_with_a_dynamic_dim_note(qtbot: Any, panel: Any, tiny: Path) -> None:
+    _open(qtbot, panel, tiny)
+    assert panel.shapes_table.rowCount() == 1
+    assert panel.shapes_table.item(0, 1).text().startswith("batchx32")
+    assert panel.shapes() == {"x": (1, 32)}
+    assert panel.shapes_note.isVisible() and "batch" in panel.shapes_note.text()
+    panel.shapes_table.item(0, 2).setText("4x32")
+    assert panel.shapes() == {"x": (4, 32)}
+    assert panel.start_button.isEnabled()
+
+
+def test_run_streams_into_the_plots_then_stops(qtbot: Any, panel: Any, tiny: Path) -> None:
+    from trtstudio.ui import workers
+
+    _open(qtbot, panel, tiny)
+    _until_stopped(panel)
+    panel.start()
+    assert panel.is_running()
+
+    def samples_plotted() -> None:
+        drawn, _ = panel.live.latency_curve.getData()
+        assert drawn is not None and len(drawn) > 0
+        assert _curve_len(panel) > 200
+        assert panel.live.stat_labels["median"].text() not in ("-", "")
+
+    qtbot.waitUntil(samples_plotted, timeout=15_000)
+    qtbot.wait(300)
+    panel.grab().save(str(SCREENSHOT))
+    live = panel.statistics()
+    y = panel._samples.snapshot()["latency_ms"]
+    assert live["count"] > 0 and float(y.min()) <= live["median"] <= float(y.max())
+    _, hist = panel.live.hist_curve.getData()
+    assert hist is not None and hist.sum() > 0
+    x_tp, _ = panel.live.tp_inf.getData()
+    assert x_tp is not None and len(x_tp) > 0
+    assert panel.live.split_plot.isHidden()  # ORT gives no H2D/compute/D2H split
+    with qtbot.waitSignal(panel.sig_run_finished, timeout=10_000) as blocker:
+        panel.stop()
+    doc = blocker.args[0]
+    assert doc["schema"] == "trtstudio.profile/1" and doc["stopped"] is True and doc["error"] is None
+    assert doc["latency_ms"]["count"] == panel._samples.count > 200
+    assert doc["cold_ms"] is not None and panel.live.stat_labels["cold"].text() != "-"
+    assert panel.statistics()["latency_ms"]["count"] == doc["latency_ms"]["count"]
+    qtbot.waitUntil(lambda: not workers.live_threads(), timeout=5_000)
+    assert not panel.is_running() and panel.start_button.isEnabled()
+    assert _curve_len(panel) > 0  # the plots stay after the run
+
+
+def test_pause_holds_the_run_and_resume_goes_on(qtbot: Any, panel: Any, tiny: Path) -> None:
+    _open(qtbot, panel, tiny)
+    _until_stopped(panel)
+    panel.start()
+    qtbot.waitUntil(lambda: panel._samples is not None and panel._samples.count > 100, timeout=15_000)
+    panel.pause()
+    assert panel.pause_button.text() == "Resume"
+    qtbot.waitUntil(lambda: panel._state.phase == "paused", timeout=5_000)
+    held = panel._samples.count
+    qtbot.wait(400)
+    assert panel._samples.count == held
+    assert panel.is_running()
+    panel.resume()
+    assert panel.pause_button.text() == "Pause"
+    qtbot.waitUntil(lambda: panel._samples.count > held + 100, timeout=10_000)
+    with qtbot.waitSignal(panel.sig_run_finished, timeout=10_000) as blocker:
+        panel.stop()
+    assert blocker.args[0]["latency_ms"]["count"] > held + 100
+
+
+def test_backend_error_mid_run_is_one_line_and_keeps_samples(qtbot: Any, tiny: Path) -> None:
+    from trtstudio.ui.profile_panel import ProfilePanel
+
+    p = ProfilePanel(backend_factory=failing_factory)
+    qtbot.addWidget(p)
+    p.show()
+    _open(qtbot, p, tiny)
+    p.warmup_spin.setValue(5)
+    p.count_spin.setValue(100_000)
+    with qtbot.waitSignal(p.sig_run_finished, timeout=20_000) as blocker:
+        p.start()
+    doc = blocker.args[0]
+    recorded = FailingOrtBackend.fail_at - 1 - 1 - 5  # minus the failing call, the cold one and warm-up
+    assert doc["latency_ms"]["count"] == recorded
+    assert "simulated device loss" in doc["error"]
+    text = p.error_label.text()
+    assert p.error_label.isVisible() and "simulated device loss" in text
+    assert "\n" not in text and "Traceback" not in text
+    assert _curve_len(p) == recorded
+    assert p.live.stat_labels["median"].text() != "-"
+    assert not p.is_running()
+    assert p.shutdown()
+
+
+def test_shutdown_during_a_run_joins_the_worker(qtbot: Any, panel: Any, tiny: Path) -> None:
+    from trtstudio.ui import workers
+
+    _open(qtbot, panel, tiny)
+    _until_stopped(panel)
+    panel.start()
+    qtbot.waitUntil(lambda: panel._samples is not None and panel._samples.count > 50, timeout=15_000)
+    handle = panel._run
+    assert handle is not None and handle.is_running()
+    assert panel.shutdown(10_000)
+    assert not handle.is_running()
+    assert handle not in workers.live_handles()
+    assert not workers.live_threads()
+    assert not panel.live.is_streaming()
+
+
+def test_bad_settings_show_an_error_and_start_nothing(qtbot: Any, panel: Any, tiny: Path, tmp_path: Path) -> None:
+    _open(qtbot, panel, tiny)
+    panel.shapes_table.item(0, 2).setText("1xA")
+    panel.start()
+    assert not panel.is_running()
+    assert "1xa" in panel.error_label.text().lower() and panel.error_label.isVisible()
+    panel.shapes_table.item(0, 2).setText("2x32")
+    bad = tmp_path / "x.npy"
+    np.save(bad, np.zeros((3, 32), np.float32))  # the run shape says 2x32
+    panel.data_combo.setCurrentIndex(1)
+    panel.data_edit.setText(str(bad))
+    with qtbot.waitSignal(panel.sig_run_finished, timeout=10_000) as blocker:
+        panel.start()
+    assert "shape" in blocker.args[0]["error"] and str(bad) in blocker.args[0]["error"]
+    assert str(bad) in panel.error_label.text()
+
+
+def test_input_data_file_is_used(qtbot: Any, panel: Any, tiny: Path, tmp_path: Path) -> None:
+    data = tmp_path / "x.npy"
+    np.save(data, np.ones((3, 32), np.float32))
+    _open(qtbot, panel, tiny)
+    panel.shapes_table.item(0, 2).setText("3x32")
+    panel.data_combo.setCurrentIndex(1)
+    panel.data_edit.setText(str(data))
+    panel.count_spin.setValue(50)
+    with qtbot.waitSignal(panel.sig_run_finished, timeout=10_000) as blocker:
+        panel.start()
+    doc = blocker.args[0]
+    assert doc["error"] is None and doc["shapes"] == {"x": [3, 32]} and doc["latency_ms"]["count"] == 50
+
+
+def test_per_layer_run_emits_rows_mapped_to_model_nodes(qtbot: Any, panel: Any, tiny: Path) -> None:
+    _open(qtbot, panel, tiny)
+    with qtbot.waitSignal(panel.sig_layer_times, timeout=20_000) as blocker:
+        panel.run_layers()
+    rows = blocker.args[0]
+    names = {n.name for n in onnx.load(str(tiny)).graph.node}
+    mapped = {n for r in rows for n in r["onnx_nodes"]}
+    assert rows and mapped <= names and "/mm0/MatMul" in mapped
+    assert panel.layers_table.rowCount() == len(rows)
+    times = [r["time_ms"] for r in rows]
+    assert times == sorted(times, reverse=True) and all(t >= 0 for t in times)
+
+
+def test_sample_model_fixed_iterations(qtbot: Any, panel: Any, sample_model: Path) -> None:
+    _open(qtbot, panel, sample_model)
+    assert panel.shapes() == {"input": (1, 3, 224, 224)}
+    panel.count_spin.setValue(25)
+    panel.warmup_spin.setValue(2)
+    with qtbot.waitSignal(panel.sig_run_finished, timeout=60_000) as blocker:
+        panel.start()
+    doc = blocker.args[0]
+    assert doc["error"] is None and doc["latency_ms"]["count"] == 25 and not doc["stopped"]
+    assert doc["latency_ms"]["min"] <= doc["latency_ms"]["median"] <= doc["latency_ms"]["max"]
+    assert _curve_len(panel) == 25
+    assert panel.live.stat_labels["count"].text() == "25"
+
+
+def test_backend_combo_disables_what_cannot_run_here(qtbot: Any, panel: Any, tiny: Path) -> None:
+    import onnxruntime
+
+    from trtstudio.ui.profile_panel import backend_availability
+
+    _open(qtbot, panel, tiny)
+    providers = onnxruntime.get_available_providers()
+    avail = backend_availability(str(tiny))
+    assert avail["ort"] is None
+    assert (avail["ort-cuda"] is None) == ("CUDAExecutionProvider" in providers)
+    assert avail["tensorrt"] is not None and avail["rtx"] is not None  # an .onnx is no engine plan
+    model = panel.backend_combo.model()
+    for i in range(panel.backend_combo.count()):
+        key = panel.backend_combo.itemData(i)
+        assert model.item(i).isEnabled() == (avail[key] is None)
+        assert model.item(i).toolTip() == (avail[key] or "")
+    assert backend_availability("model.plan")["ort"] is not None
+
+
+# -- LivePanels on synthetic samples in the real ring buffer ------------------------------------
+
+
+class GrowingProbe:
+    """Test double of a memory probe: reports 1 MiB more device memory at every reading."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(self) -> dict[str, int]:
+        self.n += 1
+        return {"gpu_used_bytes": (100 + self.n) << 20, "gpu_total_bytes": 8 << 30, "process_gpu_bytes": (50 + self.n) << 20}
+
+
+def test_live_panels_mark_spikes_split_and_memory_growth(qtbot: Any) -> None:
+    from trtstudio.profiling.memory import MemoryMonitor
+    from trtstudio.profiling.samples import SampleBuffer
+    from trtstudio.ui.live_panels import LivePanels
+
+    live = LivePanels()
+    qtbot.addWidget(live)
+    live.resize(1100, 800)
+    live.show()
+    buf = SampleBuffer(10_000)
+    monitor = MemoryMonitor(probes=[GrowingProbe()], interval_ms=0)
+    live.attach(buf, monitor, batch=8)
+    rng = np.random.default_rng(1)
+    spikes = {500, 1200, 1201, 2500}
+    for i in range(3000):
+        lat = 10.0 if i in spikes else 1.0 + 0.01 * rng.random()
+        buf.append(i * 1e-3, lat, 0.3, lat - 0.5, 0.2)
+        if i % 50 == 0:
+            monitor.record(i)
+    live.refresh(force=True)
+    sx, sy = live.spikes.getData()
+    marked = {round(float(t) * 1e3) for t in sx}
+    assert spikes <= marked
+    assert live.statistics()["longest_spike"]["samples"] == 2
+    assert live.split_plot.isVisible()
+    hx, _ = live.split_curves["compute_ms"].getOriginalDataset()
+    assert hx is not None and len(hx) == 3000
+    dx, _ = live.split_curves["compute_ms"].getData()
+    assert 0 < len(dx) <= 3000  # what is drawn: peak-decimated to the view's width
+    mx, my = live.mem_curves["gpu_used_bytes"].getOriginalDataset()
+    assert mx is not None and len(mx) == 60 and my[-1] > my[0]
+    stats = live.statistics()
+    assert stats["memory"]["GPU used"]["verdict"] == "growing"
+    assert any("memory growing" in w for w in live.warnings())
+    assert stats["throughput"]["samples_per_s"] == pytest.approx(8 * stats["throughput"]["inferences_per_s"])
+    # parts: 0.3 + 0.2 transfers against ~0.5 compute: transfer-bound only when copies outweigh compute
+    assert stats["parts_ms"]["h2d_ms"] == pytest.approx(0.3)
+    live.toggles["Histogram"].setChecked(False)
+    assert not live.hist_plot.isVisible()
+    live.finish(None)
+    assert not live.is_streaming()
+    live.grab().save(str(SCREENSHOT.with_name("live_synthetic.png")))
+
+
+def test_sample_window_follows_a_buffer_written_concurrently() -> None:
+    from trtstudio.profiling.samples import SampleBuffer
+    from trtstudio.ui.live_panels import SampleWindow
+
+    buf = SampleBuffer(5_000)
+    win = SampleWindow(buf.capacity)
+    stop = threading.Event()
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set() and i < 60_000:
+            buf.append(i * 1e-6, float(i))
+            i += 1
+
+    th = threading.Thread(target=writer)
+    th.start()
+    sizes = []
+    while th.is_alive():
+        win.update(buf)
+        cols = win.columns()
+        sizes.append(len(win))
+        y = cols["latency_ms"]
+        assert np.all(np.diff(y) == 1.0)  # no gap, no repeat, in order, across compactions
+        if len(sizes) > 20_000:
+            stop.set()
+    th.join()
+    win.update(buf)
+    np.testing.assert_array_equal(win.columns()["latency_ms"], buf.snapshot()["latency_ms"])
+    assert len(win) == min(buf.count, buf.capacity) and max(sizes) <= buf.capacity
+
+
+# -- workers ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("qtbot")
+def test_run_in_thread_delivers_results_in_the_gui_thread(qtbot: Any) -> None:
+    from trtstudio.ui import workers
+
+    seen: dict[str, Any] = {}
+    gui = threading.get_ident()
+
+    def task(state: workers.TaskState) -> int:
+        seen["worker"] = threading.get_ident()
+        state.set_progress(0.5)
+        return 42
+
+    def on_done(value: Any) -> None:
+        seen["done"] = (value, threading.get_ident())
+
+    progress: list[object] = []
+    h = workers.run_in_thread(task, on_done=on_done, on_progress=progress.append, name="answer")
+    qtbot.waitUntil(lambda: "done" in seen and not h.is_running(), timeout=5_000)
+    assert seen["done"] == (42, gui) and seen["worker"] != gui and progress == [0.5]
+    assert h.result == 42 and h.error is None
+
+
+def test_run_in_thread_reports_errors_and_stops_cooperatively(qtbot: Any) -> None:
+    from trtstudio.profiling.runner import RunState
+    from trtstudio.ui import workers
+
+    errors: list[BaseException] = []
+    h = workers.run_in_thread(lambda s: 1 / 0, on_error=errors.append)
+    qtbot.waitUntil(lambda: bool(errors), timeout=5_000)
+    assert isinstance(errors[0], ZeroDivisionError)
+    assert workers.error_text(errors[0]).startswith("ZeroDivisionError")
+    h.join()
+
+    run_state = RunState()
+
+    def loop(state: workers.TaskState) -> str:
+        while not (state.is_stop_requested() and run_state.is_stop_requested()):
+            time.sleep(0.005)
+        return "stopped"
+
+    h2 = workers.run_in_thread(loop, cancel_state=run_state, name="loop")
+    qtbot.waitUntil(h2.is_running, timeout=5_000)
+    assert h2 in workers.live_handles()
+    assert workers.shutdown_all(5_000) == []
+    assert not h2.is_running() and run_state.is_stop_requested()
+    assert not workers.live_threads()

@@ -1,0 +1,743 @@
+"""Live plots of a profiling run, redrawn by a 25 Hz timer that pulls snapshots of the run's ring buffer.
+
+The runner's thread appends samples to a ``SampleBuffer`` under its lock; this widget never receives
+one signal per sample. Each frame takes one snapshot and calls ``setData`` once per curve. The cheap
+parts (latency curve, throughput, H2D/compute/D2H split) follow every frame; rolling bands, spikes
+and the histogram every ``BANDS_EVERY`` frames; statistics, warnings and memory every
+``STATS_EVERY`` frames. Plots that are hidden are not redrawn.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from trtstudio.profiling.leak import leak_check
+from trtstudio.profiling.memory import MemoryMonitor
+from trtstudio.profiling.samples import COLUMNS, SampleBuffer
+from trtstudio.profiling.stats import latency_stats, run_warnings
+
+FRAME_MS = 40  # 25 Hz
+BANDS_EVERY = 5  # rolling bands, spikes, histogram, throughput: 5 Hz
+STATS_EVERY = 5  # statistics strip and warnings: 5 Hz
+MEMORY_EVERY = 10  # memory plots: 2.5 Hz (the monitor samples every 100 ms)
+MAX_SPIKES = 300  # markers drawn at most (the largest spikes)
+MIB = 1024.0 * 1024.0
+MIN_LEAK_POINTS = 30  # memory samples (100 ms apart) before a live "growing" warning: allocators warm up first
+
+_STAT_CELLS = (
+    ("count", "count"),
+    ("mean", "mean"),
+    ("median", "median"),
+    ("p90", "p90"),
+    ("p95", "p95"),
+    ("p99", "p99"),
+    ("p999", "p99.9"),
+    ("min", "min"),
+    ("max", "max"),
+    ("std", "std"),
+    ("cov", "CoV"),
+    ("jitter_ms", "jitter p99-p50"),
+    ("spike", "longest spike"),
+    ("cold", "cold first"),
+    ("ips", "inferences/s"),
+    ("sps", "samples/s"),
+)
+_MEMORY_SERIES = (  # key, legend, pen
+    ("gpu_used_bytes", "NVML used", "#1f77b4"),
+    ("gpu_total_bytes", "NVML total", "#7f7f7f"),
+    ("process_gpu_bytes", "process (NVML)", "#2ca02c"),
+    ("cuda_free_bytes", "CUDA free", "#9467bd"),
+    ("cuda_total_bytes", "CUDA total", "#c7c7c7"),
+    ("context_device_bytes", "TensorRT context", "#d62728"),
+)
+_LEAK_KEYS = (("process_gpu_bytes", "process GPU"), ("gpu_used_bytes", "GPU used"), ("host_rss_bytes", "host RSS"))
+
+
+def _fmt_ms(v: float | None) -> str:
+    if v is None or not math.isfinite(v):
+        return "-"
+    if v >= 100:
+        return f"{v:.1f} ms"
+    if v >= 1:
+        return f"{v:.3f} ms"
+    return f"{v * 1e3:.1f} µs"
+
+
+def _fmt_rate(v: float | None) -> str:
+    return "-" if v is None or not math.isfinite(v) else f"{v:,.1f}"
+
+
+def _round_sig(v: float, down: bool, digits: int = 2) -> float:
+    """``v`` rounded down or up to ``digits`` significant digits (0 stays 0)."""
+    if v <= 0 or not math.isfinite(v):
+        return v
+    step = 10.0 ** (math.floor(math.log10(v)) - digits + 1)
+    return (math.floor(v / step) if down else math.ceil(v / step)) * step
+
+
+def rolling_bands(t: np.ndarray, y: np.ndarray, bins: int = 200, min_per_bin: int = 100) -> tuple[np.ndarray, ...] | None:
+    """Windowed p50 and p99 over consecutive bins of samples (the latest sample ends the last bin):
+    returns bin-centre times, p50, p99; None when there are too few samples."""
+    n = int(y.size)
+    nb = min(bins, n // min_per_bin)
+    if nb < 2:
+        return None
+    k = n // nb
+    m = nb * k
+    yy = y[n - m :].reshape(nb, k)
+    tc = t[n - m :].reshape(nb, k).mean(axis=1)
+    p50, p99 = np.percentile(yy, [50.0, 99.0], axis=1)
+    return tc, p50, p99
+
+
+def throughput_series(t: np.ndarray, width_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Inferences per second in bins of ``width_s`` over the sample times (the last, partial bin dropped)."""
+    if t.size < 2:
+        return np.empty(0), np.empty(0)
+    t0 = float(t[0])
+    idx = ((t - t0) / width_s).astype(np.int64)
+    counts = np.bincount(idx)
+    if counts.size > 1:
+        counts = counts[:-1]
+    x = t0 + (np.arange(counts.size) + 0.5) * width_s
+    return x, counts / width_s
+
+
+class SampleWindow:
+    """The panels' own copy of the last ``capacity`` samples, fed incrementally: each frame copies only
+    the rows appended since the last one (``SampleBuffer.snapshot(last_n)``, told apart by their
+    strictly increasing ``t_s``). Rows live in a buffer twice the capacity; when its end is reached the
+    newest ``capacity`` rows move to the front (one copy per ``capacity`` samples), so ``columns()``
+    are contiguous views, never copies."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = int(capacity)
+        self._data = np.empty((len(COLUMNS), 2 * self.capacity), dtype=np.float64)
+        self._start = 0
+        self._end = 0
+        self._seen = 0
+        self._last_t = -math.inf
+
+    def __len__(self) -> int:
+        return self._end - self._start
+
+    def update(self, buf: SampleBuffer) -> int:
+        """Take the rows appended since the last call; returns how many were new."""
+        count = buf.count
+        new = count - self._seen
+        if new <= 0:
+            return 0
+        # ask for more than the count says: rows appended meanwhile are told apart by their time
+        want = min(new + max(1024, new), self.capacity)
+        snap = buf.snapshot(last_n=want)
+        t = snap["t_s"]
+        keep = t > self._last_t
+        if keep.size and keep[0] and self._end > self._start and want < self.capacity:
+            # even the oldest row asked for is new: more arrived than asked for; take all held
+            snap = buf.snapshot(last_n=self.capacity)
+            t = snap["t_s"]
+            keep = t > self._last_t
+        if not keep.any():
+            self._seen = count
+            return 0
+        first = int(np.argmax(keep))
+        rows = np.vstack([snap[c][first:] for c in COLUMNS])
+        n = rows.shape[1]
+        if n >= self.capacity:
+            rows, n = rows[:, -self.capacity :], self.capacity
+            self._start, self._end = 0, 0
+        if self._end + n > self._data.shape[1]:
+            keep_n = min(len(self), self.capacity - n)
+            self._data[:, :keep_n] = self._data[:, self._end - keep_n : self._end]
+            self._start, self._end = 0, keep_n
+        self._data[:, self._end : self._end + n] = rows
+        self._end += n
+        if len(self) > self.capacity:
+            self._start = self._end - self.capacity
+        self._last_t = float(self._data[0, self._end - 1])
+        # every row up to ``count`` was inside the request; rows past it may have come along too
+        self._seen = max(self._seen + n, count)
+        return n
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Views of the held rows by column name, oldest first (valid until the next ``update``)."""
+        return {c: self._data[i, self._start : self._end] for i, c in enumerate(COLUMNS)}
+
+
+class _Plot(pg.PlotWidget):
+    """A PlotWidget set up for streaming: autorange off, clip to view, peak downsampling, no antialias."""
+
+    def __init__(self, title: str, x: tuple[str, str | None], y: tuple[str, str | None]) -> None:
+        super().__init__()
+        self.setBackground("w")
+        item = self.getPlotItem()
+        item.setTitle(title, size="9pt")
+        for side, (label, units) in (("bottom", x), ("left", y)):
+            item.setLabel(side, label, units=units)
+            if units is None:
+                item.getAxis(side).enableAutoSIPrefix(False)
+        item.showGrid(x=False, y=False)
+        item.setClipToView(True)
+        item.setDownsampling(auto=True, mode="peak")
+        item.disableAutoRange()
+        item.setMenuEnabled(False)
+        self.setMinimumHeight(150)
+        self.setAntialiasing(False)
+        self._range: tuple[float, float, float, float] | None = None
+
+    def curve(self, color: str, name: str | None = None, width: float = 1.0, finite: bool = True, **kw: Any) -> pg.PlotDataItem:
+        """Add one series (one PlotDataItem for its whole life); ``finite``: the data never hold NaN, so
+        pyqtgraph may skip its per-frame finiteness scan."""
+        c = pg.PlotDataItem(pen=pg.mkPen(color, width=width, style=kw.pop("style", Qt.PenStyle.SolidLine)), name=name, **kw)
+        c.setClipToView(True)
+        c.setDownsampling(auto=True, method="peak")
+        # pyqtgraph keeps ~5 samples per pixel by default; peak decimation keeps min and max of each
+        # bucket already, so one bucket per pixel looks the same and draws a fifth of the path
+        c.opts["autoDownsampleFactor"] = 1.0
+        c.setSkipFiniteCheck(finite)
+        self.addItem(c)
+        return c
+
+    def set_ranges(self, x0: float, x1: float, y0: float, y1: float, exact: bool = False) -> None:
+        """Explicit view ranges (no autorange while streaming). A range change makes every curve redo
+        its clipping and decimation, so while streaming the view moves in steps: x runs 5 % ahead of
+        the data, y gets 15 % headroom, and the view changes only when the data leave it (or shrink
+        well inside it). ``exact`` sets the given ranges as they are (the last frame of a run)."""
+        if not (math.isfinite(x0) and math.isfinite(x1) and math.isfinite(y0) and math.isfinite(y1)):
+            return
+        if x1 <= x0:
+            x1 = x0 + 1e-3
+        if y1 <= y0:
+            y1 = y0 + 1e-3
+        cur = self._range
+        if not exact and cur is not None:
+            cx0, cx1, cy0, cy1 = cur
+            span = x1 - x0
+            x_ok = cx0 <= x0 <= cx0 + 0.05 * span and x1 <= cx1 and (cx1 - cx0) <= 1.2 * span
+            y_ok = cy0 <= y0 and y1 <= cy1 and (y1 - y0) >= 0.6 * (cy1 - cy0)
+            if x_ok and y_ok:
+                return
+            if not x_ok:
+                cx0, cx1 = x0, x1 + 0.05 * span
+            if not y_ok:
+                cy0, cy1 = y0, y0 + 1.15 * (y1 - y0)
+            x0, x1, y0, y1 = cx0, cx1, cy0, cy1
+        self._range = (x0, x1, y0, y1)
+        self.getPlotItem().getViewBox().setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0.02)
+
+    def reset_range(self) -> None:
+        """Forget the streaming range (a new run starts)."""
+        self._range = None
+
+
+class LivePanels(QWidget):
+    """Latency over time (p50/p99 bands, spikes), histogram, throughput, memory and the H2D/compute/D2H
+    split of a run, plus a statistics strip and warnings. ``attach`` a run's buffer, ``finish`` at its end.
+
+    Signals: ``sig_stats(dict)`` each time the statistics strip is recomputed.
+    """
+
+    sig_stats = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=False)
+        self._samples: SampleBuffer | None = None
+        self._monitor: MemoryMonitor | None = None
+        self._batch = 1
+        self._cold_ms: float | None = None
+        self._final: dict[str, Any] | None = None
+        self._stats: dict[str, Any] = {}
+        self._warnings: list[str] = []
+        self._frame = 0
+        self._last_count = -1
+        self._last_mem = -1
+        self._hist_note = ""
+        self._exact = False
+        self._window: SampleWindow | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(FRAME_MS)
+        self._timer.timeout.connect(self._on_timer_timeout)
+        self._build()
+
+    # -- layout ----------------------------------------------------------------------------------
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        outer.setSpacing(4)
+        strip = QFrame()
+        strip.setFrameShape(QFrame.Shape.StyledPanel)
+        grid = QGridLayout(strip)
+        grid.setContentsMargins(6, 4, 6, 4)
+        grid.setHorizontalSpacing(14)
+        grid.setVerticalSpacing(0)
+        self.stat_labels: dict[str, QLabel] = {}
+        per_row = 8
+        for i, (key, caption) in enumerate(_STAT_CELLS):
+            r, c = divmod(i, per_row)
+            cap = QLabel(caption)
+            cap.setStyleSheet("color: #666; font-size: 8pt;")
+            val = QLabel("-")
+            val.setStyleSheet("font-weight: bold;")
+            val.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            if key == "cold":
+                val.setToolTip("the first inference after loading, timed apart from the measured ones")
+            grid.addWidget(cap, 2 * r, c)
+            grid.addWidget(val, 2 * r + 1, c)
+            self.stat_labels[key] = val
+        self.scope_label = QLabel("")
+        self.scope_label.setStyleSheet("color: #666; font-size: 8pt;")
+        grid.addWidget(self.scope_label, 4, 0, 1, per_row)
+        outer.addWidget(strip)
+
+        self.warnings_label = QLabel("")
+        self.warnings_label.setWordWrap(True)
+        self.warnings_label.setStyleSheet("color: #a05000;")
+        self.warnings_label.setVisible(False)
+        outer.addWidget(self.warnings_label)
+
+        toggles = QHBoxLayout()
+        toggles.addWidget(QLabel("Show:"))
+        self.toggles: dict[str, QCheckBox] = {}
+        outer.addLayout(toggles)
+
+        self.latency_plot = _Plot("Latency per inference", ("time", "s"), ("latency", "s"))
+        self.band_p99 = self.latency_plot.curve("#ff7f0e", "rolling p99", width=1.5)
+        self.band_p50 = self.latency_plot.curve("#2ca02c", "rolling p50", width=1.5)
+        self.band_fill = pg.FillBetweenItem(self.band_p50, self.band_p99, brush=pg.mkBrush(255, 127, 14, 40))
+        self.latency_plot.addItem(self.band_fill)
+        self.latency_curve = self.latency_plot.curve("#1f77b4", "latency")
+        self.latency_curve.setZValue(-1)
+        self.spikes = pg.PlotDataItem(pen=None, symbol="o", symbolSize=5, symbolPen=None,
+                                      symbolBrush=pg.mkBrush("#d62728"), name="spikes (>p99 or >2x median)")
+        self.latency_plot.addItem(self.spikes)
+
+        self.hist_plot = _Plot("Latency histogram", ("latency", "s"), ("inferences", None))
+        self.hist_curve = pg.PlotDataItem(stepMode="center", fillLevel=0, pen=pg.mkPen("#1f77b4"),
+                                          brush=pg.mkBrush(31, 119, 180, 90))
+        self.hist_plot.addItem(self.hist_curve)
+        self.hist_curve.setClipToView(False)  # step-mode data cannot be clipped or decimated
+        self.hist_curve.setDownsampling(ds=1, auto=False)
+
+        self.tp_plot = _Plot("Throughput", ("time", "s"), ("rate", "/s"))
+        self.tp_inf = self.tp_plot.curve("#1f77b4", "inferences/s", width=1.5)
+        self.tp_samp = self.tp_plot.curve("#ff7f0e", "samples/s", style=Qt.PenStyle.DashLine)
+
+        self.split_plot = _Plot("H2D / compute / D2H", ("time", "s"), ("time", "s"))
+        self.split_curves = {
+            "h2d_ms": self.split_plot.curve("#9467bd", "H2D", finite=False),
+            "compute_ms": self.split_plot.curve("#2ca02c", "compute", finite=False),
+            "d2h_ms": self.split_plot.curve("#8c564b", "D2H", finite=False),
+        }
+
+        self.gpu_mem_plot = _Plot("GPU memory", ("time", "s"), ("MiB", None))
+        self.mem_curves: dict[str, pg.PlotDataItem] = {}
+        for key, name, color in _MEMORY_SERIES:
+            style = Qt.PenStyle.DashLine if "total" in key else Qt.PenStyle.SolidLine
+            self.mem_curves[key] = self.gpu_mem_plot.curve(color, name, style=style)
+        self.host_mem_plot = _Plot("Process RSS (host)", ("time", "s"), ("MiB", None))
+        self.mem_curves["host_rss_bytes"] = self.host_mem_plot.curve("#e377c2", "RSS", width=1.5)
+
+        self.notes_label = QLabel("")
+        self.notes_label.setStyleSheet("color: #666; font-size: 8pt;")
+        self.notes_label.setVisible(False)
+        outer.addWidget(self.notes_label)
+        self._titles()
+
+        self.curves: dict[str, pg.PlotDataItem] = {
+            "latency": self.latency_curve,
+            "p50": self.band_p50,
+            "p99": self.band_p99,
+            "spikes": self.spikes,
+            "histogram": self.hist_curve,
+            "inferences_per_s": self.tp_inf,
+            "samples_per_s": self.tp_samp,
+            **{k: v for k, v in self.split_curves.items()},
+            **{f"mem:{k}": v for k, v in self.mem_curves.items()},
+        }
+
+        self._grid = QGridLayout()
+        self._grid.setSpacing(4)
+        self._no_data: dict[QWidget, bool] = {}
+        self._group_of: dict[QWidget, str] = {}
+        outer.addLayout(self._grid, 1)
+
+        self._groups: dict[str, list[QWidget]] = {
+            "Latency": [self.latency_plot],
+            "Histogram": [self.hist_plot],
+            "Throughput": [self.tp_plot],
+            "Split": [self.split_plot],
+            "Memory": [self.gpu_mem_plot, self.host_mem_plot],
+        }
+        for name in self._groups:
+            box = QCheckBox(name)
+            box.setChecked(True)
+            box.toggled.connect(lambda on, n=name: self._on_toggle_toggled(n, on))
+            toggles.addWidget(box)
+            self.toggles[name] = box
+            for w in self._groups[name]:
+                self._group_of[w] = name
+        toggles.addStretch(1)
+        self._place()
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def _titles(self) -> None:
+        def legend(title: str, items: list[tuple[str, str]]) -> str:
+            keys = "  ".join(f"<span style='color:{c}'>&#9632; {n}</span>" for n, c in items)
+            return f"<b>{title}</b>&nbsp;&nbsp; <span style='font-size:8pt'>{keys}</span>"
+
+        self.latency_plot.setTitle(legend("Latency per inference", [
+            ("latency", "#1f77b4"), ("rolling p50", "#2ca02c"), ("rolling p99", "#ff7f0e"),
+            ("spikes &gt; p99 or &gt; 2x median", "#d62728")]))
+        self.hist_plot.setTitle(self._hist_title())
+        self.tp_plot.setTitle(legend("Throughput", [("inferences/s", "#1f77b4"), ("samples/s (dashed)", "#ff7f0e")]))
+        self.split_plot.setTitle(legend("H2D / compute / D2H", [("H2D", "#9467bd"), ("compute", "#2ca02c"),
+                                                               ("D2H", "#8c564b")]))
+        self.gpu_mem_plot.setTitle(legend("GPU memory", [(n, c) for _, n, c in _MEMORY_SERIES]))
+        self.host_mem_plot.setTitle(legend("Process RSS (host)", []))
+
+    def _hist_title(self) -> str:
+        note = f"&nbsp;&nbsp;<span style='font-size:8pt'>({self._hist_note})</span>" if self._hist_note else ""
+        return f"<b>Latency histogram</b>{note}"
+
+    def _place(self) -> None:
+        """A 12-column grid: each row's shown panels share its width by weight; panels without data
+        (no H2D/compute/D2H split, no GPU or host memory monitor) and unticked ones give their room away."""
+        g = self._grid
+        rows = [
+            [(self.latency_plot, 1)],
+            [(self.hist_plot, 1), (self.tp_plot, 1), (self.split_plot, 1)],
+            [(self.gpu_mem_plot, 2), (self.host_mem_plot, 1)],
+        ]
+        for row in rows:
+            for w, _ in row:
+                g.removeWidget(w)
+        for r, row in enumerate(rows):
+            shown = [(w, k) for w, k in row if self._shown(w)]
+            for w, _ in row:
+                w.setVisible(any(w is x for x, _ in shown))
+            total = sum(k for _, k in shown)
+            col = 0
+            for i, (w, k) in enumerate(shown):
+                span = 12 - col if i == len(shown) - 1 else round(12 * k / total)
+                g.addWidget(w, r, col, 1, span)
+                col += span
+            g.setRowStretch(r, (3, 2, 2)[r] if shown else 0)
+        for c in range(12):
+            g.setColumnStretch(c, 1)
+        notes = []
+        if self._no_data.get(self.split_plot):
+            notes.append("this backend does not time H2D / compute / D2H apart")
+        if self._no_data.get(self.gpu_mem_plot):
+            notes.append("no GPU memory monitor here (NVML / CUDA unavailable)")
+        text = "; ".join(notes)
+        self.notes_label.setText(text[:1].upper() + text[1:])
+        self.notes_label.setVisible(bool(notes))
+
+    def _shown(self, w: QWidget) -> bool:
+        box = self.toggles.get(self._group_of.get(w, ""))
+        return (box is None or box.isChecked()) and not self._no_data.get(w, False)
+
+    def _on_toggle_toggled(self, name: str, on: bool) -> None:
+        self._place()
+        self.refresh(force=True)
+
+    def _set_no_data(self, plot: QWidget, no_data: bool) -> None:
+        if self._no_data.get(plot, False) != no_data:
+            self._no_data[plot] = no_data
+            self._place()
+
+    # -- run control -----------------------------------------------------------------------------
+    def attach(self, samples: SampleBuffer, monitor: MemoryMonitor | None = None, batch: int = 1) -> None:
+        """Follow a new run: clear every plot and start the 25 Hz redraw timer."""
+        self._samples, self._monitor, self._batch = samples, monitor, max(1, int(batch))
+        self._cold_ms, self._final, self._stats, self._warnings = None, None, {}, []
+        self._frame, self._last_count, self._last_mem = 0, -1, -1
+        self._window = SampleWindow(samples.capacity)
+        for c in self.curves.values():
+            c.setData([], [])
+        for plot in (self.latency_plot, self.hist_plot, self.tp_plot, self.split_plot, self.gpu_mem_plot,
+                     self.host_mem_plot):
+            plot.reset_range()
+        self.band_fill.setCurves(self.band_p50, self.band_p99)
+        for lab in self.stat_labels.values():
+            lab.setText("-")
+        self.scope_label.setText("")
+        for plot in (self.split_plot, self.gpu_mem_plot, self.host_mem_plot):
+            self._set_no_data(plot, False)
+        self.warnings_label.setVisible(False)
+        self._timer.start()
+
+    def set_batch(self, batch: int) -> None:
+        """Samples per inference (samples/s = inferences/s x batch)."""
+        self._batch = max(1, int(batch))
+
+    def set_cold_ms(self, ms: float | None) -> None:
+        """The cold first-inference latency, shown apart from the measured samples."""
+        self._cold_ms = ms
+        self.stat_labels["cold"].setText(_fmt_ms(ms))
+
+    def finish(self, final: dict[str, Any] | None = None) -> None:
+        """The run ended: draw a last frame, stop the timer, and show whole-run statistics ``final``
+        (``RunResult.to_dict()`` shape) when given; samples and plots stay."""
+        self._timer.stop()
+        self._exact = True
+        try:
+            self.refresh(force=True)
+        finally:
+            self._exact = False
+        if final is not None:
+            self._final = final
+            lat = dict(final.get("latency_ms") or {})
+            if lat.get("count"):
+                lat["jitter_ms"] = final.get("jitter_ms")
+                lat["longest_spike"] = final.get("longest_spike")
+                tp = final.get("throughput") or {}
+                self._show_stats(lat, tp.get("inferences_per_s"), tp.get("samples_per_s"))
+                self.scope_label.setText(f"whole run: {lat['count']} inferences")
+            if final.get("cold_ms") is not None:
+                self.set_cold_ms(final["cold_ms"])
+            self._show_warnings(list(final.get("warnings") or []))
+            self._stats = {**self._stats, **final}
+
+    def is_streaming(self) -> bool:
+        """True while the redraw timer runs."""
+        return self._timer.isActive()
+
+    def stop_timer(self) -> None:
+        """Stop redrawing (on shutdown)."""
+        self._timer.stop()
+
+    def statistics(self) -> dict[str, Any]:
+        """The latest statistics: live window statistics while running, whole-run ones after ``finish``."""
+        return dict(self._stats)
+
+    def warnings(self) -> list[str]:
+        """Warnings currently shown."""
+        return list(self._warnings)
+
+    # -- frames ----------------------------------------------------------------------------------
+    @Slot()
+    def _on_timer_timeout(self) -> None:
+        self.refresh()
+
+    def refresh(self, force: bool = False) -> None:
+        """Draw one frame from a fresh snapshot (skipped when nothing changed and not ``force``)."""
+        samples = self._samples
+        if samples is None:
+            return
+        self._frame += 1
+        count = samples.count
+        changed = count != self._last_count
+        slow = force or self._frame % STATS_EVERY == 0
+        if force or self._frame % MEMORY_EVERY == 0:
+            self._draw_memory(force)
+        if not changed and not force:
+            return
+        self._last_count = count
+        if self._window is None or self._window.capacity != samples.capacity:
+            self._window = SampleWindow(samples.capacity)
+        self._window.update(samples)
+        snap = self._window.columns()
+        t, y = snap["t_s"], snap["latency_ms"]
+        if y.size == 0:
+            return
+        if slow or not self._stats:
+            self._update_stats(snap, count)
+        if self.latency_plot.isVisible() or force:
+            self._draw_latency(t, y, bands=force or self._frame % BANDS_EVERY == 0)
+        if self.hist_plot.isVisible() and (force or self._frame % BANDS_EVERY == 0):
+            self._draw_histogram(y)
+        if (self.tp_plot.isVisible() and self._frame % BANDS_EVERY == 0) or force:
+            self._draw_throughput(t)
+        self._draw_split(snap, force)
+
+    def _draw_latency(self, t: np.ndarray, y_ms: np.ndarray, bands: bool) -> None:
+        y = y_ms * 1e-3  # plotted in seconds: the axis picks µs / ms itself
+        self.latency_curve.setData(t, y)
+        ymax = float(y.max())
+        p50 = float(self._stats["median"]) * 1e-3 if "median" in self._stats else float(np.median(y))
+        p99 = float(self._stats["p99"]) * 1e-3 if "p99" in self._stats else ymax
+        top = 1.08 * max(min(ymax, 4.0 * p99), p99)
+        self.latency_plot.set_ranges(float(t[0]), float(t[-1]), 0.0, top, exact=self._exact)
+        if not bands:
+            return
+        b = rolling_bands(t, y)
+        if b is None:
+            self.band_p50.setData([], [])
+            self.band_p99.setData([], [])
+        else:
+            self.band_p50.setData(b[0], b[1])
+            self.band_p99.setData(b[0], np.minimum(b[2], top))
+        idx = np.flatnonzero((y > p99) | (y > 2.0 * p50))
+        if idx.size > MAX_SPIKES:
+            idx = idx[np.argpartition(y[idx], -MAX_SPIKES)[-MAX_SPIKES:]]
+        self.spikes.setData(t[idx], np.minimum(y[idx], 0.99 * top))  # spikes above the view sit on its edge
+
+    def _draw_histogram(self, y_ms: np.ndarray) -> None:
+        lo, ymax = float(y_ms.min()), float(y_ms.max())
+        p99 = float(self._stats["p99"]) if "p99" in self._stats else ymax
+        p999 = float(self._stats["p999"]) if "p999" in self._stats else ymax
+        hi = min(ymax, 1.5 * p99 if p999 > 3.0 * p99 else 1.05 * p999)
+        # bins on a rounded range: it (and the view, whose change costs a second repaint) moves seldom
+        lo, hi = _round_sig(lo, down=True), _round_sig(hi, down=False)
+        if hi <= lo:
+            hi = lo + 1e-3
+        counts, edges = np.histogram(y_ms, bins=80, range=(lo, hi))
+        beyond = float((y_ms > hi).mean())
+        self.hist_curve.setData(edges * 1e-3, counts)
+        self.hist_plot.set_ranges(lo * 1e-3, hi * 1e-3, 0.0, float(counts.max()) * 1.08 if counts.size else 1.0,
+                                  exact=self._exact)
+        # a title change re-lays the plot out (a full repaint): the note changes only with its rounded text
+        note = f"{100 * beyond:.1f} % above {_fmt_ms(float(f'{hi:.2g}'))} not shown" if beyond >= 0.0005 else ""
+        if note != self._hist_note:
+            self._hist_note = note
+            self.hist_plot.setTitle(self._hist_title())
+
+    def _draw_throughput(self, t: np.ndarray) -> None:
+        span = float(t[-1] - t[0]) if t.size > 1 else 0.0
+        width = max(0.1, span / 100.0)
+        x, rate = throughput_series(t, width)
+        if x.size == 0:
+            return
+        self.tp_inf.setData(x, rate)
+        self.tp_samp.setData(x, rate * self._batch)
+        self.tp_plot.set_ranges(float(t[0]), float(t[-1]), 0.0, 1.1 * float(rate.max()) * self._batch, exact=self._exact)
+
+    def _draw_split(self, snap: dict[str, np.ndarray], force: bool) -> None:
+        parts = {k: snap[k] for k in self.split_curves}
+        has = any(v.size and np.isfinite(v[-1]) for v in parts.values())
+        self._set_no_data(self.split_plot, not has)
+        if not has or not (self.split_plot.isVisible() or force):
+            return
+        t = snap["t_s"]
+        top = 0.0
+        for key, curve in self.split_curves.items():
+            v = parts[key] * 1e-3
+            curve.setData(t, v)
+            if np.isfinite(v).any():
+                top = max(top, float(np.nanpercentile(v, 99.5)))
+        self.split_plot.set_ranges(float(t[0]), float(t[-1]), 0.0, 1.3 * top, exact=self._exact)
+
+    def _draw_memory(self, force: bool) -> None:
+        mon = self._monitor
+        if mon is None:
+            self._set_no_data(self.gpu_mem_plot, True)
+            self._set_no_data(self.host_mem_plot, True)
+            return
+        arrays = mon.snapshot()
+        n = int(arrays["t_s"].size)
+        gpu = [k for k, _, _ in _MEMORY_SERIES if k in arrays]
+        self._set_no_data(self.gpu_mem_plot, not gpu)
+        self._set_no_data(self.host_mem_plot, "host_rss_bytes" not in arrays)
+        if n == 0 or (n == self._last_mem and not force):
+            return
+        self._last_mem = n
+        t = arrays["t_s"]
+        x0, x1 = float(t[0]), float(t[-1])
+        if self.gpu_mem_plot.isVisible() and gpu:
+            ymax = 0.0
+            for key in gpu:
+                v = arrays[key] / MIB
+                self.mem_curves[key].setData(t, v)
+                ymax = max(ymax, float(v.max()))
+            self.gpu_mem_plot.set_ranges(x0, x1, 0.0, 1.08 * ymax, exact=self._exact)
+        if self.host_mem_plot.isVisible() and "host_rss_bytes" in arrays:
+            v = arrays["host_rss_bytes"] / MIB
+            self.mem_curves["host_rss_bytes"].setData(t, v)
+            lo, hi = float(v.min()), float(v.max())
+            pad = max(1.0, 0.1 * (hi - lo))
+            self.host_mem_plot.set_ranges(x0, x1, lo - pad, hi + pad, exact=self._exact)
+
+    # -- statistics ------------------------------------------------------------------------------
+    def _update_stats(self, snap: dict[str, np.ndarray], count: int) -> None:
+        y, t = snap["latency_ms"], snap["t_s"]
+        stats = latency_stats(y)
+        if not stats.get("count"):
+            return
+        recent = t >= t[-1] - 1.0
+        span = float(t[-1] - t[recent][0]) if recent.sum() > 1 else 0.0
+        ips = (int(recent.sum()) - 1) / span if span > 0 else float("nan")
+        stats["throughput"] = {"inferences_per_s": ips, "samples_per_s": ips * self._batch}
+        stats["total_count"] = count
+        stats["window"] = int(y.size)
+        parts = {k: (float(np.nanmean(v)) if np.isfinite(v).any() else None) for k, v in snap.items()
+                 if k in ("h2d_ms", "compute_ms", "d2h_ms")}
+        stats["parts_ms"] = parts
+        enqueue = None
+        if all(v is not None for v in parts.values()):
+            # host time outside the GPU spans: enqueue plus synchronisation, an upper bound of enqueue time
+            enqueue = stats["mean"] - sum(v for v in parts.values() if v is not None)
+        warnings = run_warnings(stats, parts, enqueue)
+        memory = self._memory_verdicts()
+        stats["memory"] = memory
+        for label, verdict in memory.items():
+            if verdict["verdict"] == "growing" and verdict["points"] >= MIN_LEAK_POINTS:
+                warnings.append(f"memory growing ({label}): {verdict['slope_mib_per_1k']:.3f} MiB per 1,000 inferences")
+        stats["warnings"] = warnings
+        if self._cold_ms is not None:
+            stats["cold_ms"] = self._cold_ms
+        self._stats = stats
+        shown = dict(stats)
+        shown["count"] = count
+        self._show_stats(shown, ips, ips * self._batch)
+        if count > y.size:
+            window = f"live: statistics over the last {y.size:,} of {count:,} inferences"
+        else:
+            window = f"live: {count:,} inferences"
+        self.scope_label.setText(window + self._memory_text(memory))
+        self._show_warnings(warnings)
+        self.sig_stats.emit(stats)
+
+    def _memory_verdicts(self) -> dict[str, dict[str, Any]]:
+        if self._monitor is None:
+            return {}
+        arrays = self._monitor.snapshot()
+        out: dict[str, dict[str, Any]] = {}
+        for key, label in _LEAK_KEYS:
+            if key in arrays and arrays[key].size:
+                out[label] = leak_check(arrays["index"], arrays[key]).to_dict()
+        return out
+
+    @staticmethod
+    def _memory_text(memory: dict[str, dict[str, Any]]) -> str:
+        parts = []
+        for label, v in memory.items():
+            if v["verdict"] == "unknown":
+                continue
+            parts.append(f"{label} {v['slope_mib_per_1k']:+.3f} MiB/1k inferences ({v['verdict']})")
+        return ("   memory: " + "; ".join(parts)) if parts else ""
+
+    def _show_stats(self, stats: dict[str, Any], ips: float | None, sps: float | None) -> None:
+        lab = self.stat_labels
+        lab["count"].setText(f"{int(stats.get('count') or 0):,}")
+        for key in ("mean", "median", "p90", "p95", "p99", "p999", "min", "max", "std", "jitter_ms"):
+            lab[key].setText(_fmt_ms(stats.get(key)))
+        cov = stats.get("cov")
+        lab["cov"].setText("-" if cov is None or not math.isfinite(cov) else f"{cov:.2f} %")
+        spike = stats.get("longest_spike") or {}
+        n = int(spike.get("samples", 0) or 0)
+        lab["spike"].setText(f"{n} ({_fmt_ms(spike.get('duration_ms'))})" if n else "none")
+        lab["ips"].setText(_fmt_rate(ips))
+        lab["sps"].setText(_fmt_rate(sps))
+        lab["cold"].setText(_fmt_ms(self._cold_ms))
+
+    def _show_warnings(self, warnings: list[str]) -> None:
+        self._warnings = warnings
+        self.warnings_label.setText("\n".join(f"⚠ {w}" for w in warnings))
+        self.warnings_label.setVisible(bool(warnings))

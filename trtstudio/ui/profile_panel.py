@@ -1,0 +1,613 @@
+"""The live profiling panel: run settings, Start / Pause / Stop, per-layer run, and the live plots.
+
+The model's inputs are read and the run goes on in workers (``ui.workers``); this widget only holds
+controls and forwards results. A run goes on while the user works elsewhere in the window; closing
+the window calls ``shutdown`` (stop, then join every worker this panel started).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from functools import lru_cache
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from trtstudio.errors import InputError
+from trtstudio.profiling.memory import MemoryMonitor
+from trtstudio.profiling.runner import RunState
+from trtstudio.profiling.samples import SampleBuffer
+from trtstudio.ui.live_panels import LivePanels
+from trtstudio.ui.workers import (
+    BackendFactory,
+    ProfileOutcome,
+    ProfileRequest,
+    TaskState,
+    WorkerHandle,
+    error_text,
+    layer_task,
+    profile_task,
+    run_in_thread,
+)
+
+_BACKEND_LABELS = (
+    ("ort", "ONNX Runtime (CPU)"),
+    ("ort-cuda", "ONNX Runtime CUDA EP"),
+    ("ort-trt", "ONNX Runtime TensorRT EP"),
+    ("tensorrt", "TensorRT engine"),
+    ("rtx", "TensorRT-RTX engine"),
+)
+_ORT_PROVIDER = {"ort-cuda": "CUDAExecutionProvider", "ort-trt": "TensorrtExecutionProvider"}
+
+
+@lru_cache(maxsize=1)
+def _ort_providers() -> tuple[str, ...] | None:
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    return tuple(onnxruntime.get_available_providers())
+
+
+@lru_cache(maxsize=1)
+def _gpu_present() -> bool:
+    try:
+        from trtstudio.backends.cuda import nvml_memory
+
+        nvml_memory(0)
+    except Exception:  # noqa: BLE001 - no driver, no NVML, no device: no GPU
+        return False
+    return True
+
+
+def backend_availability(model_path: str) -> dict[str, str | None]:
+    """Per backend key: None when usable for ``model_path`` here, else why not (a tooltip)."""
+    is_onnx = model_path.lower().endswith(".onnx")
+    providers = _ort_providers()
+    out: dict[str, str | None] = {}
+    for key, _ in _BACKEND_LABELS:
+        if key.startswith("ort"):
+            if providers is None:
+                out[key] = "onnxruntime is not installed: pip install onnxruntime"
+            elif not is_onnx:
+                out[key] = "ONNX Runtime runs .onnx models; this is an engine"
+            elif key in _ORT_PROVIDER and _ORT_PROVIDER[key] not in providers:
+                out[key] = f"this onnxruntime lacks {_ORT_PROVIDER[key]} (has {', '.join(providers)})"
+            else:
+                out[key] = None
+        else:
+            module = "tensorrt" if key == "tensorrt" else "tensorrt_rtx"
+            if importlib.util.find_spec(module) is None:
+                out[key] = f"the Python module '{module}' is not installed"
+            elif not _gpu_present():
+                out[key] = "no NVIDIA GPU found (NVML sees none)"
+            elif is_onnx:
+                out[key] = "runs a built engine plan: build one from this model first"
+            else:
+                out[key] = None
+    return out
+
+
+def read_model_inputs(path: str) -> list[dict[str, Any]]:
+    """Input specs (name, dtype, shape with str/'?' for dynamic dims) of an ONNX model, without weights."""
+    import onnx
+    from onnx import helper
+
+    try:
+        model = onnx.load(path, load_external_data=False)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except Exception as exc:  # noqa: BLE001 - onnx raises DecodeError and others
+        raise InputError(path, f"not a readable ONNX model: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+    inits = {i.name for i in model.graph.initializer}
+    specs = []
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        try:
+            dtype = str(helper.tensor_dtype_to_np_dtype(tt.elem_type))
+        except Exception:  # noqa: BLE001
+            dtype = "?"
+        shape: list[int | str] = []
+        for d in tt.shape.dim:
+            if d.HasField("dim_value") and d.dim_value > 0:
+                shape.append(int(d.dim_value))
+            else:
+                shape.append(d.dim_param or "?")
+        specs.append({"name": vi.name, "dtype": dtype, "shape": shape})
+    return specs
+
+
+def _specs_task(path: str, backend: str, factory: BackendFactory | None) -> Any:
+    def task(state: TaskState) -> list[dict[str, Any]]:
+        if path.lower().endswith(".onnx"):
+            return read_model_inputs(path)
+        from trtstudio.backends.base import open_backend
+
+        b = (factory or open_backend)(backend, path)
+        try:
+            return [dict(s) for s in b.input_specs()]
+        finally:
+            b.close()
+
+    return task
+
+
+class ProfilePanel(QWidget):
+    """Settings and controls of a live profiling run beside its ``LivePanels``.
+
+    Public: ``set_model``, ``start``, ``pause``, ``resume``, ``stop``, ``is_running``, ``run_layers``,
+    ``shutdown``, ``statistics``. Signals: ``sig_run_finished(dict)`` (the run's report document,
+    also after an error), ``sig_layer_times(list)`` (per-layer rows), ``sig_model_ready(list)``
+    (input specs once read).
+    """
+
+    sig_run_finished = Signal(object)
+    sig_layer_times = Signal(object)
+    sig_model_ready = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None, backend_factory: BackendFactory | None = None) -> None:
+        super().__init__(parent)
+        self.backend_factory = backend_factory  # (name, path, **options) -> Backend; tests inject doubles
+        self._model: str | None = None
+        self._specs: list[dict[str, Any]] = []
+        self._run: WorkerHandle | None = None
+        self._layers: WorkerHandle | None = None
+        self._loader: WorkerHandle | None = None
+        self._state: RunState | None = None
+        self._samples: SampleBuffer | None = None
+        self._final: dict[str, Any] | None = None
+        self._layer_rows: list[dict[str, Any]] = []
+        self._build()
+        self._sync_buttons()
+
+    # -- layout ----------------------------------------------------------------------------------
+    def _build(self) -> None:
+        side = QWidget()
+        col = QVBoxLayout(side)
+        col.setContentsMargins(4, 4, 4, 4)
+        self.model_label = QLabel("No model")
+        self.model_label.setWordWrap(True)
+        col.addWidget(self.model_label)
+
+        box = QGroupBox("Inputs")
+        v = QVBoxLayout(box)
+        self.shapes_table = QTableWidget(0, 3)
+        self.shapes_table.setHorizontalHeaderLabels(["input", "model shape", "run shape"])
+        self.shapes_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.shapes_table.horizontalHeader().setStretchLastSection(True)
+        self.shapes_table.verticalHeader().setVisible(False)
+        self.shapes_table.setMaximumHeight(110)
+        self.shapes_table.setSizeAdjustPolicy(QAbstractItemView.SizeAdjustPolicy.AdjustToContents)
+        self.shapes_table.setToolTip("Edit 'run shape' as e.g. 1x3x224x224")
+        v.addWidget(self.shapes_table)
+        self.shapes_note = QLabel("")
+        self.shapes_note.setWordWrap(True)
+        self.shapes_note.setStyleSheet("color: #a05000;")
+        self.shapes_note.setVisible(False)
+        v.addWidget(self.shapes_note)
+        col.addWidget(box)
+
+        form_box = QGroupBox("Run")
+        form = QFormLayout(form_box)
+        self.backend_combo = QComboBox()
+        for key, label in _BACKEND_LABELS:
+            self.backend_combo.addItem(label, key)
+        form.addRow("Backend", self.backend_combo)
+        data_row = QHBoxLayout()
+        self.data_combo = QComboBox()
+        self.data_combo.addItems(["Random", "File / folder"])
+        self.data_combo.currentIndexChanged.connect(self._on_data_combo_changed)
+        self.data_edit = QLineEdit()
+        self.data_edit.setPlaceholderText(".npy, .npz or folder of NAME.npy")
+        self.data_edit.setEnabled(False)
+        self.data_browse = QPushButton("…")
+        self.data_browse.setEnabled(False)
+        self.data_browse.setMaximumWidth(28)
+        self.data_browse.clicked.connect(self._on_data_browse_clicked)
+        data_row.addWidget(self.data_combo)
+        data_row.addWidget(self.data_edit, 1)
+        data_row.addWidget(self.data_browse)
+        form.addRow("Input data", data_row)
+        self.warmup_spin = QSpinBox()
+        self.warmup_spin.setRange(0, 1_000_000)
+        self.warmup_spin.setValue(10)
+        form.addRow("Warm-up", self.warmup_spin)
+        count_row = QHBoxLayout()
+        self.count_mode = QComboBox()
+        self.count_mode.addItems(["Iterations", "Duration (s)", "Until stopped"])
+        self.count_spin = QSpinBox()
+        self.count_spin.setRange(1, 1_000_000_000)
+        self.count_spin.setValue(1000)
+        self.count_mode.currentIndexChanged.connect(self._on_count_mode_changed)
+        count_row.addWidget(self.count_mode)
+        count_row.addWidget(self.count_spin, 1)
+        form.addRow("Measure", count_row)
+        self.threads_spin = QSpinBox()
+        self.threads_spin.setRange(0, 256)
+        self.threads_spin.setSpecialValueText("default")
+        self.threads_spin.setToolTip("onnxruntime intra-op threads (0: onnxruntime's default)")
+        form.addRow("Threads", self.threads_spin)
+        col.addWidget(form_box)
+
+        buttons = QHBoxLayout()
+        self.start_button = QPushButton("Start")
+        self.pause_button = QPushButton("Pause")
+        self.stop_button = QPushButton("Stop")
+        self.start_button.clicked.connect(self.start)
+        self.pause_button.clicked.connect(self._on_pause_button_clicked)
+        self.stop_button.clicked.connect(self.stop)
+        for b in (self.start_button, self.pause_button, self.stop_button):
+            buttons.addWidget(b)
+        col.addLayout(buttons)
+        layer_row = QHBoxLayout()
+        self.layers_button = QPushButton("Per-layer run")
+        self.layers_button.setToolTip("Profile each layer (a separate, profiled session; not while a run goes on)")
+        self.layers_button.clicked.connect(self.run_layers)
+        self.layers_spin = QSpinBox()
+        self.layers_spin.setRange(1, 100_000)
+        self.layers_spin.setValue(20)
+        self.layers_spin.setSuffix(" runs")
+        layer_row.addWidget(self.layers_button)
+        layer_row.addWidget(self.layers_spin)
+        col.addLayout(layer_row)
+
+        self.status_label = QLabel("")
+        self.status_label.setWordWrap(True)
+        col.addWidget(self.status_label)
+        self.error_label = QLabel("")
+        self.error_label.setStyleSheet("color: #c00000;")
+        self.error_label.setWordWrap(True)
+        self.error_label.setVisible(False)
+        col.addWidget(self.error_label)
+
+        self.layers_table = QTableWidget(0, 3)
+        self.layers_table.setHorizontalHeaderLabels(["layer", "provider", "ms"])
+        self.layers_table.verticalHeader().setVisible(False)
+        self.layers_table.horizontalHeader().setStretchLastSection(False)
+        self.layers_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.layers_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.layers_table.setSortingEnabled(True)
+        self.layers_table.setVisible(False)
+        col.addWidget(self.layers_table, 10)
+        col.addStretch(1)
+        side.setMinimumWidth(300)
+        side.setMaximumWidth(420)
+
+        self.live = LivePanels()
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(side)
+        split.addWidget(self.live)
+        split.setStretchFactor(1, 1)
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(split)
+
+    # -- model -----------------------------------------------------------------------------------
+    def set_model(self, path: str) -> None:
+        """Show ``path`` (an .onnx model or an engine); its inputs are read in a worker and fill the
+        shapes table when ready (``sig_model_ready``). Backends that cannot run it here are disabled."""
+        self._model = str(path)
+        self.model_label.setText(os.path.basename(self._model))
+        self.model_label.setToolTip(self._model)
+        self._clear_error()
+        avail = backend_availability(self._model)
+        model = self.backend_combo.model()
+        first_ok = None
+        for i in range(self.backend_combo.count()):
+            key = self.backend_combo.itemData(i)
+            why = avail.get(key)
+            item = model.item(i)  # type: ignore[attr-defined]
+            item.setEnabled(why is None)
+            item.setToolTip(why or "")
+            if why is None and first_ok is None:
+                first_ok = i
+        current = self.backend_combo.currentData()
+        if avail.get(current) is not None and first_ok is not None:
+            self.backend_combo.setCurrentIndex(first_ok)
+        self.shapes_table.setRowCount(0)
+        self._specs = []
+        if self._loader is not None:
+            self._loader.request_stop()
+        self._loader = run_in_thread(
+            _specs_task(self._model, str(self.backend_combo.currentData()), self.backend_factory),
+            on_done=self._on_specs_done, on_error=self._on_specs_error, name="model-inputs",
+        )
+        self._sync_buttons()
+
+    def _on_specs_done(self, specs: object) -> None:
+        if not isinstance(specs, list):
+            return
+        self._specs = specs
+        self.shapes_table.setRowCount(len(specs))
+        notes = []
+        for r, spec in enumerate(specs):
+            dims = spec["shape"]
+            model_text = "x".join(str(d) for d in dims) if dims else "scalar"
+            run = [d if isinstance(d, int) and d > 0 else 1 for d in dims]
+            name_item = QTableWidgetItem(spec["name"])
+            name_item.setFlags(name_item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            name_item.setToolTip(f"{spec['name']} ({spec['dtype']})")
+            model_item = QTableWidgetItem(f"{model_text}  {spec['dtype']}")
+            model_item.setFlags(model_item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            self.shapes_table.setItem(r, 0, name_item)
+            self.shapes_table.setItem(r, 1, model_item)
+            self.shapes_table.setItem(r, 2, QTableWidgetItem("x".join(map(str, run))))
+            if any(not (isinstance(d, int) and d > 0) for d in dims):
+                notes.append(f"'{spec['name']}' has dynamic dims ({model_text}); defaulted to {'x'.join(map(str, run))}")
+        self.shapes_note.setText("\n".join(notes) + ("\nEdit 'run shape' to change." if notes else ""))
+        self.shapes_note.setVisible(bool(notes))
+        self._sync_buttons()
+        self.sig_model_ready.emit(specs)
+
+    def _on_specs_error(self, exc: object) -> None:
+        self._show_error(exc)
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        """The run shapes from the table; raises InputError naming the input for a malformed one."""
+        out: dict[str, tuple[int, ...]] = {}
+        for r in range(self.shapes_table.rowCount()):
+            name_item, shape_item = self.shapes_table.item(r, 0), self.shapes_table.item(r, 2)
+            if name_item is None or shape_item is None:
+                continue
+            text = shape_item.text().strip().lower()
+            try:
+                dims = tuple(int(d) for d in text.split("x")) if text else ()
+            except ValueError:
+                raise InputError(None, f"input '{name_item.text()}': shape '{text}' is not DxDxD") from None
+            if any(d <= 0 for d in dims):
+                raise InputError(None, f"input '{name_item.text()}': dimensions must be positive")
+            out[name_item.text()] = dims
+        return out
+
+    def request(self) -> ProfileRequest:
+        """The run the controls describe (InputError for a malformed shape or missing data path)."""
+        if self._model is None:
+            raise InputError(None, "open a model first")
+        mode = self.count_mode.currentIndex()
+        data = self.data_edit.text().strip() if self.data_combo.currentIndex() == 1 else None
+        if self.data_combo.currentIndex() == 1 and not data:
+            raise InputError(None, "choose an input data file or folder, or pick Random")
+        threads = self.threads_spin.value() or None
+        return ProfileRequest(
+            model=self._model,
+            backend=str(self.backend_combo.currentData()),
+            shapes=self.shapes(),
+            input_path=data,
+            warmup=self.warmup_spin.value(),
+            iterations=self.count_spin.value() if mode == 0 else None,
+            duration_s=float(self.count_spin.value()) if mode == 1 else None,
+            threads=threads,
+            layer_iterations=self.layers_spin.value(),
+        )
+
+    # -- run control -----------------------------------------------------------------------------
+    @Slot()
+    def start(self) -> None:
+        """Start a run with the current settings (errors in the settings are shown, not raised)."""
+        if self.is_running():
+            return
+        self._clear_error()
+        try:
+            req = self.request()
+        except InputError as exc:
+            self._show_error(exc)
+            return
+        self._final = None
+        self._state = RunState()
+        self._samples = SampleBuffer(req.ring_capacity)
+        monitor = MemoryMonitor(probes=[], interval_ms=100)
+        self.live.attach(self._samples, monitor)
+        self._run = run_in_thread(
+            profile_task(req, self._samples, self._state, monitor, self.backend_factory),
+            on_done=self._on_run_done, on_error=self._on_run_error, on_progress=self._on_run_progress,
+            on_finished=self._on_run_finished, cancel_state=self._state, name="profile",
+        )
+        self.status_label.setText(f"loading {os.path.basename(req.model)} on {self.backend_combo.currentText()}…")
+        self._sync_buttons()
+
+    @Slot()
+    def pause(self) -> None:
+        """Hold the run between inferences."""
+        self._set_paused(True)
+
+    @Slot()
+    def resume(self) -> None:
+        """Go on with a paused run."""
+        self._set_paused(False)
+
+    def _set_paused(self, paused: bool) -> None:
+        if self._state is None or not self.is_running():
+            return
+        if paused:
+            self._state.pause()
+            self.status_label.setText(f"paused after {self._state.done:,} inferences")
+        else:
+            self._state.resume()
+            self.status_label.setText("running")
+        self._sync_buttons()
+
+    def is_paused(self) -> bool:
+        """True while a run is paused."""
+        return self._state is not None and self.is_running() and self._state.is_paused()
+
+    @Slot()
+    def stop(self) -> None:
+        """Ask the run to end after the current inference (results arrive through ``sig_run_finished``)."""
+        if self._run is not None and self.is_running():
+            self._run.request_stop()
+            self.status_label.setText("stopping…")
+
+    def is_running(self) -> bool:
+        """True from ``start`` until the run's result has arrived."""
+        return self._run is not None and not self._run.is_done()
+
+    def statistics(self) -> dict[str, Any]:
+        """The latest statistics: live ones during a run, the whole-run report document after it."""
+        if self._final is not None:
+            return dict(self._final)
+        return self.live.statistics()
+
+    @Slot()
+    def run_layers(self) -> None:
+        """Profile each layer in a worker (not while a run goes on); rows go to ``sig_layer_times``."""
+        if self.is_running() or (self._layers is not None and not self._layers.is_done()):
+            return
+        self._clear_error()
+        try:
+            req = self.request()
+        except InputError as exc:
+            self._show_error(exc)
+            return
+        self._layers = run_in_thread(
+            layer_task(req, self.backend_factory),
+            on_done=self._on_layers_done, on_error=self._on_layers_error,
+            on_finished=self._sync_buttons, name="per-layer",
+        )
+        self.status_label.setText(f"per-layer profile: {req.layer_iterations} runs…")
+        self._sync_buttons()
+
+    def shutdown(self, timeout_ms: int = 10_000) -> bool:
+        """Stop every worker of this panel and join it (the main window calls this on close);
+        True when all ended in time."""
+        self.live.stop_timer()
+        ok = True
+        for h in (self._run, self._layers, self._loader):
+            if h is not None:
+                ok = h.stop(timeout_ms) and ok
+        return ok
+
+    # -- worker results --------------------------------------------------------------------------
+    def _on_run_progress(self, info: object) -> None:
+        if not isinstance(info, dict):
+            return
+        if info.get("event") == "loaded":
+            self.live.set_batch(int(info.get("batch", 1)))
+            shapes = ", ".join(f"{k} {'x'.join(map(str, v))}" for k, v in info.get("shapes", {}).items())
+            self.status_label.setText(f"running ({shapes})" + "".join(f"\nnote: {n}" for n in info.get("notes", [])))
+        elif info.get("event") == "cold":
+            self.live.set_cold_ms(float(info["cold_ms"]))
+
+    def _on_run_done(self, outcome: object) -> None:
+        if not isinstance(outcome, ProfileOutcome):
+            return
+        doc = outcome.to_dict()
+        self._final = doc
+        self.live.finish(doc)
+        result = outcome.result
+        if result is not None and result.error is not None:
+            self._show_error(result.error, prefix=f"run stopped after {result.count:,} inferences: ")
+            self.status_label.setText(f"failed after {result.count:,} inferences")
+        else:
+            how = "stopped" if doc.get("stopped") else "finished"
+            self.status_label.setText(f"{how}: {doc['latency_ms'].get('count') or 0:,} inferences")
+        self.sig_run_finished.emit(doc)
+
+    def _on_run_error(self, exc: object) -> None:
+        self.live.finish(None)
+        self._show_error(exc)
+        self.status_label.setText("the run could not start")
+        self._final = {"schema": "trtstudio.profile/1", "error": error_text(exc) if isinstance(exc, BaseException) else str(exc)}
+        self.sig_run_finished.emit(dict(self._final))
+
+    def _on_run_finished(self) -> None:
+        self._sync_buttons()
+
+    def _on_layers_done(self, outcome: object) -> None:
+        if not isinstance(outcome, ProfileOutcome) or outcome.layers is None:
+            return
+        rows = sorted(outcome.layers, key=lambda r: -float(r.get("time_ms", 0.0)))
+        self._layer_rows = rows
+        self.layers_table.setSortingEnabled(False)
+        self.layers_table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            name = QTableWidgetItem(str(row.get("name", "")))
+            name.setToolTip(", ".join(row.get("onnx_nodes", [])) or str(row.get("name", "")))
+            ms = QTableWidgetItem()
+            ms.setData(Qt.ItemDataRole.DisplayRole, round(float(row.get("time_ms", 0.0)), 4))
+            prov = QTableWidgetItem(str(row.get("provider", "")).replace("ExecutionProvider", ""))
+            if row.get("fallback"):
+                prov.setToolTip("fell back to the CPU")
+            for c, item in enumerate((name, prov, ms)):
+                self.layers_table.setItem(r, c, item)
+        self.layers_table.setSortingEnabled(True)
+        self.layers_table.setVisible(bool(rows))
+        total = sum(float(r.get("time_ms", 0.0)) for r in rows)
+        self.status_label.setText(f"per-layer: {len(rows)} layers, {total:.3f} ms in all")
+        self.sig_layer_times.emit(rows)
+
+    def _on_layers_error(self, exc: object) -> None:
+        self._show_error(exc, prefix="per-layer run failed: ")
+
+    # -- small helpers ---------------------------------------------------------------------------
+    def error_text(self) -> str:
+        """The error line shown (empty when none)."""
+        return self.error_label.text() if self.error_label.isVisible() or self.error_label.text() else ""
+
+    def _show_error(self, exc: object, prefix: str = "") -> None:
+        text = error_text(exc) if isinstance(exc, BaseException) else str(exc)
+        self.error_label.setText(prefix + text)
+        self.error_label.setToolTip(prefix + text)
+        self.error_label.setVisible(True)
+
+    def _clear_error(self) -> None:
+        self.error_label.setText("")
+        self.error_label.setVisible(False)
+
+    def _sync_buttons(self) -> None:
+        running = self.is_running()
+        layers_busy = self._layers is not None and not self._layers.is_done()
+        have_model = self._model is not None and bool(self._specs)
+        self.start_button.setEnabled(have_model and not running and not layers_busy)
+        self.pause_button.setEnabled(running)
+        self.pause_button.setText("Resume" if self.is_paused() else "Pause")
+        self.stop_button.setEnabled(running)
+        self.layers_button.setEnabled(have_model and not running and not layers_busy)
+        for w in (self.backend_combo, self.shapes_table, self.warmup_spin, self.count_mode, self.count_spin,
+                  self.threads_spin, self.data_combo):
+            w.setEnabled(not running)
+        self.count_spin.setEnabled(not running and self.count_mode.currentIndex() != 2)
+
+    @Slot()
+    def _on_pause_button_clicked(self) -> None:
+        if self.is_paused():
+            self.resume()
+        else:
+            self.pause()
+
+    @Slot(int)
+    def _on_count_mode_changed(self, index: int) -> None:
+        self.count_spin.setEnabled(index != 2)
+        if index == 1 and self.count_spin.value() > 3600:
+            self.count_spin.setValue(10)
+
+    @Slot(int)
+    def _on_data_combo_changed(self, index: int) -> None:
+        self.data_edit.setEnabled(index == 1)
+        self.data_browse.setEnabled(index == 1)
+
+    @Slot()
+    def _on_data_browse_clicked(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Input data", "", "Arrays (*.npy *.npz);;All files (*)")
+        if path:
+            self.data_edit.setText(path)
