@@ -43,7 +43,7 @@ def _render_qt(svg: Path, size: int, dest: Path) -> None:
     painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
     renderer.render(painter)
     painter.end()
-    if not img.save(str(dest), "PNG"):
+    if not img.save(str(dest)):  # format from the .png suffix
         raise SystemExit(f"error: {dest}: could not write PNG")
 
 

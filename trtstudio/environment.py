@@ -1,0 +1,266 @@
+"""What trtstudio can use on this machine: Python packages, ONNX Runtime providers, the NVIDIA driver.
+
+``check_environment()`` returns one dict per item::
+
+    {"name": "onnxruntime", "status": "ok" | "missing" | "warning", "version": "1.20.1" | None,
+     "detail": "what was found", "fix": "how to install or repair it" | None, "required": False}
+
+By default it only reads package metadata (``importlib.metadata``) and looks modules up
+(``importlib.util.find_spec``): nothing heavy is imported, so it is instant and safe to call from
+the GUI thread. ``probe_gpu=True`` also imports ``pynvml`` (driver version, CUDA version, GPU
+names, compute capabilities, memory), loads the CUDA driver library (``cuDriverGetVersion``) and
+imports ``onnxruntime`` to list its execution providers.
+
+From a shell (the CLI's subcommand list is fixed, so this is a module, not ``trtstudio doctor``)::
+
+    python -m trtstudio.environment [--json] [--no-gpu]
+
+exits 1 when a required package is missing, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import ctypes.util
+import importlib.util
+import json
+import platform
+import re
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from typing import Any
+
+SCHEMA = "trtstudio.environment/1"
+NVIDIA_INDEX = "https://pypi.nvidia.com"
+FIX_ORT = 'pip install "trtstudio[ort]"  (NVIDIA GPU: pip install onnxruntime-gpu)'
+FIX_RTX = 'pip install "trtstudio[rtx]"  (TensorRT-RTX, builds engines even without a GPU)'
+FIX_TRT = (f'pip install "trtstudio[tensorrt]" --extra-index-url {NVIDIA_INDEX}  '
+           "(or the TensorRT tarball from developer.nvidia.com/tensorrt)")
+FIX_DRIVER = ("install the NVIDIA driver (nvidia.com/drivers); without a GPU, build engines ahead of time "
+              "with TensorRT-RTX and profile on CPU with ONNX Runtime")
+
+Item = dict[str, Any]
+
+# name shown, module to look up, distributions that may provide it (first found wins),
+# minimum version (from pyproject.toml) or None, required, fix when missing.
+_PACKAGES: tuple[tuple[str, str, tuple[str, ...], str | None, bool, str], ...] = (
+    ("PySide6", "PySide6", ("PySide6-Essentials", "PySide6"), "6.5", True, "pip install trtstudio  (PySide6-Essentials)"),
+    ("pyqtgraph", "pyqtgraph", ("pyqtgraph",), "0.13.3", True, "pip install trtstudio  (pyqtgraph)"),
+    ("onnx", "onnx", ("onnx",), "1.14", True, "pip install trtstudio  (onnx)"),
+    ("numpy", "numpy", ("numpy",), "1.23", True, "pip install trtstudio  (numpy)"),
+    ("onnxruntime", "onnxruntime", ("onnxruntime", "onnxruntime-gpu", "onnxruntime-directml",
+                                    "onnxruntime-openvino"), "1.16", False, FIX_ORT),
+    ("tensorrt", "tensorrt", ("tensorrt", "tensorrt-cu13", "tensorrt-cu12", "tensorrt-cu11"), None, False, FIX_TRT),
+    ("tensorrt_rtx", "tensorrt_rtx", ("tensorrt-rtx-cu13", "tensorrt-rtx-cu12", "tensorrt-rtx", "tensorrt_rtx"),
+     None, False, FIX_RTX),
+    ("pycuda", "pycuda", ("pycuda",), None, False, 'pip install "trtstudio[tensorrt]"  (or: pip install pycuda)'),
+    ("cuda-python", "cuda", ("cuda-python", "cuda-bindings"), None, False,
+     'pip install "trtstudio[tensorrt]"  (or: pip install cuda-python)'),
+    ("nvidia-ml-py", "pynvml", ("nvidia-ml-py", "pynvml"), None, False,
+     'pip install "trtstudio[tensorrt]"  (or: pip install nvidia-ml-py)'),
+)
+
+
+def _item(name: str, status: str, version: str | None = None, detail: str = "", fix: str | None = None,
+          required: bool = False) -> Item:
+    return {"name": name, "status": status, "version": version, "detail": detail,
+            "fix": None if status == "ok" else fix, "required": required}
+
+
+def _dist_version(dists: Sequence[str]) -> tuple[str | None, str | None]:
+    """(distribution, version) of the first installed distribution in ``dists``."""
+    for dist in dists:
+        try:
+            return dist, metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None, None
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text.split("+")[0])[:3])
+
+
+def _has_module(module: str) -> bool:
+    """find_spec on a top-level name: imports nothing."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _package(name: str, module: str, dists: Sequence[str], minimum: str | None, required: bool,
+             fix: str) -> Item:
+    dist, version = _dist_version(dists)
+    found = _has_module(module)
+    if not found:
+        detail = "not installed" if dist is None else f"{dist} {version} is installed but `import {module}` fails"
+        return _item(name, "missing", version, detail, fix, required)
+    if dist is None:
+        return _item(name, "ok", None, f"importable as {module} (installed outside pip)", fix, required)
+    if minimum and _version_tuple(version or "0") < _version_tuple(minimum):
+        return _item(name, "warning", version, f"{dist} {version} is older than the {minimum} trtstudio needs",
+                     f'pip install -U "{dist}>={minimum}"', required)
+    return _item(name, "ok", version, dist, fix, required)
+
+
+def _pyside_shiboken(item: Item) -> None:
+    """PySide6 and shiboken6 of different versions fail at import with an obscure error."""
+    if item["status"] != "ok" or not item["version"]:
+        return
+    _, shiboken = _dist_version(("shiboken6",))
+    if shiboken and shiboken != item["version"]:
+        item.update(status="warning", detail=f"{item['detail']}; shiboken6 {shiboken} does not match",
+                    fix=f'pip install "shiboken6=={item["version"]}"')
+
+
+def _ort_providers(item: Item) -> None:
+    import onnxruntime  # heavy: only with probe_gpu
+
+    providers = list(onnxruntime.get_available_providers())
+    item["providers"] = providers
+    item["detail"] = f"{item['detail']}; providers: {', '.join(providers)}"
+    gpu = [p for p in providers if p in ("CUDAExecutionProvider", "TensorrtExecutionProvider",
+                                         "NvTensorRTRTXExecutionProvider")]
+    item["gpu_providers"] = gpu
+
+
+def _nvml_items() -> tuple[Item, list[dict[str, Any]]]:
+    """The NVIDIA driver as NVML sees it, and one dict per GPU."""
+    try:
+        import pynvml
+    except ImportError:
+        return _item("NVIDIA driver", "warning", None, "not checked: nvidia-ml-py is not installed",
+                     "pip install nvidia-ml-py"), []
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        return _item("NVIDIA driver", "missing", None, f"NVML cannot start: {exc}", FIX_DRIVER), []
+    try:
+        driver = _text(pynvml.nvmlSystemGetDriverVersion())
+        gpus = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            h = pynvml.nvmlDeviceGetHandleByIndex(i)
+            gpu: dict[str, Any] = {"index": i, "name": _text(pynvml.nvmlDeviceGetName(h)),
+                                   "memory_total": int(pynvml.nvmlDeviceGetMemoryInfo(h).total)}
+            try:
+                major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(h)
+                gpu["compute_capability"] = f"{major}.{minor}"
+            except pynvml.NVMLError:
+                gpu["compute_capability"] = None
+            gpus.append(gpu)
+    except pynvml.NVMLError as exc:
+        return _item("NVIDIA driver", "warning", None, f"NVML error: {exc}", FIX_DRIVER), []
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except pynvml.NVMLError:
+            pass
+    names = ", ".join(f"{g['name']} (SM{(g['compute_capability'] or '?').replace('.', '')})" for g in gpus)
+    status = "ok" if gpus else "warning"
+    item = _item("NVIDIA driver", status, driver, f"{len(gpus)} GPU(s): {names}" if gpus else "no GPU found",
+                 FIX_DRIVER)
+    item["gpus"] = gpus
+    return item, gpus
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _cuda_driver_item() -> Item:
+    """cuDriverGetVersion from the CUDA driver library (needs no cuInit and no GPU context)."""
+    names = ["nvcuda.dll"] if sys.platform == "win32" else ["libcuda.so.1", "libcuda.so"]
+    found = ctypes.util.find_library("cuda")
+    if found:
+        names.append(found)
+    lib = None
+    for n in names:
+        try:
+            lib = ctypes.CDLL(n)
+            break
+        except OSError:
+            continue
+    if lib is None:
+        return _item("CUDA driver", "missing", None, "libcuda is not loadable", FIX_DRIVER)
+    v = ctypes.c_int(0)
+    rc = lib.cuDriverGetVersion(ctypes.byref(v))
+    if rc != 0:
+        return _item("CUDA driver", "warning", None, f"cuDriverGetVersion failed (CUresult {rc})", FIX_DRIVER)
+    version = f"{v.value // 1000}.{v.value % 1000 // 10}"
+    return _item("CUDA driver", "ok", version, f"libcuda supports CUDA up to {version}", FIX_DRIVER)
+
+
+def check_environment(probe_gpu: bool = False) -> list[Item]:
+    """One entry per package or driver trtstudio can use, with its status, version and a fix.
+
+    Without ``probe_gpu`` only package metadata and module specs are read (no heavy import);
+    the driver entries then say they were not probed. With it, NVML, libcuda and onnxruntime
+    are loaded to report the driver, CUDA version, GPUs and ONNX Runtime's providers.
+    """
+    items: list[Item] = [_item("Python", "ok", platform.python_version(),
+                               f"{platform.python_implementation()} on {platform.system()} {platform.machine()}",
+                               required=True)]
+    by_name: dict[str, Item] = {}
+    for spec in _PACKAGES:
+        it = _package(*spec)
+        by_name[it["name"]] = it
+        items.append(it)
+    _pyside_shiboken(by_name["PySide6"])
+    if not probe_gpu:
+        why = "not probed (check_environment(probe_gpu=True) or python -m trtstudio.environment)"
+        items.append(_item("NVIDIA driver", "warning", None, why, None))
+        items.append(_item("CUDA driver", "warning", None, why, None))
+        return items
+    ort = by_name["onnxruntime"]
+    if ort["status"] != "missing":
+        try:
+            _ort_providers(ort)
+        except Exception as exc:  # a broken install: say so instead of failing the whole check
+            ort.update(status="warning", detail=f"import onnxruntime failed: {exc}", fix=FIX_ORT)
+    driver, gpus = _nvml_items()
+    items.append(driver)
+    items.append(_cuda_driver_item())
+    rtx = by_name["tensorrt_rtx"]
+    sm90 = [g["name"] for g in gpus if g.get("compute_capability") == "9.0"]
+    if rtx["status"] == "ok" and sm90:
+        rtx.update(status="warning", detail=f"{rtx['detail']}; cannot run on SM90 ({', '.join(sm90)}): "
+                   "builds for other targets only", fix=FIX_TRT)
+    if ort["status"] == "ok" and gpus and not ort.get("gpu_providers"):
+        ort["detail"] += "; CPU only on a machine with an NVIDIA GPU"
+        ort["status"] = "warning"
+        ort["fix"] = "pip install onnxruntime-gpu  (replaces onnxruntime)"
+    return items
+
+
+def format_table(items: Sequence[Item]) -> str:
+    """The entries as aligned text lines, a fix under each entry that is not ok."""
+    marks = {"ok": "ok", "missing": "MISSING", "warning": "warning"}
+    width = max(len(str(it["name"])) for it in items)
+    lines = []
+    for it in items:
+        version = it["version"] or "-"
+        lines.append(f"{marks.get(it['status'], it['status']):8} {it['name']:{width}}  {version:12} {it['detail']}")
+        if it["status"] != "ok" and it["fix"]:
+            lines.append(f"{'':8} {'':{width}}  fix: {it['fix']}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m trtstudio.environment [--json] [--no-gpu]``: exit 1 if a required package is missing."""
+    ap = argparse.ArgumentParser(prog="python -m trtstudio.environment", description="What trtstudio can use here.")
+    ap.add_argument("--json", action="store_true", help=f'one JSON document, "schema": "{SCHEMA}"')
+    ap.add_argument("--no-gpu", action="store_true", help="do not load NVML, libcuda or onnxruntime")
+    args = ap.parse_args(argv)
+    items = check_environment(probe_gpu=not args.no_gpu)
+    if args.json:
+        print(json.dumps({"schema": SCHEMA, "items": items}, indent=2))
+    else:
+        print(format_table(items))
+    return 1 if any(it["required"] and it["status"] == "missing" for it in items) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
