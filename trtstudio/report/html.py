@@ -1,0 +1,339 @@
+"""HTML for reports: one self-contained file (inline CSS, plots as inline SVG, pictures as data:
+URIs, no external URL), with print CSS. The same markup, with images as named resources instead,
+feeds the PDF writer (``trtstudio.report.pdf``), so both show the same text.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from trtstudio.report import plots
+from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_num, fmt_pct, fmt_value
+
+CSS = """
+body { font-family: Helvetica, Arial, sans-serif; font-size: 13px; color: #1b1b1b; margin: 24px auto; max-width: 1100px; }
+h1 { font-size: 22px; margin-bottom: 2px; } h2 { font-size: 17px; border-bottom: 2px solid #1f6fb4; padding-bottom: 2px;
+  margin-top: 28px; } h3 { font-size: 14px; }
+.sub { color: #555; margin-top: 0; }
+table { border-collapse: collapse; margin: 6px 0 12px 0; }
+th, td { border: 1px solid #c8c8c8; padding: 3px 6px; text-align: left; vertical-align: top; }
+th { background: #eef3f9; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.layers { font-size: 11px; } table.layers td { max-width: 360px; overflow-wrap: anywhere; }
+tr.error td { background: #fbe3e3; } tr.warning td { background: #fff4d6; } tr.info td { background: #f3f7fb; }
+.cards { display: flex; flex-wrap: wrap; gap: 10px; }
+.card { border: 1px solid #c8c8c8; border-radius: 6px; padding: 8px 12px; min-width: 140px; }
+.card .v { font-size: 18px; font-weight: bold; } .card .k { color: #555; font-size: 11px; }
+.verdict-growing { color: #b00020; font-weight: bold; } .verdict-stable { color: #1d7a32; font-weight: bold; }
+figure { margin: 8px 0; } figure svg, figure img { max-width: 100%; height: auto; }
+.graph { max-height: 900px; overflow: auto; border: 1px solid #ddd; }
+ul.warnings li { margin-bottom: 3px; }
+.muted { color: #777; }
+@media print {
+  body { margin: 0; max-width: none; font-size: 10px; }
+  h2 { break-after: avoid; page-break-after: avoid; }
+  section { break-inside: auto; } figure, .cards, tr { break-inside: avoid; page-break-inside: avoid; }
+  .graph { max-height: none; overflow: visible; border: none; }
+  .pagebreak { break-after: page; page-break-after: always; }
+  table.layers { font-size: 8px; }
+}
+"""
+
+
+class Images:
+    """Embeds pictures: inline (HTML file) or as named resources (for QTextDocument in the PDF writer)."""
+
+    def __init__(self, inline: bool = True) -> None:
+        self.inline = inline
+        self.resources: dict[str, tuple[str, bytes]] = {}  # name -> (mime, data)
+
+    def svg(self, svg: str, name: str, css: str = "") -> str:
+        if self.inline:
+            return f'<figure class="{css}">{svg}</figure>'
+        self.resources[name] = ("image/svg+xml", plots.standalone(svg).encode("utf-8"))
+        return f'<p><img src="{name}"></p>'
+
+    def picture(self, mime: str, data: bytes, name: str) -> str:
+        if mime == "image/svg+xml":
+            return self.svg(data.decode("utf-8"), name, "graph")
+        if self.inline:
+            b64 = base64.b64encode(data).decode("ascii")
+            return f'<figure class="graph"><img alt="graph" src="data:{mime};base64,{b64}"></figure>'
+        self.resources[name] = (mime, data)
+        return f'<p><img src="{name}"></p>'
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], num: Iterable[int] = (), cls: str = "",
+          row_classes: Sequence[str | None] | None = None) -> str:
+    """An HTML table; columns in ``num`` are right-aligned; cells are escaped strings."""
+    numset = set(num)
+    out = [f'<table class="{cls}" border="1" cellspacing="0" cellpadding="3">']
+    if any(headers):
+        out.append("<thead><tr>")
+        out += [f'<th class="{"num" if i in numset else ""}">{escape(h)}</th>' for i, h in enumerate(headers)]
+        out.append("</tr></thead>")
+    out.append("<tbody>")
+    for k, row in enumerate(rows):
+        rc = row_classes[k] if row_classes is not None else None
+        out.append(f'<tr class="{rc}">' if rc else "<tr>")
+        out += [f'<td class="num">{escape(str(c))}</td>' if i in numset else f"<td>{escape(str(c))}</td>"
+                for i, c in enumerate(row)]
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def kv_table(items: Iterable[tuple[str, Any]]) -> str:
+    """Two-column table of key / formatted value."""
+    return table(("", ""), [(k, fmt_value(k, v)) for k, v in items])
+
+
+def cards(items: Iterable[tuple[str, str]]) -> str:
+    """Key figures: a row of boxes with a big value and a small label (a table, which QTextDocument also draws)."""
+    cells = "".join(f'<td class="card"><div class="v">{escape(v)}</div><div class="k">{escape(k)}</div></td>'
+                    for k, v in items)
+    return f'<table class="cards" cellspacing="6" cellpadding="6"><tr>{cells}</tr></table>'
+
+
+def section(title: str, body: str, anchor: str) -> str:
+    """One titled section."""
+    return f'<section id="{anchor}"><h2>{escape(title)}</h2>{body}</section>'
+
+
+def page(title: str, subtitle: str, body: Iterable[str]) -> str:
+    """The whole document."""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+            f"<h1>{escape(title)}</h1><p class=\"sub\">{escape(subtitle)}</p>" + "".join(body) + "</body></html>\n")
+
+
+# ------------------------------------------------------------------------------------------------
+# the report
+
+
+def summary_cards(rep: Any) -> list[tuple[str, str]]:
+    """The key figures shown first (and on the comparison page)."""
+    items: list[tuple[str, str]] = []
+    run = rep.run or {}
+    lat = run.get("latency_ms") or {}
+    if lat.get("count"):
+        items += [("median latency", fmt_ms(lat.get("median"))), ("p99 latency", fmt_ms(lat.get("p99"))),
+                  ("mean latency", fmt_ms(lat.get("mean")))]
+        tp = run.get("throughput") or {}
+        items.append(("throughput", f"{fmt_num(tp.get('inferences_per_s'), 1)} inf/s"))
+    if rep.engine:
+        items.append(("engine layers", fmt_num(rep.engine.get("layers"))))
+        if rep.engine.get("engine_size_bytes"):
+            items.append(("engine size", fmt_bytes(rep.engine["engine_size_bytes"])))
+    elif rep.layers:
+        items.append(("profiled nodes", fmt_num(len(rep.layers))))
+    if rep.findings:
+        sev = {s: sum(1 for f in rep.findings if f["severity"] == s) for s in ("error", "warning", "info")}
+        items.append(("findings", " / ".join(f"{n} {s}" for s, n in sev.items() if n)))
+    if rep.leak:
+        items.append(("memory", str(rep.leak["verdict"])))
+    return items
+
+
+def _environment(env: dict[str, Any]) -> str:
+    rows = [(k, env[k]) for k in ("os", "platform", "python", "cpu", "cpu_count") if env.get(k) is not None]
+    if env.get("host_memory_bytes"):
+        rows.append(("host memory", fmt_bytes(env["host_memory_bytes"])))
+    for g in env.get("gpus") or []:
+        rows.append((f"GPU {g.get('index', '')}", f"{g.get('name')} (driver {g.get('driver')}, CUDA {g.get('cuda_driver')}, "
+                                                   f"{fmt_bytes(g.get('memory_bytes'))}, SM {g.get('compute_capability')})"))
+    if not env.get("gpus"):
+        rows.append(("GPU", "none found (NVML not available)"))
+    for k, v in (env.get("versions") or {}).items():
+        rows.append((k, v if v else "not installed"))
+    return table(("", ""), [(k, str(v)) for k, v in rows])
+
+
+def _model(rep: Any, images: Images) -> str:
+    m = rep.model or {}
+    parts = []
+    if m:
+        io = "; ".join(f"{t['name']} {t.get('dtype')} {t.get('shape')}" for t in m.get("inputs", []))
+        oo = "; ".join(f"{t['name']} {t.get('dtype')} {t.get('shape')}" for t in m.get("outputs", []))
+        ops = ", ".join(f"{k} {v}" for k, v in list((m.get("op_counts") or {}).items())[:20])
+        parts.append(table(("", ""), [
+            ("path", m.get("path")), ("producer", m.get("producer") or ""), ("opsets", fmt_value("opsets", m.get("opsets"))),
+            ("nodes", fmt_num(m.get("nodes"))), ("parameters", fmt_num(m.get("parameters"))),
+            ("parameter size", fmt_bytes(m.get("parameter_bytes"))), ("inputs", io), ("outputs", oo), ("ops", ops),
+        ]))
+    pic = rep.graph_picture
+    if pic:
+        data = base64.b64decode(pic["base64"])
+        parts.append(images.picture(pic["mime"], data, "graph" + (".svg" if pic["mime"] == "image/svg+xml" else ".png")))
+    return "".join(parts)
+
+
+def _build(rep: Any) -> str:
+    b = rep.build or {}
+    parts = []
+    settings = b.get("settings") or {}
+    if settings:
+        parts.append(kv_table(sorted(settings.items())))
+    if b.get("versions"):
+        parts.append("<h3>Versions</h3>" + kv_table(sorted(b["versions"].items())))
+    if b.get("memory"):
+        parts.append("<h3>Engine memory</h3>" + kv_table(sorted(b["memory"].items())))
+    e = rep.engine or {}
+    if e:
+        rows = [("files", ", ".join(e.get("files") or e.get("sources") or [])), ("formats", ", ".join(e.get("formats") or [])),
+                ("layers", e.get("layers")), ("detailed", e.get("detailed")),
+                ("sum of layer times ms", e.get("total_layer_time_ms"))]
+        rows += [(f"I/O {t['name']}", f"{t.get('dtype')} {t.get('shape')} {t.get('format') or ''}") for t in e.get("io_tensors") or []]
+        parts.append("<h3>Engine</h3>" + kv_table(rows))
+    return "".join(parts)
+
+
+LAT_KEYS = ("count", "mean", "median", "p90", "p95", "p99", "p999", "min", "max", "std")
+
+
+def latency_table(lat: dict[str, Any]) -> str:
+    """The latency statistics row (the same format in every writer)."""
+    heads = ["count", "mean", "median", "p90", "p95", "p99", "p99.9", "min", "max", "std", "CoV"]
+    row = [fmt_num(lat.get("count"))] + [fmt_ms(lat.get(k)) for k in LAT_KEYS[1:]] + [fmt_pct(lat.get("cov"), 2)]
+    return table(heads, [row], num=range(len(heads)))
+
+
+def _latency(rep: Any, images: Images) -> str:
+    run = rep.run or {}
+    lat = run.get("latency_ms") or {}
+    parts = [table(("", ""), [("run", run.get("name")), ("backend", run.get("backend")), ("model", run.get("model")),
+                              ("shapes", fmt_value("shapes", run.get("shapes") or {})),
+                              ("config", fmt_value("config", run.get("config") or {}))])]
+    parts.append(latency_table(lat))
+    extra = [("jitter (p99 - p50)", fmt_ms(run.get("jitter_ms"))), ("cold first inference", fmt_ms(run.get("cold_ms")))]
+    tp = run.get("throughput") or {}
+    extra.append(("throughput", f"{fmt_num(tp.get('inferences_per_s'), 1)} inferences/s, "
+                                f"{fmt_num(tp.get('samples_per_s'), 1)} samples/s"))
+    spike = run.get("longest_spike") or {}
+    if spike.get("samples"):
+        extra.append(("longest spike", f"{spike['samples']} samples from #{spike['start']}, {fmt_ms(spike['duration_ms'])}"))
+    for k, v in (run.get("parts_ms") or {}).items():
+        if v is not None:
+            extra.append((f"stage {k[:-3]} (mean)", fmt_ms(v)))
+    if run.get("error"):
+        extra.append(("error", run["error"]))
+    parts.append(table(("", ""), extra))
+    p = rep.plots
+    if "latency_over_time" in p:
+        d = p["latency_over_time"]
+        parts.append(images.svg(plots.svg_envelope(d, f"Latency over the run ({fmt_num(d['n'])} inferences"
+                                                   + (", min/max per column)" if d["n"] > len(d["x"]) else ")"),
+                                                   ylabel="latency (ms)", hlines=d.get("hlines")), "latency_over_time.svg"))
+    if "latency_histogram" in p:
+        parts.append(images.svg(plots.svg_histogram(p["latency_histogram"], "Latency distribution"), "latency_histogram.svg"))
+    return "".join(parts)
+
+
+def _memory(rep: Any, images: Images) -> str:
+    parts = []
+    leak = rep.leak or {}
+    if leak:
+        parts.append(f'<p>Leak verdict: <span class="verdict-{escape(str(leak["verdict"]))}">{escape(str(leak["verdict"]))}'
+                     f'</span> <span class="muted">({escape(str(leak.get("reason", "")))})</span></p>')
+    rows = []
+    for k, v in sorted(rep.memory.items()):
+        if isinstance(v, dict):
+            lk = v.get("leak") or {}
+            slope = lk.get("slope_mib_per_1k")
+            rows.append((k, fmt_bytes(v.get("first")), fmt_bytes(v.get("last")), fmt_bytes(v.get("peak")),
+                         lk.get("verdict", ""), "" if slope is None else f"{slope:.4f}"))
+        else:
+            rows.append((k, "", "", fmt_bytes(v), "", ""))
+    if rows:
+        parts.append(table(("key", "first", "last", "peak", "leak", "MiB / 1k inferences"), rows, num=(1, 2, 3, 5)))
+    if "memory" in rep.plots:
+        parts.append(images.svg(plots.svg_series(rep.plots["memory"], "Memory over the run"), "memory.svg"))
+    return "".join(parts)
+
+
+def _slowest(rep: Any, images: Images) -> str:
+    top = rep.top_layers
+    rows = [(r["index"], r["name"], r["type"], r["precision"] or "", fmt_ms(r["time_ms"]), fmt_pct(r["percent"]),
+             ", ".join(r["findings"])) for r in top]
+    svg = plots.svg_bars([r["name"] for r in top], [r["time_ms"] for r in top], f"Top {len(top)} layers by time")
+    return table(("#", "layer", "type", "precision", "time", "share", "findings"), rows, num=(0, 4, 5)) + images.svg(svg, "top_layers.svg")
+
+
+def _groups(rep: Any, images: Images) -> str:
+    parts = []
+    for title, data, name in (("By layer type", rep.time_by_type, "by_type.svg"),
+                              ("By precision", rep.time_by_precision, "by_precision.svg")):
+        rows = [(d["key"], d["layers"], fmt_ms(d["time_ms"]), fmt_pct(d["percent"])) for d in data]
+        parts.append(f"<h3>{title}</h3>" + table(("", "layers", "time", "share"), rows, num=(1, 2, 3)))
+        top = data[:12]
+        parts.append(images.svg(plots.svg_bars([d["key"] for d in top], [d["time_ms"] for d in top], title + " (time)"), name))
+    return "".join(parts)
+
+
+def _findings(rep: Any) -> str:
+    rows = [(f["severity"], f["kind"], f.get("layer") or "(engine)", f["message"], f.get("hint") or "") for f in rep.findings]
+    return table(("severity", "kind", "layer", "message", "hint"), rows, row_classes=[f["severity"] for f in rep.findings])
+
+
+def _layers(rep: Any) -> str:
+    rows = [(r["index"], r["name"], r["type"], r["precision"] or "", r["tactic"] or r.get("provider") or "",
+             fmt_ms(r["time_ms"]), fmt_pct(r["percent"]), ", ".join(r["onnx_nodes"]), ", ".join(r["findings"]),
+             " ".join(r["hints"])) for r in rep.layers]
+    return table(("#", "layer", "type", "precision", "tactic / provider", "time", "share", "ONNX nodes", "findings", "hints"),
+                 rows, num=(0, 5, 6), cls="layers", row_classes=[r["severity"] for r in rep.layers])
+
+
+def accuracy_rows(acc: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """Flattened accuracy results (nested dicts become ``a.b`` keys)."""
+    out: list[tuple[str, str]] = []
+    for k, v in acc.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out += accuracy_rows(v, key + ".")
+        else:
+            out.append((key, fmt_num(v, 6) if isinstance(v, float) else fmt_value(key, v)))
+    return out
+
+
+def report_body(rep: Any, images: Images) -> list[str]:
+    """The sections of a report, in order; empty sections are left out."""
+    body = [section("Summary", cards(summary_cards(rep)), "summary")]
+    body.append(section("Environment", _environment(rep.environment), "environment"))
+    if rep.model or rep.graph_picture:
+        body.append(section("Model", _model(rep, images), "model"))
+    if rep.build or rep.engine:
+        body.append(section("Build settings", _build(rep), "build"))
+    if rep.run:
+        body.append(section("Latency", _latency(rep, images), "latency"))
+        body.append(section("Memory", _memory(rep, images), "memory"))
+    if rep.top_layers:
+        body.append(section("Slowest layers", _slowest(rep, images), "slowest"))
+        body.append(section("Time by layer type and precision", _groups(rep, images), "groups"))
+    if rep.findings:
+        body.append(section("Findings", _findings(rep), "findings"))
+    if rep.layers:
+        body.append(section("Layers", _layers(rep), "layers"))
+    if rep.accuracy:
+        body.append(section("Accuracy", table(("metric", "value"), accuracy_rows(rep.accuracy), num=(1,)), "accuracy"))
+    warn = "".join(f"<li>{escape(w)}</li>" for w in rep.warnings) or "<li>none</li>"
+    body.append(section("Warnings", f'<ul class="warnings">{warn}</ul>', "warnings"))
+    return body
+
+
+def render_report(rep: Any, inline: bool = True) -> tuple[str, dict[str, tuple[str, bytes]]]:
+    """(HTML text, image resources) of a report; resources are empty when ``inline``."""
+    images = Images(inline)
+    body = report_body(rep, images)
+    return page(rep.title, f"generated {rep.generated} by trtstudio", body), images.resources
+
+
+def write_html(rep: Any, path: Path) -> list[Path]:
+    """Write the self-contained HTML file."""
+    from trtstudio.report.session import atomic_write
+
+    text, _ = render_report(rep, inline=True)
+    return [atomic_write(path, lambda fh: fh.write(text))]

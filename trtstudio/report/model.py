@@ -1,0 +1,464 @@
+"""The Report model: what a stakeholder reads, as plain JSON-ready data (schema ``trtstudio.report/1``).
+
+``build_report(model, engine, run, accuracy, graph_png, title)`` takes the objects the GUI and the
+CLI hold (a graph Model or an ONNX path; an EngineInfo, engine files or a BuildResult; a RunResult,
+a RunData or a ``profile --json`` document) and makes a :class:`~trtstudio.report.session.Session`
+of them, then ``Report.from_session``: so a report built from live objects and one regenerated
+from the saved session are the same (only ``generated`` differs).
+
+Sections: environment, model summary, graph picture, build settings, engine summary, the layer
+table (findings and hints per layer), the slowest layers, time by layer type and by precision,
+latency statistics with over-time and histogram plot data, memory with the leak verdict, accuracy
+(a dict from the precision tools) and warnings. Writers (``trtstudio.report.writers``) render it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+import platform
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtstudio import __version__
+from trtstudio.engine.model import EngineInfo
+from trtstudio.report import plots
+from trtstudio.report.session import EngineRecord, Picture, RunData, Session
+
+SCHEMA = "trtstudio.report/1"
+TOP_N = 15
+GRAPH_SVG_MAX_NODES = 1500
+_SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1}
+
+# distribution names tried, in order, for each version shown
+_DISTS: dict[str, tuple[str, ...]] = {
+    "trtstudio": ("trtstudio",),
+    "tensorrt": ("tensorrt", "tensorrt-cu13", "tensorrt-cu12", "tensorrt-cu11"),
+    "tensorrt_rtx": ("tensorrt-rtx-cu13", "tensorrt-rtx-cu12", "tensorrt-rtx", "tensorrt_rtx"),
+    "onnxruntime": ("onnxruntime", "onnxruntime-gpu", "onnxruntime-directml"),
+    "onnx": ("onnx",),
+    "numpy": ("numpy",),
+    "pycuda": ("pycuda",),
+    "cuda-python": ("cuda-python",),
+}
+
+
+def package_versions() -> dict[str, str | None]:
+    """Installed versions via importlib.metadata (nothing is imported); None when not installed."""
+    from importlib import metadata
+
+    out: dict[str, str | None] = {}
+    for key, names in _DISTS.items():
+        out[key] = None
+        for name in names:
+            try:
+                out[key] = metadata.version(name)
+                break
+            except metadata.PackageNotFoundError:
+                continue
+    if out["trtstudio"] is None:
+        out["trtstudio"] = __version__
+    return out
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def gpu_info() -> list[dict[str, Any]]:
+    """Name, driver, CUDA driver version, memory and compute capability of each GPU via NVML ([] without)."""
+    try:
+        import pynvml as nv  # nvidia-ml-py
+    except ImportError:
+        return []
+    try:
+        nv.nvmlInit()
+    except Exception:  # noqa: BLE001 - no driver, no GPU
+        return []
+    out: list[dict[str, Any]] = []
+    try:
+        driver = nv.nvmlSystemGetDriverVersion()
+        driver = driver.decode() if isinstance(driver, bytes) else str(driver)
+        try:
+            cv = int(nv.nvmlSystemGetCudaDriverVersion_v2())
+            cuda = f"{cv // 1000}.{(cv % 1000) // 10}"
+        except Exception:  # noqa: BLE001
+            cuda = None
+        for i in range(int(nv.nvmlDeviceGetCount())):
+            h = nv.nvmlDeviceGetHandleByIndex(i)
+            name = nv.nvmlDeviceGetName(h)
+            entry: dict[str, Any] = {"index": i, "name": name.decode() if isinstance(name, bytes) else str(name),
+                                     "driver": driver, "cuda_driver": cuda}
+            try:
+                entry["memory_bytes"] = int(nv.nvmlDeviceGetMemoryInfo(h).total)
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                major, minor = nv.nvmlDeviceGetCudaComputeCapability(h)
+                entry["compute_capability"] = f"{major}.{minor}"
+            except Exception:  # noqa: BLE001
+                pass
+            out.append(entry)
+    except Exception:  # noqa: BLE001 - partial information is fine
+        pass
+    finally:
+        try:
+            nv.nvmlShutdown()
+        except Exception:  # noqa: BLE001
+            pass
+    return out
+
+
+def collect_environment() -> dict[str, Any]:
+    """OS, CPU, host memory, GPUs (NVML when present) and package versions of this machine."""
+    env: dict[str, Any] = {
+        "os": f"{platform.system()} {platform.release()}".strip(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu": _cpu_name(),
+        "cpu_count": os.cpu_count(),
+    }
+    try:
+        import psutil
+
+        env["host_memory_bytes"] = int(psutil.virtual_memory().total)
+    except Exception:  # noqa: BLE001
+        pass
+    env["gpus"] = gpu_info()
+    env["versions"] = package_versions()
+    return env
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+# ------------------------------------------------------------------------------------------------
+# inputs -> session
+
+
+def _load_model(model: Any) -> Any:
+    if model is None or hasattr(model, "graph"):
+        return model
+    from trtstudio.graph.model import load_model
+
+    return load_model(model)
+
+
+def graph_svg(graph: Any, max_nodes: int = GRAPH_SVG_MAX_NODES) -> str | None:
+    """A simple SVG of the top-level graph laid out by trtstudio.graph.layout (None when too large)."""
+    n = len(graph.nodes)
+    if n == 0 or n > max_nodes:
+        return None
+    src, dst, _ = graph.edges()
+    from trtstudio.graph.categories import color
+
+    colors = [color(node.op_type, node.domain) for node in graph.nodes]
+    return plots.svg_graph(n, src, dst, [node.op_type for node in graph.nodes], colors)
+
+
+def _engine(engine: Any) -> tuple[EngineInfo | None, list[str]]:
+    if engine is None:
+        return None, []
+    if isinstance(engine, EngineInfo):
+        return engine, list(engine.sources)
+    if hasattr(engine, "log_text") and hasattr(engine, "ok"):  # backends.build.BuildResult
+        from trtstudio.engine.readers.rtx_log import read as read_log
+
+        name = Path(engine.engine_path or "engine.plan")
+        info = read_log(name.with_suffix(".build.log"), engine.log_text())
+        if engine.engine_bytes:
+            info.memory.setdefault("engine_size", int(engine.engine_bytes))
+        return info, [str(engine.engine_path)] if engine.engine_path else []
+    from trtstudio.engine.load import load_engine
+
+    paths = [engine] if isinstance(engine, (str, os.PathLike)) else list(engine)
+    info = load_engine(paths)
+    for p in paths:
+        pp = Path(p)
+        if pp.suffix.lower() in (".engine", ".plan", ".trt") and pp.is_file():
+            info.memory.setdefault("engine_size", pp.stat().st_size)
+    return info, [str(p) for p in paths]
+
+
+def _run(run: Any) -> RunData | None:
+    if run is None or isinstance(run, RunData):
+        return run
+    if isinstance(run, dict):
+        return RunData.from_profile_doc(run)
+    if hasattr(run, "exact") and hasattr(run, "to_dict"):
+        return RunData.from_result(run)
+    raise TypeError(f"run must be a RunResult, RunData or profile document, not {type(run).__name__}")
+
+
+def make_session(model: Any = None, engine: Any = None, run: Any = None, accuracy: dict[str, Any] | None = None,
+                 graph_png: bytes | None = None, title: str | None = None) -> Session:
+    """A Session from live objects (see ``build_report`` for what each argument accepts)."""
+    from trtstudio.engine.diagnose import diagnose
+    from trtstudio.report.session import engine_from_json
+
+    m = _load_model(model)
+    info, paths = _engine(engine)
+    session = Session(title=title, created=now_iso(), environment=collect_environment(), accuracy=accuracy)
+    if m is not None:
+        session.model_path = str(m.path)
+        session.model_summary = m.summary()
+        session.warnings.extend(m.warnings)
+    if graph_png:
+        session.graph_picture = Picture("image/png", bytes(graph_png))
+    elif m is not None:
+        svg = graph_svg(m.graph)
+        if svg:
+            session.graph_picture = Picture("image/svg+xml", svg.encode("utf-8"))
+    if info is not None:
+        if m is not None and info.layers and not any(lay.onnx_nodes for lay in info.layers):
+            from trtstudio.engine.mapping import map_layers
+
+            map_layers(info, m.graph)
+        findings = info.findings or diagnose(info, m.graph if m is not None else None)
+        doc = info.to_json()
+        doc["findings"] = [f.to_json() for f in findings]
+        session.engines.append(EngineRecord(paths, engine_from_json(doc)))
+        session.build_settings = dict(info.build_settings)
+    rd = _run(run)
+    if rd is not None:
+        if rd.model is None and m is not None:
+            rd.model = str(m.path)
+        session.runs.append(rd)
+    return session
+
+
+# ------------------------------------------------------------------------------------------------
+# the report
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe copy: NaN/inf -> None, numpy scalars -> Python, tuples -> lists."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _layer_ms(t: Any) -> float | None:
+    if t is None:
+        return None
+    if t.average_ms is not None:
+        return float(t.average_ms)
+    if t.median_ms is not None:
+        return float(t.median_ms)
+    if t.total_ms is not None:
+        return float(t.total_ms) / (t.count or 1)
+    return None
+
+
+def _precision_text(pin: str | None, pout: str | None, p: str | None) -> str | None:
+    if pin and pout and pin != pout:
+        return f"{pin}>{pout}"
+    return p
+
+
+def layer_rows(info: EngineInfo | None, run: RunData | None) -> list[dict[str, Any]]:
+    """The layer table: engine layers (times from the engine's profile, else from the run's per-layer
+    profile by name) or, without an engine, the run's per-layer profile rows."""
+    run_rows = run.layers if run is not None else []
+    rows: list[dict[str, Any]] = []
+    if info is not None and info.layers:
+        by_name = {str(r.get("name")): r for r in run_rows}
+        per: dict[int, list[Any]] = {}
+        for f in info.findings:
+            if f.layer_index is not None:
+                per.setdefault(f.layer_index, []).append(f)
+        for lay in info.layers:
+            ms = _layer_ms(lay.time)
+            provider = None
+            if ms is None and lay.name in by_name:
+                ms = float(by_name[lay.name].get("time_ms") or 0.0)
+                provider = by_name[lay.name].get("provider")
+            fs = per.get(lay.index, [])
+            rows.append({
+                "index": lay.index, "name": lay.name, "type": lay.type,
+                "precision": _precision_text(lay.precision_in, lay.precision_out, lay.precision),
+                "precision_in": lay.precision_in, "precision_out": lay.precision_out,
+                "tactic": lay.tactic, "time_ms": ms,
+                "percent": lay.time.percent if lay.time is not None else None,
+                "onnx_nodes": list(lay.onnx_nodes), "provider": provider,
+                "findings": sorted({f.kind for f in fs}),
+                "severity": max((f.severity for f in fs), key=lambda s: _SEVERITY_RANK.get(s, 0), default=None),
+                "hints": list(dict.fromkeys(f.hint for f in fs if f.hint)),
+            })
+    else:
+        for i, r in enumerate(run_rows):
+            rows.append({
+                "index": i, "name": str(r.get("name", "")), "type": str(r.get("op_type") or r.get("type") or ""),
+                "precision": None, "precision_in": None, "precision_out": None, "tactic": None,
+                "time_ms": float(r["time_ms"]) if r.get("time_ms") is not None else None, "percent": None,
+                "onnx_nodes": list(r.get("onnx_nodes") or []), "provider": r.get("provider"),
+                "findings": ["cpu_fallback"] if r.get("fallback") else [],
+                "severity": "warning" if r.get("fallback") else None,
+                "hints": ["this node ran on the CPU although a GPU provider was asked for"] if r.get("fallback") else [],
+            })
+    total = sum(r["time_ms"] for r in rows if r["time_ms"] is not None)
+    for r in rows:
+        if r["percent"] is None and r["time_ms"] is not None and total > 0:
+            r["percent"] = 100.0 * r["time_ms"] / total
+    return rows
+
+
+def _group(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    sums: dict[str, list[float]] = {}
+    for r in rows:
+        k = str(r.get(key) or "unknown")
+        acc = sums.setdefault(k, [0.0, 0])
+        acc[0] += r["time_ms"] or 0.0
+        acc[1] += 1
+    total = sum(v[0] for v in sums.values())
+    out = [{"key": k, "time_ms": v[0], "layers": int(v[1]), "percent": 100.0 * v[0] / total if total > 0 else None}
+           for k, v in sums.items()]
+    return sorted(out, key=lambda d: (-d["time_ms"], -d["layers"], d["key"]))
+
+
+def _leak_summary(memory: dict[str, Any]) -> dict[str, Any]:
+    verdicts = {k: v["leak"] for k, v in memory.items() if isinstance(v, dict) and isinstance(v.get("leak"), dict)}
+    if not verdicts:
+        return {"verdict": "unknown", "reason": "no memory series", "by_key": {}}
+    order = {"growing": 2, "stable": 1, "unknown": 0}
+    worst_key = max(sorted(verdicts), key=lambda k: order.get(verdicts[k]["verdict"], 0))
+    return {"verdict": verdicts[worst_key]["verdict"], "reason": f"{worst_key}: {verdicts[worst_key]['reason']}",
+            "by_key": verdicts}
+
+
+@dataclass
+class Report:
+    """A report's content; ``to_json`` is the ``trtstudio.report/1`` document (see the module docstring)."""
+
+    title: str
+    generated: str
+    environment: dict[str, Any] = field(default_factory=dict)
+    model: dict[str, Any] | None = None
+    graph_picture: dict[str, Any] | None = None  # {"mime", "base64"}
+    build: dict[str, Any] = field(default_factory=dict)
+    engine: dict[str, Any] | None = None
+    layers: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    top_layers: list[dict[str, Any]] = field(default_factory=list)
+    time_by_type: list[dict[str, Any]] = field(default_factory=list)
+    time_by_precision: list[dict[str, Any]] = field(default_factory=list)
+    run: dict[str, Any] | None = None
+    plots: dict[str, Any] = field(default_factory=dict)
+    memory: dict[str, Any] = field(default_factory=dict)
+    leak: dict[str, Any] | None = None
+    accuracy: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+    samples: np.ndarray | None = field(default=None, repr=False, compare=False)  # raw latencies (CSV), not in JSON
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as one JSON-ready document (without the raw samples)."""
+        doc = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "samples"}
+        return _clean({"schema": SCHEMA, **doc})  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Report:
+        """Inverse of ``to_json`` (for redrawing a saved report JSON)."""
+        names = {f.name for f in fields(cls)} - {"samples"}
+        return cls(**{k: v for k, v in doc.items() if k in names})
+
+    @classmethod
+    def from_session(cls, s: Session, generated: str | None = None) -> Report:
+        """The report of a session (its first engine and first run); deterministic but for ``generated``."""
+        rec = s.engines[0] if s.engines else None
+        info = rec.info if rec else None
+        run = s.runs[0] if s.runs else None
+        title = s.title or "trtstudio report: " + (
+            Path(s.model_path).name if s.model_path else (Path(rec.paths[0]).name if rec and rec.paths else
+                                                          (run.name if run else "untitled")))
+        rep = cls(title=title, generated=generated or now_iso(), environment=s.environment,
+                  model=s.model_summary, graph_picture=s.graph_picture.to_json() if s.graph_picture else None,
+                  accuracy=s.accuracy)
+        warnings: list[str] = list(s.warnings)
+        if info is not None:
+            rep.build = {"settings": {**s.build_settings, **info.build_settings}, "versions": info.versions,
+                         "device": info.device, "memory": info.memory}
+            rep.engine = {
+                "sources": info.sources, "formats": info.formats, "files": rec.paths if rec else [],
+                "layers": len(info.layers), "detailed": info.detailed,
+                "io_tensors": [t.to_json() for t in info.io_tensors], "latency_ms": info.latency_ms,
+                "total_layer_time_ms": info.total_time_ms,
+                "engine_size_bytes": info.memory.get("engine_size"),
+            }
+            rep.findings = [{**f.to_json(), "layer_index": f.layer_index} for f in info.findings]
+            warnings += info.warnings
+        elif s.build_settings:
+            rep.build = {"settings": s.build_settings}
+        rows = layer_rows(info, run)
+        rep.layers = rows
+        timed = [r for r in rows if r["time_ms"] is not None]
+        rep.top_layers = [
+            {k: r[k] for k in ("index", "name", "type", "precision", "time_ms", "percent", "findings")}
+            for r in sorted(timed, key=lambda r: (-r["time_ms"], r["index"]))[:TOP_N]
+        ]
+        if timed:
+            rep.time_by_type = _group(timed, "type")
+            rep.time_by_precision = _group(timed, "precision")
+        if run is not None:
+            st = run.stats
+            rep.run = {
+                "name": run.name, "backend": run.backend, "model": run.model, "shapes": run.shapes, "config": run.config,
+                **{k: st.get(k) for k in ("latency_ms", "jitter_ms", "longest_spike", "parts_ms", "cold_ms", "throughput",
+                                          "stopped", "error", "notes")},
+                "samples": int(run.latency_ms.size),
+            }
+            lat = run.latency_ms
+            rep.samples = lat
+            if lat.size:
+                lstats = st.get("latency_ms") or {}
+                hl = {k: float(lstats[k]) for k in ("median", "p99") if lstats.get(k) is not None}
+                rep.plots["latency_over_time"] = {**plots.envelope(lat), "hlines": hl}
+                rep.plots["latency_histogram"] = plots.histogram(lat)
+            mem = run.memory
+            keys = {k: v for k, v in mem.items() if k not in ("t_s", "index") and np.asarray(v).size}
+            if keys and "t_s" in mem:
+                rep.plots["memory"] = plots.series(mem["t_s"], keys, scale=1.0 / 2**20)
+            rep.memory = dict(st.get("memory") or {})
+            rep.leak = _leak_summary(rep.memory)
+            warnings += [str(w) for w in st.get("warnings") or []]
+        rep.warnings = list(dict.fromkeys(warnings))
+        return rep
+
+
+def build_report(model: Any = None, engine: Any = None, run: Any = None, accuracy: dict[str, Any] | None = None,
+                 graph_png: bytes | None = None, title: str | None = None) -> Report:
+    """Build a report from what the caller holds.
+
+    ``model``: a ``trtstudio.graph`` Model or an ONNX path. ``engine``: an EngineInfo, an engine
+    file path or list of files of one engine (``engine.load.load_engine``), or a
+    ``backends.build.BuildResult``. ``run``: a ``profiling.runner.RunResult``, a
+    :class:`~trtstudio.report.session.RunData` (``RunData.from_result(result, name=..., layers=...)``
+    to name it and add a per-layer profile) or a ``trtstudio profile --json`` document.
+    ``accuracy``: a JSON-ready dict. ``graph_png``: a PNG of the graph view (without it the report
+    draws a simple SVG of the graph when the model has at most 1,500 nodes).
+    """
+    return Report.from_session(make_session(model, engine, run, accuracy, graph_png, title))
+
+
+def reports_from(items: Iterable[Session]) -> list[Report]:
+    """Reports of several sessions (for comparisons)."""
+    return [Report.from_session(s) for s in items]

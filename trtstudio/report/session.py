@@ -1,0 +1,311 @@
+"""Sessions: a ``.trtstudio`` file (JSON, schema ``trtstudio.session/1``) holding what a report is made of.
+
+A session keeps the model path and its summary, the engines (their file paths and the EngineInfo
+JSON, so it reopens without the files), the runs (statistics as computed at run time and the raw
+latency samples, float32 + zlib + base64), the memory series, build settings, accuracy results, a
+picture of the graph and the environment it was recorded in. ``Report.from_session`` regenerates
+the same report from it (only the generation date differs).
+
+``save_session`` writes atomically: JSON is streamed into a temporary file in the same folder,
+which replaces the old session (``os.replace``) only once it is complete; on any failure the
+temporary file is removed and the old session is left as it was. ``load_session`` raises
+:class:`~trtstudio.errors.InputError` for a file that is not a readable session.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtstudio.engine.model import EngineInfo, Finding, Layer, LayerTime, TensorDesc
+from trtstudio.errors import InputError
+
+SCHEMA = "trtstudio.session/1"
+SUFFIX = ".trtstudio"
+
+
+# ------------------------------------------------------------------------------------------------
+# arrays
+
+
+def encode_array(a: np.ndarray, dtype: str | None = None) -> dict[str, Any]:
+    """A 1-D array as ``{"dtype", "n", "zlib_b64"}`` (little-endian bytes, zlib level 6, base64)."""
+    arr = np.ascontiguousarray(np.asarray(a, dtype=dtype or np.asarray(a).dtype).ravel())
+    dt = arr.dtype.newbyteorder("<")
+    raw = arr.astype(dt, copy=False).tobytes()
+    return {"dtype": str(np.dtype(arr.dtype).name), "n": int(arr.size),
+            "zlib_b64": base64.b64encode(zlib.compress(raw, 6)).decode("ascii")}
+
+
+def decode_array(doc: dict[str, Any]) -> np.ndarray:
+    """Inverse of :func:`encode_array` (ValueError when the data does not match its header)."""
+    dt = np.dtype(str(doc["dtype"])).newbyteorder("<")
+    raw = zlib.decompress(base64.b64decode(doc["zlib_b64"], validate=True))
+    arr = np.frombuffer(raw, dtype=dt)
+    if arr.size != int(doc["n"]):
+        raise ValueError(f"array holds {arr.size} values, header says {doc['n']}")
+    return arr.astype(dt.newbyteorder("="))
+
+
+# ------------------------------------------------------------------------------------------------
+# records
+
+
+@dataclass
+class Picture:
+    """An image of the graph: PNG bytes from the GUI, or SVG text the CLI drew."""
+
+    mime: str  # "image/png" | "image/svg+xml"
+    data: bytes
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mime": self.mime, "base64": base64.b64encode(self.data).decode("ascii")}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Picture:
+        mime = str(doc["mime"])
+        if mime not in ("image/png", "image/svg+xml"):
+            raise ValueError(f"unsupported picture type {mime!r}")
+        return cls(mime, base64.b64decode(doc["base64"], validate=True))
+
+
+@dataclass
+class RunData:
+    """One profiling run as a report needs it: statistics computed at run time (``RunResult.to_dict``),
+    the latencies in order (float32), the memory series and the per-layer profile rows."""
+
+    name: str = "run"
+    backend: str | None = None
+    model: str | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+    latency_ms: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    memory: dict[str, np.ndarray] = field(default_factory=dict)  # t_s, index, and one column per key
+    layers: list[dict[str, Any]] = field(default_factory=list)
+    shapes: dict[str, list[int]] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_result(cls, result: Any, name: str = "run", backend: str | None = None, model: str | None = None,
+                    layers: Iterable[dict[str, Any]] | None = None, shapes: dict[str, Any] | None = None,
+                    extra_memory: dict[str, int] | None = None) -> RunData:
+        """From a :class:`trtstudio.profiling.runner.RunResult` (``layers``: the per-layer profile rows;
+        ``extra_memory``: the backend's static memory figures, e.g. ``backend.memory()``)."""
+        stats = result.to_dict()
+        if extra_memory:
+            stats["memory"] = {**extra_memory, **stats.get("memory", {})}
+        cfg = result.config
+        memory = result.memory.snapshot() if result.memory is not None else {}
+        return cls(
+            name=name, backend=backend, model=None if model is None else str(model), stats=stats,
+            latency_ms=np.asarray(result.exact.values(), dtype=np.float32),
+            memory={k: np.asarray(v) for k, v in memory.items()} if memory and len(memory.get("t_s", [])) else {},
+            layers=[dict(r) for r in (layers or [])],
+            shapes={k: [int(d) for d in v] for k, v in (shapes or {}).items()},
+            config={"warmup": cfg.warmup, "iterations": cfg.iterations, "duration_s": cfg.duration_s, "batch": cfg.batch},
+        )
+
+    @classmethod
+    def from_profile_doc(cls, doc: dict[str, Any], name: str | None = None) -> RunData:
+        """From a ``trtstudio profile --json`` document (no raw samples in it)."""
+        keys = ("latency_ms", "jitter_ms", "longest_spike", "parts_ms", "cold_ms", "throughput", "memory", "warnings",
+                "notes", "stopped", "error")
+        return cls(name=name or str(doc.get("backend") or "run"), backend=doc.get("backend"), model=doc.get("model"),
+                   stats={k: doc.get(k) for k in keys if k in doc}, layers=list(doc.get("layers") or []),
+                   shapes=dict(doc.get("shapes") or {}))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "backend": self.backend, "model": self.model, "stats": self.stats,
+            "samples": {"latency_ms": encode_array(self.latency_ms, "float32")},
+            "memory": {k: encode_array(v) for k, v in sorted(self.memory.items())},
+            "layers": self.layers, "shapes": self.shapes, "config": self.config,
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> RunData:
+        return cls(
+            name=str(doc.get("name") or "run"), backend=doc.get("backend"), model=doc.get("model"),
+            stats=dict(doc.get("stats") or {}),
+            latency_ms=decode_array(doc["samples"]["latency_ms"]).astype(np.float32),
+            memory={k: decode_array(v) for k, v in (doc.get("memory") or {}).items()},
+            layers=[dict(r) for r in doc.get("layers") or []], shapes=dict(doc.get("shapes") or {}),
+            config=dict(doc.get("config") or {}),
+        )
+
+
+@dataclass
+class EngineRecord:
+    """One engine: the files it was read from and what was read (findings included)."""
+
+    paths: list[str]
+    info: EngineInfo
+
+    def to_json(self) -> dict[str, Any]:
+        return {"paths": self.paths, "info": self.info.to_json()}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> EngineRecord:
+        return cls([str(p) for p in doc.get("paths") or []], engine_from_json(doc["info"]))
+
+
+def _tensor(doc: dict[str, Any]) -> TensorDesc:
+    return TensorDesc(name=str(doc.get("name", "")), shape=doc.get("shape"), dtype=doc.get("dtype"), format=doc.get("format"))
+
+
+def engine_from_json(doc: dict[str, Any]) -> EngineInfo:
+    """Rebuild an :class:`EngineInfo` from its ``to_json`` document (schema ``trtstudio.layers/1``)."""
+    eng = doc.get("engine") or {}
+    layers = []
+    for d in doc.get("layers") or []:
+        t = d.get("time_ms")
+        layers.append(Layer(
+            index=int(d["index"]), name=str(d["name"]), type=str(d.get("type") or "Unknown"),
+            parameter_type=d.get("parameter_type"),
+            inputs=[_tensor(x) for x in d.get("inputs") or []], outputs=[_tensor(x) for x in d.get("outputs") or []],
+            tactic=d.get("tactic"), stream=d.get("stream"), onnx_nodes=list(d.get("onnx_nodes") or []),
+            mapping_confidence=float(d.get("mapping_confidence") or 0.0), origin=d.get("origin"),
+            time=None if not t else LayerTime(t.get("total"), t.get("average"), t.get("median"), t.get("percent"), t.get("count")),
+        ))
+    index_of = {lay.name: lay.index for lay in layers}
+    findings = [
+        Finding(kind=str(f["kind"]), severity=str(f["severity"]), message=str(f.get("message", "")),
+                hint=str(f.get("hint") or ""), layer=f.get("layer"), layer_index=index_of.get(f.get("layer") or ""),
+                nodes=list(f.get("nodes") or []))
+        for f in doc.get("findings") or []
+    ]
+    return EngineInfo(
+        layers=layers, io_tensors=[_tensor(x) for x in eng.get("io_tensors") or []],
+        sources=list(doc.get("source") or []), formats=list(doc.get("formats") or []),
+        versions=dict(eng.get("versions") or {}), device=dict(eng.get("device") or {}),
+        memory=dict(eng.get("memory") or {}), build_settings=dict(eng.get("build_settings") or {}),
+        latency_ms=dict(eng.get("latency_ms") or {}), detailed=bool(eng.get("detailed", True)),
+        findings=findings, warnings=list(doc.get("warnings") or []),
+    )
+
+
+@dataclass
+class Session:
+    """Everything a report is made of (see the module docstring)."""
+
+    title: str | None = None
+    created: str = ""
+    environment: dict[str, Any] = field(default_factory=dict)
+    model_path: str | None = None
+    model_summary: dict[str, Any] | None = None
+    graph_picture: Picture | None = None
+    engines: list[EngineRecord] = field(default_factory=list)
+    runs: list[RunData] = field(default_factory=list)
+    build_settings: dict[str, Any] = field(default_factory=dict)
+    accuracy: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA, "title": self.title, "created": self.created, "environment": self.environment,
+            "model": None if self.model_path is None and self.model_summary is None
+            else {"path": self.model_path, "summary": self.model_summary},
+            "graph_picture": self.graph_picture.to_json() if self.graph_picture else None,
+            "engines": [e.to_json() for e in self.engines], "runs": [r.to_json() for r in self.runs],
+            "build_settings": self.build_settings, "accuracy": self.accuracy, "warnings": self.warnings,
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Session:
+        model = doc.get("model") or {}
+        pic = doc.get("graph_picture")
+        return cls(
+            title=doc.get("title"), created=str(doc.get("created") or ""), environment=dict(doc.get("environment") or {}),
+            model_path=model.get("path"), model_summary=model.get("summary"),
+            graph_picture=Picture.from_json(pic) if pic else None,
+            engines=[EngineRecord.from_json(e) for e in doc.get("engines") or []],
+            runs=[RunData.from_json(r) for r in doc.get("runs") or []],
+            build_settings=dict(doc.get("build_settings") or {}), accuracy=doc.get("accuracy"),
+            warnings=[str(w) for w in doc.get("warnings") or []],
+        )
+
+
+# ------------------------------------------------------------------------------------------------
+# files
+
+
+def atomic_replace(path: str | os.PathLike[str], make: Any) -> Path:
+    """Call ``make(tmp_path)`` to write a temporary file beside ``path``, then ``os.replace`` it over
+    ``path``. On any exception the temporary file is removed, ``path`` is untouched, and the error
+    re-raised."""
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    try:
+        make(tmp)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return p
+
+
+def atomic_write(path: str | os.PathLike[str], write: Any, mode: str = "w") -> Path:
+    """Call ``write(fh)`` on a temporary file beside ``path`` (text, UTF-8, unless ``mode`` is "wb"),
+    then replace ``path`` with it (see :func:`atomic_replace`)."""
+    def make(tmp: str) -> None:
+        kwargs: dict[str, Any] = {"encoding": "utf-8", "newline": ""} if "b" not in mode else {}
+        with open(tmp, mode, **kwargs) as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return atomic_replace(path, make)
+
+
+def write_session(path: str | os.PathLike[str], session: Session) -> Path:
+    """Write ``session`` to ``path`` atomically (see the module docstring)."""
+    doc = session.to_json()
+    return atomic_write(path, lambda fh: json.dump(doc, fh, indent=1, allow_nan=False, default=_json_default))
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"cannot save {type(obj).__name__} in a session")
+
+
+def save_session(path: str | os.PathLike[str], model: Any = None, engine: Any = None, run: Any = None,
+                 accuracy: dict[str, Any] | None = None, graph_png: bytes | None = None,
+                 title: str | None = None) -> Path:
+    """Save a session from the same inputs as :func:`trtstudio.report.build_report`; returns the path."""
+    from trtstudio.report.model import make_session
+
+    return write_session(path, make_session(model, engine, run, accuracy, graph_png, title))
+
+
+def load_session(path: str | os.PathLike[str]) -> Session:
+    """Read a ``.trtstudio`` file; InputError (naming the file) when it is not a readable session."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(p, "no such session file" if not p.exists() else "not a file")
+    try:
+        with open(p, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(p, f"not a trtstudio session (not JSON: {exc})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise InputError(p, f"not a trtstudio session (schema {got!r}, expected {SCHEMA!r})")
+    try:
+        return Session.from_json(doc)
+    except (KeyError, TypeError, ValueError, AttributeError, zlib.error) as exc:
+        raise InputError(p, f"damaged session: {type(exc).__name__}: {exc}") from None
