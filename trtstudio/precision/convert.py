@@ -1,0 +1,542 @@
+"""FP16 / BF16 variants of an ONNX model, the way strongly-typed TensorRT 11 and TensorRT-RTX read them.
+
+TensorRT 11 has no ``BuilderFlag.FP16``: a layer runs in half precision because its tensors are half
+in the model. :func:`convert_float` rewrites a float32 model so that:
+
+- float32 initializers, Constant values and tensors become FP16 (or BF16);
+- the model's inputs and outputs stay FP32, with ``Cast`` nodes at the boundary;
+- nodes that must stay FP32 keep FP32 tensors, with ``Cast`` nodes around them: a block list of op
+  types or node names, ops whose ONNX schema allows no half type at this opset (``Range``, the
+  ``scales`` input of ``Resize``), ops with random or shape semantics, nodes with subgraphs (If, Loop,
+  Scan: kept whole), custom-domain ops, and shape-computing subgraphs (everything computed only from
+  ``Shape``/``Size`` results); optionally reductions and normalisations (Softmax, LayerNorm, Reduce*);
+- tensor names of the original graph keep their meaning: each original tensor still exists under its
+  own name (in the new precision), so an FP32 reference and the variant can be compared tensor by
+  tensor (``ConvertResult.name_map``; only inserted casts are new);
+- value_info is updated, shape inference re-run and ``onnx.checker`` passes.
+
+Only onnx and numpy are used (onnxconverter_common is not needed).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtstudio.errors import InputError
+
+FLOAT, FLOAT16, BFLOAT16 = 1, 10, 16
+LOW_TYPES = {"fp16": FLOAT16, "bf16": BFLOAT16}
+TYPE_STR = {FLOAT: "tensor(float)", FLOAT16: "tensor(float16)", BFLOAT16: "tensor(bfloat16)"}
+
+# Always FP32: ranges and random numbers (TensorRT computes them in FP32; Range has no FP16 in ONNX),
+# NMS (scores/boxes compared against thresholds).
+ALWAYS_FP32 = frozenset({
+    "Range", "NonMaxSuppression", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+    "Multinomial", "Bernoulli",
+})
+# Optional FP32 (``fp32_reductions=True``): reductions and normalisations that lose accuracy in FP16.
+REDUCTION_OPS = frozenset({
+    "Softmax", "LogSoftmax", "LayerNormalization", "GroupNormalization", "InstanceNormalization",
+    "ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2", "ReduceLogSumExp", "ReduceProd",
+})
+SHAPE_SOURCES = frozenset({"Shape", "Size"})
+FP16_MAX = 65504.0
+
+
+@dataclass
+class ConvertResult:
+    """A converted model and what was done: ``name_map`` maps each original tensor name to the name
+    holding the same value in the converted model; ``fp32_nodes`` lists nodes kept FP32 with the
+    reason; ``casts`` counts inserted Cast nodes; ``notes`` are one-line remarks for the user."""
+
+    model: Any  # onnx.ModelProto
+    dtype: str
+    name_map: dict[str, str] = field(default_factory=dict)
+    fp32_nodes: dict[str, str] = field(default_factory=dict)
+    low_nodes: list[str] = field(default_factory=list)
+    casts: int = 0
+    converted_initializers: int = 0
+    clipped_values: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Summary for JSON output (no model)."""
+        return {
+            "dtype": self.dtype,
+            "low_nodes": len(self.low_nodes),
+            "fp32_nodes": dict(self.fp32_nodes),
+            "casts": self.casts,
+            "converted_initializers": self.converted_initializers,
+            "clipped_values": self.clipped_values,
+            "notes": list(self.notes),
+        }
+
+
+def to_bfloat16_bits(values: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 bit patterns (uint16), rounding to nearest even; NaN stays NaN."""
+    f = np.ascontiguousarray(values, dtype=np.float32)
+    bits = f.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(f)
+    if nan.any():
+        rounded[nan] = 0x7FC0
+    return rounded
+
+
+def bfloat16_bits_to_float(bits: np.ndarray) -> np.ndarray:
+    """bfloat16 bit patterns (uint16) -> float32."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def low_tensor(array: np.ndarray, name: str, dtype: str) -> tuple[Any, int]:
+    """A TensorProto of ``array`` in FP16 (clipped to +-65504) or BF16; returns it and the count of
+    values that were out of range (clipped to the largest finite value)."""
+    from onnx import TensorProto, numpy_helper
+
+    a = np.asarray(array, dtype=np.float32)
+    finite = np.isfinite(a)
+    if dtype == "fp16":
+        over = int(np.count_nonzero(finite & (np.abs(a) > FP16_MAX)))
+        low = np.where(finite, np.clip(a, -FP16_MAX, FP16_MAX), a).astype(np.float16)
+        return numpy_helper.from_array(low, name), over
+    t = TensorProto()
+    t.name = name
+    t.data_type = BFLOAT16
+    t.dims.extend(a.shape)
+    t.raw_data = to_bfloat16_bits(a).tobytes()
+    return t, 0
+
+
+def _elem_types(model: Any) -> dict[str, int]:
+    g = model.graph
+    types: dict[str, int] = {}
+    for vi in (*g.input, *g.output, *g.value_info):
+        if vi.type.HasField("tensor_type"):
+            types[vi.name] = vi.type.tensor_type.elem_type
+    for init in g.initializer:
+        types[init.name] = init.data_type
+    for node in g.node:
+        if node.op_type == "Constant" and node.output:
+            for attr in node.attribute:
+                if attr.name == "value" and attr.type == attr.TENSOR:
+                    types[node.output[0]] = attr.t.data_type
+                elif attr.name in ("value_float", "value_floats"):
+                    types[node.output[0]] = FLOAT
+    return types
+
+
+def _opset(model: Any, domain: str) -> int:
+    for imp in model.opset_import:
+        if imp.domain in (domain, "ai.onnx" if domain == "" else domain):
+            return int(imp.version)
+    return 0
+
+
+def _schema(model: Any, node: Any) -> Any:
+    import onnx
+
+    domain = node.domain if node.domain not in ("ai.onnx",) else ""
+    try:
+        return onnx.defs.get_schema(node.op_type, _opset(model, domain), domain)
+    except Exception:  # noqa: BLE001 - onnx raises SchemaError for unknown ops
+        return None
+
+
+def _formal(params: Any, index: int) -> Any:
+    import onnx
+
+    if index < len(params):
+        return params[index]
+    if params and params[-1].option == onnx.defs.OpSchema.FormalParameterOption.Variadic:
+        return params[-1]
+    return None
+
+
+def _slot_rules(schema: Any, low_str: str) -> tuple[set[int], set[int], bool]:
+    """(fp32-fixed input slots, fp32-fixed output slots, low type allowed for the type params)."""
+    allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+    fixed_in: set[int] = set()
+    fixed_out: set[int] = set()
+    ok = True
+
+    def check(params: Any, count: int, fixed: set[int]) -> None:
+        nonlocal ok
+        for i in range(count):
+            p = _formal(params, i)
+            if p is None:
+                continue
+            if p.type_str == "tensor(float)":
+                fixed.add(i)
+            elif p.type_str in allowed and "tensor(float)" in allowed[p.type_str] and low_str not in allowed[p.type_str]:
+                ok = False
+
+    check(schema.inputs, max(len(schema.inputs), 16), fixed_in)
+    check(schema.outputs, max(len(schema.outputs), 16), fixed_out)
+    return fixed_in, fixed_out, ok
+
+
+def _is_float(types: dict[str, int], name: str) -> bool:
+    return bool(name) and types.get(name) == FLOAT
+
+
+def _shape_tainted(graph: Any, static: set[str]) -> set[str]:
+    """Tensors computed only from Shape/Size results (and constants): shape arithmetic."""
+    tainted: set[str] = set()
+    for node in graph.node:
+        if node.op_type in SHAPE_SOURCES:
+            tainted.update(o for o in node.output if o)
+            continue
+        dynamic = [i for i in node.input if i and i not in static]
+        if dynamic and all(i in tainted for i in dynamic):
+            tainted.update(o for o in node.output if o)
+    return tainted
+
+
+def _fp32_reason(
+    model: Any, node: Any, options: dict[str, Any], types: dict[str, int], tainted: set[str], low_str: str
+) -> str | None:
+    if node.name and node.name in options["block_nodes"]:
+        return "block list (node)"
+    if node.op_type in options["block_ops"]:
+        return "block list (op type)"
+    if node.op_type in ALWAYS_FP32:
+        return "always FP32"
+    if options["fp32_reductions"] and node.op_type in REDUCTION_OPS:
+        return "reduction kept FP32"
+    if any(a.type in (a.GRAPH, a.GRAPHS) for a in node.attribute):
+        return "has subgraphs (kept FP32 whole)"
+    if node.domain not in ("", "ai.onnx"):
+        return f"custom domain {node.domain}"
+    if node.op_type not in SHAPE_SOURCES and any(o in tainted for o in node.output if o):
+        return "shape computation"
+    schema = _schema(model, node)
+    if schema is None:
+        return "no ONNX schema"
+    _, _, ok = _slot_rules(schema, low_str)
+    if not ok:
+        if low_str == "tensor(float16)":
+            return f"ONNX opset {_opset(model, '')} {node.op_type} has no float16"
+        options["bf16_schema_notes"].add(node.op_type)
+    return None
+
+
+def load_onnx(model: Any) -> Any:
+    """An onnx.ModelProto from a path or a ModelProto (copied, so the caller's model is untouched)."""
+    import onnx
+
+    if isinstance(model, (str, os.PathLike)):
+        p = Path(model)
+        if not p.is_file():
+            raise InputError(p, "no such ONNX model")
+        try:
+            return onnx.load(str(p))
+        except Exception as exc:  # noqa: BLE001 - DecodeError and friends
+            raise InputError(p, f"not a readable ONNX model: {exc}") from None
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    return copy
+
+
+def convert_float(
+    model: Any,
+    dtype: str = "fp16",
+    *,
+    block_ops: Iterable[str] = (),
+    block_nodes: Iterable[str] = (),
+    fp32_reductions: bool = False,
+) -> ConvertResult:
+    """Convert a float32 ONNX model (path or ModelProto) to FP16 or BF16 (``dtype`` "fp16"/"bf16").
+
+    See the module docstring for what stays FP32. Raises InputError for an unknown dtype, an unknown
+    block-list node name, or a model the checker rejects after conversion (a bug worth reporting).
+    """
+    import onnx
+    from onnx import helper, numpy_helper
+
+    if dtype not in LOW_TYPES:
+        raise InputError(None, f"precision must be one of {', '.join(LOW_TYPES)}, not '{dtype}'")
+    source = model if isinstance(model, (str, os.PathLike)) else None
+    m = load_onnx(model)
+    low = LOW_TYPES[dtype]
+    low_str = TYPE_STR[low]
+    tag = dtype
+    try:
+        m = onnx.shape_inference.infer_shapes(m, strict_mode=False)
+    except Exception:  # noqa: BLE001 - keep going with what the model declares
+        pass
+    g = m.graph
+    block_nodes = set(block_nodes)
+    names = {n.name for n in g.node}
+    unknown = sorted(block_nodes - names)
+    if unknown:
+        raise InputError(source, f"block list names node(s) the model lacks: {', '.join(unknown)}")
+    options: dict[str, Any] = {
+        "block_ops": set(block_ops), "block_nodes": block_nodes, "fp32_reductions": fp32_reductions,
+        "bf16_schema_notes": set(),
+    }
+    types = _elem_types(m)
+    inits = {i.name: i for i in g.initializer}
+    graph_inputs = {i.name for i in g.input if i.name not in inits}
+    graph_outputs = {o.name for o in g.output}
+    constants = {n.output[0] for n in g.node if n.op_type == "Constant" and n.output}
+    tainted = _shape_tainted(g, set(inits) | constants)
+    res = ConvertResult(m, dtype)
+
+    # pass 1: which nodes run in low precision, and which input/output slots stay FP32
+    plan: dict[int, tuple[bool, set[int], set[int]]] = {}
+    for idx, node in enumerate(g.node):
+        if node.op_type == "Constant":
+            continue
+        has_float = any(_is_float(types, t) for t in (*node.input, *node.output))
+        if not has_float:
+            continue
+        reason = _fp32_reason(m, node, options, types, tainted, low_str)
+        if reason is not None:
+            plan[idx] = (False, set(), set())
+            res.fp32_nodes[node.name or f"#{idx} {node.op_type}"] = reason
+            continue
+        schema = _schema(m, node)
+        fixed_in, fixed_out, _ = _slot_rules(schema, low_str)
+        plan[idx] = (True, fixed_in, fixed_out)
+        res.low_nodes.append(node.name or f"#{idx} {node.op_type}")
+
+    # which consumers want each float tensor low / FP32
+    want_low: dict[str, int] = {}
+    want_fp32: dict[str, int] = {}
+    for idx, node in enumerate(g.node):
+        if idx not in plan:
+            continue
+        is_low, fixed_in, _ = plan[idx]
+        for i, t in enumerate(node.input):
+            if not _is_float(types, t):
+                continue
+            target = want_low if is_low and i not in fixed_in else want_fp32
+            target[t] = target.get(t, 0) + 1
+    for t in graph_outputs:
+        want_fp32[t] = want_fp32.get(t, 0) + 1
+
+    # tensors that are low after conversion (their own name, new type)
+    low_tensors: set[str] = set()
+    for idx, node in enumerate(g.node):
+        if idx in plan and plan[idx][0]:
+            for j, o in enumerate(node.output):
+                if _is_float(types, o) and j not in plan[idx][2]:
+                    low_tensors.add(o)
+    for name, init in inits.items():
+        if init.data_type == FLOAT and name in want_low and name not in want_fp32 and name not in graph_inputs:
+            low_tensors.add(name)
+    for c in constants:
+        if types.get(c) == FLOAT and c in want_low and c not in want_fp32:
+            low_tensors.add(c)
+    # a low graph output is produced under a new name and cast back to FP32 under its own name
+    renamed = {t: f"{t}__{tag}" for t in graph_outputs if t in low_tensors}
+
+    new_nodes: list[Any] = []
+    new_inits: list[Any] = []
+    value_info: dict[str, int] = {}  # new tensors -> elem type (shape copied from the source)
+    cast_source: dict[str, str] = {}
+    low_copy: dict[str, str] = {}
+    fp32_copy: dict[str, str] = {}
+
+    def cast(src: str, to: int, cache: dict[str, str], suffix: str) -> str:
+        if src in cache:
+            return cache[src]
+        out = f"{src}__{suffix}"
+        new_nodes.append(helper.make_node("Cast", [src], [out], name=f"{out}/Cast", to=to))
+        cache[src] = out
+        value_info[out] = to
+        cast_source[out] = src
+        res.casts += 1
+        return out
+
+    def low_input(t: str) -> str:
+        if t in renamed:
+            return renamed[t]
+        if t in low_tensors:
+            return t
+        if t in inits and inits[t].data_type == FLOAT:  # an FP32 initializer also read in FP32: a low copy
+            if t not in low_copy:
+                tensor, over = low_tensor(numpy_helper.to_array(inits[t]), f"{t}__{tag}", dtype)
+                new_inits.append(tensor)
+                res.converted_initializers += 1
+                res.clipped_values += over
+                low_copy[t] = tensor.name
+                value_info[tensor.name] = low
+            return low_copy[t]
+        return cast(t, low, low_copy, tag)
+
+    def fp32_input(t: str) -> str:
+        if t in low_tensors and t not in renamed:
+            return cast(t, FLOAT, fp32_copy, "fp32")
+        return t  # FP32 already (renamed outputs: the FP32 cast keeps the original name)
+
+    for idx, node in enumerate(g.node):
+        if node.op_type == "Constant":
+            if node.output and node.output[0] in low_tensors:
+                _convert_constant(node, dtype, res)
+            new_nodes.append(node)
+            continue
+        if idx not in plan:
+            new_nodes.append(node)
+            continue
+        is_low, fixed_in, _ = plan[idx]
+        for i, t in enumerate(node.input):
+            if not _is_float(types, t):
+                continue
+            node.input[i] = low_input(t) if is_low and i not in fixed_in else fp32_input(t)
+        if is_low:
+            for attr in node.attribute:
+                if node.op_type == "Cast" and attr.name == "to" and attr.i == FLOAT:
+                    attr.i = low
+                elif node.op_type == "ConstantOfShape" and attr.name == "value" and attr.t.data_type == FLOAT:
+                    tensor, over = low_tensor(numpy_helper.to_array(attr.t), attr.t.name, dtype)
+                    attr.t.CopyFrom(tensor)
+                    res.clipped_values += over
+        new_nodes.append(node)
+        for j, o in enumerate(node.output):
+            if o in renamed:
+                node.output[j] = renamed[o]
+                value_info[renamed[o]] = low
+                cast_source[renamed[o]] = o
+                new_nodes.append(helper.make_node("Cast", [renamed[o]], [o], name=f"{o}__fp32/Cast", to=FLOAT))
+                res.casts += 1
+
+    # initializers converted in place (every reader is low)
+    for init in g.initializer:
+        if init.name in low_tensors and init.data_type == FLOAT:
+            tensor, over = low_tensor(numpy_helper.to_array(init), init.name, dtype)
+            init.CopyFrom(tensor)
+            res.converted_initializers += 1
+            res.clipped_values += over
+    g.initializer.extend(new_inits)
+    del g.node[:]
+    g.node.extend(new_nodes)
+
+    # value_info: new types for low tensors, entries for cast outputs (shape from their source)
+    shapes = {vi.name: vi for vi in (*g.input, *g.output, *g.value_info)}
+    for vi in g.value_info:
+        if vi.name in low_tensors and vi.type.tensor_type.elem_type == FLOAT:
+            vi.type.tensor_type.elem_type = low
+    for name, elem in value_info.items():
+        if name in shapes:
+            continue
+        src = cast_source.get(name)
+        vi = onnx.ValueInfoProto()
+        if src is not None and src in shapes:
+            vi.CopyFrom(shapes[src])
+        vi.name = name
+        vi.type.tensor_type.elem_type = elem
+        g.value_info.append(vi)
+    try:
+        m = onnx.shape_inference.infer_shapes(m, strict_mode=False)
+        onnx.checker.check_model(m)
+    except Exception as exc:  # noqa: BLE001 - a converter bug; name it, not a traceback
+        raise InputError(source, f"{dtype} conversion produced an invalid model: {str(exc).splitlines()[0]}") from None
+    res.model = m
+    res.name_map = {t: t for t in _all_tensors(g) if t not in cast_source and not t.endswith(f"__{tag}")}
+    if res.clipped_values:
+        res.notes.append(f"{res.clipped_values} weight value(s) beyond the FP16 range were clipped to +-65504")
+    if options["bf16_schema_notes"]:
+        ops = ", ".join(sorted(options["bf16_schema_notes"]))
+        res.notes.append(
+            f"ONNX opset {_opset(m, '')} lists no bfloat16 for {ops}; TensorRT accepts it, onnxruntime may not"
+        )
+    if res.fp32_nodes:
+        reasons: dict[str, int] = {}
+        for r in res.fp32_nodes.values():
+            reasons[r] = reasons.get(r, 0) + 1
+        res.notes.append("kept FP32: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
+    return res
+
+
+def _convert_constant(node: Any, dtype: str, res: ConvertResult) -> None:
+    from onnx import helper, numpy_helper
+
+    for attr in list(node.attribute):
+        if attr.name == "value" and attr.type == attr.TENSOR and attr.t.data_type == FLOAT:
+            tensor, over = low_tensor(numpy_helper.to_array(attr.t), attr.t.name, dtype)
+            attr.t.CopyFrom(tensor)
+            res.clipped_values += over
+        elif attr.name in ("value_float", "value_floats"):
+            arr = np.array(attr.f if attr.name == "value_float" else list(attr.floats), dtype=np.float32)
+            tensor, over = low_tensor(arr, "", dtype)
+            node.attribute.remove(attr)
+            node.attribute.append(helper.make_attribute("value", tensor))
+            res.clipped_values += over
+
+
+def _all_tensors(graph: Any) -> list[str]:
+    seen: dict[str, None] = {}
+    for vi in graph.input:
+        seen[vi.name] = None
+    for node in graph.node:
+        for t in node.output:
+            if t:
+                seen[t] = None
+    return list(seen)
+
+
+def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
+    """Write a ModelProto (external data beside it when over 1.8 GB) and return the path."""
+    import onnx
+
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    large = model.ByteSize() > 1_800_000_000
+    onnx.save_model(model, str(p), save_as_external_data=large, location=p.name + ".data" if large else None)
+    return p
+
+
+def emulate_in_fp32(model: Any) -> Any:
+    """An FP32 model that rounds every BF16 tensor of ``model`` through BF16 (Cast to bfloat16 and back)
+    and computes each op in FP32: a stand-in for runtimes without BF16 kernels (onnxruntime's CPU
+    provider has no BF16 Conv). It reproduces the storage rounding of a BF16 engine, not the kernels'
+    own arithmetic (TensorRT accumulates in FP32 anyway). Tensor names are those of ``model``."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    m = load_onnx(model)
+    g = m.graph
+
+    def to_fp32(t: Any) -> Any:
+        bits = np.frombuffer(t.raw_data, dtype=np.uint16) if t.raw_data else np.array(t.int32_data, np.uint16)
+        return numpy_helper.from_array(bfloat16_bits_to_float(bits).reshape(tuple(t.dims)), t.name)
+
+    for init in g.initializer:
+        if init.data_type == BFLOAT16:
+            init.CopyFrom(to_fp32(init))
+    types = _elem_types(onnx.shape_inference.infer_shapes(m, strict_mode=False))
+    nodes: list[Any] = []
+    for node in g.node:
+        for attr in node.attribute:
+            if attr.type == attr.TENSOR and attr.t.data_type == BFLOAT16:
+                attr.t.CopyFrom(to_fp32(attr.t))
+        if node.op_type == "Cast":
+            to = next((a for a in node.attribute if a.name == "to"), None)
+            if to is not None and to.i == BFLOAT16:
+                out = node.output[0]
+                node.output[0] = f"{out}__bf16r"
+                nodes.append(node)
+                nodes.append(helper.make_node("Cast", [node.output[0]], [out], name=f"{out}__emul/Cast", to=FLOAT))
+                continue
+            nodes.append(node)
+            continue
+        nodes.append(node)
+        for j, o in enumerate(node.output):
+            if o and types.get(o) == BFLOAT16 and node.op_type != "Constant":
+                node.output[j] = f"{o}__acc"
+                nodes.append(helper.make_node("Cast", [node.output[j]], [f"{o}__bf16r"], name=f"{o}__round/Cast", to=BFLOAT16))
+                nodes.append(helper.make_node("Cast", [f"{o}__bf16r"], [o], name=f"{o}__emul/Cast", to=FLOAT))
+    del g.node[:]
+    g.node.extend(nodes)
+    del g.value_info[:]
+    for vi in g.output:
+        if vi.type.tensor_type.elem_type == BFLOAT16:
+            vi.type.tensor_type.elem_type = FLOAT
+    return onnx.shape_inference.infer_shapes(m, strict_mode=False)

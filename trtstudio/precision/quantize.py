@@ -1,0 +1,434 @@
+"""INT8 / FP8 variants through explicit Q/DQ nodes, calibrated on the user's data.
+
+TensorRT 11 and TensorRT-RTX take INT8 and FP8 only from ``QuantizeLinear``/``DequantizeLinear`` pairs
+in the model (explicit quantization). This module inserts them with onnxruntime's quantizer
+(``QuantFormat.QDQ``, symmetric activations and weights with zero point 0 as TensorRT requires,
+per-channel weights) after calibrating activation ranges on the user's samples with MinMax, Entropy
+or Percentile. The ranges go to a JSON calibration cache (``trtstudio.calibcache/1``: tensor ->
+[min, max]) that later runs reuse when it matches the model and the method.
+
+NVIDIA ModelOpt (``modelopt.onnx.quantization.quantize``) is used instead when installed and asked
+for (``engine="modelopt"``, or ``"auto"`` where it is present): it places Q/DQ by TensorRT's own
+fusion rules. FP8 needs onnx's ``FLOAT8E4M3FN`` and a TensorRT target of SM 89 or newer.
+
+For TensorRT 10 (a module with ``BuilderFlag.INT8`` and ``IInt8EntropyCalibrator2``),
+:func:`make_legacy_calibrator` gives the implicit-quantization calibrator class. It is written
+against TensorRT 10's documentation and cannot run here (TensorRT-RTX has no such API and this
+machine has no GPU).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtstudio.errors import BackendError, InputError
+from trtstudio.precision.state import Cancelled, PrecisionState
+
+CALIB_SCHEMA = "trtstudio.calibcache/1"
+METHODS = ("entropy", "percentile", "minmax")
+# Ops whose inputs get Q/DQ by default: the ones TensorRT runs as INT8 kernels, plus the residual Add
+# and pooling so the INT8 tensors flow through without a round trip to float.
+DEFAULT_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "GlobalAveragePool", "AveragePool", "MaxPool")
+ORT_PIP = "pip install onnxruntime"
+
+
+@dataclass
+class QuantizeOptions:
+    """``precision`` int8 or fp8; ``method`` entropy, percentile or minmax; ``target`` a TensorRT
+    compute capability (``sm89``) that FP8 checks; ``engine`` ort, modelopt or auto."""
+
+    precision: str = "int8"
+    method: str = "entropy"
+    per_channel: bool = True
+    op_types: tuple[str, ...] = DEFAULT_OPS
+    exclude_nodes: tuple[str, ...] = ()
+    percentile: float = 99.999
+    cache_path: str | None = None
+    target: str | None = None
+    engine: str = "ort"
+
+
+@dataclass
+class QuantizeResult:
+    """A quantized model on disk and how it was made."""
+
+    model_path: str
+    precision: str
+    method: str
+    engine: str
+    cache_path: str | None = None
+    cache_reused: bool = False
+    ranges: int = 0
+    qdq_pairs: int = 0
+    samples: int = 0
+    notes: list[str] = field(default_factory=list)
+    name_map: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Summary for JSON output."""
+        return {k: v for k, v in self.__dict__.items() if k != "name_map"}
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _ort_quant() -> Any:
+    try:
+        import onnxruntime.quantization as q
+    except ImportError as exc:
+        raise BackendError(f"INT8 calibration needs onnxruntime.quantization ({exc}); install: {ORT_PIP}") from exc
+    return q
+
+
+def _method(q: Any, name: str) -> Any:
+    table = {"entropy": q.CalibrationMethod.Entropy, "percentile": q.CalibrationMethod.Percentile,
+             "minmax": q.CalibrationMethod.MinMax}
+    if name not in table:
+        raise InputError(None, f"calibration method must be one of {', '.join(METHODS)}, not '{name}'")
+    return table[name]
+
+
+def fp8_available(target: str | None) -> str | None:
+    """None when FP8 Q/DQ can be made for ``target``; else the reason it cannot."""
+    from onnx import TensorProto
+
+    if not hasattr(TensorProto, "FLOAT8E4M3FN"):
+        return "this onnx has no FLOAT8E4M3FN type (onnx >= 1.14 needed)"
+    if not target:
+        return "FP8 needs a TensorRT target of SM 89 or newer (e.g. --target sm89); none was given"
+    digits = "".join(ch for ch in str(target) if ch.isdigit())
+    if not digits or int(digits) < 89:
+        return f"FP8 needs compute capability SM 89 or newer (Ada, Hopper, Blackwell); the target is {target}"
+    return None
+
+
+class _Reader:
+    """onnxruntime CalibrationDataReader over checked samples, with progress and cancel."""
+
+    def __init__(self, samples: list[dict[str, np.ndarray]], state: PrecisionState | None, label: str) -> None:
+        self._samples = samples
+        self._i = 0
+        self._state = state
+        self._label = label
+
+    def get_next(self) -> dict[str, np.ndarray] | None:
+        if self._state is not None and self._state.is_stop_requested():
+            return None
+        if self._i >= len(self._samples):
+            return None
+        item = self._samples[self._i]
+        self._i += 1
+        if self._state is not None:
+            self._state.report("calibrate", f"{self._label}: sample {self._i}/{len(self._samples)}",
+                               self._i, len(self._samples))
+        return item
+
+    def rewind(self) -> None:
+        self._i = 0
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+
+def calibrate(
+    model_path: str | os.PathLike[str],
+    samples: list[dict[str, np.ndarray]],
+    method: str = "entropy",
+    *,
+    op_types: tuple[str, ...] = DEFAULT_OPS,
+    percentile: float = 99.999,
+    state: PrecisionState | None = None,
+) -> dict[str, tuple[float, float]]:
+    """Activation ranges (tensor -> (min, max)) from running ``samples`` through the model."""
+    q = _ort_quant()
+    calib_method = _method(q, method)
+    extra: dict[str, Any] = {"symmetric": True}
+    if method == "percentile":
+        extra["percentile"] = percentile
+    with tempfile.TemporaryDirectory(prefix="trtstudio-calib-") as tmp:
+        calibrator = q.create_calibrator(
+            Path(model_path), list(op_types), augmented_model_path=os.path.join(tmp, "augmented.onnx"),
+            calibrate_method=calib_method, extra_options=extra,
+        )
+        # onnxruntime's calibrators print progress to stdout: keep it out of --json output
+        with contextlib.redirect_stdout(io.StringIO()):
+            calibrator.collect_data(_Reader(samples, state, method))
+            if state is not None:
+                state.check()
+            data = calibrator.compute_data()
+        del calibrator
+    ranges: dict[str, tuple[float, float]] = {}
+    for name, td in data.items():
+        lo, hi = td.range_value
+        ranges[name] = (float(np.min(lo)), float(np.max(hi)))
+    return ranges
+
+
+def save_cache(path: str | os.PathLike[str], ranges: dict[str, tuple[float, float]], method: str, model_sha: str,
+               samples: int) -> None:
+    """Write the calibration cache JSON."""
+    doc = {"schema": CALIB_SCHEMA, "method": method, "model_sha256": model_sha, "samples": samples,
+           "ranges": {k: [v[0], v[1]] for k, v in sorted(ranges.items())}}
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+
+
+def load_cache(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a calibration cache; InputError when it is not one."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(p, f"not a readable calibration cache: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != CALIB_SCHEMA or not isinstance(doc.get("ranges"), dict):
+        raise InputError(p, f"not a {CALIB_SCHEMA} calibration cache")
+    return doc
+
+
+def _count_qdq(model: Any) -> int:
+    return sum(1 for n in model.graph.node if n.op_type == "QuantizeLinear")
+
+
+def qdq_name_map(model: Any) -> dict[str, str]:
+    """Original tensor -> the tensor holding its quantized value (the DequantizeLinear output after a
+    QuantizeLinear of it); tensors that were not quantized map to themselves."""
+    q_of: dict[str, str] = {}
+    for n in model.graph.node:
+        if n.op_type == "QuantizeLinear" and n.input:
+            q_of[n.output[0]] = n.input[0]
+    out: dict[str, str] = {}
+    for n in model.graph.node:
+        for t in n.output:
+            if t:
+                out.setdefault(t, t)
+        if n.op_type == "DequantizeLinear" and n.input and n.input[0] in q_of:
+            out[q_of[n.input[0]]] = n.output[0]
+    return out
+
+
+def quantize_model(
+    model_path: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    samples: list[dict[str, np.ndarray]] | None,
+    options: QuantizeOptions | None = None,
+    *,
+    state: PrecisionState | None = None,
+) -> QuantizeResult:
+    """Insert calibrated Q/DQ nodes and write the model to ``out_path``.
+
+    ``samples`` (from :func:`trtstudio.precision.data.load_samples`) may be None only when the
+    calibration cache exists and matches. FP8 raises InputError where :func:`fp8_available` says no.
+    """
+    import onnx
+
+    opts = options or QuantizeOptions()
+    src = Path(model_path)
+    if not src.is_file():
+        raise InputError(src, "no such ONNX model")
+    if opts.precision not in ("int8", "fp8"):
+        raise InputError(None, f"quantized precision must be int8 or fp8, not '{opts.precision}'")
+    if opts.precision == "fp8":
+        reason = fp8_available(opts.target)
+        if reason:
+            raise InputError(src, reason)
+    engine = opts.engine
+    if engine == "auto":
+        engine = "modelopt" if _has_modelopt() else "ort"
+    if engine == "modelopt":
+        return _quantize_modelopt(src, Path(out_path), samples, opts)
+    if engine != "ort":
+        raise InputError(None, f"quantizer must be ort, modelopt or auto, not '{engine}'")
+    q = _ort_quant()
+    result = QuantizeResult(str(out_path), opts.precision, opts.method, "onnxruntime")
+    method = opts.method
+    if opts.precision == "fp8" and method != "distribution":
+        result.notes.append(f"onnxruntime calibrates FP8 with its Distribution method only (asked: {method})")
+        method = "distribution"
+    sha = _sha256(src)
+    ranges: dict[str, tuple[float, float]] | None = None
+    if opts.cache_path and Path(opts.cache_path).is_file():
+        doc = load_cache(opts.cache_path)
+        if doc.get("model_sha256") == sha and doc.get("method") == method:
+            ranges = {k: (float(v[0]), float(v[1])) for k, v in doc["ranges"].items()}
+            result.cache_reused = True
+            result.samples = int(doc.get("samples", 0))
+        else:
+            why = "another model" if doc.get("model_sha256") != sha else f"method {doc.get('method')}"
+            result.notes.append(f"calibration cache {opts.cache_path} was made for {why}; recalibrating")
+    if ranges is None:
+        if not samples:
+            raise InputError(src, "INT8 calibration needs samples (or a matching calibration cache)")
+        if state is not None:
+            state.report("calibrate", f"calibrating ({method}) on {len(samples)} sample(s)", 0, len(samples))
+        if method == "distribution":
+            ranges = _distribution_ranges(src, samples, opts, state)
+        else:
+            ranges = calibrate(src, samples, method, op_types=opts.op_types, percentile=opts.percentile, state=state)
+        if state is not None and state.is_stop_requested():
+            raise Cancelled("calibration cancelled")
+        result.samples = len(samples)
+        if opts.cache_path:
+            save_cache(opts.cache_path, ranges, method, sha, len(samples))
+    result.cache_path = opts.cache_path
+    result.ranges = len(ranges)
+    if state is not None:
+        state.report("quantize", f"inserting Q/DQ ({opts.precision})")
+    qtype = q.QuantType.QInt8 if opts.precision == "int8" else q.QuantType.QFLOAT8E4M3FN
+    tensors = q.calibrate.TensorsData(  # the quantizer reads only (min, max): MinMax's record form
+        q.CalibrationMethod.MinMax,
+        {k: (np.array(v[0], np.float32), np.array(v[1], np.float32)) for k, v in ranges.items()},
+    )
+    from onnxruntime.quantization.qdq_quantizer import QDQQuantizer
+    from onnxruntime.quantization.quant_utils import load_model_with_shape_infer
+
+    model = load_model_with_shape_infer(src)
+    # TensorRT: zero points 0, biases left in float (its parser rejects INT32 DequantizeLinear of a bias)
+    extra = {"ActivationSymmetric": True, "WeightSymmetric": True, "QuantizeBias": False,
+             "QDQOpTypePerChannelSupportToAxis": {"Gemm": 0}}
+    try:
+        quantizer = QDQQuantizer(
+            model, opts.per_channel, False, qtype, qtype, tensors, [], list(opts.exclude_nodes),
+            list(opts.op_types), extra,
+        )
+        quantizer.quantize_model()
+    except Exception as exc:  # noqa: BLE001 - the quantizer raises many kinds; one line for the user
+        raise BackendError(f"{src}: onnxruntime could not insert Q/DQ: {type(exc).__name__}: {exc}") from None
+    out = quantizer.model.model
+    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+    onnx.save_model(out, str(out_path))
+    result.qdq_pairs = _count_qdq(out)
+    result.name_map = qdq_name_map(out)
+    if result.qdq_pairs == 0:
+        result.notes.append(f"no tensor was quantized (op types {', '.join(opts.op_types)} not in the model?)")
+    return result
+
+
+def _distribution_ranges(src: Path, samples: list[dict[str, np.ndarray]], opts: QuantizeOptions,
+                         state: PrecisionState | None) -> dict[str, tuple[float, float]]:
+    # onnxruntime's FP8 path wants Distribution statistics; MinMax ranges serve the symmetric FP8 scale.
+    return calibrate(src, samples, "minmax", op_types=opts.op_types, state=state)
+
+
+def _has_modelopt() -> bool:
+    try:
+        import modelopt.onnx.quantization  # noqa: F401
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def _quantize_modelopt(src: Path, out: Path, samples: list[dict[str, np.ndarray]] | None,
+                       opts: QuantizeOptions) -> QuantizeResult:
+    """NVIDIA ModelOpt's ONNX PTQ (written against its documented ``quantize`` signature)."""
+    try:
+        from modelopt.onnx.quantization import quantize as mo_quantize
+    except ImportError as exc:
+        raise BackendError(f"ModelOpt is not installed ({exc}); pip install nvidia-modelopt[onnx]") from exc
+    if not samples:
+        raise InputError(src, "ModelOpt calibration needs samples")
+    names = list(samples[0])
+    data = {n: np.concatenate([s[n] for s in samples], axis=0) for n in names}
+    method = {"entropy": "entropy", "minmax": "max", "percentile": "entropy"}.get(opts.method, "entropy")
+    result = QuantizeResult(str(out), opts.precision, method, "modelopt", samples=len(samples))
+    if opts.method == "percentile":
+        result.notes.append("ModelOpt has no percentile calibration; used entropy")
+    mo_quantize(
+        onnx_path=str(src), quantize_mode=opts.precision, calibration_data=data, calibration_method=method,
+        calibration_cache_path=opts.cache_path, nodes_to_exclude=list(opts.exclude_nodes) or None,
+        calibration_eps=["cpu"], output_path=str(out),
+    )
+    import onnx
+
+    model = onnx.load(str(out))
+    result.qdq_pairs = _count_qdq(model)
+    result.name_map = qdq_name_map(model)
+    return result
+
+
+def legacy_int8_supported(trt: Any) -> bool:
+    """True for a TensorRT module with implicit INT8 (TensorRT 10: ``BuilderFlag.INT8`` and
+    ``IInt8EntropyCalibrator2``); TensorRT 11 and TensorRT-RTX have neither."""
+    return hasattr(getattr(trt, "BuilderFlag", None), "INT8") and hasattr(trt, "IInt8EntropyCalibrator2")
+
+
+def make_legacy_calibrator(
+    trt: Any,
+    samples: list[dict[str, np.ndarray]],
+    cache_path: str | os.PathLike[str],
+    *,
+    to_device: Callable[[np.ndarray], int] | None = None,
+) -> Any:
+    """A TensorRT 10 ``IInt8EntropyCalibrator2`` over ``samples`` (one batch each), with a cache file.
+
+    Written against TensorRT 10's Python API documentation (``get_batch_size``, ``get_batch(names)``
+    returning device pointers, ``read_calibration_cache``/``write_calibration_cache``); it cannot run
+    here: TensorRT-RTX and TensorRT 11 have no implicit INT8 and this machine has no GPU.
+    ``to_device(array) -> device pointer`` copies a batch to the GPU (default: cuda-python
+    ``cudaMalloc``+``cudaMemcpy``); set ``config.int8_calibrator`` and ``BuilderFlag.INT8`` to use it.
+    """
+    if not legacy_int8_supported(trt):
+        raise BackendError(f"{getattr(trt, '__name__', 'this TensorRT')} has no implicit INT8 calibration "
+                           "(TensorRT 11 / TensorRT-RTX are strongly typed): use Q/DQ (quantize_model)")
+    if to_device is None:
+        to_device = _cuda_python_copier()
+    base = trt.IInt8EntropyCalibrator2
+
+    class EntropyCalibrator(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            base.__init__(self)
+            self._i = 0
+            self._keep: list[int] = []
+
+        def get_batch_size(self) -> int:
+            first = next(iter(samples[0].values())) if samples else np.zeros((1,))
+            return int(first.shape[0]) if first.ndim else 1
+
+        def get_batch(self, names: list[str]) -> list[int] | None:
+            if self._i >= len(samples):
+                return None
+            sample = samples[self._i]
+            self._i += 1
+            self._keep = [to_device(np.ascontiguousarray(sample[n])) for n in names]
+            return self._keep
+
+        def read_calibration_cache(self) -> bytes | None:
+            p = Path(cache_path)
+            return p.read_bytes() if p.is_file() else None
+
+        def write_calibration_cache(self, cache: bytes) -> None:
+            Path(cache_path).write_bytes(bytes(cache))
+
+    return EntropyCalibrator()
+
+
+def _cuda_python_copier() -> Callable[[np.ndarray], int]:
+    try:
+        from cuda import cudart  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise BackendError(f"the TensorRT 10 calibrator copies batches with cuda-python ({exc}); pip install cuda-python") from exc
+
+    def copy(array: np.ndarray) -> int:
+        err, ptr = cudart.cudaMalloc(array.nbytes)
+        if int(err) != 0:
+            raise BackendError(f"cudaMalloc failed: {err}")
+        cudart.cudaMemcpy(ptr, array.ctypes.data, array.nbytes, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice)
+        return int(ptr)
+
+    return copy

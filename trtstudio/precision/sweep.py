@@ -1,0 +1,336 @@
+"""Precision sweep: build FP32 / FP16 / BF16 / INT8 variants, profile and validate each, one table.
+
+Each variant is written to ``out_dir``, profiled with the onnxruntime backend and the profiling
+runner (median / p99 latency, throughput, resident memory of the session), validated against the
+FP32 reference (:mod:`trtstudio.precision.validate`), and, when ``tensorrt_rtx`` is installed, built
+ahead of time with :func:`trtstudio.backends.build.build_engine` (SM 86 by default) to record the
+engine size and the precisions of its layers: the TensorRT view; the latency here is ORT's.
+
+The recommendation is what the data supports: the fastest variant that passes validation, or a
+plain statement that none beats FP32 on this backend (onnxruntime's CPU provider has few FP16
+kernels and casts around the rest, so FP16 is often slower there than FP32).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtstudio.errors import BackendError, InputError
+from trtstudio.precision.state import Cancelled, PrecisionState
+from trtstudio.profiling.runner import RunState
+
+SCHEMA = "trtstudio.precision/1"
+VARIANTS = ("fp32", "fp16", "bf16", "int8", "fp8")
+FASTER_BY = 0.97  # a variant "beats" FP32 when its median latency is below 97% of FP32's
+
+
+@dataclass
+class SweepOptions:
+    """What to sweep. ``calib``/``val``: data sources (see :mod:`trtstudio.precision.data`); without
+    ``val`` the calibration samples validate, without either random inputs do (a note says so)."""
+
+    variants: tuple[str, ...] = ("fp32", "fp16", "bf16", "int8")
+    calib: str | None = None
+    val: str | None = None
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    method: str = "entropy"
+    block_ops: tuple[str, ...] = ()
+    block_nodes: tuple[str, ...] = ()
+    fp32_reductions: bool = False
+    out_dir: str | None = None
+    iterations: int = 50
+    warmup: int = 5
+    threads: int | None = None
+    calib_limit: int = 64
+    val_limit: int = 32
+    min_calib: int = 1
+    build_engines: bool | None = None  # None: when tensorrt_rtx is installed
+    targets: tuple[str, ...] = ("sm86",)
+    localize: bool = True
+    localize_samples: int = 2
+    thresholds: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+@dataclass
+class VariantResult:
+    """One row of the sweep table."""
+
+    name: str
+    model_path: str | None = None
+    model_bytes: int | None = None
+    latency_ms: dict[str, float] | None = None
+    throughput: float | None = None  # inferences per second
+    memory_bytes: int | None = None  # resident memory the session added
+    accuracy: dict[str, Any] = field(default_factory=dict)
+    passed: bool | None = None
+    reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    engine_bytes: int | None = None
+    engine_path: str | None = None
+    layer_precisions: dict[str, int] = field(default_factory=dict)
+    node_errors: dict[str, float] = field(default_factory=dict)
+    first_over: dict[str, Any] | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """A ``variants`` entry of the ``trtstudio.precision/1`` document."""
+        doc = {
+            "name": self.name, "model_path": self.model_path, "model_bytes": self.model_bytes,
+            "accuracy": self.accuracy, "latency_ms": self.latency_ms, "throughput": self.throughput,
+            "memory_bytes": self.memory_bytes, "passed": self.passed, "reasons": self.reasons,
+            "notes": self.notes, "error": self.error, "seconds": self.seconds,
+            "first_over": self.first_over, "node_errors": self.node_errors,
+        }
+        if self.engine_bytes is not None or self.layer_precisions:
+            doc.update(engine_bytes=self.engine_bytes, engine_path=self.engine_path,
+                       layer_precisions=self.layer_precisions)
+        return doc
+
+
+@dataclass
+class SweepResult:
+    """The whole sweep: rows, the recommendation and notes."""
+
+    model: str
+    variants: list[VariantResult]
+    recommendation: str
+    recommended: str | None
+    notes: list[str] = field(default_factory=list)
+    backend: str = "ort (CPUExecutionProvider)"
+    cancelled: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``trtstudio.precision/1`` document."""
+        return {"schema": SCHEMA, "model": self.model, "backend": self.backend,
+                "variants": [v.to_json() for v in self.variants], "recommendation": self.recommendation,
+                "recommended": self.recommended, "notes": self.notes, "cancelled": self.cancelled}
+
+    def variant(self, name: str) -> VariantResult | None:
+        """The row named ``name``."""
+        return next((v for v in self.variants if v.name == name), None)
+
+
+class _BridgeState(RunState):
+    """A profiling RunState that also stops when the sweep's state asks."""
+
+    def __init__(self, outer: PrecisionState) -> None:
+        super().__init__()
+        self._outer = outer
+
+    def is_stop_requested(self) -> bool:
+        return super().is_stop_requested() or self._outer.is_stop_requested()
+
+
+def _rss() -> int | None:
+    try:
+        import psutil
+
+        return int(psutil.Process().memory_info().rss)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def parse_variants(text: str | None) -> tuple[str, ...]:
+    """``fp16,int8`` -> ("fp32", "fp16", "int8"): FP32 always leads (it is the reference)."""
+    items = [v.strip().lower() for v in (text or "").split(",") if v.strip()]
+    bad = [v for v in items if v not in VARIANTS]
+    if bad:
+        raise InputError("--variants", f"unknown precision(s) {', '.join(bad)}; choose from {', '.join(VARIANTS)}")
+    return tuple(dict.fromkeys(["fp32", *items]))
+
+
+def _profile(path: str, sample: dict[str, np.ndarray], opts: SweepOptions, state: PrecisionState) -> dict[str, Any]:
+    from trtstudio.backends.base import open_backend
+    from trtstudio.profiling.runner import RunConfig, Runner
+
+    before = _rss()
+    backend = open_backend("ort", path, threads=opts.threads)
+    try:
+        after = _rss()
+        backend.prepare_inputs({}, sample)
+        batch = int(next(iter(sample.values())).shape[0]) if sample else 1
+        cfg = RunConfig(warmup=opts.warmup, iterations=opts.iterations, batch=max(1, batch))
+        result = Runner(backend, cfg, state=_BridgeState(state)).run()
+    finally:
+        backend.close()
+    if result.error is not None:
+        raise BackendError(result.error_text or "profiling failed")
+    stats = result.latency()
+    return {
+        "latency_ms": {k: float(stats[k]) for k in ("median", "p99", "mean", "min") if k in stats},
+        "throughput": float(result.throughput()["inferences_per_s"]),
+        "memory_bytes": None if before is None or after is None else max(0, after - before),
+        "stopped": result.stopped,
+    }
+
+
+def _build_engine(path: str, out: Path, opts: SweepOptions) -> tuple[int | None, str | None, dict[str, int], str | None]:
+    from trtstudio.backends.build import BuildOptions, build_engine
+    from trtstudio.engine.readers import rtx_log
+
+    res = build_engine(path, out, BuildOptions(backend="rtx", targets=list(opts.targets)))
+    if not res.ok:
+        return None, None, {}, res.error
+    info = rtx_log.read(out.with_suffix(".build.log"), res.log_text())
+    counts = Counter(layer.precision or "?" for layer in info.layers)
+    return res.engine_bytes, res.engine_path, dict(counts), None
+
+
+def _rtx_installed() -> bool:
+    try:
+        import importlib.util
+
+        return importlib.util.find_spec("tensorrt_rtx") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def make_variant(model: str, name: str, out_dir: Path, calib: list[dict[str, np.ndarray]] | None,
+                 opts: SweepOptions, state: PrecisionState) -> tuple[str, dict[str, str], list[str]]:
+    """Write one variant; returns its path, its tensor name map and notes."""
+    from trtstudio.precision.convert import convert_float, save_model
+    from trtstudio.precision.quantize import QuantizeOptions, quantize_model
+
+    stem = Path(model).stem
+    if name == "fp32":
+        return model, {}, []
+    if name in ("fp16", "bf16"):
+        conv = convert_float(model, name, block_ops=opts.block_ops, block_nodes=opts.block_nodes,
+                             fp32_reductions=opts.fp32_reductions)
+        path = save_model(conv.model, out_dir / f"{stem}.{name}.onnx")
+        return str(path), conv.name_map, conv.notes
+    target = opts.targets[0] if opts.targets else None
+    q = quantize_model(model, out_dir / f"{stem}.{name}.onnx", calib,
+                       QuantizeOptions(precision=name, method=opts.method, target=target,
+                                       cache_path=str(out_dir / f"{stem}.{opts.method}.calib.json"),
+                                       exclude_nodes=tuple(opts.block_nodes)), state=state)
+    notes = list(q.notes)
+    notes.append(f"{q.qdq_pairs} Q/DQ pairs, {q.method} calibration on {q.samples} sample(s)"
+                 + (" (cache reused)" if q.cache_reused else ""))
+    return q.model_path, q.name_map, notes
+
+
+def run_sweep(model: str | os.PathLike[str], options: SweepOptions | None = None,
+              state: PrecisionState | None = None) -> SweepResult:
+    """Build, profile and validate every variant of ``options.variants``; see the module docstring.
+    A variant that fails to build or run gets ``error`` set and the sweep goes on; a stop request
+    ends the sweep after the current step with ``cancelled`` set."""
+    from trtstudio.precision.data import load_samples, model_inputs, random_samples
+    from trtstudio.precision.validate import localize, open_session, run_outputs, validate
+
+    opts = options or SweepOptions()
+    state = state or PrecisionState()
+    model = os.fspath(model)
+    specs = model_inputs(model)
+    specs = [dict(s, shape=list(opts.shapes[s["name"]])) if s["name"] in opts.shapes else s for s in specs]
+    out_dir = Path(opts.out_dir) if opts.out_dir else Path(model).with_suffix("").parent / f"{Path(model).stem}.precision"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    variants = parse_variants(",".join(opts.variants))
+    needs_calib = any(v in ("int8", "fp8") for v in variants)
+    calib = None
+    if opts.calib:
+        calib = load_samples(opts.calib, specs, min_samples=opts.min_calib, limit=opts.calib_limit)
+    elif needs_calib:
+        raise InputError("--calib", "INT8/FP8 need calibration data (a folder of .npy/.npz, images or samples.py) "
+                                    "for input " + ", ".join(f"'{s['name']}' {s['shape']}" for s in specs))
+    if opts.val:
+        val = load_samples(opts.val, specs, limit=opts.val_limit, purpose="validation")
+    elif calib:
+        val = calib[: opts.val_limit]
+        notes.append("no validation set: accuracy measured on the calibration samples (optimistic for INT8)")
+    else:
+        val = random_samples(specs, 8)
+        notes.append("no validation data: accuracy measured on random inputs in [-1, 1) (a rough check only)")
+    build = opts.build_engines if opts.build_engines is not None else _rtx_installed()
+    state.report("reference", "running the FP32 reference", 0, len(variants))
+    ref_out = run_outputs(open_session(model), val, specs)
+    rows: list[VariantResult] = []
+    cancelled = False
+    for i, name in enumerate(variants):
+        if state.is_stop_requested():
+            cancelled = True
+            break
+        row = VariantResult(name)
+        t0 = time.perf_counter()
+        try:
+            state.report("build", f"{name}: making the variant", i, len(variants))
+            path, name_map, vnotes = make_variant(model, name, out_dir, calib, opts, state)
+            row.model_path, row.notes = path, vnotes
+            row.model_bytes = Path(path).stat().st_size
+            state.check()
+            state.report("validate", f"{name}: validating on {len(val)} sample(s)", i, len(variants))
+            v = validate(model, path, val, specs, name, name=name, reference_outputs=ref_out,
+                         thresholds=opts.thresholds.get(name))
+            row.accuracy, row.passed, row.reasons = v.accuracy(), v.passed, v.reasons
+            row.notes.extend(v.notes)
+            if opts.localize and name != "fp32":
+                loc = localize(model, path, val[: opts.localize_samples], specs, name_map, precision=name)
+                row.node_errors = loc.node_errors
+                row.first_over = None if loc.first_over is None else dict(loc.first_over.__dict__)
+            state.check()
+            emulated = any("emulated" in n for n in v.notes)
+            if emulated:
+                row.notes.append(f"{name} latency not measured: onnxruntime CPU cannot run it natively")
+            else:
+                state.report("profile", f"{name}: profiling {opts.iterations} inferences", i, len(variants))
+                prof = _profile(path, val[0], opts, state)
+                row.latency_ms, row.throughput, row.memory_bytes = prof["latency_ms"], prof["throughput"], prof["memory_bytes"]
+            state.check()
+            if build:
+                state.report("engine", f"{name}: building a TensorRT-RTX engine ({', '.join(opts.targets)})", i, len(variants))
+                size, epath, precisions, err = _build_engine(path, out_dir / f"{Path(model).stem}.{name}.engine", opts)
+                row.engine_bytes, row.engine_path, row.layer_precisions = size, epath, precisions
+                if err:
+                    row.notes.append(f"TensorRT-RTX build failed: {err}")
+        except Cancelled:
+            cancelled = True
+            row.error = "cancelled"
+        except (InputError, BackendError) as exc:
+            row.error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - one variant's failure must not end the sweep
+            row.error = f"{type(exc).__name__}: {exc}"
+        row.seconds = time.perf_counter() - t0
+        rows.append(row)
+        if cancelled:
+            break
+    rec, recommended = recommend(rows)
+    state.report("finished", rec, len(variants), len(variants))
+    return SweepResult(model, rows, rec, recommended, notes, cancelled=cancelled)
+
+
+def recommend(rows: list[VariantResult]) -> tuple[str, str | None]:
+    """The fastest variant that passes and beats FP32, or why there is none."""
+    ref = next((r for r in rows if r.name == "fp32"), None)
+    ref_ms = ref.latency_ms.get("median") if ref and ref.latency_ms else None
+    timed = [r for r in rows if r.name != "fp32" and r.passed and r.latency_ms and r.error is None]
+    failed = [r.name for r in rows if r.name != "fp32" and r.passed is False]
+    engines = {r.name: r.engine_bytes for r in rows if r.engine_bytes}
+    engine_text = ""
+    if engines and ref and ref.engine_bytes:
+        smaller = [f"{n} {b / ref.engine_bytes:.0%}" for n, b in engines.items() if n != "fp32"]
+        if smaller:
+            engine_text = f" TensorRT-RTX engine size vs FP32: {', '.join(smaller)}."
+    if ref_ms is None:
+        return "no FP32 latency to compare with" + engine_text, None
+    if not timed:
+        why = f" ({', '.join(failed)} failed validation)" if failed else ""
+        return f"keep FP32: no reduced-precision variant both passed and ran on this backend{why}." + engine_text, "fp32"
+    best = min(timed, key=lambda r: r.latency_ms["median"] if r.latency_ms else float("inf"))
+    best_ms = best.latency_ms["median"] if best.latency_ms else float("inf")
+    if best_ms < FASTER_BY * ref_ms:
+        return (f"{best.name}: passes validation and runs in {best_ms:.3f} ms vs {ref_ms:.3f} ms for FP32 "
+                f"({ref_ms / best_ms:.2f}x) on onnxruntime CPU." + engine_text), best.name
+    slow = ", ".join(f"{r.name} {r.latency_ms['median']:.3f} ms" for r in timed if r.latency_ms)
+    return (f"keep FP32 on this backend: no passing variant beats FP32 ({ref_ms:.3f} ms; {slow}). "
+            "onnxruntime's CPU provider has few FP16/BF16 kernels and casts around the rest, and INT8 gains "
+            "need VNNI/AMX; the TensorRT engine is where reduced precision pays: profile it on the GPU."
+            + engine_text), "fp32"
