@@ -31,6 +31,9 @@ SAMPLE=$(pwd)/trtstudio/resources/sample/mobilenetv2_035.onnx
 rm -f "$SHOT"
 (cd / && env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 "$BUNDLE" --version)
 (cd / && env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 "$BUNDLE" inspect "$SAMPLE" --json >/dev/null)
+# ONNX Runtime is in the bundle: a short CPU profile of the sample must run.
+(cd / && env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 "$BUNDLE" profile "$SAMPLE" --backend ort \
+    --iterations 20 --json | grep -q '"schema": "trtstudio.profile/1"') || { echo "FAIL: ort profile"; exit 1; }
 (cd / && env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 QT_QPA_PLATFORM=offscreen "$BUNDLE" demo --no-profile \
     --screenshot "$SHOT")
 size=$(stat -c %s "$SHOT" 2>/dev/null || echo 0)
