@@ -386,8 +386,7 @@ def make_legacy_calibrator(
     if not legacy_int8_supported(trt):
         raise BackendError(f"{getattr(trt, '__name__', 'this TensorRT')} has no implicit INT8 calibration "
                            "(TensorRT 11 / TensorRT-RTX are strongly typed): use Q/DQ (quantize_model)")
-    if to_device is None:
-        to_device = _cuda_python_copier()
+    copy_to_device: Callable[[np.ndarray], int] = to_device or _cuda_python_copier()
     base = trt.IInt8EntropyCalibrator2
 
     class EntropyCalibrator(base):  # type: ignore[misc, valid-type]
@@ -405,7 +404,7 @@ def make_legacy_calibrator(
                 return None
             sample = samples[self._i]
             self._i += 1
-            self._keep = [to_device(np.ascontiguousarray(sample[n])) for n in names]
+            self._keep = [copy_to_device(np.ascontiguousarray(sample[n])) for n in names]
             return self._keep
 
         def read_calibration_cache(self) -> bytes | None:

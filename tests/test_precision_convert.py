@@ -1,0 +1,165 @@
+"""FP16/BF16 conversion: real onnx.helper models and the sample model, run in onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx_models import conv_net
+
+from trtstudio.errors import InputError
+from trtstudio.precision.convert import bfloat16_bits_to_float, convert_float, to_bfloat16_bits
+from trtstudio.precision.data import model_inputs, random_samples
+from trtstudio.precision.validate import localize, open_session, validate
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def _types(model: onnx.ModelProto) -> dict[str, int]:
+    m = onnx.shape_inference.infer_shapes(model)
+    out = {vi.name: vi.type.tensor_type.elem_type for vi in (*m.graph.value_info, *m.graph.output, *m.graph.input)}
+    out.update({i.name: i.data_type for i in m.graph.initializer})
+    return out
+
+
+def test_fp16_conv_net_keeps_fp32_io_and_converts_weights() -> None:
+    res = convert_float(conv_net(), "fp16")
+    m = res.model
+    onnx.checker.check_model(m, full_check=True)
+    assert m.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT
+    assert m.graph.output[0].type.tensor_type.elem_type == TensorProto.FLOAT
+    types = _types(m)
+    assert all(types[i.name] == TensorProto.FLOAT16 for i in m.graph.initializer)
+    assert types["c1"] == TensorProto.FLOAT16 and types["a1"] == TensorProto.FLOAT16
+    casts = [n for n in m.graph.node if n.op_type == "Cast"]
+    assert len(casts) == res.casts == 2  # input -> fp16, logits -> fp32
+    # every original tensor keeps its name (and meaning) in the variant
+    assert {"c1", "r1", "c2", "a1", "p1", "f1", "y"} <= set(res.name_map)
+
+
+def test_fp16_error_is_real_but_small(tmp_path) -> None:
+    ref = conv_net()
+    res = convert_float(ref, "fp16")
+    specs = model_inputs(ref)
+    samples = random_samples(specs, 4, seed=1, default_dim=2)
+    v = validate(ref, res.model, samples, specs, "fp16")
+    acc = v.accuracy()
+    assert v.passed, v.reasons
+    assert acc["cosine"] > 0.9999
+    assert 0 < acc["max_abs"] < 0.05  # FP16 is not FP32: some error must show
+
+
+def test_block_list_keeps_node_fp32_with_casts() -> None:
+    res = convert_float(conv_net(), "fp16", block_ops=["Gemm"], block_nodes=["/conv2/Conv"])
+    types = _types(res.model)
+    assert res.fp32_nodes == {"/fc/Gemm": "block list (op type)", "/conv2/Conv": "block list (node)"}
+    assert types["c2"] == TensorProto.FLOAT and types["y"] == TensorProto.FLOAT
+    assert types["w2"] == TensorProto.FLOAT and types["fc_w"] == TensorProto.FLOAT
+    gemm = next(n for n in res.model.graph.node if n.name == "/fc/Gemm")
+    assert gemm.input[0].endswith("__fp32")  # fed through a Cast back to FP32
+    assert types["c1"] == TensorProto.FLOAT16
+    with pytest.raises(InputError, match="nope"):
+        convert_float(conv_net(), "fp16", block_nodes=["nope"])
+
+
+def _resize_range_model() -> onnx.ModelProto:
+    """Conv -> Resize(scales float) -> Add(Range over a shape-derived float) : rules that stay FP32."""
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w"),
+        numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"),
+        numpy_helper.from_array(np.array([0.0], np.float32), "start"),
+        numpy_helper.from_array(np.array([1.0], np.float32), "delta"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Resize", ["c", "", "scales"], ["up"], name="resize", mode="nearest"),
+        helper.make_node("Shape", ["up"], ["shp"], name="shape", start=3),
+        helper.make_node("Cast", ["shp"], ["shp_f"], name="shape_cast", to=TensorProto.FLOAT),
+        helper.make_node("Squeeze", ["shp_f"], ["limit"], name="squeeze"),
+        helper.make_node("Squeeze", ["start"], ["start0"], name="sq_start"),
+        helper.make_node("Squeeze", ["delta"], ["delta0"], name="sq_delta"),
+        helper.make_node("Range", ["start0", "limit", "delta0"], ["ramp"], name="range"),
+        helper.make_node("Add", ["up", "ramp"], ["y"], name="add"),
+    ]
+    g = helper.make_graph(nodes, "rr", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def test_resize_scales_range_and_shape_math_stay_fp32() -> None:
+    ref = _resize_range_model()
+    res = convert_float(ref, "fp16")
+    onnx.checker.check_model(res.model, full_check=True)
+    types = _types(res.model)
+    assert res.fp32_nodes["range"] == "always FP32"
+    assert res.fp32_nodes["shape_cast"] == "shape computation"
+    assert types["scales"] == TensorProto.FLOAT  # Resize's scales input is float-only
+    assert types["c"] == TensorProto.FLOAT16 and types["up"] == TensorProto.FLOAT16
+    assert types["shp_f"] == TensorProto.FLOAT and types["ramp"] == TensorProto.FLOAT
+    x = {"x": np.random.default_rng(2).standard_normal((1, 3, 4, 4)).astype(np.float32)}
+    y0 = open_session(ref).run(None, x)[0]
+    y1 = open_session(res.model).run(None, x)[0]
+    assert y1.dtype == np.float32 and y1.shape == y0.shape
+    np.testing.assert_allclose(y1, y0, rtol=0, atol=0.05)
+
+
+def test_constant_nodes_and_value_info_follow() -> None:
+    nodes = [
+        helper.make_node("Constant", [], ["k"], name="const", value=numpy_helper.from_array(np.full((1, 4), 1e5, np.float32))),
+        helper.make_node("Mul", ["x", "k"], ["y"], name="mul"),
+    ]
+    g = helper.make_graph(nodes, "c", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])])
+    g.value_info.append(helper.make_tensor_value_info("k", TensorProto.FLOAT, [1, 4]))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    res = convert_float(m, "fp16")
+    const = next(n for n in res.model.graph.node if n.op_type == "Constant")
+    assert const.attribute[0].t.data_type == TensorProto.FLOAT16
+    assert res.clipped_values == 4 and any("clipped" in n for n in res.notes)
+    vi = {v.name: v for v in res.model.graph.value_info}
+    assert vi["k"].type.tensor_type.elem_type == TensorProto.FLOAT16
+
+
+def test_bf16_rounding_and_emulated_validation() -> None:
+    x = np.array([1.0, 1.00390625, 3.14159, -2.5e-3, 65504.0 * 4], np.float32)
+    back = bfloat16_bits_to_float(to_bfloat16_bits(x))
+    assert np.all(np.abs(back - x) <= np.abs(x) * 2**-8)
+    assert back[0] == 1.0 and back[3] != x[3]
+    ref = conv_net()
+    specs = model_inputs(ref)
+    samples = random_samples(specs, 3, seed=4, default_dim=2)
+    res16 = convert_float(ref, "fp16")
+    resbf = convert_float(ref, "bf16")
+    assert any(i.data_type == TensorProto.BFLOAT16 for i in resbf.model.graph.initializer)
+    vb = validate(ref, resbf.model, samples, specs, "bf16")
+    vh = validate(ref, res16.model, samples, specs, "fp16")
+    assert any("emulated" in n for n in vb.notes)
+    assert vb.accuracy()["max_abs"] > vh.accuracy()["max_abs"]  # 8-bit mantissa vs 11
+
+
+def test_sample_model_fp16_localisation(sample_model) -> None:
+    res = convert_float(sample_model, "fp16")
+    specs = model_inputs(sample_model)
+    samples = random_samples(specs, 2, seed=0)
+    loc = localize(sample_model, res.model, samples, specs, res.name_map, precision="fp16")
+    nodes = {n.name for n in onnx.load(str(sample_model)).graph.node}
+    assert not loc.skipped
+    assert set(loc.node_errors) <= nodes and len(loc.node_errors) > 90
+    rels = [t.rel for t in loc.tensors]
+    assert rels[0] < rels[-1]  # error accumulates from the first layers to the logits
+    assert all(r > 0 for r in rels[1:])
+
+
+def test_unknown_dtype_and_bad_file(tmp_path) -> None:
+    with pytest.raises(InputError, match="precision must be"):
+        convert_float(conv_net(), "fp12")
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not onnx")
+    with pytest.raises(InputError, match="bad.onnx"):
+        convert_float(bad, "fp16")
