@@ -48,7 +48,7 @@ def main() -> None:
         if scale is not None:
             view.scale = scale
         times = []
-        for k in range(11):
+        for _ in range(11):
             view.offset = view.offset + QPointF(37.0 / view.scale, 211.0 / view.scale)
             s = time.perf_counter()
             view.render(img)

@@ -32,7 +32,7 @@ def test_conv_net_summary(tmp_path: Path) -> None:
     assert m.graph.tensors["r1"].shape == ["N", 8, 16, 16]
     src, dst, names = m.graph.edges()
     assert len(src) == len(dst) == len(names) == 7  # 6 chain edges + the residual
-    assert all(s_ < d_ for s_, d_ in zip(src, dst))
+    assert all(s_ < d_ for s_, d_ in zip(src, dst, strict=True))
 
 
 def test_subgraphs_and_implicit_inputs(tmp_path: Path) -> None:
@@ -42,7 +42,7 @@ def test_subgraphs_and_implicit_inputs(tmp_path: Path) -> None:
     branch = m.graph.node_by_name["branch"]
     assert m.graph.implicit_inputs[branch] == ["h"]  # both branches read the outer tensor h
     src, dst, _ = m.graph.edges()
-    assert (m.graph.node_by_name["relu"], branch) in set(zip(src.tolist(), dst.tolist()))
+    assert (m.graph.node_by_name["relu"], branch) in set(zip(src.tolist(), dst.tolist(), strict=True))
 
 
 def test_external_data_and_stats(tmp_path: Path) -> None:

@@ -121,7 +121,7 @@ def build_display(graph: Graph, *, sweeps: int = 4) -> DisplayGraph:
         t = graph.tensors.get(tname)
         edge_labels.append(t.shape_text() if t is not None and t.shape is not None else "")
 
-    widths = np.array([_width(a, b) for a, b in zip(labels, subs)], np.float64)
+    widths = np.array([_width(a, b) for a, b in zip(labels, subs, strict=True)], np.float64)
     kind_a = np.asarray(kind, np.int8)
     heights = np.where(kind_a == 1, NODE_H, IO_H).astype(np.float64)
     lay = layout(len(kind), src_a, dst_a, widths, heights, sweeps=sweeps)

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QObject, QSettings, Qt, QThread, QTimer, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QToolBar,
     QTreeWidget,
     QTreeWidgetItem,
-    QWidget,
 )
 
 from trtstudio import __version__
@@ -46,58 +45,12 @@ def _fmt_bytes(n: int | None) -> str:
     return str(n)
 
 
-class _Task(QObject):
-    """Runs one function in a QThread; reports through queued signals only."""
+def run_background(fn: Any, on_done: Any, on_error: Any) -> Any:
+    """Run ``fn()`` in a worker thread; ``on_done(result)`` / ``on_error(one_line)`` run on the GUI thread."""
+    from trtstudio.ui.workers import error_text, run_in_thread
 
-    sig_done = Signal(object)
-    sig_error = Signal(str)
-    finished = Signal()
-
-    def __init__(self, fn: Any) -> None:
-        super().__init__()
-        self._fn = fn
-
-    def run(self) -> None:
-        try:
-            result = self._fn()
-        except Exception as exc:  # noqa: BLE001 - reported as one line in the GUI
-            from trtstudio.errors import InputError
-
-            self.sig_error.emit(exc.one_line() if isinstance(exc, InputError) else f"{type(exc).__name__}: {exc}")
-        else:
-            self.sig_done.emit(result)
-        self.finished.emit()
-
-
-def run_background(owner: QObject, fn: Any, on_done: Any, on_error: Any) -> QThread:
-    """Run ``fn`` in a worker thread; ``on_done(result)`` / ``on_error(message)`` run on the GUI thread."""
-    try:
-        from trtstudio.ui import workers
-
-        register = getattr(workers, "register_thread", None)
-    except ImportError:
-        register = None
-    thread = QThread()
-    task = _Task(fn)
-    task.moveToThread(thread)
-    thread.started.connect(task.run)
-    task.sig_done.connect(on_done)
-    task.sig_error.connect(on_error)
-    task.finished.connect(thread.quit)
-    task.finished.connect(task.deleteLater)
-    thread.finished.connect(thread.deleteLater)
-    owner._tasks = [t for t in getattr(owner, "_tasks", []) if _alive(t[0])] + [(thread, task)]  # keep refs
-    if register is not None:
-        register(thread)
-    thread.start()
-    return thread
-
-
-def _alive(thread: QThread) -> bool:
-    try:
-        return thread.isRunning()
-    except RuntimeError:  # deleted C++ object
-        return False
+    return run_in_thread(lambda _state: fn(), on_done=on_done, on_error=lambda exc: on_error(error_text(exc)),
+                         name="load")
 
 
 class MainWindow(QMainWindow):
@@ -319,7 +272,7 @@ class MainWindow(QMainWindow):
             model = load_model(path)
             return model, build_display(model.graph)
 
-        run_background(self, work, self._on_model_loaded, self._on_load_failed)
+        run_background(work, self._on_model_loaded, self._on_load_failed)
 
     def _on_model_loaded(self, result: tuple[Any, DisplayGraph]) -> None:
         self._busy(-1)
@@ -363,7 +316,7 @@ class MainWindow(QMainWindow):
 
             return load_engine(paths)
 
-        run_background(self, work, self._on_engine_loaded, self._on_load_failed)
+        run_background(work, self._on_engine_loaded, self._on_load_failed)
 
     def set_engine(self, engine: Any) -> None:
         self.engine = engine
@@ -888,17 +841,9 @@ class MainWindow(QMainWindow):
                 dlg.close()
             except RuntimeError:
                 pass
-        for thread, _task in getattr(self, "_tasks", []):
-            if _alive(thread):
-                thread.quit()
-                thread.wait(30000)
-        try:
-            from trtstudio.ui import workers
+        from trtstudio.ui import workers
 
-            if hasattr(workers, "shutdown_all"):
-                workers.shutdown_all(30000)
-        except ImportError:
-            pass
+        workers.shutdown_all(30000)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self._save_settings()
