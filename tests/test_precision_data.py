@@ -94,3 +94,11 @@ def test_model_inputs_skip_initializers(tmp_path) -> None:
     m = conv_net()
     m.graph.input.append(onnx.helper.make_tensor_value_info("w1", onnx.TensorProto.FLOAT, [8, 3, 3, 3]))
     assert [s["name"] for s in model_inputs(m)] == ["x"]
+
+
+def test_batched_file_splits_for_a_fixed_batch_of_one(tmp_path) -> None:
+    specs = [{"name": "x", "dtype": "float32", "shape": [1, 3, 16, 16]}]  # as --shapes x:1x3x16x16 makes it
+    np.save(tmp_path / "b.npy", np.arange(4 * 3 * 16 * 16, dtype=np.float32).reshape(4, 3, 16, 16))
+    samples = load_samples(tmp_path, specs)
+    assert len(samples) == 4 and samples[3]["x"].shape == (1, 3, 16, 16)
+    assert samples[1]["x"][0, 0, 0, 0] == 3 * 16 * 16

@@ -121,7 +121,8 @@ def _units(arrays: dict[str, np.ndarray], specs: list[dict[str, Any]]) -> list[d
         ):
             a = a[None, ...]
         fixed[name] = a
-    split = [n for n in fixed if n in by_name and _batch_dynamic(by_name[n]["shape"]) and fixed[n].ndim >= 1]
+    split = [n for n in fixed if n in by_name and fixed[n].ndim >= 1
+             and (_batch_dynamic(by_name[n]["shape"]) or by_name[n]["shape"][0] == 1)]
     sizes = {fixed[n].shape[0] for n in split}
     if split and len(sizes) == 1 and len(split) == len([n for n in fixed if n in by_name]):
         count = sizes.pop()
