@@ -14,6 +14,12 @@ def _app() -> Any:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("trtstudio")
     app.setOrganizationName("trtstudio")
+    from importlib import resources
+
+    from PySide6.QtGui import QIcon
+
+    app.setWindowIcon(QIcon(str(resources.files("trtstudio.resources") / "icons" / "trtstudio.svg")))
+    app.setDesktopFileName("trtstudio")
     import pyqtgraph as pg
 
     pg.setConfigOptions(antialias=False, background="w", foreground="k")
@@ -44,11 +50,15 @@ def run_gui(model: str | None = None, engine_files: list[str] | None = None, *, 
             if win.is_busy():
                 QTimer.singleShot(100, _start)
             else:
+                win.demo_highlight()
                 win.profile_panel.start()
 
         QTimer.singleShot(200, _start)
     if screenshot:
         wait_idle(win, app)
+        win.resize(*size)
+        app.processEvents()
+        win.apply_default_dock_sizes()
         if demo and profile_seconds > 0:
             import time
 
@@ -56,7 +66,10 @@ def run_gui(model: str | None = None, engine_files: list[str] | None = None, *, 
             while time.monotonic() < end:
                 app.processEvents()
                 time.sleep(0.01)
-        win.view.fit()
+        if demo:
+            win.demo_highlight()
+        else:
+            win.view.fit()
         app.processEvents()
         img = win.grab()
         Path(screenshot).parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMessageBox,
+    QScrollArea,
     QTabWidget,
     QTextBrowser,
     QToolBar,
@@ -163,11 +164,14 @@ class MainWindow(QMainWindow):
             holder.addTab(QLabel("live profiling unavailable"), "Profile")
         dock = QDockWidget("Live profile", self)
         dock.setObjectName("dock_profile")
-        dock.setWidget(holder)
+        scroll = QScrollArea()  # the panels' minimum size must not push the window beyond the screen
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        holder.setMinimumSize(520, 560)
+        scroll.setWidget(holder)
+        dock.setWidget(scroll)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
         self.profile_dock = dock
-        self.resizeDocks([self.model_dock, dock], [330, 470], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.engine_dock], [300], Qt.Orientation.Vertical)
 
     def _make_actions(self) -> None:
         mb = self.menuBar()
@@ -844,6 +848,28 @@ class MainWindow(QMainWindow):
         from trtstudio.ui import workers
 
         workers.shutdown_all(30000)
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)
+        if not getattr(self, "_docks_sized", False) and self.settings().value("window/state") is None:
+            self._docks_sized = True
+            self.apply_default_dock_sizes()
+
+    def apply_default_dock_sizes(self) -> None:
+        w, h = self.width(), self.height()
+        self.resizeDocks([self.model_dock, self.profile_dock], [int(w * 0.16), int(w * 0.6)],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.engine_dock], [int(h * 0.32)], Qt.Orientation.Vertical)
+
+    def demo_highlight(self) -> None:
+        """For the demo: select the engine layer that fused the most ONNX nodes and show it on the graph."""
+        if self.engine is None or self.layer_table is None or self.display is None:
+            return
+        best = max(range(len(self.engine.layers)), key=lambda i: len(self.engine.layers[i].onnx_nodes), default=None)
+        if best is None or not self.engine.layers[best].onnx_nodes:
+            return
+        self.layer_table.select_layers([best])
+        self._on_table_layers_selected([best])
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self._save_settings()
