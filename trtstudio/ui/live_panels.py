@@ -1,20 +1,23 @@
 """Live plots of a profiling run, redrawn by a 25 Hz timer that pulls snapshots of the run's ring buffer.
 
 The runner's thread appends samples to a ``SampleBuffer`` under its lock; this widget never receives
-one signal per sample. Each frame takes one snapshot and calls ``setData`` once per curve. The cheap
-parts (latency curve, throughput, H2D/compute/D2H split) follow every frame; rolling bands, spikes
-and the histogram every ``BANDS_EVERY`` frames; statistics, warnings and memory every
-``STATS_EVERY`` frames. Plots that are hidden are not redrawn.
+one signal per sample. Each frame copies the rows appended since the last one (``SampleWindow``) and
+calls ``setData`` once per curve it redraws. The latency curve follows every frame (25 Hz); the
+heavier parts take turns, one per frame, each at 5 Hz (``SLOW_EVERY``): statistics and warnings;
+rolling bands and spikes; the histogram; throughput and the H2D/compute/D2H split; memory at 2.5 Hz.
+Spreading them keeps every frame short. Plots that are hidden are not redrawn.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -32,9 +35,9 @@ from trtstudio.profiling.samples import COLUMNS, SampleBuffer
 from trtstudio.profiling.stats import latency_stats, run_warnings
 
 FRAME_MS = 40  # 25 Hz
-BANDS_EVERY = 5  # rolling bands, spikes, histogram, throughput: 5 Hz
-STATS_EVERY = 5  # statistics strip and warnings: 5 Hz
-MEMORY_EVERY = 10  # memory plots: 2.5 Hz (the monitor samples every 100 ms)
+SLOW_EVERY = 5  # each slow part is redrawn every 5th frame (5 Hz), in its own frame of the cycle
+_STATS, _BANDS, _HIST, _RATE = 0, 1, 2, 3  # frame phases within the cycle
+MEMORY_EVERY = 10  # memory plots: 2.5 Hz (the monitor samples every 100 ms), phase 4
 MAX_SPIKES = 300  # markers drawn at most (the largest spikes)
 MIB = 1024.0 * 1024.0
 MIN_LEAK_POINTS = 30  # memory samples (100 ms apart) before a live "growing" warning: allocators warm up first
@@ -88,6 +91,28 @@ def _round_sig(v: float, down: bool, digits: int = 2) -> float:
         return v
     step = 10.0 ** (math.floor(math.log10(v)) - digits + 1)
     return (math.floor(v / step) if down else math.ceil(v / step)) * step
+
+
+def peak_decimate(
+    t: np.ndarray, v: np.ndarray, buckets: int = 2048, finite: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max of each of ``buckets`` runs of samples, interleaved (what pyqtgraph's 'peak'
+    downsampling draws), NaN-aware unless ``finite``; the input as it is when it is short already.
+    Done once here, it spares pyqtgraph clipping and decimating 100k samples per curve and frame."""
+    n = int(v.size)
+    k = n // buckets
+    if k < 2:
+        return t, v
+    m = (n // k) * k
+    vv = v[n - m :].reshape(-1, k)
+    tt = t[n - m :: k]
+    if finite:
+        lo, hi = vv.min(axis=1), vv.max(axis=1)
+    else:
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN buckets stay NaN
+            lo, hi = np.nanmin(vv, axis=1), np.nanmax(vv, axis=1)
+    return np.repeat(tt, 2), np.column_stack((lo, hi)).ravel()
 
 
 def rolling_bands(t: np.ndarray, y: np.ndarray, bins: int = 200, min_per_bin: int = 100) -> tuple[np.ndarray, ...] | None:
@@ -286,10 +311,11 @@ class LivePanels(QWidget):
         grid.setContentsMargins(6, 4, 6, 4)
         grid.setHorizontalSpacing(14)
         grid.setVerticalSpacing(0)
+        self._strip_grid = grid
+        self._strip_cells: list[tuple[QLabel, QLabel]] = []
+        self._per_row = 0
         self.stat_labels: dict[str, QLabel] = {}
-        per_row = 8
-        for i, (key, caption) in enumerate(_STAT_CELLS):
-            r, c = divmod(i, per_row)
+        for key, caption in _STAT_CELLS:
             cap = QLabel(caption)
             cap.setStyleSheet("color: #666; font-size: 8pt;")
             val = QLabel("-")
@@ -297,12 +323,12 @@ class LivePanels(QWidget):
             val.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             if key == "cold":
                 val.setToolTip("the first inference after loading, timed apart from the measured ones")
-            grid.addWidget(cap, 2 * r, c)
-            grid.addWidget(val, 2 * r + 1, c)
+            self._strip_cells.append((cap, val))
             self.stat_labels[key] = val
         self.scope_label = QLabel("")
         self.scope_label.setStyleSheet("color: #666; font-size: 8pt;")
-        grid.addWidget(self.scope_label, 4, 0, 1, per_row)
+        self.scope_label.setWordWrap(True)
+        self._layout_strip(8)
         outer.addWidget(strip)
 
         self.warnings_label = QLabel("")
@@ -355,6 +381,7 @@ class LivePanels(QWidget):
 
         self.notes_label = QLabel("")
         self.notes_label.setStyleSheet("color: #666; font-size: 8pt;")
+        self.notes_label.setWordWrap(True)
         self.notes_label.setVisible(False)
         outer.addWidget(self.notes_label)
         self._titles()
@@ -396,20 +423,49 @@ class LivePanels(QWidget):
         self._place()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
+    def _layout_strip(self, per_row: int) -> None:
+        """Statistics cells in rows of ``per_row`` (8 when wide, 4 in a narrow dock)."""
+        if per_row == self._per_row:
+            return
+        self._per_row = per_row
+        g = self._strip_grid
+        for w in (*(w for pair in self._strip_cells for w in pair), self.scope_label):
+            g.removeWidget(w)
+        for i, (cap, val) in enumerate(self._strip_cells):
+            r, c = divmod(i, per_row)
+            g.addWidget(cap, 2 * r, c)
+            g.addWidget(val, 2 * r + 1, c)
+        rows = -(-len(self._strip_cells) // per_row)
+        g.addWidget(self.scope_label, 2 * rows, 0, 1, per_row)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._layout_strip(8 if event.size().width() >= 760 else 4)
+
+    @staticmethod
+    def _legend(title: str, items: list[tuple[str, str]]) -> str:
+        keys = "  ".join(f"<span style='color:{c}'>&#9632; {n}</span>" for n, c in items)
+        return f"<b>{title}</b>&nbsp;&nbsp; <span style='font-size:8pt'>{keys}</span>"
+
     def _titles(self) -> None:
-        def legend(title: str, items: list[tuple[str, str]]) -> str:
-            keys = "  ".join(f"<span style='color:{c}'>&#9632; {n}</span>" for n, c in items)
-            return f"<b>{title}</b>&nbsp;&nbsp; <span style='font-size:8pt'>{keys}</span>"
+        legend = self._legend
 
         self.latency_plot.setTitle(legend("Latency per inference", [
             ("latency", "#1f77b4"), ("rolling p50", "#2ca02c"), ("rolling p99", "#ff7f0e"),
             ("spikes &gt; p99 or &gt; 2x median", "#d62728")]))
         self.hist_plot.setTitle(self._hist_title())
-        self.tp_plot.setTitle(legend("Throughput", [("inferences/s", "#1f77b4"), ("samples/s (dashed)", "#ff7f0e")]))
+        self.tp_plot.setTitle(legend("Throughput", [("inferences/s", "#1f77b4"), ("samples/s", "#ff7f0e")]))
         self.split_plot.setTitle(legend("H2D / compute / D2H", [("H2D", "#9467bd"), ("compute", "#2ca02c"),
                                                                ("D2H", "#8c564b")]))
-        self.gpu_mem_plot.setTitle(legend("GPU memory", [(n, c) for _, n, c in _MEMORY_SERIES]))
+        self._gpu_title([k for k, _, _ in _MEMORY_SERIES])
         self.host_mem_plot.setTitle(legend("Process RSS (host)", []))
+
+    def _gpu_title(self, keys: list[str]) -> None:
+        """The GPU memory title names only the series this run has (all of them would not fit)."""
+        if keys != getattr(self, "_gpu_keys", None):
+            self._gpu_keys = keys
+            items = [(n, c) for k, n, c in _MEMORY_SERIES if k in keys]
+            self.gpu_mem_plot.setTitle(self._legend("GPU memory", items))
 
     def _hist_title(self) -> str:
         note = f"&nbsp;&nbsp;<span style='font-size:8pt'>({self._hist_note})</span>" if self._hist_note else ""
@@ -544,8 +600,12 @@ class LivePanels(QWidget):
         self._frame += 1
         count = samples.count
         changed = count != self._last_count
-        slow = force or self._frame % STATS_EVERY == 0
-        if force or self._frame % MEMORY_EVERY == 0:
+        phase = self._frame % SLOW_EVERY
+
+        def due(p: int) -> bool:
+            return force or phase == p
+
+        if force or self._frame % MEMORY_EVERY == 4 or self._frame == 1:
             self._draw_memory(force)
         if not changed and not force:
             return
@@ -557,20 +617,21 @@ class LivePanels(QWidget):
         t, y = snap["t_s"], snap["latency_ms"]
         if y.size == 0:
             return
-        if slow or not self._stats:
+        if due(_STATS) or not self._stats:
             self._update_stats(snap, count)
         if self.latency_plot.isVisible() or force:
-            self._draw_latency(t, y, bands=force or self._frame % BANDS_EVERY == 0)
-        if self.hist_plot.isVisible() and (force or self._frame % BANDS_EVERY == 0):
+            self._draw_latency(t, y, bands=due(_BANDS))
+        if self.hist_plot.isVisible() and due(_HIST):
             self._draw_histogram(y)
-        if (self.tp_plot.isVisible() and self._frame % BANDS_EVERY == 0) or force:
+        if self.tp_plot.isVisible() and due(_RATE):
             self._draw_throughput(t)
-        self._draw_split(snap, force)
+        if due(_RATE):
+            self._draw_split(snap, force)
 
     def _draw_latency(self, t: np.ndarray, y_ms: np.ndarray, bands: bool) -> None:
         y = y_ms * 1e-3  # plotted in seconds: the axis picks µs / ms itself
-        self.latency_curve.setData(t, y)
-        ymax = float(y.max())
+        self.latency_curve.setData(*peak_decimate(t, y, finite=True))
+        ymax = float(np.max(y))
         p50 = float(self._stats["median"]) * 1e-3 if "median" in self._stats else float(np.median(y))
         p99 = float(self._stats["p99"]) * 1e-3 if "p99" in self._stats else ymax
         top = 1.08 * max(min(ymax, 4.0 * p99), p99)
@@ -582,7 +643,12 @@ class LivePanels(QWidget):
             self.band_p50.setData([], [])
             self.band_p99.setData([], [])
         else:
-            self.band_p50.setData(b[0], b[1])
+            # the fill between the bands rebuilds its path on each curve's change signal: once is enough
+            self.band_p50.blockSignals(True)
+            try:
+                self.band_p50.setData(b[0], b[1])
+            finally:
+                self.band_p50.blockSignals(False)
             self.band_p99.setData(b[0], np.minimum(b[2], top))
         idx = np.flatnonzero((y > p99) | (y > 2.0 * p50))
         if idx.size > MAX_SPIKES:
@@ -604,7 +670,8 @@ class LivePanels(QWidget):
         self.hist_plot.set_ranges(lo * 1e-3, hi * 1e-3, 0.0, float(counts.max()) * 1.08 if counts.size else 1.0,
                                   exact=self._exact)
         # a title change re-lays the plot out (a full repaint): the note changes only with its rounded text
-        note = f"{100 * beyond:.1f} % above {_fmt_ms(float(f'{hi:.2g}'))} not shown" if beyond >= 0.0005 else ""
+        edge = f"{hi:.3g} ms" if hi >= 1 else f"{hi * 1e3:.3g} µs"
+        note = f"{100 * beyond:.1f}% &gt; {edge} off-scale" if beyond >= 0.0005 else ""
         if note != self._hist_note:
             self._hist_note = note
             self.hist_plot.setTitle(self._hist_title())
@@ -627,11 +694,14 @@ class LivePanels(QWidget):
             return
         t = snap["t_s"]
         top = 0.0
+        step = max(1, t.size // 4096)  # the view's top from a strided subsample: a full percentile costs ms
         for key, curve in self.split_curves.items():
             v = parts[key] * 1e-3
-            curve.setData(t, v)
-            if np.isfinite(v).any():
-                top = max(top, float(np.nanpercentile(v, 99.5)))
+            curve.setData(*peak_decimate(t, v))  # three 100k-sample curves: decimated once here
+            sub = v[::step]
+            sub = sub[np.isfinite(sub)]
+            if sub.size:
+                top = max(top, float(np.percentile(sub, 99.5)))
         self.split_plot.set_ranges(float(t[0]), float(t[-1]), 0.0, 1.3 * top, exact=self._exact)
 
     def _draw_memory(self, force: bool) -> None:
@@ -644,6 +714,8 @@ class LivePanels(QWidget):
         n = int(arrays["t_s"].size)
         gpu = [k for k, _, _ in _MEMORY_SERIES if k in arrays]
         self._set_no_data(self.gpu_mem_plot, not gpu)
+        if gpu:
+            self._gpu_title(gpu)
         self._set_no_data(self.host_mem_plot, "host_rss_bytes" not in arrays)
         if n == 0 or (n == self._last_mem and not force):
             return
@@ -655,12 +727,12 @@ class LivePanels(QWidget):
             for key in gpu:
                 v = arrays[key] / MIB
                 self.mem_curves[key].setData(t, v)
-                ymax = max(ymax, float(v.max()))
+                ymax = max(ymax, float(np.max(v)))
             self.gpu_mem_plot.set_ranges(x0, x1, 0.0, 1.08 * ymax, exact=self._exact)
         if self.host_mem_plot.isVisible() and "host_rss_bytes" in arrays:
             v = arrays["host_rss_bytes"] / MIB
             self.mem_curves["host_rss_bytes"].setData(t, v)
-            lo, hi = float(v.min()), float(v.max())
+            lo, hi = float(np.min(v)), float(np.max(v))
             pad = max(1.0, 0.1 * (hi - lo))
             self.host_mem_plot.set_ranges(x0, x1, lo - pad, hi + pad, exact=self._exact)
 
@@ -720,7 +792,8 @@ class LivePanels(QWidget):
         for label, v in memory.items():
             if v["verdict"] == "unknown":
                 continue
-            parts.append(f"{label} {v['slope_mib_per_1k']:+.3f} MiB/1k inferences ({v['verdict']})")
+            verdict = v["verdict"] if v["points"] >= MIN_LEAK_POINTS else "too early to tell"
+            parts.append(f"{label} {v['slope_mib_per_1k']:+.3f} MiB/1k inferences ({verdict})")
         return ("   memory: " + "; ".join(parts)) if parts else ""
 
     def _show_stats(self, stats: dict[str, Any], ips: float | None, sps: float | None) -> None:

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -291,17 +292,39 @@ class ProfilePanel(QWidget):
         self.layers_table.setVisible(False)
         col.addWidget(self.layers_table, 10)
         col.addStretch(1)
-        side.setMinimumWidth(300)
-        side.setMaximumWidth(420)
+        side.setMinimumWidth(280)
+        self._side = side
 
         self.live = LivePanels()
-        split = QSplitter(Qt.Orientation.Horizontal)
+        self._split = split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(side)
         split.addWidget(self.live)
+        split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
         outer = QHBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(split)
+        self._arrange(self.width())
+
+    WIDE_PX = 900  # narrower than this (a dock), the controls go above the plots
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._arrange(event.size().width())
+
+    def _arrange(self, width: int) -> None:
+        wide = width >= self.WIDE_PX
+        orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self._split.orientation() == orientation and self._split.property("arranged"):
+            return
+        self._split.setProperty("arranged", True)
+        self._split.setOrientation(orientation)
+        self._side.setMaximumWidth(420 if wide else 16777215)
+        if wide:
+            self._split.setSizes([340, max(1, width - 340)])
+        else:
+            self._split.setSizes([self._side.sizeHint().height(), 10_000])
 
     # -- model -----------------------------------------------------------------------------------
     def set_model(self, path: str) -> None:

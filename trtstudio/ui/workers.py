@@ -108,21 +108,21 @@ class WorkerHandle(QObject):
         self.result: Any = None
         self.error: BaseException | None = None
         self._done = False
-        self.thread = QThread()  # no parent
-        self.thread.setObjectName(f"trtstudio-{self.name}")
+        self.qthread = QThread()  # no parent
+        self.qthread.setObjectName(f"trtstudio-{self.name}")
         self.worker = _Worker(fn)
         # kept apart from the worker: its C++ side is deleted when the thread ends
         self._state = self.worker.state
-        self.worker.moveToThread(self.thread)
-        self.thread.started.connect(self.worker.work)
-        self.worker.sig_finished.connect(self.thread.quit)
+        self.worker.moveToThread(self.qthread)
+        self.qthread.started.connect(self.worker.work)
+        self.worker.sig_finished.connect(self.qthread.quit)
         self.worker.sig_finished.connect(self.worker.deleteLater)
-        self.thread.finished.connect(self.thread.deleteLater)
+        self.qthread.finished.connect(self.qthread.deleteLater)
         # the handle lives in the GUI thread: these connections are queued
         self.worker.sig_done.connect(self._on_worker_done)
         self.worker.sig_error.connect(self._on_worker_error)
         self.worker.sig_progress.connect(self.sig_progress)
-        self.thread.finished.connect(self._on_thread_finished)
+        self.qthread.finished.connect(self._on_thread_finished)
 
     @property
     def task_state(self) -> TaskState:
@@ -133,12 +133,12 @@ class WorkerHandle(QObject):
         """Register and start the thread; returns self."""
         with _LOCK:
             _HANDLES.append(self)
-        self.thread.start()
+        self.qthread.start()
         return self
 
     def is_running(self) -> bool:
         """True until the thread has finished."""
-        return shiboken6.isValid(self.thread) and self.thread.isRunning()
+        return shiboken6.isValid(self.qthread) and self.qthread.isRunning()
 
     def is_done(self) -> bool:
         """True once the task returned or raised (its result signal may still be queued)."""
@@ -152,11 +152,11 @@ class WorkerHandle(QObject):
 
     def join(self, timeout_ms: int = 5000) -> bool:
         """Quit the thread's loop and wait up to ``timeout_ms``; True when it has ended."""
-        if not shiboken6.isValid(self.thread):
+        if not shiboken6.isValid(self.qthread):
             _unregister(self)
             return True
-        self.thread.quit()
-        ended = bool(self.thread.wait(timeout_ms))
+        self.qthread.quit()
+        ended = bool(self.qthread.wait(timeout_ms))
         if ended:
             _unregister(self)
         return ended
@@ -227,7 +227,7 @@ def live_handles() -> list[WorkerHandle]:
 
 def live_threads() -> list[QThread]:
     """QThreads started here that are still running (tests fail when one is left behind)."""
-    return [h.thread for h in live_handles() if h.is_running()]
+    return [h.qthread for h in live_handles() if h.is_running()]
 
 
 def shutdown_all(timeout_ms: int = 5000) -> list[str]:
