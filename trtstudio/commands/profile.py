@@ -29,6 +29,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples-csv", metavar="F", help="write raw samples as CSV")
     parser.add_argument("--samples-npy", metavar="F", help="write raw samples as .npy")
     parser.add_argument("--trace", metavar="F", help="write a Chrome-trace / Perfetto JSON timeline")
+    parser.add_argument("--session", metavar="S.trtstudio", help="save the run as a session (reopen with `trtstudio report`)")
+    parser.add_argument("--report", metavar="R.html|.pdf|.json|.csv", help="write a report of the run")
+    parser.add_argument("--title", help="title of the session/report")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
 
 
@@ -88,9 +91,44 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
                 export.write_samples_npy(args.samples_npy, snap)
             if args.trace:
                 export.write_trace(args.trace, export.chrome_trace(snap, monitor.snapshot(), layers, name=str(args.model)))
+        if getattr(args, "session", None) or getattr(args, "report", None):
+            doc["written"] = _save_report(args, result, layers, used, name, backend.memory())
         return doc
     finally:
         backend.close()
+
+
+def _save_report(args: argparse.Namespace, result: Any, layers: Any, shapes: dict[str, Any], backend: str,
+                 static_memory: dict[str, int]) -> list[str]:
+    """Write ``--session`` and/or ``--report`` for a finished run; returns the files written."""
+    from pathlib import Path
+
+    from trtstudio.errors import InputError
+    from trtstudio.report import write_report
+    from trtstudio.report.model import make_session
+    from trtstudio.report.session import RunData, write_session
+    from trtstudio.report.writers import REPORT_WRITERS
+
+    if args.report:
+        REPORT_WRITERS.for_path(args.report)  # unknown extension: InputError before any work
+    model_path = str(args.model)
+    run = RunData.from_result(result, name=args.title or f"{Path(model_path).name} ({backend})", backend=backend,
+                              model=model_path, layers=layers, shapes=shapes, extra_memory=static_memory)
+    is_onnx = model_path.lower().endswith(".onnx")
+    try:
+        session = make_session(model=model_path if is_onnx else None, engine=None if is_onnx else [model_path],
+                               run=run, title=args.title)
+    except InputError as exc:  # an engine plan this machine cannot read: keep the run
+        session = make_session(run=run, title=args.title)
+        session.warnings.append(f"engine layers not read: {exc.one_line()}")
+    written: list[str] = []
+    if args.session:
+        written.append(str(write_session(args.session, session)))
+    if args.report:
+        from trtstudio.report.model import Report
+
+        written += [str(p) for p in write_report(Report.from_session(session), args.report)]
+    return written
 
 
 def _fmt_bytes(n: float) -> str:
@@ -134,6 +172,8 @@ def render_text(doc: dict[str, Any]) -> str:
         lines.append(f"note: {note}")
     for warning in doc.get("warnings", []):
         lines.append(f"warning: {warning}")
+    for path in doc.get("written", []):
+        lines.append(f"wrote {path}")
     return "\n".join(lines)
 
 

@@ -99,9 +99,10 @@ def cards(items: Iterable[tuple[str, str]]) -> str:
     return f'<table class="cards" cellspacing="6" cellpadding="6"><tr>{cells}</tr></table>'
 
 
-def section(title: str, body: str, anchor: str) -> str:
-    """One titled section."""
-    return f'<section id="{anchor}"><h2>{escape(title)}</h2>{body}</section>'
+def section(title: str, body: str, anchor: str, new_page: bool = False) -> str:
+    """One titled section (``new_page``: start it on a new printed page, in the browser and the PDF)."""
+    style = ' style="page-break-before: always"' if new_page else ""
+    return f'<section id="{anchor}"><h2{style}>{escape(title)}</h2>{body}</section>'
 
 
 def page(title: str, subtitle: str, body: Iterable[str]) -> str:
@@ -316,7 +317,7 @@ def report_body(rep: Any, images: Images) -> list[str]:
     if rep.findings:
         body.append(section("Findings", _findings(rep), "findings"))
     if rep.layers:
-        body.append(section("Layers", _layers(rep), "layers"))
+        body.append(section("Layers", _layers(rep), "layers", new_page=True))
     if rep.accuracy:
         body.append(section("Accuracy", table(("metric", "value"), accuracy_rows(rep.accuracy), num=(1,)), "accuracy"))
     warn = "".join(f"<li>{escape(w)}</li>" for w in rep.warnings) or "<li>none</li>"
@@ -337,3 +338,107 @@ def write_html(rep: Any, path: Path) -> list[Path]:
 
     text, _ = render_report(rep, inline=True)
     return [atomic_write(path, lambda fh: fh.write(text))]
+
+
+# ------------------------------------------------------------------------------------------------
+# comparisons
+
+
+def _per_s(v: float | None) -> str:
+    text = fmt_num(v, 1)
+    return text if text == "\u2013" else f"{text}/s"
+
+
+def _fmt_speed(v: float | None) -> str:
+    from trtstudio.report.fmt import fmt_speedup
+
+    return fmt_speedup(v)
+
+
+def _comparison_summary(comp: Any, images: Images) -> str:
+    rows = []
+    for s in comp.summary:
+        acc = s.get("accuracy") or {}
+        rows.append((s["name"], fmt_ms(s["median_ms"]), fmt_ms(s["p99_ms"]), _fmt_speed(s["speedup_median"]),
+                     _per_s(s["inferences_per_s"]), fmt_bytes(s["engine_size_bytes"]),
+                     fmt_bytes(s["memory_peak_bytes"]),
+                     f"{acc['metric']} {fmt_num(acc['value'], 6) if isinstance(acc.get('value'), float) else acc.get('value')}" if acc else "\u2013",
+                     ", ".join(f"{k} {n}" for k, n in (s.get("precisions") or {}).items())))
+    parts = [f"<p>Baseline: <b>{escape(comp.baseline)}</b>; speed-up = baseline median / variant median (&gt; 1 is faster).</p>",
+             table(("variant", "median", "p99", "speed-up", "throughput", "engine size", "peak memory", "accuracy", "layers by precision"),
+                   rows, num=(1, 2, 3, 4, 5, 6))]
+    med = [(s["name"], s["median_ms"]) for s in comp.summary if s["median_ms"] is not None]
+    if med:
+        notes = [_fmt_speed(s["speedup_median"]) for s in comp.summary if s["median_ms"] is not None]
+        parts.append(images.svg(plots.svg_bars([m[0] for m in med], [m[1] for m in med], "Median latency", notes=notes),
+                                "compare_median.svg"))
+    for d in comp.layer_diffs:
+        c = d["summary"]["changes"]
+        parts.append(f"<p>{escape(d['b'])} vs {escape(d['a'])}: {d['summary']['matched']} matched layer groups, "
+                     f"{c['precision']} precision changes, {c['tactic']} tactic changes, {c['fusion']} fusion changes, "
+                     f"{c['only_a']} only in {escape(d['a'])}, {c['only_b']} only in {escape(d['b'])}.</p>")
+    return "".join(parts)
+
+
+def _comparison_details(comp: Any) -> str:
+    heads = ["variant", *("p99.9" if k == "p999" else k for k in ("count", "mean", "median", "p90", "p95", "p99", "p999", "min", "max")),
+             "CoV", "speed-up mean", "speed-up p99"]
+    rows = []
+    for v in comp.variants:
+        lat = v["latency_ms"]
+        rows.append([v["name"], fmt_num(lat.get("count"))] + [fmt_ms(lat.get(k)) for k in ("mean", "median", "p90", "p95", "p99", "p999", "min", "max")]
+                    + [fmt_pct(lat.get("cov"), 2), _fmt_speed(v["speedup"]["mean"]), _fmt_speed(v["speedup"]["p99"])])
+    lat_t = table(heads, rows, num=range(1, len(heads)))
+    mem_rows = [(v["name"], fmt_bytes(v["engine_size_bytes"]), _fmt_speed(v["engine_size_ratio"]),
+                 fmt_bytes(v["device_memory_bytes"]), fmt_bytes(v["weights_bytes"]),
+                 fmt_bytes(v["memory_peak_bytes"]) + (f" ({v['memory_key']})" if v["memory_key"] else ""), v["leak"] or "\u2013")
+                for v in comp.variants]
+    mem_t = table(("variant", "engine size", "vs baseline", "device memory", "weights", "peak memory", "leak"), mem_rows,
+                  num=(1, 2, 3, 4))
+    return lat_t + "<h3>Memory and size</h3>" + mem_t
+
+
+def _comparison_accuracy(comp: Any) -> str:
+    keys: list[str] = []
+    flat = []
+    for v in comp.variants:
+        d = dict(accuracy_rows(v["accuracy"] or {}))
+        flat.append(d)
+        keys += [k for k in d if k not in keys]
+    if not keys:
+        return ""
+    rows = [[k] + [f.get(k, "\u2013") for f in flat] for k in keys]
+    return table(["metric"] + [v["name"] for v in comp.variants], rows, num=range(1, len(comp.variants) + 1))
+
+
+def _layer_diff_table(d: dict[str, Any], changed_only: bool) -> str:
+    rows, classes = [], []
+    for r in d["rows"]:
+        if changed_only and not r["changes"]:
+            continue
+        rows.append((", ".join(r["onnx_nodes"][:4]) + (" ..." if len(r["onnx_nodes"]) > 4 else ""),
+                     "; ".join(r["a_layers"]), "/".join(r["a_precision"]), fmt_ms(r["a_time_ms"]),
+                     "; ".join(r["b_layers"]), "/".join(r["b_precision"]), fmt_ms(r["b_time_ms"]),
+                     fmt_ms(r["delta_ms"]), ", ".join(r["changes"])))
+        classes.append("warning" if "precision" in r["changes"] else ("info" if r["changes"] else None))
+    return table(("ONNX nodes", f"{d['a']} layers", "precision", "time", f"{d['b']} layers", "precision", "time", "delta",
+                  "changes"), rows, num=(3, 6, 7), cls="layers", row_classes=classes)
+
+
+def render_comparison(comp: Any, inline: bool = True) -> tuple[str, dict[str, tuple[str, bytes]]]:
+    """(HTML text, image resources) of a comparison: one-page summary first, then details."""
+    images = Images(inline)
+    body = [section("Summary", _comparison_summary(comp, images), "summary"),
+            section("Latency", _comparison_details(comp), "latency", new_page=True)]
+    acc = _comparison_accuracy(comp)
+    if acc:
+        body.append(section("Accuracy", acc, "accuracy"))
+    for d in comp.layer_diffs:
+        changed = sum(1 for r in d["rows"] if r["changes"])
+        text = f"<h3>Changed ({changed} of {len(d['rows'])} rows)</h3>" + _layer_diff_table(d, True)
+        if changed < len(d["rows"]):
+            text += "<h3>All layers</h3>" + _layer_diff_table(d, False)
+        body.append(section(f"Layer diff: {d['b']} vs {d['a']}", text, "diff-" + str(comp.layer_diffs.index(d))))
+    warn = "".join(f"<li>{escape(w)}</li>" for w in comp.warnings) or "<li>none</li>"
+    body.append(section("Warnings", f'<ul class="warnings">{warn}</ul>', "warnings"))
+    return page(comp.title, f"generated {comp.generated} by trtstudio", body), images.resources

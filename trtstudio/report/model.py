@@ -15,7 +15,6 @@ latency statistics with over-time and histogram plot data, memory with the leak 
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import os
 import platform
 from collections.abc import Iterable
@@ -28,7 +27,7 @@ import numpy as np
 from trtstudio import __version__
 from trtstudio.engine.model import EngineInfo
 from trtstudio.report import plots
-from trtstudio.report.session import EngineRecord, Picture, RunData, Session
+from trtstudio.report.session import EngineRecord, Picture, RunData, Session, clean_json
 
 SCHEMA = "trtstudio.report/1"
 TOP_N = 15
@@ -245,17 +244,7 @@ def make_session(model: Any = None, engine: Any = None, run: Any = None, accurac
 # the report
 
 
-def _clean(obj: Any) -> Any:
-    """JSON-safe copy: NaN/inf -> None, numpy scalars -> Python, tuples -> lists."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
+_clean = clean_json
 
 
 def _layer_ms(t: Any) -> float | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import tempfile
 import zlib
@@ -35,6 +36,19 @@ SUFFIX = ".trtstudio"
 
 # ------------------------------------------------------------------------------------------------
 # arrays
+
+
+def clean_json(obj: Any) -> Any:
+    """JSON-safe copy: NaN/inf -> None, numpy scalars -> Python, tuples -> lists, keys -> str."""
+    if isinstance(obj, dict):
+        return {str(k): clean_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [clean_json(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
 
 
 def encode_array(a: np.ndarray, dtype: str | None = None) -> dict[str, Any]:
@@ -237,6 +251,12 @@ class Session:
 # files
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_replace(path: str | os.PathLike[str], make: Any) -> Path:
     """Call ``make(tmp_path)`` to write a temporary file beside ``path``, then ``os.replace`` it over
     ``path``. On any exception the temporary file is removed, ``path`` is untouched, and the error
@@ -247,6 +267,11 @@ def atomic_replace(path: str | os.PathLike[str], make: Any) -> Path:
     os.close(fd)
     try:
         make(tmp)
+        try:  # mkstemp makes 0600; give the file the mode a plain open() would
+            mode = p.stat().st_mode & 0o777 if p.exists() else 0o666 & ~_umask()
+            os.chmod(tmp, mode)
+        except OSError:
+            pass
         os.replace(tmp, p)
     except BaseException:
         try:
@@ -271,7 +296,7 @@ def atomic_write(path: str | os.PathLike[str], write: Any, mode: str = "w") -> P
 
 def write_session(path: str | os.PathLike[str], session: Session) -> Path:
     """Write ``session`` to ``path`` atomically (see the module docstring)."""
-    doc = session.to_json()
+    doc = clean_json(session.to_json())
     return atomic_write(path, lambda fh: json.dump(doc, fh, indent=1, allow_nan=False, default=_json_default))
 
 

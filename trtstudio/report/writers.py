@@ -169,3 +169,34 @@ def write_report(report: Any, path: str | Path, what: str | None = None, fmt: st
     if p.parent and not p.parent.is_dir():
         raise InputError(p, "the folder does not exist")
     return writer.write(report, p, what)
+
+
+@COMPARISON_WRITERS.register("html", (".html", ".htm"), "one self-contained HTML file, one-page summary first")
+def _comparison_html(comp: Any, path: Path, what: str | None = None) -> list[Path]:
+    from trtstudio.report.html import render_comparison
+
+    text, _ = render_comparison(comp, inline=True)
+    return [atomic_write(path, lambda fh: fh.write(text))]
+
+
+@COMPARISON_WRITERS.register("json", (".json",), "schema trtstudio.comparison/1")
+def _comparison_json(comp: Any, path: Path, what: str | None = None) -> list[Path]:
+    return write_json_doc(comp.to_json(), path)
+
+
+@COMPARISON_WRITERS.register("pdf", (".pdf",), "PDF of the same content")
+def _comparison_pdf(comp: Any, path: Path, what: str | None = None) -> list[Path]:
+    from trtstudio.report.html import render_comparison
+    from trtstudio.report.pdf import write_pdf
+
+    text, resources = render_comparison(comp, inline=False)
+    return [write_pdf(text, resources, path, comp.title)]
+
+
+def write_comparison(comp: Any, path: str | Path) -> list[Path]:
+    """Write a comparison in the format ``path``'s extension names (.html, .json, .pdf)."""
+    p = Path(path)
+    writer = COMPARISON_WRITERS.for_path(p)
+    if p.parent and not p.parent.is_dir():
+        raise InputError(p, "the folder does not exist")
+    return writer.write(comp, p, None)

@@ -1,0 +1,58 @@
+"""PDF reports and comparisons (QTextDocument + QPdfWriter, headless): the text holds the sections."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx_models import conv_net
+from test_report_model import ort_run
+
+from trtstudio.report import build_report, write_report
+from trtstudio.report.compare import compare
+from trtstudio.report.fmt import fmt_ms
+from trtstudio.report.writers import write_comparison
+
+pytestmark = pytest.mark.gui  # needs PySide6 (QtGui): skipped in the Qt-less core run
+
+
+def _text(path: Path) -> tuple[str, int]:
+    pypdf = pytest.importorskip("pypdf")
+    reader = pypdf.PdfReader(str(path))
+    return "\n".join(p.extract_text() for p in reader.pages), len(reader.pages)
+
+
+def _squash(text: str) -> str:
+    """Text without any whitespace (PDF text extraction splits words at kerning and line wraps)."""
+    return "".join(text.split())
+
+
+def test_pdf_report_has_sections_and_numbers(sample_model: Path, tmp_path: Path) -> None:
+    pytest.importorskip("PySide6.QtGui")
+    log = sample_model.with_name("mobilenetv2_035.rtx-sm86.build.log")
+    rep = build_report(model=sample_model, engine=log, run=ort_run(sample_model, iterations=20),
+                       accuracy={"top1_agreement": 0.998})
+    out = tmp_path / "r.pdf"
+    assert write_report(rep, out) == [out]
+    assert out.read_bytes().startswith(b"%PDF")
+    text, pages = _text(out)
+    flat = _squash(text)
+    assert pages >= 3
+    for title in ("Summary", "Environment", "Model", "Build settings", "Latency", "Memory", "Findings", "Layers",
+                  "Accuracy", "Warnings"):
+        assert _squash(title) in flat, title
+    assert _squash(fmt_ms(rep.run["latency_ms"]["median"])) in flat
+    assert "top1_agreement" in flat
+    assert [p.name for p in tmp_path.iterdir()] == ["r.pdf"]  # no temp file left
+
+
+def test_pdf_comparison(tmp_path: Path) -> None:
+    pytest.importorskip("PySide6.QtGui")
+    model = tmp_path / "m.onnx"
+    onnx.save(conv_net(batch=1), model)
+    a = build_report(model=model, run=ort_run(model, iterations=20, threads=1))
+    b = build_report(model=model, run=ort_run(model, iterations=20, threads=2))
+    out = write_comparison(compare([a, b], ["base", "other"]), tmp_path / "c.pdf")[0]
+    flat = _squash(_text(out)[0])
+    assert "Summary" in flat and _squash("Layer diff: other vs base") in flat and "speed-up" in flat

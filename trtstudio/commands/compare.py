@@ -1,0 +1,73 @@
+"""``trtstudio compare``: compare two or more runs/engines (sessions or report JSON files)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+HELP = "compare sessions (FP32 vs FP16 vs INT8, two builds): latency, speed-ups, memory, accuracy, layer diff"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Flags of ``trtstudio compare``."""
+    parser.add_argument("inputs", nargs="+", metavar="SESSION", help=".trtstudio sessions or report .json files; the first is the baseline")
+    parser.add_argument("-o", "--output", metavar="OUT", help="comparison file: .html, .pdf or .json")
+    parser.add_argument("--names", help="comma-separated labels, one per input (default: file names)")
+    parser.add_argument("--title", help="comparison title")
+    parser.add_argument("--json", action="store_true", help="print the comparison JSON (schema trtstudio.comparison/1)")
+
+
+def _load(path: str) -> Any:
+    from pathlib import Path
+
+    from trtstudio.errors import InputError
+    from trtstudio.report.model import Report
+    from trtstudio.report.session import load_session
+
+    p = Path(path)
+    if p.suffix.lower() == ".json":
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(p, f"cannot read report JSON: {exc}") from None
+        if not isinstance(doc, dict) or doc.get("schema") != "trtstudio.report/1":
+            raise InputError(p, "not a trtstudio report JSON (schema trtstudio.report/1)")
+        try:
+            return Report.from_json(doc)
+        except TypeError as exc:
+            raise InputError(p, f"damaged report JSON: {exc}") from None
+    return Report.from_session(load_session(p))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, compare, write; exit 2 for bad input."""
+    from pathlib import Path
+
+    from trtstudio.errors import InputError
+    from trtstudio.report.compare import compare
+    from trtstudio.report.writers import COMPARISON_WRITERS, write_comparison
+
+    if len(args.inputs) < 2:
+        raise InputError(None, "compare needs at least two sessions")
+    if not args.output and not args.json:
+        raise InputError(None, "give -o OUT (.html, .pdf, .json) or --json")
+    if args.output:
+        COMPARISON_WRITERS.for_path(args.output)
+    names = [n.strip() for n in args.names.split(",")] if args.names else [Path(p).stem for p in args.inputs]
+    if len(names) != len(args.inputs):
+        raise InputError(None, f"--names has {len(names)} labels for {len(args.inputs)} inputs")
+    comp = compare([_load(p) for p in args.inputs], names, args.title)
+    written = write_comparison(comp, args.output) if args.output else []
+    if args.json:
+        from trtstudio.commands.report import emit_json
+
+        emit_json(comp.to_json(), written)
+    else:
+        for s in comp.summary:
+            med = s["median_ms"]
+            sp = s["speedup_median"]
+            print(f"{s['name']:<30} median {'-' if med is None else f'{med:.4f} ms':>12}  speed-up {'-' if sp is None else f'{sp:.2f}x'}")
+        for p in written:
+            print(f"wrote {p}")
+    return 0

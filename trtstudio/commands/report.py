@@ -1,0 +1,63 @@
+"""``trtstudio report``: a report (HTML, PDF, JSON, CSV) from a session, or from engine files and a model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+HELP = "write a report (.html .pdf .json .csv) from a .trtstudio session, or from engine files and an ONNX model"
+SCHEMA = "trtstudio.report/1"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Flags of ``trtstudio report``."""
+    parser.add_argument("session", nargs="?", metavar="SESSION", help="a .trtstudio session (from profile --session)")
+    parser.add_argument("-o", "--output", metavar="OUT", help="report file: .html, .pdf, .json or .csv (by extension)")
+    parser.add_argument("--engine", nargs="+", metavar="FILE", help="files of one engine (layer info, profile, logs), no session")
+    parser.add_argument("--onnx", metavar="MODEL", help="the ONNX model (summary, graph picture, layer mapping)")
+    parser.add_argument("--title", help="report title")
+    parser.add_argument("--what", choices=("all", "layers", "samples"), help="CSV only: what to write (default all)")
+    parser.add_argument("--save-session", metavar="S.trtstudio", help="also save the inputs as a session")
+    parser.add_argument("--json", action="store_true", help="print the report JSON (schema trtstudio.report/1)")
+
+
+def emit_json(doc: dict[str, Any], written: list[Any]) -> None:
+    """Print ``doc`` with the list of files written (the ``--json`` output of report and compare)."""
+    doc["written"] = [str(p) for p in written]
+    json.dump(doc, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the report and write it; exit 2 for bad input."""
+    from trtstudio.errors import InputError
+    from trtstudio.report.model import Report, make_session
+    from trtstudio.report.session import load_session, write_session
+    from trtstudio.report.writers import REPORT_WRITERS, write_report
+
+    if not args.output and not args.json:
+        raise InputError(None, "give -o OUT (.html, .pdf, .json, .csv) or --json")
+    if args.output:
+        REPORT_WRITERS.for_path(args.output)
+    if args.session:
+        if args.engine or args.onnx:
+            raise InputError(args.session, "give a session or --engine/--onnx, not both")
+        session = load_session(args.session)
+        if args.title:
+            session.title = args.title
+    elif args.engine or args.onnx:
+        session = make_session(model=args.onnx, engine=args.engine, title=args.title)
+    else:
+        raise InputError(None, "give a .trtstudio session, or --engine FILES and/or --onnx MODEL")
+    if args.save_session:
+        write_session(args.save_session, session)
+    report = Report.from_session(session)
+    written = write_report(report, args.output, what=args.what) if args.output else []
+    if args.json:
+        emit_json(report.to_json(), written)
+    else:
+        for p in written:
+            print(f"wrote {p}")
+    return 0
