@@ -163,3 +163,38 @@ def test_unknown_dtype_and_bad_file(tmp_path) -> None:
     bad.write_bytes(b"not onnx")
     with pytest.raises(InputError, match="bad.onnx"):
         convert_float(bad, "fp16")
+
+
+def _attention() -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    d = 16
+    inits = [numpy_helper.from_array(rng.standard_normal((d, d)).astype(np.float32), "wq"),
+             numpy_helper.from_array(np.ones(d, np.float32), "g"), numpy_helper.from_array(np.zeros(d, np.float32), "b"),
+             numpy_helper.from_array(np.array([0.25], np.float32), "scale")]
+    nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["ln"], name="ln", axis=-1),
+             helper.make_node("MatMul", ["ln", "wq"], ["q"], name="mm"),
+             helper.make_node("Transpose", ["q"], ["qt"], name="tr", perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["q", "qt"], ["s"], name="mm2"),
+             helper.make_node("Mul", ["s", "scale"], ["ss"], name="mul"),
+             helper.make_node("Softmax", ["ss"], ["p"], name="sm", axis=-1),
+             helper.make_node("MatMul", ["p", "q"], ["y"], name="mm3")]
+    g = helper.make_graph(nodes, "attn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 8, d])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", 8, d])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def test_layernorm_softmax_fp16_and_fp32_reductions() -> None:
+    ref = _attention()
+    specs = model_inputs(ref)
+    samples = random_samples(specs, 4, seed=0, default_dim=2)
+    plain = convert_float(ref, "fp16")
+    assert plain.fp32_nodes == {}  # LayerNormalization-17 takes float16 (its Mean/InvStdDev type U is unused)
+    kept = convert_float(ref, "fp16", fp32_reductions=True)
+    assert kept.fp32_nodes == {"ln": "reduction kept FP32", "sm": "reduction kept FP32"}
+    assert kept.casts > plain.casts
+    e_plain = validate(ref, plain.model, samples, specs, "fp16").accuracy()["max_abs"]
+    e_kept = validate(ref, kept.model, samples, specs, "fp16").accuracy()["max_abs"]
+    assert 0 < e_kept < e_plain

@@ -112,6 +112,22 @@ def test_fp8_gated_by_target(conv_path, tmp_path) -> None:
         quantize_model(conv_path, tmp_path / "f.onnx", [], QuantizeOptions(precision="fp8", target="sm86"))
 
 
+def test_fp8_qdq_on_sm89(conv_path, tmp_path) -> None:
+    specs = model_inputs(conv_path)
+    calib, val = random_samples(specs, 4, seed=1), random_samples(specs, 4, seed=2)
+    res = quantize_model(conv_path, tmp_path / "f8.onnx", calib, QuantizeOptions(precision="fp8", target="sm89",
+                                                                                  method="minmax"))
+    m = onnx.load(res.model_path)
+    assert max(o.version for o in m.opset_import if o.domain in ("", "ai.onnx")) >= 19
+    fp8 = [i for i in m.graph.initializer if i.data_type == onnx.TensorProto.FLOAT8E4M3FN]
+    assert len(fp8) > res.qdq_pairs  # zero points and the three weights
+    v8 = validate(conv_path, res.model_path, val, specs, "fp8")
+    v16 = validate(conv_path, convert_float(conv_path, "fp16").model, val, specs, "fp16")
+    assert any("unfused" in n for n in v8.notes)
+    assert v8.accuracy()["rel"] > 5 * v16.accuracy()["rel"]  # 3 mantissa bits vs 10
+    assert v8.accuracy()["cosine"] > 0.98
+
+
 def test_legacy_calibrator_only_on_tensorrt10() -> None:
     rtx_like = types.SimpleNamespace(__name__="tensorrt_rtx", BuilderFlag=types.SimpleNamespace(FP16=1))
     assert not legacy_int8_supported(rtx_like)
@@ -145,3 +161,19 @@ def test_rtx_build_of_qdq_model_shows_int8(conv_path, tmp_path) -> None:
     precisions = [layer.precision for layer in info.layers]
     assert "INT8" in precisions, precisions
     assert res.engine_bytes and (tmp_path / "q.engine").stat().st_size == res.engine_bytes
+
+
+@pytest.mark.rtx
+def test_rtx_fp8_needs_sm89(conv_path, tmp_path) -> None:
+    pytest.importorskip("tensorrt_rtx")
+    from trtstudio.backends.build import BuildOptions, build_engine
+    from trtstudio.engine.readers import rtx_log
+
+    specs = model_inputs(conv_path)
+    q = quantize_model(conv_path, tmp_path / "f8.onnx", random_samples(specs, 4, seed=1),
+                       QuantizeOptions(precision="fp8", target="sm89", method="minmax"))
+    ok = build_engine(q.model_path, tmp_path / "f8.engine", BuildOptions(backend="rtx", targets=["sm89"]))
+    assert ok.ok, ok.error
+    assert "FP8" in [layer.precision for layer in rtx_log.read(tmp_path / "f8.log", ok.log_text()).layers]
+    bad = build_engine(q.model_path, None, BuildOptions(backend="rtx", targets=["sm86"]))
+    assert not bad.ok and "fp8" in (bad.error or "").lower()

@@ -158,27 +158,28 @@ def _formal(params: Any, index: int) -> Any:
     return None
 
 
-def _slot_rules(schema: Any, low_str: str) -> tuple[set[int], set[int], bool]:
-    """(fp32-fixed input slots, fp32-fixed output slots, low type allowed for the type params)."""
+def _slot_rules(schema: Any, node: Any, types: dict[str, int], low_str: str) -> tuple[set[int], set[int], set[str]]:
+    """FP32-fixed input and output slots of ``node`` (present float slots whose formal type is
+    ``tensor(float)``, or, for FP16, a type parameter without float16), and the type parameters
+    that lack the low type (reported as notes for BF16, which TensorRT takes regardless)."""
     allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
-    fixed_in: set[int] = set()
-    fixed_out: set[int] = set()
-    ok = True
+    lacking: set[str] = set()
 
-    def check(params: Any, count: int, fixed: set[int]) -> None:
-        nonlocal ok
-        for i in range(count):
+    def check(params: Any, names: Any) -> set[int]:
+        fixed: set[int] = set()
+        for i, name in enumerate(names):
             p = _formal(params, i)
-            if p is None:
+            if p is None or not _is_float(types, name):
                 continue
             if p.type_str == "tensor(float)":
                 fixed.add(i)
-            elif p.type_str in allowed and "tensor(float)" in allowed[p.type_str] and low_str not in allowed[p.type_str]:
-                ok = False
+            elif p.type_str in allowed and low_str not in allowed[p.type_str]:
+                lacking.add(p.type_str)
+                if low_str == TYPE_STR[FLOAT16]:
+                    fixed.add(i)
+        return fixed
 
-    check(schema.inputs, max(len(schema.inputs), 16), fixed_in)
-    check(schema.outputs, max(len(schema.outputs), 16), fixed_out)
-    return fixed_in, fixed_out, ok
+    return check(schema.inputs, node.input), check(schema.outputs, node.output), lacking
 
 
 def _is_float(types: dict[str, int], name: str) -> bool:
@@ -218,11 +219,13 @@ def _fp32_reason(
     schema = _schema(model, node)
     if schema is None:
         return "no ONNX schema"
-    _, _, ok = _slot_rules(schema, low_str)
-    if not ok:
-        if low_str == "tensor(float16)":
-            return f"ONNX opset {_opset(model, '')} {node.op_type} has no float16"
+    fixed_in, fixed_out, lacking = _slot_rules(schema, node, types, low_str)
+    if lacking and low_str != TYPE_STR[FLOAT16]:
         options["bf16_schema_notes"].add(node.op_type)
+    slots = [("in", i) for i, t in enumerate(node.input) if _is_float(types, t)]
+    slots += [("out", j) for j, t in enumerate(node.output) if _is_float(types, t)]
+    if slots and all(j in (fixed_in if k == "in" else fixed_out) for k, j in slots):
+        return f"ONNX opset {_opset(model, '')} {node.op_type} has no float16" if lacking else "float-only inputs"
     return None
 
 
@@ -301,8 +304,7 @@ def convert_float(
             plan[idx] = (False, set(), set())
             res.fp32_nodes[node.name or f"#{idx} {node.op_type}"] = reason
             continue
-        schema = _schema(m, node)
-        fixed_in, fixed_out, _ = _slot_rules(schema, low_str)
+        fixed_in, fixed_out, _ = _slot_rules(_schema(m, node), node, types, low_str)
         plan[idx] = (True, fixed_in, fixed_out)
         res.low_nodes.append(node.name or f"#{idx} {node.op_type}")
 

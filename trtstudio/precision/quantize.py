@@ -26,7 +26,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -257,10 +257,15 @@ def quantize_model(
         raise InputError(None, f"quantizer must be ort, modelopt or auto, not '{engine}'")
     q = _ort_quant()
     result = QuantizeResult(str(out_path), opts.precision, opts.method, "onnxruntime")
+    if opts.precision == "fp8":
+        with tempfile.TemporaryDirectory(prefix="trtstudio-fp8-") as tmp:
+            converted = opset_19(src, tmp)
+            if converted != src:
+                result.notes.append("converted to opset 19 for FP8 Q/DQ")
+                sub = quantize_model(converted, out_path, samples, replace(opts, cache_path=opts.cache_path), state=state)
+                sub.notes[:0] = result.notes
+                return sub
     method = opts.method
-    if opts.precision == "fp8" and method != "distribution":
-        result.notes.append(f"onnxruntime calibrates FP8 with its Distribution method only (asked: {method})")
-        method = "distribution"
     sha = _sha256(src)
     ranges: dict[str, tuple[float, float]] | None = None
     if opts.cache_path and Path(opts.cache_path).is_file():
@@ -277,10 +282,7 @@ def quantize_model(
             raise InputError(src, "INT8 calibration needs samples (or a matching calibration cache)")
         if state is not None:
             state.report("calibrate", f"calibrating ({method}) on {len(samples)} sample(s)", 0, len(samples))
-        if method == "distribution":
-            ranges = _distribution_ranges(src, samples, opts, state)
-        else:
-            ranges = calibrate(src, samples, method, op_types=opts.op_types, percentile=opts.percentile, state=state)
+        ranges = calibrate(src, samples, method, op_types=opts.op_types, percentile=opts.percentile, state=state)
         if state is not None and state.is_stop_requested():
             raise Cancelled("calibration cancelled")
         result.samples = len(samples)
@@ -290,7 +292,7 @@ def quantize_model(
     result.ranges = len(ranges)
     if state is not None:
         state.report("quantize", f"inserting Q/DQ ({opts.precision})")
-    qtype = q.QuantType.QInt8 if opts.precision == "int8" else q.QuantType.QFLOAT8E4M3FN
+    qtype = q.QuantType.QInt8  # FP8: INT8 placement, then rescaled to E4M3 (see to_fp8)
     tensors = q.calibrate.TensorsData(  # the quantizer reads only (min, max): MinMax's record form
         q.CalibrationMethod.MinMax,
         {k: (np.array(v[0], np.float32), np.array(v[1], np.float32)) for k, v in ranges.items()},
@@ -311,6 +313,9 @@ def quantize_model(
     except Exception as exc:  # noqa: BLE001 - the quantizer raises many kinds; one line for the user
         raise BackendError(f"{src}: onnxruntime could not insert Q/DQ: {type(exc).__name__}: {exc}") from None
     out = quantizer.model.model
+    if opts.precision == "fp8":
+        out = to_fp8(out, onnx.load(str(src)))
+        result.notes.append("FP8 E4M3 Q/DQ: symmetric amax/448 scales from the calibrated ranges (opset 19)")
     Path(out_path).parent.mkdir(parents=True, exist_ok=True)
     onnx.save_model(out, str(out_path))
     result.qdq_pairs = _count_qdq(out)
@@ -320,10 +325,105 @@ def quantize_model(
     return result
 
 
-def _distribution_ranges(src: Path, samples: list[dict[str, np.ndarray]], opts: QuantizeOptions,
-                         state: PrecisionState | None) -> dict[str, tuple[float, float]]:
-    # onnxruntime's FP8 path wants Distribution statistics; MinMax ranges serve the symmetric FP8 scale.
-    return calibrate(src, samples, "minmax", op_types=opts.op_types, state=state)
+FP8_MAX = 448.0  # largest finite float8 E4M3FN
+INT8_MAX = 127.0
+
+
+def to_fp8(model: Any, source: Any) -> Any:
+    """Turn a symmetric INT8 Q/DQ model into FP8 E4M3 Q/DQ the way TensorRT reads it: each scale
+    becomes amax/448 (from amax/127), zero points become FLOAT8E4M3FN zeros, and quantized weights
+    are re-encoded from the source model's float weights (saturating). Needs opset 19 (FP8 Q/DQ);
+    lower opsets are converted with onnx.version_converter."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    g = model.graph
+    inits = {i.name: i for i in g.initializer}
+    originals = {i.name: i for i in source.graph.initializer}
+    done: set[str] = set()
+    for node in g.node:
+        if node.op_type not in ("QuantizeLinear", "DequantizeLinear") or len(node.input) < 3:
+            continue
+        x, scale_name, zp_name = node.input[0], node.input[1], node.input[2]
+        old_scale = numpy_helper.to_array(inits[scale_name]).astype(np.float32)
+        new_scale = old_scale * np.float32(INT8_MAX / FP8_MAX)
+        if node.op_type == "DequantizeLinear" and x in inits and x not in done:  # a quantized weight
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+            q = numpy_helper.to_array(inits[x])
+            base = x[: -len("_quantized")] if x.endswith("_quantized") else x
+            w = (numpy_helper.to_array(originals[base]).astype(np.float32) if base in originals
+                 else q.astype(np.float32) * _along(old_scale, axis, q.ndim))
+            vals = w / _along(new_scale, axis, w.ndim)
+            inits[x].CopyFrom(helper.make_tensor(x, TensorProto.FLOAT8E4M3FN, list(q.shape), vals.ravel().tolist()))
+            done.add(x)
+        if scale_name not in done:
+            inits[scale_name].CopyFrom(numpy_helper.from_array(new_scale, scale_name))
+            done.add(scale_name)
+        if zp_name not in done:
+            zp = numpy_helper.to_array(inits[zp_name])
+            inits[zp_name].CopyFrom(helper.make_tensor(zp_name, TensorProto.FLOAT8E4M3FN, list(zp.shape),
+                                                       [0.0] * int(zp.size)))
+            done.add(zp_name)
+    if _opset(model) < 19:
+        raise BackendError(f"FP8 Q/DQ needs opset 19; the model has {_opset(model)} (convert it first: opset_19)")
+    _topological_sort(g)
+    del g.value_info[:]
+    try:
+        model = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        onnx.checker.check_model(model)
+    except Exception as exc:  # noqa: BLE001
+        raise BackendError(f"the FP8 Q/DQ model is invalid at opset 19: {str(exc).splitlines()[0]}") from None
+    return model
+
+
+def _opset(model: Any) -> int:
+    return next((int(o.version) for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+
+def opset_19(path: Path, out_dir: str) -> Path:
+    """The model at opset 19 or above (onnx.version_converter), written to ``out_dir`` when converted."""
+    import onnx
+
+    model = onnx.load(str(path))
+    if _opset(model) >= 19:
+        return path
+    try:
+        converted = onnx.version_converter.convert_version(model, 19)
+        onnx.checker.check_model(converted)
+    except Exception as exc:  # noqa: BLE001
+        raise InputError(path, f"FP8 needs opset 19 and onnx cannot convert this model to it: {str(exc).splitlines()[0]}") from None
+    out = Path(out_dir) / f"{path.stem}.opset19.onnx"
+    onnx.save_model(converted, str(out))
+    return out
+
+
+def _topological_sort(graph: Any) -> None:
+    """Order nodes so each comes after the producers of its inputs (onnxruntime's quantizer appends)."""
+    produced = {i.name for i in graph.input} | {i.name for i in graph.initializer} | {""}
+    pending = list(graph.node)
+    ordered: list[Any] = []
+    while pending:
+        rest = []
+        for n in pending:
+            if all(i in produced for i in n.input):
+                ordered.append(n)
+                produced.update(n.output)
+            else:
+                rest.append(n)
+        if len(rest) == len(pending):  # a cycle or an outer-scope name: keep the remaining order
+            ordered.extend(rest)
+            break
+        pending = rest
+    del graph.node[:]
+    graph.node.extend(ordered)
+
+
+def _along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
+    if v.ndim == 0 or v.size == 1:
+        return v.reshape(())
+    shape = [1] * ndim
+    shape[axis % ndim] = v.size
+    return v.reshape(shape)
 
 
 def _has_modelopt() -> bool:

@@ -277,9 +277,9 @@ def run_sweep(model: str | os.PathLike[str], options: SweepOptions | None = None
                 row.node_errors = loc.node_errors
                 row.first_over = None if loc.first_over is None else dict(loc.first_over.__dict__)
             state.check()
-            emulated = any("emulated" in n for n in v.notes)
+            emulated = any("emulated" in n or "unfused" in n for n in v.notes)
             if emulated:
-                row.notes.append(f"{name} latency not measured: onnxruntime CPU cannot run it natively")
+                row.notes.append(f"{name} latency not measured: onnxruntime CPU has no native {name} kernels")
             else:
                 state.report("profile", f"{name}: profiling {opts.iterations} inferences", i, len(variants))
                 prof = _profile(path, val[0], opts, state)
