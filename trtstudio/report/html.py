@@ -15,7 +15,7 @@ from trtstudio.report import plots
 from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_num, fmt_pct, fmt_value
 
 CSS = """
-body { font-family: Helvetica, Arial, sans-serif; font-size: 13px; color: #1b1b1b; margin: 24px auto; max-width: 1100px; }
+body { font-family: Helvetica, Arial, sans-serif; font-size: 13px; color: #1b1b1b; margin: 24px auto; max-width: 1100px; padding: 0 16px; }
 h1 { font-size: 22px; margin-bottom: 2px; } h2 { font-size: 17px; border-bottom: 2px solid #1f6fb4; padding-bottom: 2px;
   margin-top: 28px; } h3 { font-size: 14px; }
 .sub { color: #555; margin-top: 0; }
@@ -132,6 +132,8 @@ def summary_cards(rep: Any) -> list[tuple[str, str]]:
             items.append(("engine size", fmt_bytes(rep.engine["engine_size_bytes"])))
     elif rep.layers:
         items.append(("profiled nodes", fmt_num(len(rep.layers))))
+    if rep.model and not items:
+        items += [("model nodes", fmt_num(rep.model.get("nodes"))), ("parameters", fmt_num(rep.model.get("parameters")))]
     if rep.findings:
         sev = {s: sum(1 for f in rep.findings if f["severity"] == s) for s in ("error", "warning", "info")}
         items.append(("findings", " / ".join(f"{n} {s}" for s, n in sev.items() if n)))
@@ -268,6 +270,8 @@ def _groups(rep: Any, images: Images) -> str:
     parts = []
     for title, data, name in (("By layer type", rep.time_by_type, "by_type.svg"),
                               ("By precision", rep.time_by_precision, "by_precision.svg")):
+        if not data:
+            continue
         rows = [(d["key"], d["layers"], fmt_ms(d["time_ms"]), fmt_pct(d["percent"])) for d in data]
         parts.append(f"<h3>{title}</h3>" + table(("", "layers", "time", "share"), rows, num=(1, 2, 3)))
         top = data[:12]

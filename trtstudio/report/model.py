@@ -184,7 +184,7 @@ def _engine(engine: Any) -> tuple[EngineInfo | None, list[str]]:
         return info, [str(engine.engine_path)] if engine.engine_path else []
     from trtstudio.engine.load import load_engine
 
-    paths = [engine] if isinstance(engine, (str, os.PathLike)) else list(engine)
+    paths = [Path(engine)] if isinstance(engine, (str, os.PathLike)) else [Path(p) for p in engine]
     info = load_engine(paths)
     for p in paths:
         pp = Path(p)
@@ -406,7 +406,8 @@ class Report:
         ]
         if timed:
             rep.time_by_type = _group(timed, "type")
-            rep.time_by_precision = _group(timed, "precision")
+            if any(r["precision"] for r in timed):
+                rep.time_by_precision = _group(timed, "precision")
         if run is not None:
             st = run.stats
             rep.run = {

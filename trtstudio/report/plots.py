@@ -262,8 +262,30 @@ def svg_bars(labels: Sequence[str], values: Sequence[float], title: str, unit: s
     return _svg(parts, width, height, title)
 
 
+def _segments(points: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Polylines (flat points + offsets) as an (m, 2, 2) array of line segments."""
+    out = [np.stack([points[a:b - 1], points[a + 1:b]], axis=1) for a, b in zip(offsets[:-1], offsets[1:], strict=True)
+           if b - a >= 2]
+    return np.concatenate(out) if out else np.zeros((0, 2, 2))
+
+
+def _clip_segments(segs: np.ndarray, top: float, bottom: float) -> np.ndarray:
+    """The parts of ``segs`` between y = top and y = bottom (no clipPath: QtSvg draws those badly)."""
+    y0, y1 = segs[:, 0, 1], segs[:, 1, 1]
+    sub = segs[(np.maximum(y0, y1) >= top) & (np.minimum(y0, y1) <= bottom)].copy()
+    for end in (0, 1):
+        p, o = sub[:, end], sub[:, 1 - end]
+        for bound, below in ((top, True), (bottom, False)):
+            cond = p[:, 1] < bound if below else p[:, 1] > bound
+            dyv = o[cond, 1] - p[cond, 1]
+            t = np.divide(bound - p[cond, 1], dyv, out=np.zeros_like(dyv), where=dyv != 0)
+            p[cond, 0] += t * (o[cond, 0] - p[cond, 0])
+            p[cond, 1] = bound
+    return sub
+
+
 def svg_graph(n: int, src: np.ndarray, dst: np.ndarray, labels: Sequence[str], colors: Sequence[str] | None = None,
-              max_width: float = 760.0, max_height: float = 1100.0) -> str:
+              max_width: float = 760.0, max_height: float = 900.0) -> str:
     """A picture of a model graph laid out by ``trtstudio.graph.layout`` (boxes and edges). A deep
     graph is cut into vertical strips placed side by side (read them left to right), scaled so the
     picture fits ``max_width`` x ``max_height``."""
@@ -284,28 +306,26 @@ def svg_graph(n: int, src: np.ndarray, dst: np.ndarray, labels: Sequence[str], c
             break
     strip_h = gh / strips
     width = (strips * gw + (strips - 1) * gap) * scale
-    height = min(gh, strip_h + bh) * scale
+    height = (min(gh, strip_h + bh) if strips > 1 else gh) * scale
     ys = lay.y - ymin
     parts = [f'<rect x="0" y="0" width="{width:.1f}" height="{height:.1f}" fill="#ffffff"/>']
-    pts = lay.edge_xy - [0.0, ymin] if lay.edge_xy.size else np.zeros((0, 2))
-    offs = lay.edge_offsets
+    segs = _segments(lay.edge_xy - [0.0, ymin] if lay.edge_xy.size else np.zeros((0, 2)), lay.edge_offsets)
     font = 10.0
     for k in range(strips):
         top, bottom = k * strip_h, (k + 1) * strip_h
-        lo, hi = top - bh / 2, bottom + bh / 2  # overlap so boxes on the cut show whole in one strip
-        dx = k * (gw + gap)
-        parts.append(f'<clipPath id="strip{k}"><rect x="{dx:.1f}" y="0" width="{gw:.1f}" height="{hi - lo:.1f}"/></clipPath>')
-        g = [f'<g transform="scale({scale:.5f})"><g clip-path="url(#strip{k})"><g transform="translate({dx:.1f} {-lo:.1f})">']
-        for i in range(len(offs) - 1):
-            seg = pts[offs[i]:offs[i + 1]]
-            if seg.size and seg[:, 1].max() >= lo and seg[:, 1].min() <= hi:
-                g.append(f'<polyline points="{_points(seg[:, 0], seg[:, 1])}" fill="none" stroke="#888" stroke-width="1"/>')
-        for i in np.flatnonzero((ys >= lo - bh) & (ys <= hi + bh)).tolist():
+        dx, dy = k * (gw + gap), (bh / 2 - top) if strips > 1 else 0.0
+        g = [f'<g transform="scale({scale:.5f}) translate({dx:.1f} {dy:.1f})">']
+        sub = _clip_segments(segs, top, bottom) if strips > 1 else segs
+        if sub.size:
+            d = " ".join(f"M{a:.1f} {b:.1f}L{c:.1f} {e:.1f}" for a, b, c, e in sub.reshape(-1, 4).tolist())
+            g.append(f'<path d="{d}" fill="none" stroke="#888" stroke-width="1"/>')
+        inside = (ys >= top) & ((ys < bottom) | (k == strips - 1))
+        for i in np.flatnonzero(inside).tolist():
             fill = colors[i] if colors else "#dde8f5"
             g.append(f'<rect x="{lay.x[i] - bw / 2:.1f}" y="{ys[i] - bh / 2:.1f}" width="{bw:.0f}" height="{bh:.0f}" rx="4" '
                      f'fill="{fill}" fill-opacity="0.35" stroke="#4a6a8a" stroke-width="0.8"/>')
             g.append(f'<text x="{lay.x[i]:.1f}" y="{ys[i] + font / 3:.1f}" font-size="{font:.0f}" '
                      f'text-anchor="middle">{escape(labels[i][:24])}</text>')
-        g.append("</g></g></g>")
+        g.append("</g>")
         parts.extend(g)
     return _svg(parts, int(math.ceil(width)), int(math.ceil(height)), "model graph")
