@@ -107,6 +107,22 @@ def test_model_inputs_fill_the_table_with_a_dynamic_dim_note(qtbot: Any, panel: 
     assert panel.start_button.isEnabled()
 
 
+def test_latest_set_model_wins_and_bad_models_are_one_line(qtbot: Any, panel: Any, tiny: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a protobuf")
+    panel.set_model(str(bad))
+    with qtbot.waitSignal(panel.sig_model_ready, timeout=10_000):
+        panel.set_model(str(tiny))
+    assert panel.shapes() == {"x": (1, 32)}
+    qtbot.waitUntil(lambda: panel._loader.is_done(), timeout=5_000)
+    qtbot.wait(100)
+    assert not panel.error_label.isVisible()  # the first model's failure came too late to show
+    panel.set_model(str(bad))
+    qtbot.waitUntil(lambda: panel.error_label.isVisible(), timeout=10_000)
+    assert str(bad) in panel.error_label.text() and "\n" not in panel.error_label.text()
+    assert not panel.start_button.isEnabled()
+
+
 def test_run_streams_into_the_plots_then_stops(qtbot: Any, panel: Any, tiny: Path) -> None:
     from trtstudio.ui import workers
 

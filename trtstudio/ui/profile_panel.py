@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
@@ -354,12 +354,15 @@ class ProfilePanel(QWidget):
             self._loader.request_stop()
         self._loader = run_in_thread(
             _specs_task(self._model, str(self.backend_combo.currentData()), self.backend_factory),
-            on_done=self._on_specs_done, on_error=self._on_specs_error, name="model-inputs",
+            # a later set_model wins: results for a model no longer shown are dropped
+            on_done=partial(self._on_specs_done, path=self._model),
+            on_error=partial(self._on_specs_error, path=self._model),
+            name="model-inputs",
         )
         self._sync_buttons()
 
-    def _on_specs_done(self, specs: object) -> None:
-        if not isinstance(specs, list):
+    def _on_specs_done(self, specs: object, path: str | None = None) -> None:
+        if not isinstance(specs, list) or (path is not None and path != self._model):
             return
         self._specs = specs
         self.shapes_table.setRowCount(len(specs))
@@ -383,8 +386,9 @@ class ProfilePanel(QWidget):
         self._sync_buttons()
         self.sig_model_ready.emit(specs)
 
-    def _on_specs_error(self, exc: object) -> None:
-        self._show_error(exc)
+    def _on_specs_error(self, exc: object, path: str | None = None) -> None:
+        if path is None or path == self._model:
+            self._show_error(exc)
 
     def shapes(self) -> dict[str, tuple[int, ...]]:
         """The run shapes from the table; raises InputError naming the input for a malformed one."""
