@@ -141,7 +141,7 @@ def test_legacy_calibrator_only_on_tensorrt10() -> None:
     trt10 = types.SimpleNamespace(BuilderFlag=types.SimpleNamespace(INT8=2), IInt8EntropyCalibrator2=FakeCalib)
     samples = [{"x": np.ones((2, 3), np.float32)}, {"x": np.zeros((2, 3), np.float32)}]
     copied: list[float] = []
-    cal = make_legacy_calibrator(trt10, samples, "unused.cache", to_device=lambda a: copied.append(float(a.sum())) or 1234)
+    cal = make_legacy_calibrator(trt10, samples, "unused.cache", to_device=lambda n, a: copied.append(float(a.sum())) or 1234)
     assert cal.get_batch_size() == 2
     assert cal.get_batch(["x"]) == [1234] and cal.get_batch(["x"]) == [1234] and cal.get_batch(["x"]) is None
     assert copied == [6.0, 0.0]

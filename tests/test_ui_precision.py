@@ -39,6 +39,9 @@ def test_sweep_from_dialog(qtbot, tiny, tmp_path) -> None:
     assert int8.accuracy["max_abs"] > fp16.accuracy["max_abs"] > 0
     assert result.recommendation and dlg.recommendation_label.text().startswith(result.recommendation[:20])
     qtbot.waitUntil(lambda: dlg.run_button.isEnabled(), timeout=10_000)
+    with qtbot.waitSignal(dlg.sig_node_errors, timeout=5_000) as heat:
+        dlg.table.selectRow(2)
+    assert heat.args[0] == int8.node_errors and "/conv1/Conv" in heat.args[0]
     shot = Path(os.environ.get("TRTSTUDIO_SHOTS", tmp_path)) / "precision_dialog.png"
     assert dlg.grab().save(str(shot))
     assert shot.stat().st_size > 0

@@ -22,7 +22,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--block-ops", default="", help="op types kept FP32, e.g. Softmax,LayerNormalization")
     parser.add_argument("--block-nodes", default="", help="node names kept FP32 (comma list)")
     parser.add_argument("--fp32-reductions", action="store_true", help="keep Softmax/LayerNorm/Reduce* in FP32")
-    parser.add_argument("--iterations", type=int, default=50, help="profiled inferences per variant (default 50)")
+    parser.add_argument("--iterations", type=int, default=60, help="profiled inferences per variant (default 60)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved profiling rounds the iterations split into")
     parser.add_argument("--threads", type=int, help="onnxruntime intra-op threads")
     parser.add_argument("--target", action="append", metavar="SM", help="TensorRT-RTX target(s) (default sm86)")
     parser.add_argument("--no-engines", action="store_true", help="skip the TensorRT-RTX engine builds")
@@ -36,14 +37,14 @@ def _options(args: argparse.Namespace) -> Any:
     from trtstudio.errors import InputError
     from trtstudio.precision.sweep import SweepOptions, parse_variants
 
-    if args.iterations < 1 or args.calib_samples < 1:
-        raise InputError(None, "--iterations and --calib-samples must be positive")
+    if args.iterations < 1 or args.calib_samples < 1 or args.rounds < 1:
+        raise InputError(None, "--iterations, --rounds and --calib-samples must be positive")
     split = lambda text: tuple(x.strip() for x in (text or "").split(",") if x.strip())  # noqa: E731
     return SweepOptions(
         variants=parse_variants(args.variants), calib=args.calib, val=args.val, shapes=parse_shapes(args.shapes),
         method=args.calib_method, block_ops=split(args.block_ops), block_nodes=split(args.block_nodes),
         fp32_reductions=args.fp32_reductions, out_dir=args.out_dir, iterations=args.iterations,
-        threads=args.threads, calib_limit=args.calib_samples,
+        threads=args.threads, calib_limit=args.calib_samples, rounds=args.rounds,
         build_engines=False if args.no_engines else None, targets=tuple(args.target or ("sm86",)),
         localize=not args.no_localize,
     )

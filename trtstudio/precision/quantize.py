@@ -473,27 +473,27 @@ def make_legacy_calibrator(
     samples: list[dict[str, np.ndarray]],
     cache_path: str | os.PathLike[str],
     *,
-    to_device: Callable[[np.ndarray], int] | None = None,
+    to_device: Callable[[str, np.ndarray], int] | None = None,
 ) -> Any:
     """A TensorRT 10 ``IInt8EntropyCalibrator2`` over ``samples`` (one batch each), with a cache file.
 
     Written against TensorRT 10's Python API documentation (``get_batch_size``, ``get_batch(names)``
     returning device pointers, ``read_calibration_cache``/``write_calibration_cache``); it cannot run
     here: TensorRT-RTX and TensorRT 11 have no implicit INT8 and this machine has no GPU.
-    ``to_device(array) -> device pointer`` copies a batch to the GPU (default: cuda-python
-    ``cudaMalloc``+``cudaMemcpy``); set ``config.int8_calibrator`` and ``BuilderFlag.INT8`` to use it.
+    ``to_device(input name, array) -> device pointer`` copies a batch to the GPU (default: one
+    cuda-python buffer per input, reused for every batch); set ``config.int8_calibrator`` and
+    ``BuilderFlag.INT8`` to use it.
     """
     if not legacy_int8_supported(trt):
         raise BackendError(f"{getattr(trt, '__name__', 'this TensorRT')} has no implicit INT8 calibration "
                            "(TensorRT 11 / TensorRT-RTX are strongly typed): use Q/DQ (quantize_model)")
-    copy_to_device: Callable[[np.ndarray], int] = to_device or _cuda_python_copier()
+    copy_to_device: Callable[[str, np.ndarray], int] = to_device or _cuda_python_copier()
     base = trt.IInt8EntropyCalibrator2
 
     class EntropyCalibrator(base):  # type: ignore[misc, valid-type]
         def __init__(self) -> None:
             base.__init__(self)
             self._i = 0
-            self._keep: list[int] = []
 
         def get_batch_size(self) -> int:
             first = next(iter(samples[0].values())) if samples else np.zeros((1,))
@@ -504,8 +504,7 @@ def make_legacy_calibrator(
                 return None
             sample = samples[self._i]
             self._i += 1
-            self._keep = [copy_to_device(np.ascontiguousarray(sample[n])) for n in names]
-            return self._keep
+            return [copy_to_device(n, np.ascontiguousarray(sample[n])) for n in names]
 
         def read_calibration_cache(self) -> bytes | None:
             p = Path(cache_path)
@@ -517,16 +516,22 @@ def make_legacy_calibrator(
     return EntropyCalibrator()
 
 
-def _cuda_python_copier() -> Callable[[np.ndarray], int]:
+def _cuda_python_copier() -> Callable[[str, np.ndarray], int]:
     try:
         from cuda import cudart  # type: ignore[import-not-found]
     except ImportError as exc:
         raise BackendError(f"the TensorRT 10 calibrator copies batches with cuda-python ({exc}); pip install cuda-python") from exc
+    buffers: dict[str, tuple[int, int]] = {}  # input name -> (pointer, bytes); freed at exit by the driver
 
-    def copy(array: np.ndarray) -> int:
-        err, ptr = cudart.cudaMalloc(array.nbytes)
-        if int(err) != 0:
-            raise BackendError(f"cudaMalloc failed: {err}")
+    def copy(name: str, array: np.ndarray) -> int:
+        ptr, size = buffers.get(name, (0, 0))
+        if size < array.nbytes:
+            if ptr:
+                cudart.cudaFree(ptr)
+            err, ptr = cudart.cudaMalloc(array.nbytes)
+            if int(err) != 0:
+                raise BackendError(f"cudaMalloc of {array.nbytes} bytes failed: {err}")
+            buffers[name] = (int(ptr), array.nbytes)
         cudart.cudaMemcpy(ptr, array.ctypes.data, array.nbytes, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice)
         return int(ptr)
 

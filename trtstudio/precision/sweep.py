@@ -1,7 +1,8 @@
 """Precision sweep: build FP32 / FP16 / BF16 / INT8 variants, profile and validate each, one table.
 
 Each variant is written to ``out_dir``, profiled with the onnxruntime backend and the profiling
-runner (median / p99 latency, throughput, resident memory of the session), validated against the
+runner in interleaved rounds (median / p99 latency, throughput, resident memory the session added;
+rounds alternate the variants so a machine that gets busier mid-sweep does not favour one), validated against the
 FP32 reference (:mod:`trtstudio.precision.validate`), and, when ``tensorrt_rtx`` is installed, built
 ahead of time with :func:`trtstudio.backends.build.build_engine` (SM 86 by default) to record the
 engine size and the precisions of its layers: the TensorRT view; the latency here is ORT's.
@@ -28,6 +29,7 @@ from trtstudio.profiling.runner import RunState
 
 SCHEMA = "trtstudio.precision/1"
 VARIANTS = ("fp32", "fp16", "bf16", "int8", "fp8")
+NOISY_SPREAD = 1.25  # round medians of one variant further apart than this: say the figures are noisy
 FASTER_BY = 0.95  # a variant "beats" FP32 when its median latency is below 95% of FP32's (noise margin)
 
 
@@ -45,8 +47,9 @@ class SweepOptions:
     block_nodes: tuple[str, ...] = ()
     fp32_reductions: bool = False
     out_dir: str | None = None
-    iterations: int = 50
-    warmup: int = 5
+    iterations: int = 60  # per variant, split over ``rounds`` interleaved rounds
+    rounds: int = 3
+    warmup: int = 3
     threads: int | None = None
     calib_limit: int = 64
     val_limit: int = 32
@@ -147,29 +150,64 @@ def parse_variants(text: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(["fp32", *items]))
 
 
-def _profile(path: str, sample: dict[str, np.ndarray], opts: SweepOptions, state: PrecisionState) -> dict[str, Any]:
+def profile_interleaved(paths: dict[str, str], sample: dict[str, np.ndarray], opts: SweepOptions,
+                        state: PrecisionState) -> dict[str, dict[str, Any]]:
+    """Latency of every variant on the ORT backend, measured in ``opts.rounds`` interleaved rounds
+    (FP32, FP16, INT8, FP32, FP16, ...) so that a machine that gets busier or quieter during the sweep
+    shifts all variants alike; ``round_spread`` is the max/min ratio of a variant's round medians."""
     from trtstudio.backends.base import open_backend
     from trtstudio.profiling.runner import RunConfig, Runner
+    from trtstudio.profiling.stats import latency_stats
 
-    before = _rss()
-    backend = open_backend("ort", path, threads=opts.threads)
+    backends: dict[str, Any] = {}
+    memory: dict[str, int | None] = {}
+    values: dict[str, list[np.ndarray]] = {n: [] for n in paths}
+    active: dict[str, float] = dict.fromkeys(paths, 0.0)
+    errors: dict[str, str] = {}
+    rounds = max(1, opts.rounds)
+    per_round = max(1, opts.iterations // rounds)
+    batch = int(next(iter(sample.values())).shape[0]) if sample else 1
     try:
-        after = _rss()
-        backend.prepare_inputs({}, sample)
-        batch = int(next(iter(sample.values())).shape[0]) if sample else 1
-        cfg = RunConfig(warmup=opts.warmup, iterations=opts.iterations, batch=max(1, batch))
-        result = Runner(backend, cfg, state=_BridgeState(state)).run()
+        for name, path in paths.items():
+            before = _rss()
+            backend = open_backend("ort", path, threads=opts.threads)
+            after = _rss()
+            backend.prepare_inputs({}, sample)
+            backends[name] = backend
+            memory[name] = None if before is None or after is None else max(0, after - before)
+        for r in range(rounds):
+            for k, name in enumerate(paths):
+                state.check()
+                if name in errors:
+                    continue
+                state.report("profile", f"{name}: profiling round {r + 1}/{rounds}", r * len(paths) + k,
+                             rounds * len(paths))
+                cfg = RunConfig(warmup=opts.warmup, iterations=per_round, batch=max(1, batch))
+                res = Runner(backends[name], cfg, state=_BridgeState(state)).run()
+                if res.error is not None:
+                    errors[name] = res.error_text or "profiling failed"
+                    continue
+                values[name].append(res.exact.values())
+                active[name] += res.active_s
     finally:
-        backend.close()
-    if result.error is not None:
-        raise BackendError(result.error_text or "profiling failed")
-    stats = result.latency()
-    return {
-        "latency_ms": {k: float(stats[k]) for k in ("median", "p99", "mean", "min") if k in stats},
-        "throughput": float(result.throughput()["inferences_per_s"]),
-        "memory_bytes": None if before is None or after is None else max(0, after - before),
-        "stopped": result.stopped,
-    }
+        for backend in backends.values():
+            backend.close()
+    state.check()
+    out: dict[str, dict[str, Any]] = {}
+    for name in paths:
+        if name in errors or not values[name]:
+            out[name] = {"error": errors.get(name, "not profiled")}
+            continue
+        allv = np.concatenate(values[name])
+        stats = latency_stats(allv)
+        medians = [float(np.median(v)) for v in values[name] if v.size]
+        out[name] = {
+            "latency_ms": {k: float(stats[k]) for k in ("median", "p99", "mean", "min") if k in stats},
+            "throughput": float(allv.size / active[name]) if active[name] > 0 else None,
+            "memory_bytes": memory.get(name),
+            "round_spread": max(medians) / min(medians) if medians and min(medians) > 0 else None,
+        }
+    return out
 
 
 def _build_engine(path: str, out: Path, opts: SweepOptions) -> tuple[int | None, str | None, dict[str, int], str | None]:
@@ -254,6 +292,7 @@ def run_sweep(model: str | os.PathLike[str], options: SweepOptions | None = None
     state.report("reference", "running the FP32 reference", 0, len(variants))
     ref_out = run_outputs(open_session(model), val, specs)
     rows: list[VariantResult] = []
+    to_profile: dict[str, str] = {}
     cancelled = False
     for i, name in enumerate(variants):
         if state.is_stop_requested():
@@ -281,9 +320,7 @@ def run_sweep(model: str | os.PathLike[str], options: SweepOptions | None = None
             if emulated:
                 row.notes.append(f"{name} latency not measured: onnxruntime CPU has no native {name} kernels")
             else:
-                state.report("profile", f"{name}: profiling {opts.iterations} inferences", i, len(variants))
-                prof = _profile(path, val[0], opts, state)
-                row.latency_ms, row.throughput, row.memory_bytes = prof["latency_ms"], prof["throughput"], prof["memory_bytes"]
+                to_profile[name] = path
             state.check()
             if build:
                 state.report("engine", f"{name}: building a TensorRT-RTX engine ({', '.join(opts.targets)})", i, len(variants))
@@ -302,6 +339,22 @@ def run_sweep(model: str | os.PathLike[str], options: SweepOptions | None = None
         rows.append(row)
         if cancelled:
             break
+    if to_profile and not cancelled:
+        try:
+            prof = profile_interleaved(to_profile, val[0], opts, state)
+        except Cancelled:
+            cancelled, prof = True, {}
+        for row in rows:
+            p = prof.get(row.name)
+            if p is None:
+                continue
+            if "error" in p:
+                row.error = row.error or f"profiling: {p['error']}"
+                continue
+            row.latency_ms, row.throughput, row.memory_bytes = p["latency_ms"], p["throughput"], p["memory_bytes"]
+            spread = p.get("round_spread")
+            if spread is not None and spread > NOISY_SPREAD:
+                row.notes.append(f"latency noisy: round medians differ by {spread:.2f}x (a busy machine?)")
     rec, recommended = recommend(rows)
     state.report("finished", rec, len(variants), len(variants))
     return SweepResult(model, rows, rec, recommended, notes, cancelled=cancelled)
@@ -324,6 +377,9 @@ def recommend(rows: list[VariantResult]) -> tuple[str, str | None]:
     if not timed:
         why = f" ({', '.join(failed)} failed validation)" if failed else ""
         return f"keep FP32: no reduced-precision variant both passed and ran on this backend{why}." + engine_text, "fp32"
+    noisy = [r.name for r in rows if any(n.startswith("latency noisy") for n in r.notes)]
+    if noisy:
+        engine_text += f" Latency of {', '.join(noisy)} was noisy between rounds: rerun on a quiet machine to confirm."
     best = min(timed, key=lambda r: r.latency_ms["median"] if r.latency_ms else float("inf"))
     best_ms = best.latency_ms["median"] if best.latency_ms else float("inf")
     if best_ms < FASTER_BY * ref_ms:

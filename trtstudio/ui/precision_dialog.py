@@ -37,6 +37,7 @@ from trtstudio.precision.sweep import SweepOptions, SweepResult, run_sweep
 from trtstudio.ui.workers import TaskState, WorkerHandle, error_text, run_in_thread
 
 VARIANT_NAMES = ("fp16", "bf16", "int8", "fp8")
+TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
 COLUMNS = ("Precision", "Median ms", "p99 ms", "Inferences/s", "Model", "Engine", "RSS added",
            "Cosine", "Max abs", "Top-1", "Result")
 JOIN_MS = 60_000
@@ -72,6 +73,7 @@ class PrecisionSweepDialog(QDialog):
     """Sweep FP32 / FP16 / BF16 / INT8 variants of ``model_path`` and show the table."""
 
     sig_finished = Signal(object)
+    sig_node_errors = Signal(object)  # {node name: relative error} of the selected variant (a heat overlay)
 
     def __init__(self, model_path: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -104,8 +106,16 @@ class PrecisionSweepDialog(QDialog):
         self.method_combo.addItems(["entropy", "percentile", "minmax"])
         self.block_edit = QLineEdit()
         self.block_edit.setPlaceholderText("op types kept FP32, e.g. Softmax,LayerNormalization")
-        self.engines_box = QCheckBox("Build TensorRT-RTX engines (sm86) when tensorrt_rtx is installed")
+        self.engines_box = QCheckBox("Build TensorRT-RTX engines when tensorrt_rtx is installed, for")
         self.engines_box.setChecked(True)
+        self.target_combo = QComboBox()
+        self.target_combo.addItems(list(TARGETS))
+        self.target_combo.setCurrentText("sm86")
+        self.target_combo.setToolTip("TensorRT-RTX compute capability; FP8 needs sm89 or newer")
+        engine_row = QHBoxLayout()
+        engine_row.addWidget(self.engines_box)
+        engine_row.addWidget(self.target_combo)
+        engine_row.addStretch(1)
 
         form = QFormLayout()
         form.addRow("Variants", row)
@@ -113,7 +123,7 @@ class PrecisionSweepDialog(QDialog):
         form.addRow("Validation data", self._with_browse(self.val_edit, "val"))
         form.addRow("Calibration method", self.method_combo)
         form.addRow("Keep FP32", self.block_edit)
-        form.addRow("", self.engines_box)
+        form.addRow("", engine_row)
 
         self.run_button = QPushButton("Run")
         self.cancel_button = QPushButton("Cancel")
@@ -135,6 +145,9 @@ class PrecisionSweepDialog(QDialog):
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.table.itemSelectionChanged.connect(self._on_table_selection)
         self.recommendation_label = QLabel("")
         self.recommendation_label.setWordWrap(True)
         self.recommendation_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -176,6 +189,7 @@ class PrecisionSweepDialog(QDialog):
             method=self.method_combo.currentText(),
             block_ops=tuple(x.strip() for x in self.block_edit.text().split(",") if x.strip()),
             build_engines=None if self.engines_box.isChecked() else False,
+            targets=(self.target_combo.currentText(),),
         )
 
     @Slot()
@@ -281,6 +295,15 @@ class PrecisionSweepDialog(QDialog):
                 self.table.setItem(r, c, item)
         star = f" Recommended: {result.recommended.upper()}." if result.recommended else ""
         self.recommendation_label.setText(result.recommendation + star)
+
+    @Slot()
+    def _on_table_selection(self) -> None:
+        rows = {i.row() for i in self.table.selectedItems()}
+        if self.sweep_result is None or len(rows) != 1:
+            return
+        row = rows.pop()
+        if 0 <= row < len(self.sweep_result.variants):
+            self.sig_node_errors.emit(dict(self.sweep_result.variants[row].node_errors))
 
     # -- closing --------------------------------------------------------------------------------
     def shutdown(self) -> bool:
