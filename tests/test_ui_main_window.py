@@ -194,3 +194,17 @@ def test_parser_rejections_marked_on_graph(qtbot, window: MainWindow, tmp_path: 
     window.mark_unsupported(rejected)
     frob = window.display.display_index(window.model.graph.node_by_name["frob"])
     assert window.view.flagged == {frob}
+
+
+def test_precision_heat_overlay(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    p = tmp_path / "c.onnx"
+    onnx.save(models.conv_net(), str(p))
+    _open(qtbot, window, p)
+    window.show_node_errors({"/conv1/Conv": 0.001, "/fc/Gemm": 0.01})
+    g = window.model.graph
+    fill = window.view._fill
+    worst = fill[window.display.display_index(g.node_by_name["/fc/Gemm"])]
+    mild = fill[window.display.display_index(g.node_by_name["/conv1/Conv"])]
+    assert worst.lightness() < mild.lightness()  # worse error = darker
+    window.open_precision_dialog()
+    assert window.precision_dialog.isVisible()

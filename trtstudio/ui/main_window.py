@@ -194,6 +194,7 @@ class MainWindow(QMainWindow):
             view_menu.addAction(dock.toggleViewAction())
         engine_menu = mb.addMenu("&Engine")
         self._action(engine_menu, "&Build engine...", "Ctrl+B", self.open_build_dialog)
+        self._action(engine_menu, "&Precision sweep (FP16/BF16/INT8)...", "Ctrl+Shift+P", self.open_precision_dialog)
         prof = mb.addMenu("&Profile")
         self._action(prof, "&Start", "F5", self._start_profile)
         self._action(prof, "S&top", "Shift+F5", self._stop_profile)
@@ -649,6 +650,32 @@ class MainWindow(QMainWindow):
         dlg.show()
         self.build_dialog = dlg
 
+    def open_precision_dialog(self) -> None:
+        if self.model is None:
+            self.sig_error.emit("open an ONNX model first (File > Open)")
+            return
+        from trtstudio.ui.precision_dialog import PrecisionSweepDialog
+
+        dlg = PrecisionSweepDialog(self.model.path, self)
+        dlg.sig_node_errors.connect(self.show_node_errors)
+        dlg.show()
+        self.precision_dialog = dlg
+
+    def show_node_errors(self, errors: dict[str, float]) -> None:
+        """Heat overlay: each node coloured by the relative error of its output against FP32 (darkest = worst)."""
+        dg = self.display
+        if dg is None or not errors:
+            self.view.set_overlay(None)
+            return
+        worst = max((v for v in errors.values() if v == v), default=0.0) or 1.0
+        colors = ["#e8e8e8"] * dg.n
+        for node in dg.graph.nodes:
+            if node.name in errors:
+                colors[dg.display_index(node.index)] = _heat(float(errors[node.name]) / worst)
+        legend = [(f"rel. error {worst:.3g} (worst)", _heat(1.0)), (f"{worst / 2:.3g}", _heat(0.5)),
+                  ("~0", _heat(0.0)), ("not measured", "#e8e8e8")]
+        self.view.set_overlay(colors, legend)
+
     def mark_unsupported(self, items: list[dict[str, Any]]) -> None:
         """Mark the nodes the TensorRT parser rejects on the graph (red dashed border) and keep them for diagnose."""
         self.unsupported = list(items)
@@ -839,12 +866,13 @@ class MainWindow(QMainWindow):
         """Stop and join every worker (profiling runs, builds, loads)."""
         if self.profile_panel is not None and hasattr(self.profile_panel, "shutdown"):
             self.profile_panel.shutdown()
-        dlg = getattr(self, "build_dialog", None)
-        if dlg is not None:
-            try:
-                dlg.close()
-            except RuntimeError:
-                pass
+        for attr in ("build_dialog", "precision_dialog"):
+            dlg = getattr(self, attr, None)
+            if dlg is not None:
+                try:
+                    dlg.close()
+                except RuntimeError:  # already deleted
+                    pass
         from trtstudio.ui import workers
 
         workers.shutdown_all(30000)
