@@ -137,6 +137,26 @@ class BuildResult:
         head = LOG_HEADER + json.dumps({"versions": self.versions, "settings": self.settings}, sort_keys=True)
         return "\n".join([head] + [r.format() for r in self.log]) + "\n"
 
+    def engine_info(self) -> Any:
+        """The built engine's layers as an EngineInfo (inspector JSON when present, else the verbose
+        build log), or None when neither can be read."""
+        import json
+
+        from trtstudio.engine.readers._common import info_from_layer_doc
+        from trtstudio.engine.readers.rtx_log import read
+
+        try:
+            if self.layer_info_json:
+                info = info_from_layer_doc(Path("<inspector>"), json.loads(self.layer_info_json))
+            else:
+                info = read(Path("<build log>"), self.log_text())
+        except (InputError, ValueError):
+            return None
+        if self.engine_path:
+            info.sources.insert(0, self.engine_path)
+        info.versions.update({k: v for k, v in self.versions.items() if k not in info.versions})
+        return info
+
 
 def import_backend(backend: str) -> tuple[Any, str]:
     """Import the TensorRT module for ``backend`` ("rtx", "tensorrt" or "auto"); return (module, name).

@@ -110,19 +110,9 @@ def profiles_from_args(args: argparse.Namespace) -> list[dict[str, tuple[tuple[i
 
 
 def _layers(result: Any) -> tuple[list[dict[str, Any]], list[str]]:
-    """Layer JSON from the inspector output when there is one, else from the verbose log."""
-    from trtstudio.errors import InputError
-
-    try:
-        if result.layer_info_json:
-            from trtstudio.engine.readers._common import info_from_layer_doc
-
-            info = info_from_layer_doc(Path("<inspector>"), json.loads(result.layer_info_json))
-        else:
-            from trtstudio.engine.readers.rtx_log import read
-
-            info = read(Path("<build log>"), result.log_text())
-    except (InputError, ValueError):
+    """Layer JSON of the built engine (inspector output, else the verbose log) and its reader warnings."""
+    info = result.engine_info()
+    if info is None:
         return [], []
     return [lay.to_json() for lay in info.layers], [w for w in info.warnings if not w.startswith("builder ")]
 

@@ -114,22 +114,8 @@ def default_profile(shape: list[int | str] | None) -> tuple[list[int], list[int]
 
 
 def engine_info_from_result(result: BuildResult) -> EngineInfo | None:
-    """The layers of a built engine: the inspector's JSON when there is one, else the verbose log."""
-    try:
-        if result.layer_info_json:
-            from trtstudio.engine.readers._common import info_from_layer_doc
-
-            info = info_from_layer_doc(Path("<inspector>"), json.loads(result.layer_info_json))
-        else:
-            from trtstudio.engine.readers.rtx_log import read
-
-            info = read(Path("<build log>"), result.log_text())
-    except (InputError, ValueError):
-        return None
-    if result.engine_path:
-        info.sources.insert(0, result.engine_path)
-    info.versions.update({k: v for k, v in result.versions.items() if k not in info.versions})
-    return info
+    """The layers of a built engine (see ``BuildResult.engine_info``)."""
+    return result.engine_info()  # type: ignore[no-any-return]
 
 
 def _build_task(model_path: str, out_path: str, options: BuildOptions):  # noqa: ANN202
