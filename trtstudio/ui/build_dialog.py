@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QCloseEvent, QStandardItemModel
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
     QFileDialog,
     QFormLayout,
     QGroupBox,
@@ -47,12 +46,11 @@ from trtstudio.backends.build import DEFAULT_MAX_DIM, MODULES, BuildOptions, Bui
 from trtstudio.engine.model import EngineInfo
 from trtstudio.errors import InputError
 from trtstudio.ui.log_panel import LogPanel
-from trtstudio.ui.workers import TaskState, WorkerHandle, error_text, run_in_thread
+from trtstudio.ui.workers import TaskState, WorkerDialog, error_text, run_in_thread
 
 TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
 BACKEND_LABELS = {"rtx": "TensorRT-RTX (tensorrt_rtx)", "tensorrt": "TensorRT (tensorrt)"}
 LOG_BATCH_S = 0.05  # the worker sends log lines in batches at most this often
-JOIN_MS = 60_000  # how long closing waits for a cancelled build to return
 
 
 def installed_backends() -> dict[str, bool]:
@@ -159,7 +157,7 @@ def _build_task(model_path: str, out_path: str, options: BuildOptions):  # noqa:
     return task
 
 
-class BuildDialog(QDialog):
+class BuildDialog(WorkerDialog):
     """Build an engine for ``model_path``; ``sig_built(BuildResult)`` when a build succeeded.
 
     The emitted result carries ``engine_info`` (an :class:`EngineInfo` read from the inspector JSON
@@ -176,8 +174,6 @@ class BuildDialog(QDialog):
         self.model_path = str(model_path)
         self.build_result: BuildResult | None = None
         self.engine_info: EngineInfo | None = None
-        self._handle: WorkerHandle | None = None
-        self._closing = False
         self._own_log = log_panel is None
         self.log_panel = log_panel if log_panel is not None else LogPanel()
         self._installed = installed_backends()
@@ -539,27 +535,7 @@ class BuildDialog(QDialog):
     @Slot()
     def _on_worker_finished(self) -> None:
         if self._handle is not None:
-            self._handle.join(JOIN_MS)
+            self._handle.join(self.JOIN_MS)
         self._handle = None
         self._set_running(False)
         self.log_panel.flush()
-
-    # -- closing --------------------------------------------------------------------------------
-    def shutdown(self) -> bool:
-        """Cancel a running build and wait for its thread; True when none is left running."""
-        self._closing = True
-        handle = self._handle
-        if handle is None:
-            return True
-        ended = handle.stop(JOIN_MS)
-        if ended:
-            self._handle = None
-        return ended
-
-    def done(self, r: int) -> None:  # accept/reject both end here
-        self.shutdown()
-        super().done(r)
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        self.shutdown()
-        super().closeEvent(event)

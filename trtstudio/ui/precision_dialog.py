@@ -13,11 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QBrush, QCloseEvent, QColor
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -34,13 +33,12 @@ from PySide6.QtWidgets import (
 
 from trtstudio.precision.state import PrecisionState
 from trtstudio.precision.sweep import SweepOptions, SweepResult, run_sweep
-from trtstudio.ui.workers import TaskState, WorkerHandle, error_text, run_in_thread
+from trtstudio.ui.workers import TaskState, WorkerDialog, error_text, run_in_thread
 
 VARIANT_NAMES = ("fp16", "bf16", "int8", "fp8")
 TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
 COLUMNS = ("Precision", "Median ms", "p99 ms", "Inferences/s", "Model", "Engine", "RSS added",
            "Cosine", "Max abs", "Top-1", "Result")
-JOIN_MS = 60_000
 PASS_COLOR, FAIL_COLOR = QColor("#d8f0d8"), QColor("#f6d5d5")
 
 
@@ -69,7 +67,7 @@ def _sweep_task(model_path: str, options: SweepOptions, state: PrecisionState) -
     return task
 
 
-class PrecisionSweepDialog(QDialog):
+class PrecisionSweepDialog(WorkerDialog):
     """Sweep FP32 / FP16 / BF16 / INT8 variants of ``model_path`` and show the table."""
 
     sig_finished = Signal(object)
@@ -80,8 +78,6 @@ class PrecisionSweepDialog(QDialog):
         self.model_path = str(model_path)
         self.sweep_result: SweepResult | None = None
         self.state: PrecisionState | None = None
-        self._handle: WorkerHandle | None = None
-        self._closing = False
         self.setWindowTitle(f"Precision sweep: {self.model_path}")
         self.resize(1000, 520)
 
@@ -265,7 +261,7 @@ class PrecisionSweepDialog(QDialog):
     @Slot()
     def _on_worker_finished(self) -> None:
         if self._handle is not None:
-            self._handle.join(JOIN_MS)
+            self._handle.join(self.JOIN_MS)
         self._handle = None
         self._set_running(False)
 
@@ -304,23 +300,3 @@ class PrecisionSweepDialog(QDialog):
         row = rows.pop()
         if 0 <= row < len(self.sweep_result.variants):
             self.sig_node_errors.emit(dict(self.sweep_result.variants[row].node_errors))
-
-    # -- closing --------------------------------------------------------------------------------
-    def shutdown(self) -> bool:
-        """Cancel a running sweep and wait for its thread; True when none is left running."""
-        self._closing = True
-        handle = self._handle
-        if handle is None:
-            return True
-        ended = handle.stop(JOIN_MS)
-        if ended:
-            self._handle = None
-        return ended
-
-    def done(self, r: int) -> None:  # accept/reject both end here
-        self.shutdown()
-        super().done(r)
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        self.shutdown()
-        super().closeEvent(event)

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 
 import shiboken6
 from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QDialog
 
 from trtstudio.errors import BackendError, BuildError, InputError
 
@@ -393,3 +395,34 @@ def layer_task(request: ProfileRequest, factory: BackendFactory | None = None) -
             backend.close()
 
     return task
+
+
+class WorkerDialog(QDialog):
+    """A dialog that runs one task at a time in ``self._handle``; closing it cancels the task and
+    waits for its thread (up to ``JOIN_MS``). Subclasses set ``_handle`` when they start a task."""
+
+    JOIN_MS = 60_000
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._handle: WorkerHandle | None = None
+        self._closing = False
+
+    def shutdown(self) -> bool:
+        """Cancel a running task and wait for its thread; True when none is left running."""
+        self._closing = True
+        handle = self._handle
+        if handle is None:
+            return True
+        ended = handle.stop(self.JOIN_MS)
+        if ended:
+            self._handle = None
+        return ended
+
+    def done(self, r: int) -> None:  # accept/reject both end here
+        self.shutdown()
+        super().done(r)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        self.shutdown()
+        super().closeEvent(event)
