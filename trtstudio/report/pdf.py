@@ -1,7 +1,8 @@
 """PDF writer: the report's HTML laid out by Qt's QTextDocument and printed with QPdfWriter.
 
 THE ONE DOCUMENTED EXCEPTION to "nothing outside trtstudio/ui imports PySide6": this module imports
-PySide6.QtCore, QtGui and QtSvg (inside functions, so importing it is cheap), because Qt is the
+PySide6.QtCore, QtGui and QtSvg, and QtWidgets only to create a QApplication when none runs yet
+(inside functions, so importing it is cheap), because Qt is the
 only PDF renderer among our dependencies. pyproject.toml's import-linter contract lists these
 imports in ``ignore_imports``; nothing else in ``trtstudio.report`` imports this module except
 the ``pdf`` writer function, lazily. It runs headless: without a display it sets
@@ -28,17 +29,26 @@ _app: Any = None
 
 
 def _ensure_app() -> Any:
+    """The running Qt application, or a new one. A QApplication (QtWidgets) when available, not a
+    bare QGuiApplication: one process has one application for good, and the GUI (or pytest-qt)
+    creating widgets later needs a QApplication."""
     global _app
     try:
-        from PySide6.QtGui import QGuiApplication
+        from PySide6.QtCore import QCoreApplication
     except ImportError as exc:
         raise BackendError(f"PDF reports need PySide6 (pip install PySide6-Essentials): {exc}") from None
-    app = QGuiApplication.instance()
+    app = QCoreApplication.instance()
     if app is None:
         if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
             os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        _app = QGuiApplication(["trtstudio-report"])
+        try:
+            from PySide6.QtWidgets import QApplication as App
+        except ImportError:
+            from PySide6.QtGui import QGuiApplication as App
+        _app = App(["trtstudio-report"])
         app = _app
+    elif not hasattr(app, "primaryScreen"):  # a QCoreApplication cannot lay out text
+        raise BackendError("PDF reports need a QGuiApplication; this process runs a QCoreApplication")
     return app
 
 
