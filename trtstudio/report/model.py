@@ -175,10 +175,13 @@ def _engine(engine: Any) -> tuple[EngineInfo | None, list[str]]:
     if isinstance(engine, EngineInfo):
         return engine, list(engine.sources)
     if hasattr(engine, "log_text") and hasattr(engine, "ok"):  # backends.build.BuildResult
-        from trtstudio.engine.readers.rtx_log import read as read_log
+        info = engine.engine_info() if hasattr(engine, "engine_info") else None  # inspector JSON, else the log
+        if info is None:
+            from trtstudio.engine.readers.rtx_log import read as read_log
 
-        name = Path(engine.engine_path or "engine.plan")
-        info = read_log(name.with_suffix(".build.log"), engine.log_text())
+            info = read_log(Path(engine.engine_path or "engine.plan").with_suffix(".build.log"), engine.log_text())
+        for key, value in (getattr(engine, "settings", None) or {}).items():
+            info.build_settings.setdefault(key, value)
         if engine.engine_bytes:
             info.memory.setdefault("engine_size", int(engine.engine_bytes))
         return info, [str(engine.engine_path)] if engine.engine_path else []

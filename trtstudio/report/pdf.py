@@ -44,7 +44,7 @@ def _ensure_app() -> Any:
         try:
             from PySide6.QtWidgets import QApplication as App
         except ImportError:
-            from PySide6.QtGui import QGuiApplication as App
+            from PySide6.QtGui import QGuiApplication as App  # type: ignore[assignment]
         _app = App(["trtstudio-report"])
         app = _app
     elif not hasattr(app, "primaryScreen"):  # a QCoreApplication cannot lay out text
