@@ -208,3 +208,35 @@ def test_precision_heat_overlay(qtbot, window: MainWindow, tmp_path: Path) -> No
     assert worst.lightness() < mild.lightness()  # worse error = darker
     window.open_precision_dialog()
     assert window.precision_dialog.isVisible()
+
+
+def test_export_report_and_session_roundtrip(qtbot, window: MainWindow, sample_model: Path, tmp_path: Path) -> None:
+    import json
+
+    log = sample_model.with_name("mobilenetv2_035.rtx-sm86.build.log")
+    _open(qtbot, window, sample_model)
+    with qtbot.waitSignal(window.sig_engine_loaded, timeout=60000):
+        window.open_engine([str(log)])
+    html_path = tmp_path / "r.html"
+    with qtbot.waitSignal(window.sig_report_written, timeout=60000):
+        window.export_report(str(html_path))
+    text = html_path.read_text()
+    assert "mobilenetv2_035" in text and "http://" not in text and "https://" not in text
+    with qtbot.waitSignal(window.sig_report_written, timeout=60000):
+        window.export_report(str(tmp_path / "a.json"))
+    sess = tmp_path / "s.trtstudio"
+    with qtbot.waitSignal(window.sig_session_saved, timeout=60000):
+        window.save_session(str(sess))
+    other = MainWindow()
+    qtbot.addWidget(other)
+    with qtbot.waitSignal(other.sig_model_loaded, timeout=60000):
+        other.open_session(str(sess))
+    assert len(other.engine.layers) == len(window.engine.layers) == 56
+    assert other.model.path == str(sample_model)
+    with qtbot.waitSignal(other.sig_report_written, timeout=60000):
+        other.export_report(str(tmp_path / "b.json"))
+    a = json.loads((tmp_path / "a.json").read_text())
+    b = json.loads((tmp_path / "b.json").read_text())
+    assert a["schema"] == b["schema"] == "trtstudio.report/1"
+    assert [r["name"] for r in a["layers"]] == [r["name"] for r in b["layers"]]
+    other.shutdown()

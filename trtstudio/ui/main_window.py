@@ -58,6 +58,9 @@ class MainWindow(QMainWindow):
     sig_model_loaded = Signal(object)
     sig_engine_loaded = Signal(object)
     sig_error = Signal(str)
+    sig_report_written = Signal(list)
+    sig_session_saved = Signal(str)
+    sig_session_loaded = Signal(object)
 
     def __init__(self) -> None:
         super().__init__()
@@ -180,6 +183,10 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "Open &engine files...", "Ctrl+E", self.open_engine_dialog)
         self.recent_menu = file_menu.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        self._action(file_menu, "Open sess&ion...", None, self.open_session_dialog)
+        self._action(file_menu, "Sa&ve session...", QKeySequence.StandardKey.Save, self.save_session_dialog)
+        self._action(file_menu, "E&xport report...", "Ctrl+Shift+E", self.export_report_dialog)
         self._action(file_menu, "Save &screenshot...", "Ctrl+Shift+S", self._save_screenshot_dialog)
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
@@ -263,6 +270,8 @@ class MainWindow(QMainWindow):
         """Open a file by kind: .onnx -> model, anything else -> engine files."""
         if str(path).lower().endswith(".onnx"):
             self.open_model(path)
+        elif str(path).lower().endswith(".trtstudio"):
+            self.open_session(path)
         else:
             self.open_engine([path])
 
@@ -739,6 +748,114 @@ class MainWindow(QMainWindow):
                 if importlib.util.find_spec(mod) is not None]
         self.status_label.setText("backends: " + (", ".join(have) if have else "none (pip install trtstudio[ort])"))
 
+    # ---- reports and sessions ------------------------------------------------------------------
+    def last_run(self) -> Any:
+        """The last finished profiling run as report RunData (samples included), else None."""
+        outcome = getattr(self.profile_panel, "last_outcome", None) if self.profile_panel is not None else None
+        if outcome is not None and outcome.result is not None:
+            from trtstudio.report.session import RunData
+
+            return RunData.from_result(outcome.result, name=outcome.request.backend, backend=outcome.request.backend,
+                                       model=outcome.request.model, layers=outcome.layers,
+                                       shapes={k: list(v) for k, v in outcome.shapes.items()},
+                                       extra_memory=outcome.backend_memory)
+        return getattr(self, "session_run", None)
+
+    def _report_inputs(self) -> dict[str, Any]:
+        png = None
+        if self.display is not None:
+            from PySide6.QtCore import QBuffer, QIODevice
+
+            buf = QBuffer()
+            buf.open(QIODevice.OpenModeFlag.WriteOnly)
+            self.view.grab().save(buf, "PNG")
+            png = bytes(buf.data())
+        return {"model": self.model, "engine": self.engine, "run": self.last_run(),
+                "accuracy": getattr(self, "session_accuracy", None), "graph_png": png,
+                "title": Path(self.model.path).stem if self.model is not None else None}
+
+    def export_report_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export report", os.path.join(self._last_dir(), "trtstudio-report.html"),
+            "HTML (*.html);;PDF (*.pdf);;JSON (*.json);;CSV (*.csv)")
+        if path:
+            self.export_report(path)
+
+    def export_report(self, path: str) -> None:
+        """Write the report (format by extension) in a worker; ``sig_report_written`` when done."""
+        if self.model is None and self.engine is None and self.last_run() is None:
+            self.sig_error.emit("nothing to report yet: open a model or engine files, or run a profile")
+            return
+        inputs = self._report_inputs()
+        self._busy(+1, f"Writing {Path(path).name}...")
+
+        def work() -> list[str]:
+            from trtstudio.report import build_report, write_report
+
+            return [str(p) for p in write_report(build_report(**inputs), path)]
+
+        def done(paths: list[str]) -> None:
+            self._busy(-1)
+            self.statusBar().showMessage(f"Report written: {', '.join(paths)}", 10000)
+            self.sig_report_written.emit(paths)
+
+        run_background(work, done, self._on_load_failed)
+
+    def save_session_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save session", os.path.join(self._last_dir(), "session.trtstudio"),
+                                              "trtstudio sessions (*.trtstudio)")
+        if path:
+            self.save_session(path if path.endswith(".trtstudio") else path + ".trtstudio")
+
+    def save_session(self, path: str) -> None:
+        """Model, engine files, run and statistics to one .trtstudio file (atomic write), in a worker."""
+        inputs = self._report_inputs()
+        self._busy(+1, f"Saving {Path(path).name}...")
+
+        def work() -> str:
+            from trtstudio.report import save_session
+
+            return str(save_session(path, **inputs))
+
+        def done(p: str) -> None:
+            self._busy(-1)
+            self._remember(p)
+            self.statusBar().showMessage(f"Session saved: {p}", 8000)
+            self.sig_session_saved.emit(p)
+
+        run_background(work, done, self._on_load_failed)
+
+    def open_session_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", self._last_dir(), "trtstudio sessions (*.trtstudio)")
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str) -> None:
+        """Restore a session: its model (when the file is still there), its engine and its run."""
+        self._busy(+1, f"Opening {Path(path).name}...")
+
+        def work() -> Any:
+            from trtstudio.report import load_session
+
+            return load_session(path)
+
+        def done(session: Any) -> None:
+            self._busy(-1)
+            self._remember(path)
+            self.session = session
+            self.session_run = session.runs[0] if session.runs else None
+            self.session_accuracy = session.accuracy
+            if session.engines:
+                self.set_engine(session.engines[0].info)
+            if session.model_path and os.path.exists(session.model_path):
+                self.open_model(session.model_path)
+            elif session.model_path:
+                self.statusBar().showMessage(f"session model {session.model_path} is missing; engine and run restored",
+                                             10000)
+            self.sig_session_loaded.emit(session)
+
+        run_background(work, done, self._on_load_failed)
+
     # ---- settings, recent files, theme ------------------------------------------------------
     def settings(self) -> QSettings:
         return QSettings("trtstudio", "trtstudio")
@@ -855,7 +972,10 @@ class MainWindow(QMainWindow):
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
         paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         models = [p for p in paths if p.lower().endswith(".onnx")]
-        others = [p for p in paths if not p.lower().endswith(".onnx")]
+        for p in paths:
+            if p.lower().endswith(".trtstudio"):
+                self.open_session(p)
+        others = [p for p in paths if not p.lower().endswith((".onnx", ".trtstudio"))]
         if models:
             self.open_model(models[0])
         if others:

@@ -540,6 +540,7 @@ class ProfilePanel(QWidget):
             return
         doc = outcome.to_dict()
         self._final = doc
+        self.last_outcome = outcome  # the full run (samples included) for reports and sessions
         self.live.finish(doc)
         result = outcome.result
         if result is not None and result.error is not None:
