@@ -46,7 +46,7 @@ from trtstudio.backends.build import DEFAULT_MAX_DIM, MODULES, BuildOptions, Bui
 from trtstudio.engine.model import EngineInfo
 from trtstudio.errors import InputError
 from trtstudio.ui.log_panel import LogPanel
-from trtstudio.ui.workers import TaskState, WorkerDialog, error_text, run_in_thread
+from trtstudio.ui.workers import TaskState, WorkerDialog, error_text
 
 TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
 BACKEND_LABELS = {"rtx": "TensorRT-RTX (tensorrt_rtx)", "tensorrt": "TensorRT (tensorrt)"}
@@ -442,31 +442,16 @@ class BuildDialog(WorkerDialog):
         self._show_status("Building…")
         self.log_panel.append("INFO", f"trtstudio: building {self.model_path} -> {out} "
                                       f"with {json.dumps(options.to_json())}")
-        self._handle = run_in_thread(
-            _build_task(self.model_path, out, options),
-            on_done=self._on_worker_done,
-            on_error=self._on_worker_error,
-            on_progress=self._on_worker_progress,
-            on_finished=self._on_worker_finished,
-            name="build",
-        )
-        self._set_running(True)
+        self._start_task(_build_task(self.model_path, out, options), "build")
 
     @Slot()
     def cancel_build(self) -> None:
         """Ask the running build to stop at the builder's next progress step."""
-        if self._handle is not None:
-            self._handle.request_stop()
-            self.phase_label.setText("Cancelling…")
-            self.cancel_button.setEnabled(False)
+        self._cancel_task()
 
     def _set_running(self, running: bool) -> None:
         self.build_button.setEnabled(not running and bool(self.backend_combo.currentData()))
         self.cancel_button.setEnabled(running)
-
-    def _show_status(self, text: str, error: bool = False) -> None:
-        self.status_label.setText(text)
-        self.status_label.setStyleSheet("QLabel { color: #b00020; }" if error else "")
 
     @Slot(object)
     def _on_worker_progress(self, value: object) -> None:

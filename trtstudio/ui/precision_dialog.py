@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from trtstudio.precision.state import PrecisionState
 from trtstudio.precision.sweep import SweepOptions, SweepResult, run_sweep
-from trtstudio.ui.workers import TaskState, WorkerDialog, error_text, run_in_thread
+from trtstudio.ui.workers import TaskState, WorkerDialog, error_text
 
 VARIANT_NAMES = ("fp16", "bf16", "int8", "fp8")
 TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
@@ -200,32 +200,17 @@ class PrecisionSweepDialog(WorkerDialog):
         self._show_status("Running…")
         self.progress.setRange(0, 0)
         self.state = PrecisionState()
-        self._handle = run_in_thread(
-            _sweep_task(self.model_path, options, self.state),
-            cancel_state=self.state,
-            on_done=self._on_worker_done,
-            on_error=self._on_worker_error,
-            on_progress=self._on_worker_progress,
-            on_finished=self._on_worker_finished,
-            name="precision-sweep",
-        )
-        self._set_running(True)
+        self._start_task(_sweep_task(self.model_path, options, self.state), "precision-sweep",
+                         cancel_state=self.state)
 
     @Slot()
     def cancel_sweep(self) -> None:
         """Ask the sweep to stop after its current step."""
-        if self._handle is not None:
-            self._handle.request_stop()
-            self.phase_label.setText("Cancelling…")
-            self.cancel_button.setEnabled(False)
+        self._cancel_task()
 
     def _set_running(self, running: bool) -> None:
         self.run_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
-
-    def _show_status(self, text: str, error: bool = False) -> None:
-        self.status_label.setText(text)
-        self.status_label.setStyleSheet("QLabel { color: #b00020; }" if error else "")
 
     @Slot(object)
     def _on_worker_progress(self, value: object) -> None:

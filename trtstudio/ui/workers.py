@@ -408,6 +408,24 @@ class WorkerDialog(QDialog):
         self._handle: WorkerHandle | None = None
         self._closing = False
 
+    def _start_task(self, fn: Callable[[TaskState], Any], name: str, cancel_state: Stoppable | None = None) -> None:
+        """Run ``fn`` with the subclass's ``_on_worker_done/_error/_progress/_finished`` slots."""
+        self._handle = run_in_thread(fn, cancel_state=cancel_state, on_done=self._on_worker_done,
+                                     on_error=self._on_worker_error, on_progress=self._on_worker_progress,
+                                     on_finished=self._on_worker_finished, name=name)
+        self._set_running(True)
+
+    def _cancel_task(self) -> None:
+        """Ask the running task to stop at its next check (needs ``phase_label`` and ``cancel_button``)."""
+        if self._handle is not None:
+            self._handle.request_stop()
+            self.phase_label.setText("Cancelling…")  # type: ignore[attr-defined]
+            self.cancel_button.setEnabled(False)  # type: ignore[attr-defined]
+
+    def _show_status(self, text: str, error: bool = False) -> None:
+        self.status_label.setText(text)  # type: ignore[attr-defined]
+        self.status_label.setStyleSheet("QLabel { color: #b00020; }" if error else "")  # type: ignore[attr-defined]
+
     def shutdown(self) -> bool:
         """Cancel a running task and wait for its thread; True when none is left running."""
         self._closing = True
