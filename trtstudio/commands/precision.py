@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-HELP = "Build FP16/BF16/INT8 variants, calibrate, validate against FP32, profile, and recommend one."
+HELP = "build FP16/BF16/INT8 variants, calibrate, validate against FP32, profile, and recommend one"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-HELP = "Run a model or engine repeatedly: latency percentiles, throughput, memory, per-layer times."
+HELP = "run a model or engine repeatedly: latency percentiles, throughput, memory, per-layer times"
 SCHEMA = "trtstudio.profile/1"
 BACKEND_CHOICES = ("auto", "ort", "ort-cuda", "ort-trt", "tensorrt", "rtx")
 
