@@ -3,7 +3,8 @@
 Interleaved trials: each trial times N ``session.run`` calls in a bare loop, then N inferences through
 ``Runner`` on the same session. Prints JSON lines: per-trial medians, then a summary with the median
 latency of each, the wall time per inference of each, and the overhead in percent (budget <= 2%).
-    python benchmarks/profiling.py [--trials 7] [--n 2000] [--size 256]
+    python benchmarks/profiling.py [--trials 7] [--n 2000] [--onnx MODEL | --size 256]
+``--onnx sample`` runs on the bundled sample model (the issue's reference case).
 """
 
 from __future__ import annotations
@@ -58,13 +59,21 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--onnx", help="model to run (default: a synthetic MatMul chain; 'sample' = the bundled sample)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "bench.onnx")
-        make_model(path, args.size)
+        if args.onnx == "sample":
+            from importlib import resources
+
+            path = str(resources.files("trtstudio.resources") / "sample" / "mobilenetv2_035.onnx")
+        elif args.onnx:
+            path = args.onnx
+        else:
+            path = os.path.join(tmp, "bench.onnx")
+            make_model(path, args.size)
         backend = OrtBackend()
         backend.load(path, {"threads": args.threads})
-        backend.prepare_inputs({})
+        backend.prepare_inputs({})  # dynamic dims default to 1
         bare_loop(backend, 200)  # warm-up
         bare_med, run_med, bare_wall, run_wall = [], [], [], []
         for trial in range(args.trials):
