@@ -240,3 +240,13 @@ def test_export_report_and_session_roundtrip(qtbot, window: MainWindow, sample_m
     assert a["schema"] == b["schema"] == "trtstudio.report/1"
     assert [r["name"] for r in a["layers"]] == [r["name"] for r in b["layers"]]
     other.shutdown()
+
+
+def test_status_bar_names_backends_and_gpu(qtbot, window: MainWindow) -> None:
+    if not window.environment:
+        with qtbot.waitSignal(window.sig_environment, timeout=60000):
+            pass
+    text = window.status_label.text()
+    assert "backends:" in text and "GPU:" in text
+    assert ("onnxruntime" in text) == any(i["name"] == "onnxruntime" and i["status"] == "ok"
+                                          for i in window.environment)

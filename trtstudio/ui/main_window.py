@@ -61,6 +61,7 @@ class MainWindow(QMainWindow):
     sig_report_written = Signal(list)
     sig_session_saved = Signal(str)
     sig_session_loaded = Signal(object)
+    sig_environment = Signal(list)
 
     def __init__(self) -> None:
         super().__init__()
@@ -741,12 +742,25 @@ class MainWindow(QMainWindow):
         self._error_box = box
 
     def _show_environment(self) -> None:
-        import importlib.util
+        """Status bar: which backends and GPU are usable. Probed once in a worker (NVML, libcuda, ORT)."""
+        self.status_label.setText("checking backends and GPU...")
+        self.environment: list[dict[str, Any]] = []
 
-        have = [name for mod, name in (("onnxruntime", "ONNX Runtime"), ("tensorrt", "TensorRT"),
-                                       ("tensorrt_rtx", "TensorRT-RTX"), ("pycuda", "pycuda"))
-                if importlib.util.find_spec(mod) is not None]
-        self.status_label.setText("backends: " + (", ".join(have) if have else "none (pip install trtstudio[ort])"))
+        def work() -> list[dict[str, Any]]:
+            from trtstudio.environment import check_environment
+
+            return check_environment(probe_gpu=True)
+
+        run_background(work, self._on_environment, lambda msg: self.status_label.setText(f"environment: {msg}"))
+
+    def _on_environment(self, items: list[dict[str, Any]]) -> None:
+        self.environment = items
+        by = {it["name"]: it for it in items}
+        have = [n for n in ("onnxruntime", "tensorrt", "tensorrt_rtx", "pycuda") if by.get(n, {}).get("status") == "ok"]
+        driver = by.get("NVIDIA driver", {})
+        gpu = driver.get("detail") if driver.get("status") == "ok" else "no GPU"
+        self.status_label.setText(f"backends: {', '.join(have) or 'none'} | GPU: {gpu}")
+        self.sig_environment.emit(items)
 
     # ---- reports and sessions ------------------------------------------------------------------
     def last_run(self) -> Any:
@@ -956,9 +970,14 @@ class MainWindow(QMainWindow):
         self._env_box = box
 
     def _about(self) -> None:
+        rows = "".join(f"<tr><td>{html.escape(str(it['name']))}</td><td>{html.escape(str(it.get('version') or '-'))}"
+                       f"</td><td>{html.escape(str(it.get('detail') or ''))}</td></tr>"
+                       for it in getattr(self, "environment", []))
         QMessageBox.about(self, "About trtstudio",
-                          f"trtstudio {__version__}\nOpen desktop profiler for NVIDIA TensorRT.\n"
-                          f"{self.status_label.text()}")
+                          f"<h3>trtstudio {__version__}</h3><p>Open desktop profiler for NVIDIA TensorRT: the ONNX "
+                          f"graph, the engine's layers and live runs together.</p>"
+                          f"<table cellspacing=4>{rows}</table>"
+                          "<p>Help &gt; Check environment says how to install what is missing.</p>")
 
     def _save_screenshot_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "trtstudio.png", "PNG (*.png)")
