@@ -32,7 +32,7 @@ Everything is dictionary lookups and ``str`` methods with regular expressions co
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -136,15 +136,26 @@ def split_name(name: str) -> list[tuple[str, str]]:
             out.extend(split_name(p))
         return out
     if " + " in s or " || " in s:
-        if not any(c in s for c in "([{"):
+        if "(" not in s and "[" not in s and "{" not in s:
             parts = [p.strip() for p in _FUSION_RE.split(s)] if " || " in s else s.split(" + ")
+            if len(parts) > 1:
+                out = []
+                for p in parts:
+                    q = p.strip()
+                    if not q:
+                        continue
+                    if " + " in q or " || " in q:
+                        out.extend(split_name(q))
+                    else:  # no brackets, no separators: a plain name
+                        out.append(("name", q))
+                return out
         else:
             parts = _split_top(s, _FUSION_SEPS)
-        if len(parts) > 1:
-            out = []
-            for p in parts:
-                out.extend(split_name(p))
-            return out
+            if len(parts) > 1:
+                out = []
+                for p in parts:
+                    out.extend(split_name(p))
+                return out
     return [("name", s)]
 
 
@@ -158,11 +169,7 @@ class Resolver:
         self.node_by_name: dict[str, int] = (
             nbn if isinstance(nbn, dict) else {n.name: i for i, n in enumerate(self.nodes)}
         )
-        self.producer: dict[str, int] = {}
-        for i, n in enumerate(self.nodes):
-            for t in n.outputs:
-                if t:
-                    self.producer[t] = i
+        self.producer: dict[str, int] = {t: i for i, n in enumerate(self.nodes) for t in n.outputs if t}
         tensors = getattr(g, "tensors", None)
         self.tensors: Any = tensors if tensors is not None else {}
         self._consumer: dict[str, int] | None = None
@@ -276,12 +283,12 @@ class Resolver:
             metadata = metadata.replace("\x1f", "\x1e")
         if "][" in metadata:  # entries written back to back (TensorRT-RTX logs)
             metadata = metadata.replace("][ONNX Layer: ", "]\x1e[ONNX Layer: ")
-        nbn = self.node_by_name
+        nbn_get = self.node_by_name.get
         out: list[int] = []
         for entry in metadata.split("\x1e"):
             if entry.startswith(_METADATA_PREFIX) and entry.endswith("]"):
                 entry = entry[_PREFIX_LEN:-1]
-            i = nbn.get(entry)
+            i = nbn_get(entry)
             if i is None:
                 entry = entry.strip()
                 if not entry:
@@ -292,16 +299,13 @@ class Resolver:
         return out
 
     def resolve_io(self, layer: Layer) -> list[int]:
+        producer_get = self.producer.get
         out: list[int] = []
         for t in layer.outputs:
-            i = self.producer.get(t.name)
+            i = producer_get(t.name)
             if i is not None:
                 out.append(i)
         return out
-
-
-def _unique(indices: Iterable[int]) -> list[int]:
-    return list(dict.fromkeys(indices))
 
 
 def map_layers(engine: EngineInfo, graph: Any) -> MappingResult:
@@ -317,35 +321,43 @@ def map_layers(engine: EngineInfo, graph: Any) -> MappingResult:
 
 
 def _map_layers(engine: EngineInfo, r: Resolver) -> MappingResult:
-    nodes = r.nodes
+    node_names = [n.name for n in r.nodes]
     result = MappingResult()
     node_layers: dict[str, list[int]] = {}
     by_conf = result.by_confidence
+    unmapped_append = result.unmapped_layers.append
+    resolve_metadata, resolve_name, resolve_io = r.resolve_metadata, r.resolve_name, r.resolve_io
+    node_layers_get = node_layers.get
+    rounded: dict[float, float] = {}  # conf -> round(conf, 3): only a handful of distinct values
     for pos, lay in enumerate(engine.layers):
         idx: list[int] = []
         conf = 0.0
-        if lay.metadata:
-            idx = r.resolve_metadata(lay.metadata)
+        md = lay.metadata
+        if md:
+            idx = resolve_metadata(md)
             conf = CONF_METADATA if idx else 0.0
         if not idx:
-            idx, conf = r.resolve_name(lay.name)
-        if not idx:
-            idx = r.resolve_io(lay)
-            conf = CONF_IO if idx else 0.0
+            idx, conf = resolve_name(lay.name)
+            if not idx:
+                idx = resolve_io(lay)
+                conf = CONF_IO if idx else 0.0
         if len(idx) > 1:
-            idx = _unique(idx)
-        names = [nodes[i].name for i in idx]
+            idx = list(dict.fromkeys(idx))
+        names = [node_names[i] for i in idx]
         lay.onnx_nodes = names
-        conf = lay.mapping_confidence = round(conf, 3)
-        by_conf[conf] = by_conf.get(conf, 0) + 1
+        rc = rounded.get(conf)
+        if rc is None:
+            rc = rounded[conf] = round(conf, 3)
+        lay.mapping_confidence = rc
+        by_conf[rc] = by_conf.get(rc, 0) + 1
         if not names:
-            result.unmapped_layers.append(pos)
+            unmapped_append(pos)
         for n in names:
-            lst = node_layers.get(n)
+            lst = node_layers_get(n)
             if lst is None:
                 node_layers[n] = [pos]
             else:
                 lst.append(pos)
     result.node_layers = node_layers
-    result.unmapped_nodes = [n.name for n in nodes if n.name not in node_layers]
+    result.unmapped_nodes = [n for n in node_names if n not in node_layers]
     return result
