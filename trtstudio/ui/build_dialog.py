@@ -46,7 +46,7 @@ from trtstudio.backends.build import DEFAULT_MAX_DIM, MODULES, BuildOptions, Bui
 from trtstudio.engine.model import EngineInfo
 from trtstudio.errors import InputError
 from trtstudio.ui.log_panel import LogPanel
-from trtstudio.ui.workers import TaskState, WorkerDialog, error_text
+from trtstudio.ui.workers import TaskState, WorkerDialog
 
 TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
 BACKEND_LABELS = {"rtx": "TensorRT-RTX (tensorrt_rtx)", "tensorrt": "TensorRT (tensorrt)"}
@@ -509,12 +509,8 @@ class BuildDialog(WorkerDialog):
 
     @Slot(object)
     def _on_worker_error(self, exc: object) -> None:
-        text = error_text(exc) if isinstance(exc, BaseException) else str(exc)
-        self.progress.setRange(0, 1)
-        self.progress.setValue(0)
+        text = self._show_task_error(exc, "Build")
         self.progress.setFormat("failed")
-        self.phase_label.setText("Failed")
-        self._show_status(f"Build failed: {text}", error=True)
         self.log_panel.append("ERROR", f"trtstudio: build failed: {text}")
 
     @Slot()

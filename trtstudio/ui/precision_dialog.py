@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from trtstudio.precision.state import PrecisionState
 from trtstudio.precision.sweep import SweepOptions, SweepResult, run_sweep
-from trtstudio.ui.workers import TaskState, WorkerDialog, error_text
+from trtstudio.ui.workers import TaskState, WorkerDialog
 
 VARIANT_NAMES = ("fp16", "bf16", "int8", "fp8")
 TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
@@ -237,11 +237,7 @@ class PrecisionSweepDialog(WorkerDialog):
 
     @Slot(object)
     def _on_worker_error(self, exc: object) -> None:
-        text = error_text(exc) if isinstance(exc, BaseException) else str(exc)
-        self.progress.setRange(0, 1)
-        self.progress.setValue(0)
-        self.phase_label.setText("Failed")
-        self._show_status(f"Sweep failed: {text}", error=True)
+        self._show_task_error(exc, "Sweep")
 
     @Slot()
     def _on_worker_finished(self) -> None:

@@ -422,6 +422,15 @@ class WorkerDialog(QDialog):
             self.phase_label.setText("Cancelling…")  # type: ignore[attr-defined]
             self.cancel_button.setEnabled(False)  # type: ignore[attr-defined]
 
+    def _show_task_error(self, exc: object, what: str) -> str:
+        """A task that raised: reset the progress bar, say "<what> failed: ..." and return the one line."""
+        text = error_text(exc) if isinstance(exc, BaseException) else str(exc)
+        self.progress.setRange(0, 1)  # type: ignore[attr-defined]
+        self.progress.setValue(0)  # type: ignore[attr-defined]
+        self.phase_label.setText("Failed")  # type: ignore[attr-defined]
+        self._show_status(f"{what} failed: {text}", error=True)
+        return text
+
     def _show_status(self, text: str, error: bool = False) -> None:
         self.status_label.setText(text)  # type: ignore[attr-defined]
         self.status_label.setStyleSheet("QLabel { color: #b00020; }" if error else "")  # type: ignore[attr-defined]
