@@ -64,31 +64,24 @@ def build_display(graph: Graph, *, sweeps: int = 4) -> DisplayGraph:
     cats: list[str] = []
     kind: list[int] = []
     ref: list[str | int] = []
-    in_index: dict[str, int] = {}
-    for name in graph.inputs:
+
+    def add(k: int, r: str | int, label: str, sub: str, cat: str) -> int:
+        kind.append(k)
+        ref.append(r)
+        labels.append(label)
+        subs.append(sub)
+        cats.append(cat)
+        return len(kind) - 1
+
+    def add_tensor(k: int, name: str) -> int:
         t = graph.tensors[name]
-        in_index[name] = len(kind)
-        kind.append(0)
-        ref.append(name)
-        labels.append(name)
-        subs.append(f"{t.dtype} {t.shape_text()}")
-        cats.append("io")
+        return add(k, name, name, f"{t.dtype} {t.shape_text()}", "io")
+
+    in_index = {name: add_tensor(0, name) for name in graph.inputs}
     offset = len(kind)
     for node in graph.nodes:
-        kind.append(1)
-        ref.append(node.index)
-        labels.append(node.qualified_op)
-        subs.append(node.name)
-        cats.append(category(node.op_type, node.domain))
-    out_index: dict[str, int] = {}
-    for name in graph.outputs:
-        t = graph.tensors[name]
-        out_index[name] = len(kind)
-        kind.append(2)
-        ref.append(name)
-        labels.append(name)
-        subs.append(f"{t.dtype} {t.shape_text()}")
-        cats.append("io")
+        add(1, node.index, node.qualified_op, node.name, category(node.op_type, node.domain))
+    out_index = {name: add_tensor(2, name) for name in graph.outputs}
 
     s, d, tnames = graph.edges()
     src = [s + offset]
