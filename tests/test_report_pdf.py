@@ -24,8 +24,11 @@ def _text(path: Path) -> tuple[str, int]:
 
 
 def _squash(text: str) -> str:
-    """Text without any whitespace (PDF text extraction splits words at kerning and line wraps)."""
-    return "".join(text.split())
+    """Text without any whitespace (PDF text extraction splits words at kerning and line wraps), with
+    typographic ligatures (fi, fl, ff: which ones a font draws depends on the installed fonts) unfolded."""
+    import unicodedata
+
+    return "".join(unicodedata.normalize("NFKC", text).split())
 
 
 def test_pdf_report_has_sections_and_numbers(sample_model: Path, tmp_path: Path) -> None:
