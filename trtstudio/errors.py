@@ -29,3 +29,18 @@ class BackendError(Exception):
     """A backend that is missing, cannot load, or raised while running."""
 
     exit_code = 2
+
+
+class FieldError(InputError):
+    """Bad value in one field of a request (``shapes``, ``input``, ``iterations``...).
+
+    The core names fields, not flags or widgets: the CLI turns ``field`` into its flag
+    (``--shapes``), the window into its form label ("Run shape")."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(field, message)
+
+    def named(self, name: str) -> InputError:
+        """The same error with the field shown as ``name`` (a flag or a label)."""
+        return InputError(name, self.message)

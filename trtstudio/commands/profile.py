@@ -9,7 +9,15 @@ from typing import Any
 
 HELP = "run a model or engine repeatedly: latency percentiles, throughput, memory, per-layer times"
 SCHEMA = "trtstudio.profile/1"
-BACKEND_CHOICES = ("auto", "ort", "ort-cuda", "ort-trt", "tensorrt", "rtx")
+
+
+def _backend_choices() -> tuple[str, ...]:
+    from trtstudio.backends.base import BACKENDS  # stdlib only at import: base imports no runtime
+
+    return ("auto", *BACKENDS)
+
+
+BACKEND_CHOICES = _backend_choices()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -35,85 +43,76 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
 
 
+# request field -> the flag that sets it (errors from the core name fields; the CLI shows flags)
+FIELD_FLAGS = {"shapes": "--shapes", "input": "--input", "iterations": "--iterations", "warmup": "--warmup",
+               "threads": "--threads", "layer_iterations": "--per-layer-iterations", "duration_s": "--duration",
+               "model": "MODEL_OR_ENGINE"}
+
+
 def _backend_name(args: argparse.Namespace) -> str:
     if args.backend != "auto":
         return str(args.backend)
     return "ort" if str(args.model).lower().endswith(".onnx") else "tensorrt"
 
 
+def request_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~trtstudio.profiling.session.ProfileRequest` this command's flags describe (the
+    window's Live profile panel builds the same request from its form)."""
+    from trtstudio.backends.base import parse_shapes
+    from trtstudio.profiling.session import ProfileRequest
+
+    iterations = args.iterations if args.duration is None else None
+    return ProfileRequest(
+        model=str(args.model), backend=_backend_name(args), shapes=parse_shapes(args.shapes),
+        input_path=args.input, warmup=args.warmup,
+        iterations=iterations if iterations is not None or args.duration else 1000,
+        duration_s=args.duration, threads=args.threads, cuda_graph=bool(args.cuda_graph),
+        per_layer=bool(args.per_layer), layer_iterations=args.per_layer_iterations,
+    )
+
+
 def profile(args: argparse.Namespace) -> dict[str, Any]:
-    """Run the profile ``args`` describe and return the report document."""
-    from trtstudio.backends.base import open_backend, parse_shapes
-    from trtstudio.backends.inputs import load_input_file
-    from trtstudio.errors import InputError
-    from trtstudio.profiling.memory import MemoryMonitor, default_probes
-    from trtstudio.profiling.runner import RunConfig, Runner
+    """Run the profile ``args`` describe (``run_profile``, as the window does) and return its document."""
+    from trtstudio.errors import FieldError
+    from trtstudio.profiling.session import run_profile
 
-    for flag in ("iterations", "warmup", "threads", "per_layer_iterations"):
-        value = getattr(args, flag)
-        if value is not None and value < (0 if flag == "warmup" else 1):
-            raise InputError(None, f"--{flag.replace('_', '-')} must be positive")
-    if args.duration is not None and args.duration <= 0:
-        raise InputError(None, "--duration must be positive")
-    name = _backend_name(args)
-    shapes = parse_shapes(args.shapes)
-    options: dict[str, Any] = {"threads": args.threads}
-    if args.cuda_graph:
-        options["cuda_graph"] = True
-    backend = open_backend(name, args.model, **options)
     try:
-        data = None
-        if args.input:
-            data = load_input_file(args.input, [s["name"] for s in backend.input_specs()])
-        backend.prepare_inputs(shapes, data)
-        used = dict(getattr(backend, "shapes", {}))
-        batch = next((s[0] for s in used.values() if s), 1)
-        iterations = args.iterations if args.duration is None else None
-        config = RunConfig(warmup=args.warmup, iterations=iterations or (None if args.duration else 1000),
-                           duration_s=args.duration, batch=int(batch))
-        monitor = MemoryMonitor(default_probes(gpu=name != "ort"), interval_ms=100)
-        result = Runner(backend, config, monitor=monitor).run()
-        doc: dict[str, Any] = {"schema": SCHEMA, "backend": name, "model": str(args.model),
-                               "shapes": {k: list(v) for k, v in used.items()}}
-        doc.update(result.to_dict())
-        doc["memory"] = {**backend.memory(), **doc["memory"]}
-        layers = None
-        if args.per_layer and result.error is None:
-            layers = backend.per_layer_profile(args.per_layer_iterations)
-            doc["layers"] = layers
+        request = request_from_args(args)
+        outcome = run_profile(request)
+    except FieldError as exc:
+        raise exc.named(FIELD_FLAGS.get(exc.field, exc.field)) from None
+    doc = outcome.to_dict()
+    result = outcome.result
+    if args.samples_csv or args.samples_npy or args.trace:
+        from trtstudio.profiling import export
+
         snap = result.samples.snapshot()
-        if args.samples_csv or args.samples_npy or args.trace:
-            from trtstudio.profiling import export
-
-            if args.samples_csv:
-                export.write_samples_csv(args.samples_csv, snap)
-            if args.samples_npy:
-                export.write_samples_npy(args.samples_npy, snap)
-            if args.trace:
-                export.write_trace(args.trace, export.chrome_trace(snap, monitor.snapshot(), layers, name=str(args.model)))
-        if getattr(args, "session", None) or getattr(args, "report", None):
-            doc["written"] = _save_report(args, result, layers, used, name, backend.memory())
-        return doc
-    finally:
-        backend.close()
+        if args.samples_csv:
+            export.write_samples_csv(args.samples_csv, snap)
+        if args.samples_npy:
+            export.write_samples_npy(args.samples_npy, snap)
+        if args.trace:
+            export.write_trace(args.trace, export.chrome_trace(snap, outcome.monitor.snapshot(), outcome.layers,
+                                                               name=str(args.model)))
+    if getattr(args, "session", None) or getattr(args, "report", None):
+        doc["written"] = _save_report(args, outcome)
+    return doc
 
 
-def _save_report(args: argparse.Namespace, result: Any, layers: Any, shapes: dict[str, Any], backend: str,
-                 static_memory: dict[str, int]) -> list[str]:
+def _save_report(args: argparse.Namespace, outcome: Any) -> list[str]:
     """Write ``--session`` and/or ``--report`` for a finished run; returns the files written."""
     from pathlib import Path
 
     from trtstudio.errors import InputError
     from trtstudio.report import write_report
     from trtstudio.report.model import make_session
-    from trtstudio.report.session import RunData, write_session
+    from trtstudio.report.session import write_session
     from trtstudio.report.writers import REPORT_WRITERS
 
     if args.report:
         REPORT_WRITERS.for_path(args.report)  # unknown extension: InputError before any work
     model_path = str(args.model)
-    run = RunData.from_result(result, name=args.title or f"{Path(model_path).name} ({backend})", backend=backend,
-                              model=model_path, layers=layers, shapes=shapes, extra_memory=static_memory)
+    run = outcome.run_data(name=args.title or f"{Path(model_path).name} ({outcome.request.backend})")
     is_onnx = model_path.lower().endswith(".onnx")
     try:
         session = make_session(model=model_path if is_onnx else None, engine=None if is_onnx else [model_path],

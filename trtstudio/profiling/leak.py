@@ -83,3 +83,37 @@ def leak_check(
         else f"slope {per_1k:.3f} +- {err_1k:.3f} MiB per 1,000 inferences is not significant"
     )
     return LeakVerdict(per_1k, err_1k, int(x.size), "stable", reason)
+
+
+# The memory series a leak verdict is given for: monitor key -> what the user reads.
+LEAK_KEYS: dict[str, str] = {"process_gpu_bytes": "process GPU", "gpu_used_bytes": "GPU used",
+                             "host_rss_bytes": "host RSS"}
+MIN_WARN_POINTS = 30  # memory samples (100 ms apart) before "growing" is said: allocators warm up first
+HOST_KEYS = ("host_rss_bytes",)  # series that other work in this process (loading a model) disturbs
+
+
+def memory_verdicts(arrays: dict[str, np.ndarray], disturbances: list[str] | None = None) -> dict[str, LeakVerdict]:
+    """A verdict per leak key present in a memory monitor's ``snapshot()`` (``index`` = inference count).
+
+    ``disturbances`` (what else this process did during the run, e.g. "loaded model B.onnx"): the
+    host series then cannot tell a leak from that work, so their "growing" becomes "unknown"."""
+    out: dict[str, LeakVerdict] = {}
+    for key in LEAK_KEYS:
+        if key in arrays and arrays[key].size and "index" in arrays:
+            v = leak_check(arrays["index"], arrays[key])
+            if disturbances and key in HOST_KEYS and v.verdict == "growing":
+                v = LeakVerdict(v.slope_mib_per_1k, v.stderr_mib_per_1k, v.points, "unknown",
+                                f"{v.reason}, but {'; '.join(disturbances)} during the run")
+            out[key] = v
+    return out
+
+
+def leak_warnings(verdicts: dict[str, dict[str, object]], min_points: int = MIN_WARN_POINTS) -> list[str]:
+    """The one rule for "memory growing" warnings (whole runs and live panels): a "growing" verdict
+    over at least ``min_points`` samples. ``verdicts``: key -> ``LeakVerdict.to_dict()``."""
+    out = []
+    for key, v in verdicts.items():
+        points = v.get("points")
+        if v.get("verdict") == "growing" and isinstance(points, int) and points >= min_points:
+            out.append(f"memory growing ({LEAK_KEYS.get(key, key)}): {v.get('reason')}")
+    return out

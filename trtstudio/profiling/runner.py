@@ -8,7 +8,6 @@ ends the run; the error is kept in the result together with every sample taken s
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,46 +15,26 @@ from typing import Any
 import numpy as np
 
 from trtstudio.backends.base import Backend
-from trtstudio.profiling.leak import leak_check
+from trtstudio.profiling.leak import leak_warnings, memory_verdicts
 from trtstudio.profiling.memory import MemoryMonitor
 from trtstudio.profiling.samples import ExactStore, SampleBuffer
 from trtstudio.profiling.stats import latency_stats, run_warnings
+from trtstudio.tasks import EventSink, TaskState
 
 
-class RunState:
-    """Cooperative control of a run, shared between the loop's thread and the controller."""
+class RunState(TaskState):
+    """Cooperative control of a run, shared between the loop's thread and the controller: the
+    :class:`~trtstudio.tasks.TaskState` stop flag and pause gate, plus what a progress view reads."""
 
-    def __init__(self) -> None:
-        self._stop = threading.Event()
-        self._running = threading.Event()
-        self._running.set()
+    def __init__(self, on_event: EventSink | None = None) -> None:
+        super().__init__(on_event)
         self.done = 0  # inferences recorded so far (read by a progress view)
         self.phase = "idle"  # idle, cold, warmup, measure, paused, finished
+        self.disturbances: list[str] = []  # other work this process did during the run (see leak.py)
 
-    def request_stop(self) -> None:
-        """Ask the loop to end after the current inference (also wakes a paused loop)."""
-        self._stop.set()
-        self._running.set()
-
-    def is_stop_requested(self) -> bool:
-        """True once ``request_stop`` was called."""
-        return self._stop.is_set()
-
-    def pause(self) -> None:
-        """Hold the loop between inferences until ``resume``."""
-        self._running.clear()
-
-    def resume(self) -> None:
-        """Let a paused loop go on."""
-        self._running.set()
-
-    def is_paused(self) -> bool:
-        """True while paused."""
-        return not self._running.is_set()
-
-    def wait_while_paused(self, timeout: float | None = None) -> None:
-        """Block while paused (returns at once when running)."""
-        self._running.wait(timeout)
+    def note_disturbance(self, what: str) -> None:
+        """Record other work in this process (e.g. "model B.onnx loaded") that moves host memory."""
+        self.disturbances.append(what)
 
 
 @dataclass
@@ -83,6 +62,7 @@ class RunResult:
     error: BaseException | None = None
     memory: MemoryMonitor | None = None
     notes: list[str] = field(default_factory=list)
+    disturbances: list[str] = field(default_factory=list)  # other work in this process during the run
 
     @property
     def count(self) -> int:
@@ -115,9 +95,8 @@ class RunResult:
             return {}
         arrays = self.memory.snapshot()
         out: dict[str, Any] = dict(self.memory.series.summary())
-        for key in ("process_gpu_bytes", "gpu_used_bytes", "host_rss_bytes"):
-            if key in arrays and arrays[key].size:
-                out.setdefault(key, {})["leak"] = leak_check(arrays["index"], arrays[key]).to_dict()
+        for key, verdict in memory_verdicts(arrays, self.disturbances).items():
+            out.setdefault(key, {})["leak"] = verdict.to_dict()
         return out
 
     def warnings(self, stats: dict[str, Any] | None = None) -> list[str]:
@@ -127,10 +106,9 @@ class RunResult:
         note = self.exact.note()
         if note:
             out.append(note)
-        for key, value in self.memory_summary().items():
-            leak = value.get("leak") if isinstance(value, dict) else None
-            if leak and leak["verdict"] == "growing":
-                out.append(f"memory growing ({key}): {leak['reason']}")
+        verdicts = {k: v["leak"] for k, v in self.memory_summary().items() if isinstance(v, dict) and "leak" in v}
+        out += leak_warnings(verdicts)
+        out += [f"memory verdict of the host: {d} during the run" for d in self.disturbances]
         if self.error is not None:
             out.append(f"run stopped by an error after {self.count} inferences: {self.error_text}")
         return out
@@ -175,7 +153,8 @@ class Runner:
         """The whole run; never raises for a backend error (see ``RunResult.error``)."""
         cfg, state, backend = self.config, self.state, self.backend
         exact = ExactStore(cap=cfg.exact_cap)
-        result = RunResult(self.samples, exact, cfg, memory=self.monitor, notes=list(getattr(backend, "notes", [])))
+        result = RunResult(self.samples, exact, cfg, memory=self.monitor, notes=list(getattr(backend, "notes", [])),
+                           disturbances=state.disturbances)  # the state's list: later notes count too
         samples, monitor = self.samples, self.monitor
         perf = time.perf_counter
         t0 = perf()

@@ -106,13 +106,16 @@ class RunData:
     layers: list[dict[str, Any]] = field(default_factory=list)
     shapes: dict[str, list[int]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
+    # what the run ran (profiling.session.RunRecord.to_json: model, model_sha256, backend, shapes, settings)
+    record: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_result(cls, result: Any, name: str = "run", backend: str | None = None, model: str | None = None,
                     layers: Iterable[dict[str, Any]] | None = None, shapes: dict[str, Any] | None = None,
-                    extra_memory: dict[str, int] | None = None) -> RunData:
+                    extra_memory: dict[str, int] | None = None, record: dict[str, Any] | None = None) -> RunData:
         """From a :class:`trtstudio.profiling.runner.RunResult` (``layers``: the per-layer profile rows;
-        ``extra_memory``: the backend's static memory figures, e.g. ``backend.memory()``)."""
+        ``extra_memory``: the backend's static memory figures, e.g. ``backend.memory()``; ``record``: what
+        the run ran, from its :class:`~trtstudio.profiling.session.RunRecord`)."""
         stats = result.to_dict()
         if extra_memory:
             stats["memory"] = {**extra_memory, **stats.get("memory", {})}
@@ -125,6 +128,7 @@ class RunData:
             layers=[dict(r) for r in (layers or [])],
             shapes={k: [int(d) for d in v] for k, v in (shapes or {}).items()},
             config={"warmup": cfg.warmup, "iterations": cfg.iterations, "duration_s": cfg.duration_s, "batch": cfg.batch},
+            record=dict(record or {}),
         )
 
     @classmethod
@@ -141,7 +145,7 @@ class RunData:
             "name": self.name, "backend": self.backend, "model": self.model, "stats": self.stats,
             "samples": {"latency_ms": encode_array(self.latency_ms, "float32")},
             "memory": {k: encode_array(v) for k, v in sorted(self.memory.items())},
-            "layers": self.layers, "shapes": self.shapes, "config": self.config,
+            "layers": self.layers, "shapes": self.shapes, "config": self.config, "record": self.record,
         }
 
     @classmethod
@@ -152,7 +156,7 @@ class RunData:
             latency_ms=decode_array(doc["samples"]["latency_ms"]).astype(np.float32),
             memory={k: decode_array(v) for k, v in (doc.get("memory") or {}).items()},
             layers=[dict(r) for r in doc.get("layers") or []], shapes=dict(doc.get("shapes") or {}),
-            config=dict(doc.get("config") or {}),
+            config=dict(doc.get("config") or {}), record=dict(doc.get("record") or {}),
         )
 
 

@@ -10,7 +10,7 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from trtstudio.engine.model import EngineInfo
-from trtstudio.ui.layer_table import OTHER_PRECISION_COLOR, PRECISION_COLORS
+from trtstudio.palette import OTHER_PRECISION_COLOR, PRECISION_COLORS
 
 MAX_BARS = 16  # the rest is summed into one "other" bar
 TYPE_COLOR = "#6a9fd4"

@@ -37,25 +37,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from trtstudio.engine.model import EngineInfo, Finding, Layer, TensorDesc
+from trtstudio.engine.model import EngineInfo
+from trtstudio.engine.table import SEVERITY_RANK, LayerColumns, layer_columns
+from trtstudio.palette import OTHER_PRECISION_COLOR as _OTHER_PRECISION
+from trtstudio.palette import PRECISION_COLORS as _PRECISION
+from trtstudio.palette import SEVERITY_COLORS as _SEVERITY
+from trtstudio.palette import tint
 
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # raw number (float) or lower-case text
 LAYER_INDEX_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # Layer.index of the row
 
 ALL = "All"
-SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
-SEVERITY_COLORS = {"error": "#f4b6b6", "warning": "#f7dc9c", "info": "#cfe3f7"}
-PRECISION_COLORS = {
-    "FP32": "#d6e4f5",
-    "TF32": "#c6d9f0",
-    "FP16": "#cdeccd",
-    "BF16": "#b9e4d9",
-    "INT8": "#fad7b0",
-    "FP8": "#e2cdf2",
-    "FP4": "#f2cde6",
-    "INT4": "#f2cde6",
-}
-OTHER_PRECISION_COLOR = "#e4e4e4"  # INT32, INT64, BOOL, UINT8...
+# row backgrounds: light tints of the palette's hues (the graph and charts use the hues themselves)
+SEVERITY_COLORS = {k: tint(v, 0.7) for k, v in _SEVERITY.items()}
+PRECISION_COLORS = {k: tint(v, 0.72) for k, v in _PRECISION.items()}
+OTHER_PRECISION_COLOR = tint(_OTHER_PRECISION, 0.72)  # INT32, INT64, BOOL, UINT8...
 
 
 @dataclass(frozen=True)
@@ -89,67 +85,6 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN = {c.key: i for i, c in enumerate(COLUMNS)}
 
 
-def _shape_text(t: TensorDesc) -> str:
-    return "?" if t.shape is None else "x".join(str(d) for d in t.shape) or "scalar"
-
-
-def format_text(t: TensorDesc) -> str:
-    """A short form of TensorRT's format text: ``FP16 HWC8`` for "Channel major FP16 format where
-    channel % 8 == 0", ``FP16 linear`` for "Row major linear FP16 format"; others as printed."""
-    fmt = t.format or ""
-    dtype = t.dtype or ""
-    low = fmt.lower()
-    if not fmt:
-        return dtype or "?"
-    if fmt.startswith("(") and ")" in fmt and dtype:  # TensorRT-RTX: "(NHWC) Channel major format"
-        return f"{dtype} {fmt[1:fmt.index(')')]}"
-    if low.startswith("row major linear") and dtype:
-        return f"{dtype} linear"
-    if low.startswith("channel major") and dtype:
-        _, sep, rest = low.partition("channel % ")
-        vec = rest.split(" ", 1)[0] if sep else ""
-        return f"{dtype} HWC c%{vec}" if vec else f"{dtype} HWC"
-    return fmt
-
-
-def _fmt_ms(v: float) -> str:
-    return "" if v != v else f"{v:.4f}" if -10 < v < 10 else f"{v:.2f}"  # v != v: NaN
-
-
-def findings_by_layer(engine: EngineInfo) -> dict[int, list[Finding]]:
-    """Findings grouped by the position of their layer in ``engine.layers`` (by index, else by name)."""
-    pos_of_index = {lay.index: i for i, lay in enumerate(engine.layers)}
-    pos_of_name: dict[str, int] = {}
-    for i, lay in enumerate(engine.layers):
-        pos_of_name.setdefault(lay.name, i)
-    out: dict[int, list[Finding]] = {}
-    for f in engine.findings:
-        pos: int | None = pos_of_index.get(f.layer_index) if f.layer_index is not None else None
-        if pos is None and f.layer is not None:
-            pos = pos_of_name.get(f.layer)
-        if pos is not None:
-            out.setdefault(pos, []).append(f)
-    return out
-
-
-def _layer_strings(lay: Layer) -> dict[str, str]:
-    return {
-        "name": lay.name,
-        "type": lay.type or "",
-        "parameter_type": lay.parameter_type or "",
-        "precision_in": lay.precision_in or "",
-        "precision_out": lay.precision_out or "",
-        "in_formats": "; ".join(format_text(t) for t in lay.inputs),
-        "in_shapes": "; ".join(_shape_text(t) for t in lay.inputs),
-        "out_formats": "; ".join(format_text(t) for t in lay.outputs),
-        "out_shapes": "; ".join(_shape_text(t) for t in lay.outputs),
-        "tactic": lay.tactic or "",
-        "nodes": ", ".join(lay.onnx_nodes),
-        "in_formats_full": "\n".join(f"{t.name}: {t.format or t.dtype or '?'}" for t in lay.inputs),
-        "out_formats_full": "\n".join(f"{t.name}: {t.format or t.dtype or '?'}" for t in lay.outputs),
-    }
-
-
 class LayerTableModel(QAbstractTableModel):
     """Table model over column arrays built once per engine; sorts itself with numpy."""
 
@@ -174,59 +109,27 @@ class LayerTableModel(QAbstractTableModel):
         self.has_times = False
 
     # -- building ---------------------------------------------------------------------------
-    def set_engine(self, engine: EngineInfo | None) -> None:
-        """Replace the engine shown; precomputes every cell (beginResetModel/endResetModel)."""
+    def set_engine(self, engine: EngineInfo | None, columns: LayerColumns | None = None) -> None:
+        """Replace the engine shown (beginResetModel/endResetModel). ``columns``: its cells as computed
+        off the GUI thread (``engine.analysis``); computed here when not given."""
         self.beginResetModel()
         self._engine = engine
-        self._build(engine.layers if engine else [], engine)
+        self._build(columns if columns is not None else layer_columns(engine))
         self._sort_column = -1
         self.endResetModel()
 
-    def _build(self, layers: list[Layer], engine: EngineInfo | None) -> None:
-        n = len(layers)
-        strings = [_layer_strings(lay) for lay in layers]
-        text: dict[str, list[str]] = {k: [s[k] for s in strings] for k in (strings[0] if strings else {})}
-        nums: dict[str, np.ndarray] = {
-            k: np.full(n, np.nan) for k in ("index", "stream", "total_ms", "average_ms", "median_ms", "percent")
-        }
-        for pos, lay in enumerate(layers):
-            nums["index"][pos] = lay.index
-            if lay.stream is not None:
-                nums["stream"][pos] = lay.stream
-            t = lay.time
-            if t is not None:
-                for key, v in (("total_ms", t.total_ms), ("average_ms", t.average_ms),
-                               ("median_ms", t.median_ms), ("percent", t.percent)):
-                    if v is not None:
-                        nums[key][pos] = v
-        total = np.nansum(nums["total_ms"]) if n else 0.0
-        missing_pct = np.isnan(nums["percent"]) & ~np.isnan(nums["total_ms"])
-        if total > 0 and missing_pct.any():
-            nums["percent"][missing_pct] = nums["total_ms"][missing_pct] / total * 100.0
-        self.has_times = bool(n) and not np.isnan(nums["total_ms"]).all()
-        by_layer = findings_by_layer(engine) if engine else {}
-        self._severity = np.zeros(n, dtype=np.int8)
-        kinds = [""] * n
-        self._tooltips = [""] * n
-        for pos, fs in by_layer.items():
-            kinds[pos] = ", ".join(dict.fromkeys(f.kind for f in fs))
-            self._severity[pos] = max(SEVERITY_RANK.get(f.severity, 0) for f in fs)
-            self._tooltips[pos] = "\n".join(f"[{f.severity}] {f.message}" + (f"\n  → {f.hint}" if f.hint else "")
-                                            for f in fs)
-        text["findings"] = kinds
-        text["index"] = [str(lay.index) for lay in layers]
-        text["stream"] = ["" if v != v else str(int(v)) for v in nums["stream"].tolist()]
-        for key in ("total_ms", "average_ms", "median_ms"):
-            text[key] = [_fmt_ms(v) for v in nums[key].tolist()]
-        text["percent"] = ["" if v != v else f"{v:.2f}" for v in nums["percent"].tolist()]
-        self._text = [text.get(c.key, [""] * n) for c in COLUMNS]
-        self._tips = [text.get(c.key + "_full", self._text[i]) for i, c in enumerate(COLUMNS)]
-        self._num = {i: nums[c.key] for i, c in enumerate(COLUMNS) if c.numeric}
+    def _build(self, cols: LayerColumns) -> None:
+        n = len(cols)
+        self.has_times = cols.has_times
+        self._severity = cols.severity
+        self._tooltips = cols.tooltips
+        self._text = [cols.text.get(c.key, [""] * n) for c in COLUMNS]
+        self._tips = [cols.tips.get(c.key, self._text[i]) for i, c in enumerate(COLUMNS)]
+        self._num = {i: cols.num[c.key] for i, c in enumerate(COLUMNS) if c.numeric}
         self._lower = {}
-        self._times = nums["total_ms"]
-        self._precision = [lay.precision or "" for lay in layers]
-        hay = [f"{s['name']}\n{s['type']}\n{s['tactic']}\n{s['nodes']}".lower() for s in strings]
-        self._haystack = hay
+        self._times = cols.num.get("total_ms", np.full(n, np.nan))
+        self._precision = cols.precision
+        self._haystack = cols.haystack
         self._order = np.arange(n, dtype=np.int64)
         self._row_of = np.arange(n, dtype=np.int64)
 
@@ -491,12 +394,13 @@ class LayerTableView(QWidget):
             self.table.setColumnWidth(i, widths.get(c.key, 100))
 
     # -- public API ---------------------------------------------------------------------------
-    def set_engine(self, engine: EngineInfo | None) -> None:
-        """Show ``engine`` (replaces the model's contents; filters keep their text)."""
+    def set_engine(self, engine: EngineInfo | None, columns: LayerColumns | None = None) -> None:
+        """Show ``engine`` (replaces the model's contents; filters keep their text); ``columns``: its
+        cells computed off the GUI thread (see ``engine.analysis``)."""
         self._quiet = True
         try:
             self.table.clearSelection()
-            self.model.set_engine(engine)
+            self.model.set_engine(engine, columns)
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
             for i, c in enumerate(COLUMNS):
                 self.table.setColumnHidden(i, c.timed and not self.model.has_times)

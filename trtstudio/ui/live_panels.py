@@ -11,7 +11,6 @@ Spreading them keeps every frame short. Plots that are hidden are not redrawn.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -29,18 +28,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from trtstudio.profiling.leak import leak_check
+from trtstudio.palette import MEMORY_SERIES_COLORS
+from trtstudio.profiling.live import (
+    SampleWindow,
+    fmt_ms,
+    fmt_rate,
+    histogram,
+    latency_view,
+    live_statistics,
+    peak_decimate,
+    rolling_bands,
+    split_top,
+    throughput_series,
+)
 from trtstudio.profiling.memory import MemoryMonitor
-from trtstudio.profiling.samples import COLUMNS, SampleBuffer
-from trtstudio.profiling.stats import latency_stats, run_warnings
+from trtstudio.profiling.samples import SampleBuffer
 
 FRAME_MS = 40  # 25 Hz
 SLOW_EVERY = 5  # each slow part is redrawn every 5th frame (5 Hz), in its own frame of the cycle
 _STATS, _BANDS, _HIST, _RATE = 0, 1, 2, 3  # frame phases within the cycle
 MEMORY_EVERY = 10  # memory plots: 2.5 Hz (the monitor samples every 100 ms), phase 4
-MAX_SPIKES = 300  # markers drawn at most (the largest spikes)
 MIB = 1024.0 * 1024.0
-MIN_LEAK_POINTS = 30  # memory samples (100 ms apart) before a live "growing" warning: allocators warm up first
 
 _STAT_CELLS = (
     ("count", "count"),
@@ -60,148 +68,14 @@ _STAT_CELLS = (
     ("ips", "inferences/s"),
     ("sps", "samples/s"),
 )
-_MEMORY_SERIES = (  # key, legend, pen
-    ("gpu_used_bytes", "NVML used", "#1f77b4"),
-    ("gpu_total_bytes", "NVML total", "#7f7f7f"),
-    ("process_gpu_bytes", "process (NVML)", "#2ca02c"),
-    ("cuda_free_bytes", "CUDA free", "#9467bd"),
-    ("cuda_total_bytes", "CUDA total", "#c7c7c7"),
-    ("context_device_bytes", "TensorRT context", "#d62728"),
-)
-_LEAK_KEYS = (("process_gpu_bytes", "process GPU"), ("gpu_used_bytes", "GPU used"), ("host_rss_bytes", "host RSS"))
-
-
-def _fmt_ms(v: float | None) -> str:
-    if v is None or not math.isfinite(v):
-        return "-"
-    if v >= 100:
-        return f"{v:.1f} ms"
-    if v >= 1:
-        return f"{v:.3f} ms"
-    return f"{v * 1e3:.1f} µs"
-
-
-def _fmt_rate(v: float | None) -> str:
-    return "-" if v is None or not math.isfinite(v) else f"{v:,.1f}"
-
-
-def _round_sig(v: float, down: bool, digits: int = 2) -> float:
-    """``v`` rounded down or up to ``digits`` significant digits (0 stays 0)."""
-    if v <= 0 or not math.isfinite(v):
-        return v
-    step = 10.0 ** (math.floor(math.log10(v)) - digits + 1)
-    return (math.floor(v / step) if down else math.ceil(v / step)) * step
-
-
-def peak_decimate(
-    t: np.ndarray, v: np.ndarray, buckets: int = 2048, finite: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
-    """Min and max of each of ``buckets`` runs of samples, interleaved (what pyqtgraph's 'peak'
-    downsampling draws), NaN-aware unless ``finite``; the input as it is when it is short already.
-    Done once here, it spares pyqtgraph clipping and decimating 100k samples per curve and frame."""
-    n = int(v.size)
-    k = n // buckets
-    if k < 2:
-        return t, v
-    m = (n // k) * k
-    vv = v[n - m :].reshape(-1, k)
-    tt = t[n - m :: k]
-    if finite:
-        lo, hi = vv.min(axis=1), vv.max(axis=1)
-    else:
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN buckets stay NaN
-            lo, hi = np.nanmin(vv, axis=1), np.nanmax(vv, axis=1)
-    return np.repeat(tt, 2), np.column_stack((lo, hi)).ravel()
-
-
-def rolling_bands(t: np.ndarray, y: np.ndarray, bins: int = 200, min_per_bin: int = 100) -> tuple[np.ndarray, ...] | None:
-    """Windowed p50 and p99 over consecutive bins of samples (the latest sample ends the last bin):
-    returns bin-centre times, p50, p99; None when there are too few samples."""
-    n = int(y.size)
-    nb = min(bins, n // min_per_bin)
-    if nb < 2:
-        return None
-    k = n // nb
-    m = nb * k
-    yy = y[n - m :].reshape(nb, k)
-    tc = t[n - m :].reshape(nb, k).mean(axis=1)
-    p50, p99 = np.percentile(yy, [50.0, 99.0], axis=1)
-    return tc, p50, p99
-
-
-def throughput_series(t: np.ndarray, width_s: float) -> tuple[np.ndarray, np.ndarray]:
-    """Inferences per second in bins of ``width_s`` over the sample times (the last, partial bin dropped)."""
-    if t.size < 2:
-        return np.empty(0), np.empty(0)
-    t0 = float(t[0])
-    idx = ((t - t0) / width_s).astype(np.int64)
-    counts = np.bincount(idx)
-    if counts.size > 1:
-        counts = counts[:-1]
-    x = t0 + (np.arange(counts.size) + 0.5) * width_s
-    return x, counts / width_s
-
-
-class SampleWindow:
-    """The panels' own copy of the last ``capacity`` samples, fed incrementally: each frame copies only
-    the rows appended since the last one (``SampleBuffer.snapshot(last_n)``, told apart by their
-    strictly increasing ``t_s``). Rows live in a buffer twice the capacity; when its end is reached the
-    newest ``capacity`` rows move to the front (one copy per ``capacity`` samples), so ``columns()``
-    are contiguous views, never copies."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = int(capacity)
-        self._data = np.empty((len(COLUMNS), 2 * self.capacity), dtype=np.float64)
-        self._start = 0
-        self._end = 0
-        self._seen = 0
-        self._last_t = -math.inf
-
-    def __len__(self) -> int:
-        return self._end - self._start
-
-    def update(self, buf: SampleBuffer) -> int:
-        """Take the rows appended since the last call; returns how many were new."""
-        count = buf.count
-        new = count - self._seen
-        if new <= 0:
-            return 0
-        # ask for more than the count says: rows appended meanwhile are told apart by their time
-        want = min(new + max(1024, new), self.capacity)
-        snap = buf.snapshot(last_n=want)
-        t = snap["t_s"]
-        keep = t > self._last_t
-        if keep.size and keep[0] and self._end > self._start and want < self.capacity:
-            # even the oldest row asked for is new: more arrived than asked for; take all held
-            snap = buf.snapshot(last_n=self.capacity)
-            t = snap["t_s"]
-            keep = t > self._last_t
-        if not keep.any():
-            self._seen = count
-            return 0
-        first = int(np.argmax(keep))
-        rows = np.vstack([snap[c][first:] for c in COLUMNS])
-        n = rows.shape[1]
-        if n >= self.capacity:
-            rows, n = rows[:, -self.capacity :], self.capacity
-            self._start, self._end = 0, 0
-        if self._end + n > self._data.shape[1]:
-            keep_n = min(len(self), self.capacity - n)
-            self._data[:, :keep_n] = self._data[:, self._end - keep_n : self._end]
-            self._start, self._end = 0, keep_n
-        self._data[:, self._end : self._end + n] = rows
-        self._end += n
-        if len(self) > self.capacity:
-            self._start = self._end - self.capacity
-        self._last_t = float(self._data[0, self._end - 1])
-        # every row up to ``count`` was inside the request; rows past it may have come along too
-        self._seen = max(self._seen + n, count)
-        return n
-
-    def columns(self) -> dict[str, np.ndarray]:
-        """Views of the held rows by column name, oldest first (valid until the next ``update``)."""
-        return {c: self._data[i, self._start : self._end] for i, c in enumerate(COLUMNS)}
+_MEMORY_SERIES = tuple((k, label, MEMORY_SERIES_COLORS[k]) for k, label in (  # key, legend, pen
+    ("gpu_used_bytes", "NVML used"),
+    ("gpu_total_bytes", "NVML total"),
+    ("process_gpu_bytes", "process (NVML)"),
+    ("cuda_free_bytes", "CUDA free"),
+    ("cuda_total_bytes", "CUDA total"),
+    ("context_device_bytes", "TensorRT context"),
+))
 
 
 class _Plot(pg.PlotWidget):
@@ -295,6 +169,7 @@ class LivePanels(QWidget):
         self._hist_note = ""
         self._exact = False
         self._window: SampleWindow | None = None
+        self._disturbances: list[str] = []
         self._timer = QTimer(self)
         self._timer.setInterval(FRAME_MS)
         self._timer.timeout.connect(self._on_timer_timeout)
@@ -539,6 +414,10 @@ class LivePanels(QWidget):
         self.warnings_label.setVisible(False)
         self._timer.start()
 
+    def set_disturbances(self, disturbances: list[str]) -> None:
+        """The run's list of other work in this process (the host memory verdict reads it)."""
+        self._disturbances = disturbances
+
     def set_batch(self, batch: int) -> None:
         """Samples per inference (samples/s = inferences/s x batch)."""
         self._batch = max(1, int(batch))
@@ -546,7 +425,7 @@ class LivePanels(QWidget):
     def set_cold_ms(self, ms: float | None) -> None:
         """The cold first-inference latency, shown apart from the measured samples."""
         self._cold_ms = ms
-        self.stat_labels["cold"].setText(_fmt_ms(ms))
+        self.stat_labels["cold"].setText(fmt_ms(ms))
 
     def finish(self, final: dict[str, Any] | None = None) -> None:
         """The run ended: draw a last frame, stop the timer, and show whole-run statistics ``final``
@@ -631,10 +510,8 @@ class LivePanels(QWidget):
     def _draw_latency(self, t: np.ndarray, y_ms: np.ndarray, bands: bool) -> None:
         y = y_ms * 1e-3  # plotted in seconds: the axis picks µs / ms itself
         self.latency_curve.setData(*peak_decimate(t, y, finite=True))
-        ymax = float(np.max(y))
-        p50 = float(self._stats["median"]) * 1e-3 if "median" in self._stats else float(np.median(y))
-        p99 = float(self._stats["p99"]) * 1e-3 if "p99" in self._stats else ymax
-        top = 1.08 * max(min(ymax, 4.0 * p99), p99)
+        top_ms, spikes = latency_view(t, y_ms, self._stats)
+        top = top_ms * 1e-3
         self.latency_plot.set_ranges(float(t[0]), float(t[-1]), 0.0, top, exact=self._exact)
         if not bands:
             return
@@ -650,28 +527,14 @@ class LivePanels(QWidget):
             finally:
                 self.band_p50.blockSignals(False)
             self.band_p99.setData(b[0], np.minimum(b[2], top))
-        idx = np.flatnonzero((y > p99) | (y > 2.0 * p50))
-        if idx.size > MAX_SPIKES:
-            idx = idx[np.argpartition(y[idx], -MAX_SPIKES)[-MAX_SPIKES:]]
-        self.spikes.setData(t[idx], np.minimum(y[idx], 0.99 * top))  # spikes above the view sit on its edge
+        self.spikes.setData(t[spikes], np.minimum(y[spikes], 0.99 * top))  # spikes above the view sit on its edge
 
     def _draw_histogram(self, y_ms: np.ndarray) -> None:
-        lo, ymax = float(y_ms.min()), float(y_ms.max())
-        p99 = float(self._stats["p99"]) if "p99" in self._stats else ymax
-        p999 = float(self._stats["p999"]) if "p999" in self._stats else ymax
-        hi = min(ymax, 1.5 * p99 if p999 > 3.0 * p99 else 1.05 * p999)
-        # bins on a rounded range: it (and the view, whose change costs a second repaint) moves seldom
-        lo, hi = _round_sig(lo, down=True), _round_sig(hi, down=False)
-        if hi <= lo:
-            hi = lo + 1e-3
-        counts, edges = np.histogram(y_ms, bins=80, range=(lo, hi))
-        beyond = float((y_ms > hi).mean())
+        counts, edges, note = histogram(y_ms, self._stats)
         self.hist_curve.setData(edges * 1e-3, counts)
-        self.hist_plot.set_ranges(lo * 1e-3, hi * 1e-3, 0.0, float(counts.max()) * 1.08 if counts.size else 1.0,
-                                  exact=self._exact)
+        self.hist_plot.set_ranges(float(edges[0]) * 1e-3, float(edges[-1]) * 1e-3, 0.0,
+                                  float(counts.max()) * 1.08 if counts.size else 1.0, exact=self._exact)
         # a title change re-lays the plot out (a full repaint): the note changes only with its rounded text
-        edge = f"{hi:.3g} ms" if hi >= 1 else f"{hi * 1e3:.3g} µs"
-        note = f"{100 * beyond:.1f}% &gt; {edge} off-scale" if beyond >= 0.0005 else ""
         if note != self._hist_note:
             self._hist_note = note
             self.hist_plot.setTitle(self._hist_title())
@@ -693,15 +556,9 @@ class LivePanels(QWidget):
         if not has or not (self.split_plot.isVisible() or force):
             return
         t = snap["t_s"]
-        top = 0.0
-        step = max(1, t.size // 4096)  # the view's top from a strided subsample: a full percentile costs ms
         for key, curve in self.split_curves.items():
-            v = parts[key] * 1e-3
-            curve.setData(*peak_decimate(t, v))  # three 100k-sample curves: decimated once here
-            sub = v[::step]
-            sub = sub[np.isfinite(sub)]
-            if sub.size:
-                top = max(top, float(np.percentile(sub, 99.5)))
+            curve.setData(*peak_decimate(t, parts[key] * 1e-3))  # three 100k-sample curves: decimated once here
+        top = split_top(t, parts) * 1e-3
         self.split_plot.set_ranges(float(t[0]), float(t[-1]), 0.0, 1.3 * top, exact=self._exact)
 
     def _draw_memory(self, force: bool) -> None:
@@ -738,77 +595,32 @@ class LivePanels(QWidget):
 
     # -- statistics ------------------------------------------------------------------------------
     def _update_stats(self, snap: dict[str, np.ndarray], count: int) -> None:
-        y, t = snap["latency_ms"], snap["t_s"]
-        stats = latency_stats(y)
-        if not stats.get("count"):
+        memory = self._monitor.snapshot() if self._monitor is not None else None
+        stats = live_statistics(snap, count, self._batch, memory, self._cold_ms, self._disturbances)
+        if not stats:
             return
-        recent = t >= t[-1] - 1.0
-        span = float(t[-1] - t[recent][0]) if recent.sum() > 1 else 0.0
-        ips = (int(recent.sum()) - 1) / span if span > 0 else float("nan")
-        stats["throughput"] = {"inferences_per_s": ips, "samples_per_s": ips * self._batch}
-        stats["total_count"] = count
-        stats["window"] = int(y.size)
-        parts = {k: (float(np.nanmean(v)) if np.isfinite(v).any() else None) for k, v in snap.items()
-                 if k in ("h2d_ms", "compute_ms", "d2h_ms")}
-        stats["parts_ms"] = parts
-        enqueue = None
-        if all(v is not None for v in parts.values()):
-            # host time outside the GPU spans: enqueue plus synchronisation, an upper bound of enqueue time
-            enqueue = stats["mean"] - sum(v for v in parts.values() if v is not None)
-        warnings = run_warnings(stats, parts, enqueue)
-        memory = self._memory_verdicts()
-        stats["memory"] = memory
-        for label, verdict in memory.items():
-            if verdict["verdict"] == "growing" and verdict["points"] >= MIN_LEAK_POINTS:
-                warnings.append(f"memory growing ({label}): {verdict['slope_mib_per_1k']:.3f} MiB per 1,000 inferences")
-        stats["warnings"] = warnings
-        if self._cold_ms is not None:
-            stats["cold_ms"] = self._cold_ms
         self._stats = stats
         shown = dict(stats)
         shown["count"] = count
+        ips = stats["throughput"]["inferences_per_s"]
         self._show_stats(shown, ips, ips * self._batch)
-        if count > y.size:
-            window = f"live: statistics over the last {y.size:,} of {count:,} inferences"
-        else:
-            window = f"live: {count:,} inferences"
-        self.scope_label.setText(window + self._memory_text(memory))
-        self._show_warnings(warnings)
+        self.scope_label.setText(stats["scope"])
+        self._show_warnings(stats["warnings"])
         self.sig_stats.emit(stats)
-
-    def _memory_verdicts(self) -> dict[str, dict[str, Any]]:
-        if self._monitor is None:
-            return {}
-        arrays = self._monitor.snapshot()
-        out: dict[str, dict[str, Any]] = {}
-        for key, label in _LEAK_KEYS:
-            if key in arrays and arrays[key].size:
-                out[label] = leak_check(arrays["index"], arrays[key]).to_dict()
-        return out
-
-    @staticmethod
-    def _memory_text(memory: dict[str, dict[str, Any]]) -> str:
-        parts = []
-        for label, v in memory.items():
-            if v["verdict"] == "unknown":
-                continue
-            verdict = v["verdict"] if v["points"] >= MIN_LEAK_POINTS else "too early to tell"
-            parts.append(f"{label} {v['slope_mib_per_1k']:+.3f} MiB/1k inferences ({verdict})")
-        return ("   memory: " + "; ".join(parts)) if parts else ""
 
     def _show_stats(self, stats: dict[str, Any], ips: float | None, sps: float | None) -> None:
         lab = self.stat_labels
         lab["count"].setText(f"{int(stats.get('count') or 0):,}")
         for key in ("mean", "median", "p90", "p95", "p99", "p999", "min", "max", "std", "jitter_ms"):
-            lab[key].setText(_fmt_ms(stats.get(key)))
+            lab[key].setText(fmt_ms(stats.get(key)))
         cov = stats.get("cov")
         lab["cov"].setText("-" if cov is None or not math.isfinite(cov) else f"{cov:.2f} %")
         spike = stats.get("longest_spike") or {}
         n = int(spike.get("samples", 0) or 0)
-        lab["spike"].setText(f"{n} ({_fmt_ms(spike.get('duration_ms'))})" if n else "none")
-        lab["ips"].setText(_fmt_rate(ips))
-        lab["sps"].setText(_fmt_rate(sps))
-        lab["cold"].setText(_fmt_ms(self._cold_ms))
+        lab["spike"].setText(f"{n} ({fmt_ms(spike.get('duration_ms'))})" if n else "none")
+        lab["ips"].setText(fmt_rate(ips))
+        lab["sps"].setText(fmt_rate(sps))
+        lab["cold"].setText(fmt_ms(self._cold_ms))
 
     def _show_warnings(self, warnings: list[str]) -> None:
         self._warnings = warnings

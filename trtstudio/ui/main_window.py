@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from trtstudio import __version__
+from trtstudio.palette import heat as _heat
 from trtstudio.ui.graph_scene import DisplayGraph, build_display
 from trtstudio.ui.graph_view import GraphView
 
@@ -1048,15 +1049,6 @@ def _qcolor(hex_: str) -> Any:
     from PySide6.QtGui import QColor
 
     return QColor(hex_)
-
-
-def _heat(v: float) -> str:
-    """0 -> pale yellow, 1 -> dark red."""
-    v = max(0.0, min(1.0, v))
-    r = int(255 - 80 * v)
-    g = int(240 - 200 * v)
-    b = int(170 - 150 * v)
-    return f"#{r:02x}{g:02x}{b:02x}"
 
 
 def wait_idle(window: MainWindow, app: Any, timeout_s: float = 120.0) -> None:

@@ -33,22 +33,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from trtstudio.errors import InputError
+from trtstudio.errors import FieldError, InputError
 from trtstudio.profiling.memory import MemoryMonitor
 from trtstudio.profiling.runner import RunState
 from trtstudio.profiling.samples import SampleBuffer
-from trtstudio.ui.live_panels import LivePanels
-from trtstudio.ui.workers import (
+from trtstudio.profiling.session import (
     BackendFactory,
     ProfileOutcome,
     ProfileRequest,
-    TaskState,
-    WorkerHandle,
-    error_text,
-    layer_task,
-    profile_task,
-    run_in_thread,
+    run_layers,
+    run_profile,
 )
+from trtstudio.tasks import TaskEvent, TaskState, error_text
+from trtstudio.ui.live_panels import LivePanels
+from trtstudio.ui.workers import WorkerHandle, run_in_thread
 
 _BACKEND_LABELS = (
     ("ort", "ONNX Runtime (CPU)"),
@@ -152,6 +150,11 @@ def _specs_task(path: str, backend: str, factory: BackendFactory | None) -> Any:
             b.close()
 
     return task
+
+
+# request field -> the label of the control that sets it (the CLI shows its flags instead)
+FIELD_LABELS = {"shapes": "run shapes", "input": "input data", "iterations": "Measure", "warmup": "Warm-up",
+                "threads": "Threads", "layer_iterations": "Per-layer runs", "duration_s": "Measure (s)"}
 
 
 class ProfilePanel(QWidget):
@@ -445,10 +448,12 @@ class ProfilePanel(QWidget):
         self._samples = SampleBuffer(req.ring_capacity)
         monitor = MemoryMonitor(probes=[], interval_ms=100)
         self.live.attach(self._samples, monitor)
+        state, samples, factory = self._state, self._samples, self.backend_factory
+        self.live.set_disturbances(state.disturbances)
         self._run = run_in_thread(
-            profile_task(req, self._samples, self._state, monitor, self.backend_factory),
+            lambda _s: run_profile(req, state, samples, monitor, factory),
             on_done=self._on_run_done, on_error=self._on_run_error, on_progress=self._on_run_progress,
-            on_finished=self._on_run_finished, cancel_state=self._state, name="profile",
+            on_finished=self._on_run_finished, state=state, name="profile",
         )
         self.status_label.setText(f"loading {os.path.basename(req.model)} on {self.backend_combo.currentText()}…")
         self._sync_buttons()
@@ -507,7 +512,7 @@ class ProfilePanel(QWidget):
             self._show_error(exc)
             return
         self._layers = run_in_thread(
-            layer_task(req, self.backend_factory),
+            lambda s: run_layers(req, s, self.backend_factory),
             on_done=self._on_layers_done, on_error=self._on_layers_error,
             on_finished=self._sync_buttons, name="per-layer",
         )
@@ -525,9 +530,10 @@ class ProfilePanel(QWidget):
         return ok
 
     # -- worker results --------------------------------------------------------------------------
-    def _on_run_progress(self, info: object) -> None:
-        if not isinstance(info, dict):
+    def _on_run_progress(self, event: object) -> None:
+        if not isinstance(event, TaskEvent):
             return
+        info = {"event": event.kind, **event.data}
         if info.get("event") == "loaded":
             self.live.set_batch(int(info.get("batch", 1)))
             shapes = ", ".join(f"{k} {'x'.join(map(str, v))}" for k, v in info.get("shapes", {}).items())
@@ -593,6 +599,8 @@ class ProfilePanel(QWidget):
         return self.error_label.text() if self.error_label.isVisible() or self.error_label.text() else ""
 
     def _show_error(self, exc: object, prefix: str = "") -> None:
+        if isinstance(exc, FieldError):  # the core names fields; here they are the form's labels
+            exc = exc.named(FIELD_LABELS.get(exc.field, exc.field))
         text = error_text(exc) if isinstance(exc, BaseException) else str(exc)
         self.error_label.setText(prefix + text)
         self.error_label.setToolTip(prefix + text)

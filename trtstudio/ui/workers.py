@@ -14,56 +14,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QDialog
 
-from trtstudio.errors import BackendError, BuildError, InputError
+from trtstudio.tasks import Stoppable, TaskState, error_text
+
+__all__ = ["Stoppable", "TaskState", "WorkerDialog", "WorkerHandle", "error_text", "live_handles", "live_threads",
+           "run_in_thread", "shutdown_all"]
 
 _HANDLES: list[WorkerHandle] = []
 _LOCK = threading.Lock()
-
-
-class Stoppable(Protocol):
-    """What ``cancel_state`` must offer (``profiling.runner.RunState`` and build cancel objects do)."""
-
-    def request_stop(self) -> None: ...
-
-
-class TaskState:
-    """Handed to the task: a cancel flag checked between steps and a progress reporter (Orange3's
-    ``TaskState`` in spirit). ``set_progress`` may be called from the worker thread at any rate the
-    task likes; each call is one queued signal, so report steps, not samples."""
-
-    def __init__(self, emit: Callable[[object], None]) -> None:
-        self._stop = threading.Event()
-        self._emit = emit
-
-    def request_stop(self) -> None:
-        """Ask the task to end at its next check."""
-        self._stop.set()
-
-    def is_stop_requested(self) -> bool:
-        """True once a stop was asked for."""
-        return self._stop.is_set()
-
-    def set_progress(self, value: object) -> None:
-        """Report progress (any object: a fraction, a dict, a log line) to ``on_progress``."""
-        self._emit(value)
-
-
-def error_text(exc: BaseException) -> str:
-    """One line for the user: our own errors as they read, others prefixed by their type; no traceback."""
-    if isinstance(exc, InputError):
-        return exc.one_line()
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    if isinstance(exc, (BackendError, BuildError)):
-        return text or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class _Worker(QObject):
@@ -74,10 +38,11 @@ class _Worker(QObject):
     sig_progress = Signal(object)
     sig_finished = Signal()
 
-    def __init__(self, fn: Callable[[TaskState], Any]) -> None:
+    def __init__(self, fn: Callable[[TaskState], Any], state: TaskState | None = None) -> None:
         super().__init__()  # no parent: it is moved to its own thread
         self._fn = fn
-        self.state = TaskState(self.sig_progress.emit)
+        self.state = state if state is not None else TaskState()
+        self.state.on_event = self.sig_progress.emit  # events leave the worker thread as a queued signal
 
     @Slot()
     def work(self) -> None:
@@ -103,7 +68,8 @@ class WorkerHandle(QObject):
     sig_progress = Signal(object)
     sig_finished = Signal()
 
-    def __init__(self, fn: Callable[[TaskState], Any], cancel_state: Stoppable | None = None, name: str = "") -> None:
+    def __init__(self, fn: Callable[[TaskState], Any], cancel_state: Stoppable | None = None, name: str = "",
+                 state: TaskState | None = None) -> None:
         super().__init__()
         self.name = name or getattr(fn, "__name__", "task")
         self.cancel_state = cancel_state
@@ -112,7 +78,7 @@ class WorkerHandle(QObject):
         self._done = False
         self.qthread = QThread()  # no parent
         self.qthread.setObjectName(f"trtstudio-{self.name}")
-        self.worker = _Worker(fn)
+        self.worker = _Worker(fn, state)
         # kept apart from the worker: its C++ side is deleted when the thread ends
         self._state = self.worker.state
         self.worker.moveToThread(self.qthread)
@@ -201,15 +167,17 @@ def run_in_thread(
     on_finished: Callable[[], None] | None = None,
     cancel_state: Stoppable | None = None,
     name: str = "",
+    state: TaskState | None = None,
 ) -> WorkerHandle:
     """Run ``fn(task_state)`` on a new QThread and return its started handle.
 
     ``on_done(result)``, ``on_error(exc)``, ``on_progress(value)`` and ``on_finished()`` run in the
     GUI thread (queued). ``cancel_state.request_stop()`` is called by ``handle.request_stop()``,
     which lets a loop that checks its own state object (a profiling ``RunState``) stop too.
-    Call from the GUI thread.
+    ``state`` (e.g. a profiling ``RunState``) is the TaskState the task receives; its events are
+    re-emitted as ``on_progress``. Call from the GUI thread.
     """
-    handle = WorkerHandle(fn, cancel_state, name)
+    handle = WorkerHandle(fn, cancel_state, name, state)
     if on_done is not None:
         handle.sig_done.connect(on_done)
     if on_error is not None:
@@ -250,151 +218,6 @@ def shutdown_all(timeout_ms: int = 5000) -> list[str]:
         if not h.join(remaining):
             left.append(h.name)
     return left
-
-
-# -- the profiling worker ------------------------------------------------------------------------
-
-BackendFactory = Callable[..., Any]  # (name, path, **options) -> Backend, e.g. backends.base.open_backend
-
-
-@dataclass
-class ProfileRequest:
-    """What the profiling worker runs: a model or engine on one backend with fixed shapes and data."""
-
-    model: str
-    backend: str = "ort"
-    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    input_path: str | None = None
-    warmup: int = 10
-    iterations: int | None = 1000
-    duration_s: float | None = None
-    threads: int | None = None
-    ring_capacity: int = 100_000
-    layer_iterations: int = 20
-
-
-@dataclass
-class ProfileOutcome:
-    """A finished run (``result.error`` set when the backend raised mid-run) or per-layer profile."""
-
-    request: ProfileRequest
-    result: Any = None  # profiling.runner.RunResult
-    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    backend_memory: dict[str, int] = field(default_factory=dict)
-    layers: list[dict[str, Any]] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The run as a ``trtstudio.profile/1`` document (the CLI's shape)."""
-        doc: dict[str, Any] = {
-            "schema": "trtstudio.profile/1",
-            "backend": self.request.backend,
-            "model": self.request.model,
-            "shapes": {k: list(v) for k, v in self.shapes.items()},
-        }
-        if self.result is not None:
-            doc.update(self.result.to_dict())
-            doc["memory"] = {**self.backend_memory, **doc["memory"]}
-        if self.layers is not None:
-            doc["layers"] = self.layers
-        return doc
-
-
-class _ColdReporter:
-    """Wraps a backend for the runner: reports the first (cold) inference as progress, then gets out
-    of the way (its ``infer_once`` becomes the backend's own bound method)."""
-
-    def __init__(self, backend: Any, report: Callable[[object], None]) -> None:
-        self._backend = backend
-        self._report = report
-        self.name = backend.name
-        self.notes = backend.notes
-
-    def infer_once(self) -> Any:
-        timing = self._backend.infer_once()
-        self.infer_once = self._backend.infer_once  # type: ignore[method-assign]
-        self._report({"event": "cold", "cold_ms": timing.total_ms})
-        return timing
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
-
-
-def _open_prepared(request: ProfileRequest, factory: BackendFactory | None) -> Any:
-    from trtstudio.backends.base import open_backend
-    from trtstudio.backends.inputs import load_input_file
-
-    backend = (factory or open_backend)(request.backend, request.model, threads=request.threads)
-    try:
-        data = None
-        if request.input_path:
-            data = load_input_file(request.input_path, [s["name"] for s in backend.input_specs()])
-        backend.prepare_inputs(dict(request.shapes), data)
-    except InputError as exc:
-        backend.close()
-        # the core names CLI flags; in the GUI name the data file, or the shapes table
-        if exc.path == "--input" and request.input_path:
-            raise InputError(request.input_path, exc.message) from None
-        if exc.path == "--shapes":
-            raise InputError(None, f"run shapes: {exc.message}") from None
-        raise
-    except BaseException:
-        backend.close()
-        raise
-    return backend
-
-
-def profile_task(
-    request: ProfileRequest,
-    samples: Any,
-    run_state: Any,
-    monitor: Any = None,
-    factory: BackendFactory | None = None,
-) -> Callable[[TaskState], ProfileOutcome]:
-    """The task a profiling worker runs: open and prepare the backend, run the ``Runner`` into
-    ``samples`` (a ``SampleBuffer`` the live panels read) under ``run_state``, close the backend.
-    Progress: ``{"event": "loaded", "shapes", "notes", "batch"}`` then ``{"event": "cold", "cold_ms"}``."""
-
-    def task(state: TaskState) -> ProfileOutcome:
-        from trtstudio.profiling.memory import default_probes
-        from trtstudio.profiling.runner import RunConfig, Runner
-
-        backend = _open_prepared(request, factory)
-        try:
-            shapes = dict(getattr(backend, "shapes", {}))
-            batch = next((int(s[0]) for s in shapes.values() if s), 1)
-            if monitor is not None:
-                monitor.probes.extend(default_probes(gpu=request.backend not in ("ort",)))
-                if "context_device_bytes" in backend.memory():
-                    monitor.probes.append(lambda: {"context_device_bytes": int(backend.memory()["context_device_bytes"])})
-            state.set_progress({"event": "loaded", "shapes": shapes, "notes": list(backend.notes), "batch": batch})
-            config = RunConfig(warmup=request.warmup, iterations=request.iterations, duration_s=request.duration_s,
-                               batch=batch, ring_capacity=request.ring_capacity)
-            if run_state.is_stop_requested():
-                run_state.phase = "finished"
-            runner = Runner(_ColdReporter(backend, state.set_progress), config, run_state, samples, monitor)  # type: ignore[arg-type]
-            result = runner.run()
-            return ProfileOutcome(request, result, shapes, list(backend.notes), dict(backend.memory()))
-        finally:
-            backend.close()
-
-    return task
-
-
-def layer_task(request: ProfileRequest, factory: BackendFactory | None = None) -> Callable[[TaskState], ProfileOutcome]:
-    """The task of a per-layer run: ``request.layer_iterations`` profiled inferences on a fresh backend."""
-
-    def task(state: TaskState) -> ProfileOutcome:
-        backend = _open_prepared(request, factory)
-        try:
-            state.set_progress({"event": "loaded", "shapes": dict(getattr(backend, "shapes", {}))})
-            layers = backend.per_layer_profile(request.layer_iterations)
-            return ProfileOutcome(request, None, dict(getattr(backend, "shapes", {})), list(backend.notes),
-                                  dict(backend.memory()), [dict(r) for r in layers])
-        finally:
-            backend.close()
-
-    return task
 
 
 class WorkerDialog(QDialog):

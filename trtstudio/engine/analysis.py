@@ -1,0 +1,138 @@
+"""One analysis of an engine against its ONNX model: mapping, findings, per-node figures, table.
+
+:func:`analyze` is a pure function of its inputs (as TREx builds one ``EnginePlan`` and lints it):
+it maps the engine's layers to the graph's nodes, runs every diagnostic rule, and derives what the
+views need per ONNX node (the layers it became, the worst finding, the time it accounts for) and,
+when asked, the layer table's columns. ``trtstudio layers``, the reports and the window all call
+it; the window calls it in the worker that reads the engine, so the GUI thread only receives the
+finished :class:`Analysis`.
+
+The engine given is not changed: the analysis holds a copy whose layers carry ``onnx_nodes``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from trtstudio.engine.diagnose import diagnose
+from trtstudio.engine.mapping import MappingResult, map_layers
+from trtstudio.engine.model import EngineInfo, Finding
+from trtstudio.engine.table import SEVERITY_RANK, LayerColumns, layer_columns
+
+SCHEMA = "trtstudio.layers/1"
+
+
+@dataclass
+class Analysis:
+    """What :func:`analyze` found.
+
+    ``engine``: a copy of the engine whose layers carry ``onnx_nodes`` and whose ``findings`` are
+    this analysis's; ``mapping``: None without a graph; ``node_layers``: ONNX node name -> positions
+    in ``engine.layers``; ``node_severity``: node name -> worst finding severity; ``node_time_ms``:
+    node name -> summed total time of its layers; ``columns``: the layer table (when asked);
+    ``model_path``: the model it was computed against (None without one).
+    """
+
+    engine: EngineInfo
+    findings: list[Finding] = field(default_factory=list)
+    mapping: MappingResult | None = None
+    node_layers: dict[str, list[int]] = field(default_factory=dict)
+    node_severity: dict[str, str] = field(default_factory=dict)
+    node_time_ms: dict[str, float] = field(default_factory=dict)
+    columns: LayerColumns | None = None
+    model_path: str | None = None
+    unsupported: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def total_time_ms(self) -> float | None:
+        """The sum of the layers' total times (None without a profile)."""
+        return self.engine.total_time_ms
+
+    def severity_counts(self) -> dict[str, int]:
+        """Findings per severity."""
+        out: dict[str, int] = {}
+        for f in self.findings:
+            out[f.severity] = out.get(f.severity, 0) + 1
+        return out
+
+    def layers_of(self, node: str) -> list[int]:
+        """Positions in ``engine.layers`` of the layers ONNX node ``node`` became ([] when folded)."""
+        return self.node_layers.get(node, [])
+
+    def nodes_of(self, positions: Iterable[int]) -> list[str]:
+        """ONNX node names of the layers at ``positions`` (each once, in order)."""
+        layers = self.engine.layers
+        return list(dict.fromkeys(n for p in positions if 0 <= p < len(layers) for n in layers[p].onnx_nodes))
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``trtstudio.layers/1`` document: the engine, its findings and (with a model) the mapping."""
+        doc = self.engine.to_json()
+        doc["findings"] = [f.to_json() for f in self.findings]
+        if self.mapping is not None:
+            doc["mapping"] = self.mapping.to_json()
+            doc["mapping"]["model"] = self.model_path
+        return doc
+
+
+def _copy_engine(engine: EngineInfo) -> EngineInfo:
+    """A copy that mapping may write into: the EngineInfo and each Layer shallow-copied (their
+    tensors and times are shared, never written by the analysis)."""
+    out = copy.copy(engine)
+    out.layers = [copy.copy(lay) for lay in engine.layers]
+    out.findings = []
+    return out
+
+
+def analyze(
+    engine: EngineInfo,
+    graph: Any = None,
+    unsupported: Iterable[dict[str, Any]] | None = None,
+    model_precision: str | None = None,
+    columns: bool = False,
+) -> Analysis:
+    """Map ``engine`` to ``graph`` (a Model or Graph; None: keep the layers' own ``onnx_nodes``),
+    run the diagnostics (``unsupported``: the parser's rejected nodes; ``model_precision``: what
+    the model is meant to run in) and derive the per-node figures; ``columns`` also computes the
+    layer table's cells. Pure: ``engine`` is not changed."""
+    model_path = getattr(graph, "path", None)
+    g = graph.graph if graph is not None and not hasattr(graph, "nodes") and hasattr(graph, "graph") else graph
+    eng = _copy_engine(engine)
+    mapping = map_layers(eng, g) if g is not None else None
+    unsupported_list = [dict(u) for u in (unsupported or ())]
+    findings = diagnose(eng, g, unsupported_list, model_precision=model_precision)
+    eng.findings = findings
+    node_layers: dict[str, list[int]] = {}
+    if mapping is not None:
+        node_layers = mapping.node_layers
+    else:
+        for pos, lay in enumerate(eng.layers):
+            for n in lay.onnx_nodes:
+                node_layers.setdefault(n, []).append(pos)
+    node_severity: dict[str, str] = {}
+    for f in findings:
+        names = list(f.nodes)
+        if f.layer_index is not None and 0 <= f.layer_index < len(eng.layers):
+            names += eng.layers[f.layer_index].onnx_nodes
+        rank = SEVERITY_RANK.get(f.severity, 0)
+        for nm in names:
+            if rank > SEVERITY_RANK.get(node_severity.get(nm, ""), 0):
+                node_severity[nm] = f.severity
+    node_time: dict[str, float] = {}
+    for name, positions in node_layers.items():
+        t = 0.0
+        timed = False
+        for p in positions:
+            lt = eng.layers[p].time
+            if lt is not None and lt.total_ms is not None:
+                t += lt.total_ms
+                timed = True
+        if timed:
+            node_time[name] = t
+    return Analysis(
+        engine=eng, findings=findings, mapping=mapping, node_layers=node_layers, node_severity=node_severity,
+        node_time_ms=node_time, columns=layer_columns(eng, findings) if columns else None,
+        model_path=None if model_path is None else str(model_path), unsupported=unsupported_list,
+    )

@@ -1,0 +1,144 @@
+"""The layer table's columns, computed without Qt where the engine is loaded (a worker thread).
+
+:func:`layer_columns` turns an engine's layers and their findings into column lists of display
+strings, numpy sort keys and the per-row severity, precision and search text, once; the Qt table
+model (``ui.layer_table``) only indexes them. For 50,000 layers this is the part that takes time,
+so the window computes it in the worker that reads the engine (``engine.analysis.analyze``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from trtstudio.engine.model import EngineInfo, Finding, Layer, TensorDesc
+
+SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
+NUMERIC_KEYS = ("index", "stream", "total_ms", "average_ms", "median_ms", "percent")
+
+
+@dataclass
+class LayerColumns:
+    """Per-layer columns in ``engine.layers`` order: ``text`` and ``tips`` by column key, ``num``
+    (NaN unknown) by numeric key, the worst finding ``severity`` (0 none, 1 info .. 3 error) with its
+    ``tooltips``, ``precision`` and the lower-case search ``haystack``."""
+
+    text: dict[str, list[str]] = field(default_factory=dict)
+    tips: dict[str, list[str]] = field(default_factory=dict)
+    num: dict[str, np.ndarray] = field(default_factory=dict)
+    severity: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    tooltips: list[str] = field(default_factory=list)
+    precision: list[str] = field(default_factory=list)
+    haystack: list[str] = field(default_factory=list)
+    has_times: bool = False
+
+    def __len__(self) -> int:
+        return int(self.severity.size)
+
+
+def _shape_text(t: TensorDesc) -> str:
+    return "?" if t.shape is None else "x".join(str(d) for d in t.shape) or "scalar"
+
+
+def format_text(t: TensorDesc) -> str:
+    """A short form of TensorRT's format text: ``FP16 HWC8`` for "Channel major FP16 format where
+    channel % 8 == 0", ``FP16 linear`` for "Row major linear FP16 format"; others as printed."""
+    fmt = t.format or ""
+    dtype = t.dtype or ""
+    low = fmt.lower()
+    if not fmt:
+        return dtype or "?"
+    if fmt.startswith("(") and ")" in fmt and dtype:  # TensorRT-RTX: "(NHWC) Channel major format"
+        return f"{dtype} {fmt[1:fmt.index(')')]}"
+    if low.startswith("row major linear") and dtype:
+        return f"{dtype} linear"
+    if low.startswith("channel major") and dtype:
+        _, sep, rest = low.partition("channel % ")
+        vec = rest.split(" ", 1)[0] if sep else ""
+        return f"{dtype} HWC c%{vec}" if vec else f"{dtype} HWC"
+    return fmt
+
+
+def _fmt_ms(v: float) -> str:
+    return "" if v != v else f"{v:.4f}" if -10 < v < 10 else f"{v:.2f}"  # v != v: NaN
+
+
+def findings_by_layer(engine: EngineInfo, findings: Iterable[Finding] | None = None) -> dict[int, list[Finding]]:
+    """Findings grouped by the position of their layer in ``engine.layers`` (by index, else by name)."""
+    pos_of_index = {lay.index: i for i, lay in enumerate(engine.layers)}
+    pos_of_name: dict[str, int] = {}
+    for i, lay in enumerate(engine.layers):
+        pos_of_name.setdefault(lay.name, i)
+    out: dict[int, list[Finding]] = {}
+    for f in engine.findings if findings is None else findings:
+        pos: int | None = pos_of_index.get(f.layer_index) if f.layer_index is not None else None
+        if pos is None and f.layer is not None:
+            pos = pos_of_name.get(f.layer)
+        if pos is not None:
+            out.setdefault(pos, []).append(f)
+    return out
+
+
+def _layer_strings(lay: Layer) -> dict[str, str]:
+    return {
+        "name": lay.name,
+        "type": lay.type or "",
+        "parameter_type": lay.parameter_type or "",
+        "precision_in": lay.precision_in or "",
+        "precision_out": lay.precision_out or "",
+        "in_formats": "; ".join(format_text(t) for t in lay.inputs),
+        "in_shapes": "; ".join(_shape_text(t) for t in lay.inputs),
+        "out_formats": "; ".join(format_text(t) for t in lay.outputs),
+        "out_shapes": "; ".join(_shape_text(t) for t in lay.outputs),
+        "tactic": lay.tactic or "",
+        "nodes": ", ".join(lay.onnx_nodes),
+        "in_formats_full": "\n".join(f"{t.name}: {t.format or t.dtype or '?'}" for t in lay.inputs),
+        "out_formats_full": "\n".join(f"{t.name}: {t.format or t.dtype or '?'}" for t in lay.outputs),
+    }
+
+
+def layer_columns(engine: EngineInfo | None, findings: Iterable[Finding] | None = None) -> LayerColumns:
+    """The table columns of ``engine`` (``findings``: the analysis's, else ``engine.findings``)."""
+    layers: list[Layer] = engine.layers if engine else []
+    n = len(layers)
+    strings = [_layer_strings(lay) for lay in layers]
+    text: dict[str, list[str]] = {k: [s[k] for s in strings] for k in (strings[0] if strings else {})}
+    nums: dict[str, np.ndarray] = {k: np.full(n, np.nan) for k in NUMERIC_KEYS}
+    for pos, lay in enumerate(layers):
+        nums["index"][pos] = lay.index
+        if lay.stream is not None:
+            nums["stream"][pos] = lay.stream
+        t = lay.time
+        if t is not None:
+            for key, v in (("total_ms", t.total_ms), ("average_ms", t.average_ms),
+                           ("median_ms", t.median_ms), ("percent", t.percent)):
+                if v is not None:
+                    nums[key][pos] = v
+    total = np.nansum(nums["total_ms"]) if n else 0.0
+    missing_pct = np.isnan(nums["percent"]) & ~np.isnan(nums["total_ms"])
+    if total > 0 and missing_pct.any():
+        nums["percent"][missing_pct] = nums["total_ms"][missing_pct] / total * 100.0
+    cols = LayerColumns(has_times=bool(n) and not np.isnan(nums["total_ms"]).all())
+    by_layer = findings_by_layer(engine, findings) if engine else {}
+    cols.severity = np.zeros(n, dtype=np.int8)
+    kinds = [""] * n
+    cols.tooltips = [""] * n
+    for pos, fs in by_layer.items():
+        kinds[pos] = ", ".join(dict.fromkeys(f.kind for f in fs))
+        cols.severity[pos] = max(SEVERITY_RANK.get(f.severity, 0) for f in fs)
+        cols.tooltips[pos] = "\n".join(f"[{f.severity}] {f.message}" + (f"\n  → {f.hint}" if f.hint else "")
+                                       for f in fs)
+    text["findings"] = kinds
+    text["index"] = [str(lay.index) for lay in layers]
+    text["stream"] = ["" if v != v else str(int(v)) for v in nums["stream"].tolist()]
+    for key in ("total_ms", "average_ms", "median_ms"):
+        text[key] = [_fmt_ms(v) for v in nums[key].tolist()]
+    text["percent"] = ["" if v != v else f"{v:.2f}" for v in nums["percent"].tolist()]
+    cols.tips = {k[:-5]: v for k, v in text.items() if k.endswith("_full")}
+    cols.text = {k: v for k, v in text.items() if not k.endswith("_full")}
+    cols.num = nums
+    cols.precision = [lay.precision or "" for lay in layers]
+    cols.haystack = [f"{s['name']}\n{s['type']}\n{s['tactic']}\n{s['nodes']}".lower() for s in strings]
+    return cols

@@ -1,0 +1,280 @@
+"""The document of a trtstudio window, without Qt: model, engine + analysis, runs, accuracy, selection.
+
+In the spirit of napari's ``ViewerModel``: one object holds what the user has open, and views
+subscribe to its change events (``workspace.events.connect("model", callback)``). Nothing here
+draws or runs anything: loading, analysis and profiling happen in workers, and their results are
+handed to the workspace, which rejects stale ones (an analysis computed for an engine or model no
+longer open).
+
+Runs carry the model they ran (:class:`~trtstudio.profiling.session.RunRecord`: path, content
+hash, backend, shapes, settings). Opening another model never relabels a run: the run stays listed
+under its own model, and a report or session of this workspace includes only the runs of the model
+it is about (:meth:`Workspace.report_inputs`), so one model's latencies never appear under another
+model's name.
+
+Events (callbacks get the workspace): ``model``, ``engine``, ``analysis``, ``unsupported``,
+``runs``, ``selection``, ``accuracy``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from trtstudio.engine.analysis import Analysis
+from trtstudio.engine.model import EngineInfo
+
+EVENTS = ("model", "engine", "analysis", "unsupported", "runs", "selection", "accuracy")
+
+
+class Events:
+    """Named change events: ``connect(name, callback)``, ``disconnect``, ``emit(name, *args)``.
+    Callbacks run synchronously in the emitting thread (the GUI thread in the window)."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._callbacks: dict[str, list[Callable[..., Any]]] = {n: [] for n in names}
+
+    def connect(self, name: str, callback: Callable[..., Any]) -> None:
+        """Call ``callback(*args)`` on each ``emit(name, *args)``."""
+        if name not in self._callbacks:
+            raise KeyError(f"unknown event {name!r}; one of {', '.join(self._callbacks)}")
+        self._callbacks[name].append(callback)
+
+    def disconnect(self, name: str, callback: Callable[..., Any]) -> None:
+        """Stop calling ``callback`` for ``name``."""
+        if callback in self._callbacks.get(name, []):
+            self._callbacks[name].remove(callback)
+
+    def emit(self, name: str, *args: Any) -> None:
+        """Call every callback of ``name``."""
+        for cb in list(self._callbacks[name]):
+            cb(*args)
+
+
+@dataclass
+class RunEntry:
+    """One profiling run of the workspace: what it runs (``request``; ``record`` once loaded), its
+    ``status`` (starting, running, finished, stopped, failed), its result as report ``RunData``
+    once it ended, and the error line of a failed run."""
+
+    model: str
+    backend: str
+    request: Any = None  # profiling.session.ProfileRequest
+    record: Any = None  # profiling.session.RunRecord (set when the backend has loaded)
+    status: str = "starting"
+    data: Any = None  # report.session.RunData once finished
+    error: str | None = None
+    model_sha256: str | None = None
+    state: Any = None  # profiling.runner.RunState while it runs
+
+    @property
+    def active(self) -> bool:
+        """True while the run has not ended."""
+        return self.status in ("starting", "running")
+
+    def label(self) -> str:
+        """``model.onnx (backend)``."""
+        return f"{os.path.basename(self.model)} ({self.backend})"
+
+
+@dataclass
+class Selection:
+    """Selected engine layers (positions in ``engine.layers``) and ONNX nodes (names)."""
+
+    layers: list[int] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    source: str = ""  # "graph", "table", "finding", "search", ...
+
+
+class Workspace:
+    """The open model (and its display graph), the engine with its analysis, runs, accuracy and
+    the selection. See the module docstring for the events."""
+
+    def __init__(self) -> None:
+        self.events = Events(EVENTS)
+        self.model: Any = None  # graph.model.Model
+        self.display: Any = None  # what the graph view draws (ui.graph_scene.DisplayGraph)
+        self.model_sha256: str | None = None
+        self.engine: EngineInfo | None = None  # as read
+        self.engine_paths: list[str] = []
+        self.analysis: Analysis | None = None
+        self.unsupported: list[dict[str, Any]] = []
+        self.runs: list[RunEntry] = []
+        self.accuracy: dict[str, Any] | None = None
+        self.selection = Selection()
+        self._model_gen = 0
+        self._engine_gen = 0
+
+    # -- model ----------------------------------------------------------------------------------
+    @property
+    def model_path(self) -> str | None:
+        """Path of the open model, or None."""
+        return None if self.model is None else str(self.model.path)
+
+    def set_model(self, model: Any, display: Any = None, sha256: str | None = None) -> None:
+        """Open ``model`` (a ``graph.model.Model``). Runs stay as they are (each knows its model); the
+        analysis becomes stale (the window recomputes it for the new graph); the parser's rejected
+        nodes of the old model are dropped."""
+        self.model, self.display, self.model_sha256 = model, display, sha256
+        self._model_gen += 1
+        self.unsupported = []
+        self.selection = Selection()
+        self.events.emit("model", self)
+
+    # -- engine and analysis ----------------------------------------------------------------------
+    def set_engine(self, engine: EngineInfo | None, paths: Iterable[str] = (), analysis: Analysis | None = None) -> None:
+        """Open ``engine`` (read from ``paths``), with its ``analysis`` when the loader made one for
+        the model open now."""
+        self.engine = engine
+        self.engine_paths = [str(p) for p in paths]
+        self._engine_gen += 1
+        self.analysis = None
+        self.selection = Selection()
+        self.events.emit("engine", self)
+        if analysis is not None:
+            self.set_analysis(analysis, self.token())
+
+    def token(self) -> tuple[int, int]:
+        """Identifies what is open now (model and engine generations): an analysis started for one
+        token is accepted only while the token still holds."""
+        return (self._model_gen, self._engine_gen)
+
+    def analysis_inputs(self) -> tuple[EngineInfo | None, Any, list[dict[str, Any]], tuple[int, int]]:
+        """What an analysis of the open engine needs: engine, model, rejected nodes, token."""
+        return self.engine, self.model, list(self.unsupported), self.token()
+
+    def set_analysis(self, analysis: Analysis | None, token: tuple[int, int]) -> bool:
+        """Accept ``analysis`` if it was computed for what is open now (``token``); False when stale."""
+        if token != self.token():
+            return False
+        self.analysis = analysis
+        self.events.emit("analysis", self)
+        return True
+
+    def set_unsupported(self, items: Iterable[dict[str, Any]]) -> None:
+        """The nodes the TensorRT parser rejects (from a build or a support check) for the open model."""
+        self.unsupported = [dict(u) for u in items]
+        self._engine_gen += 1  # the analysis must take them into account: recompute
+        self.events.emit("unsupported", self)
+
+    # -- runs -----------------------------------------------------------------------------------
+    def add_run(self, request: Any, state: Any = None) -> RunEntry:
+        """A run of ``request`` (a ProfileRequest) starts; returns its entry."""
+        entry = RunEntry(model=str(request.model), backend=str(request.backend), request=request, state=state)
+        if self.model_path is not None and os.path.abspath(entry.model) == os.path.abspath(self.model_path):
+            entry.model_sha256 = self.model_sha256
+        self.runs.append(entry)
+        self.events.emit("runs", self)
+        return entry
+
+    def update_run(self, entry: RunEntry, **changes: Any) -> None:
+        """Change fields of ``entry`` (status, record, data, error) and tell the views."""
+        for key, value in changes.items():
+            setattr(entry, key, value)
+        if entry.record is not None and getattr(entry.record, "model_sha256", None):
+            entry.model_sha256 = entry.record.model_sha256
+        self.events.emit("runs", self)
+
+    def active_runs(self) -> list[RunEntry]:
+        """Runs that have not ended."""
+        return [r for r in self.runs if r.active]
+
+    def belongs(self, entry: RunEntry, path: str | None = None, sha256: str | None = None) -> bool:
+        """True when ``entry`` ran the model at ``path`` (default: the open model; the content hash
+        decides when both are known)."""
+        if path is None:
+            path, sha256 = self.model_path, self.model_sha256
+        if path is None:
+            return False
+        if entry.model_sha256 and sha256:
+            return entry.model_sha256 == sha256
+        return os.path.abspath(entry.model) == os.path.abspath(path)
+
+    def runs_of_model(self) -> list[RunEntry]:
+        """The runs of the open model (all runs when no model is open)."""
+        if self.model is None:
+            return list(self.runs)
+        return [r for r in self.runs if self.belongs(r)]
+
+    def last_run(self) -> RunEntry | None:
+        """The latest ended run with data that belongs to the open model (any model when none is open)."""
+        for entry in reversed(self.runs_of_model()):
+            if entry.data is not None and not entry.active:
+                return entry
+        return None
+
+    def disturb_runs(self, what: str) -> None:
+        """Tell every active run that ``what`` happened in this process (its host memory verdict
+        cannot tell a leak from that work)."""
+        for entry in self.active_runs():
+            if entry.state is not None and hasattr(entry.state, "note_disturbance"):
+                entry.state.note_disturbance(what)
+
+    # -- accuracy and selection ---------------------------------------------------------------------
+    def set_accuracy(self, accuracy: dict[str, Any] | None) -> None:
+        """Accuracy results (precision sweep) of the open model."""
+        self.accuracy = accuracy
+        self.events.emit("accuracy", self)
+
+    def select_layers(self, positions: Iterable[int], source: str = "table") -> Selection:
+        """Select engine layers; their ONNX nodes (through the analysis) are selected with them."""
+        pos = [int(p) for p in positions]
+        nodes = self.analysis.nodes_of(pos) if self.analysis is not None else []
+        self.selection = Selection(pos, nodes, source)
+        self.events.emit("selection", self)
+        return self.selection
+
+    def select_nodes(self, names: Iterable[str], source: str = "graph") -> Selection:
+        """Select ONNX nodes; the layers they became are selected with them."""
+        names = list(dict.fromkeys(names))
+        layers: list[int] = []
+        if self.analysis is not None:
+            layers = list(dict.fromkeys(p for n in names for p in self.analysis.layers_of(n)))
+        self.selection = Selection(layers, names, source)
+        self.events.emit("selection", self)
+        return self.selection
+
+    # -- reports and sessions ---------------------------------------------------------------------
+    def is_empty(self) -> bool:
+        """Nothing to report: no model, no engine, no run."""
+        return self.model is None and self.engine is None and self.last_run() is None
+
+    def report_inputs(self, graph_png: bytes | None = None) -> dict[str, Any]:
+        """Keyword arguments of ``report.build_report`` / ``save_session`` for this workspace.
+
+        The report is about the open model; its run is the latest run *of that model*. With no model
+        open, it is about the latest run and the model that run ran (never another one)."""
+        entry = self.last_run()
+        model: Any = self.model
+        if model is None and entry is not None and entry.model.lower().endswith(".onnx") and os.path.exists(entry.model):
+            model = entry.model
+        engine: Any = self.analysis.engine if self.analysis is not None else self.engine
+        title = None
+        if self.model is not None:
+            title = os.path.splitext(os.path.basename(self.model_path or ""))[0]
+        elif entry is not None:
+            title = os.path.splitext(os.path.basename(entry.model))[0]
+        return {"model": model, "engine": engine, "run": entry.data if entry is not None else None,
+                "accuracy": self.accuracy, "graph_png": graph_png if self.model is not None else None,
+                "title": title}
+
+    def apply_session(self, session: Any) -> str | None:
+        """Take a loaded ``report.session.Session``: its engine, its runs (as ended runs under their
+        own models) and accuracy. Returns the session's model path for the caller to open (None
+        when the session has none)."""
+        from trtstudio.profiling.session import RunRecord
+
+        if session.engines:
+            rec = session.engines[0]
+            self.set_engine(rec.info, rec.paths)
+        for rd in session.runs:
+            model = rd.model or session.model_path or ""
+            record = RunRecord(**rd.record) if rd.record and set(rd.record) >= {"model", "backend"} else None
+            entry = RunEntry(model=model, backend=str(rd.backend or "?"), record=record, status="finished", data=rd,
+                             model_sha256=record.model_sha256 if record is not None else None)
+            self.runs.append(entry)
+        self.events.emit("runs", self)
+        self.set_accuracy(session.accuracy)
+        return session.model_path
