@@ -579,7 +579,9 @@ def _plan(path: Path, options: BuildOptions) -> Any:
     from trtstudio.backends.shapes import plan_shapes, user_shapes_from_profile
 
     given = user_shapes_from_profile(options.profiles[0]) if options.profiles else {}
-    return plan_shapes(path, given, user_source="--shapes/--min/opt/max-shapes", batch_max=options.default_max_dim)
+    ranged = any(len(set(v)) > 1 for v in given.values())
+    source = "--min/opt/max-shapes" if ranged else "--shapes"
+    return plan_shapes(path, given, user_source=source, batch_max=options.default_max_dim)
 
 
 def _finish(b: _Build) -> BuildResult:

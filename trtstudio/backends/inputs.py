@@ -89,6 +89,16 @@ def run_plan(model: str | os.PathLike[str] | None, shapes: dict[str, tuple[int, 
     return plan_shapes(model, shapes, data=data, data_source=source)
 
 
+def explain_run_failure(plan: Any, exc: BaseException) -> str | None:
+    """The run error with a sentence naming the guessed dims and the ``--shapes`` to set, when the
+    error looks like a shape problem and ``plan`` (a ShapePlan) is known; None otherwise."""
+    if plan is None:
+        return None
+    text = f"{type(exc).__name__}: {exc}".strip()
+    hint = plan.explain_failure(text)
+    return f"{text} -- {hint}" if hint else None
+
+
 def build_feeds(
     specs: list[Any],
     shapes: dict[str, tuple[int, ...]],

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from trtstudio.backends.base import InferTiming, InputSpec, LayerTime, require_module, resolve_shape
-from trtstudio.backends.inputs import build_feeds, run_plan
+from trtstudio.backends.inputs import build_feeds, explain_run_failure, run_plan
 from trtstudio.errors import BackendError, InputError
 
 _ORT_TYPES = {
@@ -151,7 +151,13 @@ class OrtBackend:
         """One ``session.run``; ORT does not split out transfers, so only the total is known."""
         session = self._require()
         t0 = time.perf_counter()
-        session.run(self._outputs, self._feeds)
+        try:
+            session.run(self._outputs, self._feeds)
+        except Exception as exc:  # a shape problem gets the plan's hint (dims guessed, flag to set)
+            hint = explain_run_failure(self.shape_plan, exc)
+            if hint is None:
+                raise
+            raise BackendError(hint) from exc
         return InferTiming((time.perf_counter() - t0) * 1e3)
 
     def run_outputs(self) -> list[np.ndarray]:

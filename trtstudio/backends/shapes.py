@@ -190,7 +190,7 @@ class ShapePlan:
 
 
 _SHAPE_ERROR = re.compile(
-    r"dimensions must be equal|must be equal|shape analysis|broadcast|\bshape error\b|Error Code 4|"
+    r"dimensions must be equal|must be equal|must match|mismatch|shape analysis|broadcast|\bshape error\b|Error Code 4|"
     r"no optimization profile|optimization profile|Reshape|reshape|Pad reflect|requires axis length|"
     r"getDimensions|InvalidArgument.*(shape|dimension)|Got invalid dimensions|Invalid input shape|"
     r"Incompatible dimensions|ShapeInferenceError|shape mismatch|out of range|volume|"
