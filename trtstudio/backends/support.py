@@ -202,9 +202,9 @@ def diagnose(errors: list[RawError], proto: Any, trt_name: str = "TensorRT", ver
             add(index, index, err, reason, hint)
             continue
         # index -1: an input or initializer; blame the nodes that read it
-        m = re.search(r"Failed to import initializer:\s*(\S+)", err.desc)
-        if m and m.group(1) in gi.inits:
-            init = gi.inits[m.group(1)]
+        named = [n for n in re.findall(r"Failed to import initializer:\s*(\S+)", err.desc) if n in gi.inits]
+        if named:
+            init = gi.inits[named[-1]]
             dt = _dtype_name(init.data_type)
             reason = f"initializer '{init.name}' has dtype {dt}, which {trt_name} {version} cannot take".replace("  ", " ")
             hint = ("FP8 must be E4M3FN (not FNUZ/E5M2); re-encode the value or fold it away"
