@@ -160,3 +160,15 @@ def test_rtx_build_shape_failure_suggests_shapes(tmp_path: Path, capsys: pytest.
     assert main(["build", str(det), "--backend", "rtx", "-o", str(tmp_path / "d.engine")]) == 0
     out = capsys.readouterr().out
     assert "input shapes" in out and "images" in out and "default" in out
+
+
+@needs_ort
+def test_precision_sweep_plans_dynamic_hw(tmp_path: Path) -> None:
+    from trtstudio.precision.sweep import SweepOptions, run_sweep
+
+    det = sm.detector(tmp_path / "det.onnx")
+    opts = SweepOptions(variants=("fp16",), build_engines=False, iterations=2, rounds=1, warmup=1, localize=False,
+                        out_dir=str(tmp_path / "p"))
+    res = run_sweep(det, opts)  # H/W filled with 1 fail in the Concat; the plan's size runs
+    assert all(v.error is None for v in res.variants), [v.error for v in res.variants]
+    assert any("--shapes images:" in n for n in res.notes)
