@@ -105,3 +105,22 @@ def unsupported_model(path: Path) -> Path:
     model.ir_version = 10
     onnx.save(model, str(path))  # the checker rejects the unknown domain's op: saved unchecked
     return path
+
+
+def probe_model(path: Path) -> Path:
+    """``x`` ['h', 2] is the right operand of a MatMul with a constant [4, 64] (h must be 64: no static
+    rule reads a right operand, running it tells), and ``sr`` an int64 scalar compared with 16000."""
+    nodes = [
+        helper.make_node("MatMul", ["w", "x"], ["y"], name="mix"),
+        helper.make_node("Equal", ["sr", "k16"], ["is16k"], name="is_16k"),
+        helper.make_node("Cast", ["is16k"], ["flag"], to=TensorProto.FLOAT, name="flag"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "probe",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["h", 2]),
+         helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None), helper.make_tensor_value_info("flag", TensorProto.FLOAT, None)],
+        [_w("w", (4, 64)), numpy_helper.from_array(np.array(16000, np.int64), "k16")],
+    )
+    return _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)

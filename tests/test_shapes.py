@@ -172,3 +172,25 @@ def test_precision_sweep_plans_dynamic_hw(tmp_path: Path) -> None:
     res = run_sweep(det, opts)  # H/W filled with 1 fail in the Concat; the plan's size runs
     assert all(v.error is None for v in res.variants), [v.error for v in res.variants]
     assert any("--shapes images:" in n for n in res.notes)
+
+
+@needs_ort
+def test_probe_finds_a_size_that_runs_and_scalars_get_compared_values(tmp_path: Path) -> None:
+    model = sm.probe_model(tmp_path / "p.onnx")
+    guessed = plan_shapes(model)
+    x = guessed.get("x")
+    assert x is not None and x.opt == (512, 2) and x.sources[0] == "default"
+    probed = plan_shapes(model, probe=True)
+    x, sr = probed.get("x"), probed.get("sr")
+    assert x is not None and x.opt == (64, 2) and x.sources[0].startswith("probe")
+    assert any("ran with onnxruntime at 64x2" in w and "--shapes x:64x2" in w for w in probed.warnings)
+    assert sr is not None and sr.values == ((16000,),) * 3 and "Equal 'is_16k'" in str(sr.values_source)
+    assert probed.flag() == "x:64x2,sr:16000"
+    user = plan_shapes(model, {"sr": (8000,)})
+    assert user.get("sr").values == ((8000,),) * 3  # type: ignore[union-attr]
+    b = open_backend("ort", model, threads=1)
+    try:
+        b.prepare_inputs({})
+        b.infer_once()
+    finally:
+        b.close()

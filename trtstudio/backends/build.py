@@ -581,7 +581,7 @@ def _plan(path: Path, options: BuildOptions) -> Any:
     given = user_shapes_from_profile(options.profiles[0]) if options.profiles else {}
     ranged = any(len(set(v)) > 1 for v in given.values())
     source = "--min/opt/max-shapes" if ranged else "--shapes"
-    return plan_shapes(path, given, user_source=source, batch_max=options.default_max_dim)
+    return plan_shapes(path, given, user_source=source, batch_max=options.default_max_dim, probe=True)
 
 
 def _finish(b: _Build) -> BuildResult:

@@ -86,7 +86,7 @@ def run_plan(model: str | os.PathLike[str] | None, shapes: dict[str, tuple[int, 
         return None
     from trtstudio.backends.shapes import plan_shapes
 
-    return plan_shapes(model, shapes, data=data, data_source=source)
+    return plan_shapes(model, shapes, data=data, data_source=source, probe=True)
 
 
 def explain_run_failure(plan: Any, exc: BaseException) -> str | None:
@@ -129,7 +129,7 @@ def build_feeds(
         given = None if data is None else np.asarray(data[name])
         planned = plan.get(name) if plan is not None else None
         requested = shapes.get(name)
-        if planned is not None and planned.shape_tensor and planned.values is not None and given is None:
+        if planned is not None and planned.values is not None and given is None:
             values = np.asarray(planned.values[1], dtype=np.dtype(spec["dtype"]))
             feeds[name] = values.reshape(planned.opt) if values.size == int(np.prod(planned.opt)) else values
             continue

@@ -36,8 +36,19 @@ DEFAULT_BATCH = 1
 DEFAULT_BATCH_MAX = 8
 # Image H/W default: 256 = 2**8 keeps stride-32/64 detectors' feature maps whole (their Concats line up).
 DEFAULT_SPATIAL = 256
-# Other dims (sequence length, samples, ...): long enough for reflect pads and a few strided convs.
-DEFAULT_OTHER = 64
+# Other float dims (samples, frames, sequence): long enough for reflect pads, STFT windows, strided convs.
+DEFAULT_OTHER = 512
+# Other integer dims (token ids, sequence lengths of text models).
+DEFAULT_INT = 128
+# The onnxruntime probe of guessed sizes: tries, time and model size limits.
+PROBE_TRIES = 24
+PROBE_SECONDS = 10.0
+PROBE_MAX_BYTES = 200 << 20
+_PROBE_SIZES = {
+    "spatial": (256, 320, 640, 224, 48, 32, 64, 96, 128, 160, 192, 384, 512),
+    "other": (512, 576, 1024, 256, 128, 64, 1, 16000),
+    "int": (128, 64, 16, 512),
+}
 # Metadata keys exporters write for the input size / batch (Ultralytics: imgsz, batch).
 SIZE_KEYS = ("imgsz", "img_size", "image_size", "input_size", "input_shape", "imgsize", "img_shape", "size")
 BATCH_KEYS = ("batch", "batch_size", "max_batch_size")
@@ -92,6 +103,7 @@ class InputShape:
         }
         if self.shape_tensor:
             doc["shape_tensor"] = True
+        if self.values is not None:
             doc["values"] = [list(v) for v in self.values] if self.values else None
             doc["values_source"] = self.values_source
         return doc
@@ -132,7 +144,9 @@ class ShapePlan:
         """The ``--shapes`` text that reproduces this plan (opt shapes, or min/max)."""
         parts = []
         for i in self.inputs:
-            if i.shape_tensor and i.values is not None:
+            if not i.opt and i.values is None:
+                continue  # a scalar: nothing to set
+            if i.values is not None:
                 vals = {"min": i.values[0], "opt": i.values[1], "max": i.values[2]}[which]
                 parts.append(f"{i.name}:{_x(vals)}")
             else:
@@ -162,7 +176,7 @@ class ShapePlan:
                     groups.setdefault(src, []).append(str(i.declared[k]) if not isinstance(i.declared[k], int) else f"#{k}")
             where = "; ".join(f"{', '.join(dims)}: {src}" for src, dims in groups.items()) or "the model (fixed)"
             line = f"  {i.name:<20} {shape:<16} from {where}"
-            if i.shape_tensor and i.values is not None:
+            if i.values is not None:
                 line += f"  values {list(i.values[1])} ({i.values_source})"
             lines.append(line)
         return "\n".join(lines)
@@ -371,7 +385,8 @@ class _Planner:
             if name not in self.dims:
                 raise InputError(source, f"unknown input '{name}'; the model takes {', '.join(self.names) or 'no inputs'}")
             triple = _as_triple(value)
-            if name in self.shape_tensors and self._as_values(name, triple, source):
+            takes_values = name in self.shape_tensors or (self.dtypes[name] in _INT_DTYPES and not self.declared[name])
+            if takes_values and self._as_values(name, triple, source):
                 continue
             declared = self.declared[name]
             if any(len(s) != len(declared) for s in triple):
@@ -524,36 +539,144 @@ class _Planner:
             v = total // known
             self._set(name, unknown[0], (v, v, v), label)
 
-    def apply_defaults(self, batch_max: int) -> None:
+    def _default_groups(self) -> list[dict[str, Any]]:
+        """The dims still open, grouped by symbol (one size per symbol), each with its kind."""
+        batch_syms = {
+            str(self.declared[n][0]) for n in self.names
+            if self.declared[n] and self.dims[n][0] is None and _is_batch_axis(self.declared[n], 0)
+        } - {"?"}
+        groups: dict[Any, dict[str, Any]] = {}
         for n in self.names:
             declared = self.declared[n]
-            missing = [axis for axis, t in enumerate(self.dims[n]) if t is None]
-            if not missing:
-                continue
             image = _image_axes(declared)
-            for axis in missing:
-                if _is_batch_axis(declared, axis):
-                    triple = (DEFAULT_BATCH, DEFAULT_BATCH, max(DEFAULT_BATCH, batch_max))
+            for axis, t in enumerate(self.dims[n]):
+                if t is not None:
+                    continue
+                sym = str(declared[axis])
+                key = sym if sym != "?" else (n, axis)
+                if (axis == 0 and _is_batch_axis(declared, 0)) or sym in batch_syms:
+                    kind = "batch"
                 elif image is not None and axis in image:
-                    triple = (DEFAULT_SPATIAL,) * 3  # type: ignore[assignment]
+                    kind = "spatial"
+                elif self.dtypes[n] in _INT_DTYPES:
+                    kind = "int"
                 else:
-                    triple = (DEFAULT_OTHER,) * 3  # type: ignore[assignment]
-                self._set(n, axis, triple, "default")
-            guessed = [f"{declared[a]}={self.dims[n][a][1]}" for a in missing]  # type: ignore[index]
+                    kind = "other"
+                g = groups.setdefault(key, {"kind": kind, "dims": []})
+                if kind == "batch":
+                    g["kind"] = "batch"
+                g["dims"].append((n, axis))
+        return list(groups.values())
+
+    def apply_defaults(self, batch_max: int, probe: bool = False) -> None:
+        groups = self._default_groups()
+        if not groups:
+            return
+        sizes = {"spatial": DEFAULT_SPATIAL, "other": DEFAULT_OTHER, "int": DEFAULT_INT}
+        for g in groups:
+            if g["kind"] == "batch":
+                triple = (DEFAULT_BATCH, DEFAULT_BATCH, max(DEFAULT_BATCH, batch_max))
+            else:
+                triple = (sizes[g["kind"]],) * 3
+            for n, axis in g["dims"]:
+                self._set(n, axis, triple, "default")  # type: ignore[arg-type]
+        free = [g for g in groups if g["kind"] != "batch"]
+        if probe and free:
+            self._probe(free)
+        missing: dict[str, list[int]] = {}
+        for g in groups:
+            for n, axis in g["dims"]:
+                missing.setdefault(n, []).append(axis)
+        for n in self.names:
+            axes = sorted(missing.get(n, []))
+            if not axes:
+                continue
+            declared = self.declared[n]
+            guessed = [f"{declared[a]}={self.dims[n][a][1]}" for a in axes]  # type: ignore[index]
             example = _x(tuple(t[1] for t in self.dims[n]))  # type: ignore[index]
-            batch_only = missing == [0] and _is_batch_axis(declared, 0)
+            probed = any(self.sources[n][a].startswith("probe") for a in axes)
+            batch_only = all(self.sources[n][a] == "default" and g_kind == "batch"
+                             for a in axes for g_kind in [self._kind_of(groups, n, a)])
+            how = "ran with onnxruntime at" if probed else "using"
             (self.notes if batch_only else self.warnings).append(
                 f"input '{n}' has dynamic dims {_x_decl(declared)} of no known size ({', '.join(guessed)}); "
-                f"using {example}: set --shapes {n}:{example} with the real size"
+                f"{how} {example}: set --shapes {n}:{example} with the real size"
             )
 
-    def apply_values(self) -> None:
+    @staticmethod
+    def _kind_of(groups: list[dict[str, Any]], name: str, axis: int) -> str:
+        return next((g["kind"] for g in groups if (name, axis) in g["dims"]), "other")
+
+    def _probe(self, free: list[dict[str, Any]]) -> None:
+        """Try a few sizes for the guessed (non-batch) dims with onnxruntime, keep the first that runs.
+
+        Only when onnxruntime is installed and the model is small enough to load quickly; at most
+        ``PROBE_TRIES`` runs and ``PROBE_SECONDS`` seconds. The defaults stay when nothing runs.
+        """
+        import time
+
+        if self.proto.ByteSize() > PROBE_MAX_BYTES:
+            return
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            return
+        t0 = time.perf_counter()
+        try:
+            so = ort.SessionOptions()
+            so.log_severity_level = 4
+            so.intra_op_num_threads = 2
+            sess = ort.InferenceSession(self.proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        except Exception:  # noqa: BLE001 - a model ORT cannot load: keep the defaults
+            return
+        for trial in _candidates(free):
+            if time.perf_counter() - t0 > PROBE_SECONDS:
+                break
+            for g, size in zip(free, trial, strict=True):
+                for n, axis in g["dims"]:
+                    self.dims[n][axis] = (size, size, size)
+            if self._runs(sess):
+                for g in free:
+                    for n, axis in g["dims"]:
+                        self.sources[n][axis] = "probe (onnxruntime ran it)"
+                return
+        sizes = {"spatial": DEFAULT_SPATIAL, "other": DEFAULT_OTHER, "int": DEFAULT_INT}
+        for g in free:
+            for n, axis in g["dims"]:
+                self.dims[n][axis] = (sizes[g["kind"]],) * 3
+
+    def _runs(self, sess: Any) -> bool:
+        import numpy as np
+
+        from trtstudio.backends.inputs import random_array
+
+        rng = np.random.default_rng(0)
+        feeds = {}
+        values = {n: v for n, (v, _src) in self.values.items()}
+        for n in self.names:
+            shape = tuple(t[1] for t in self.dims[n])  # type: ignore[index]
+            if n in values:
+                feeds[n] = np.asarray(values[n][1], dtype=self.dtypes[n]).reshape(shape)
+            else:
+                feeds[n] = random_array(self.dtypes[n], shape, rng)
+        try:
+            sess.run(None, feeds)
+        except Exception:  # noqa: BLE001 - any failure: this size does not fit
+            return False
+        return True
+
+    def apply_values(self, final: bool = True) -> None:
+        """Values for shape-tensor inputs (defaults that fit their consumer) and for integer scalars a
+        graph compares with a constant (Silero's ``sr == 16000``: the branch the model was made for)."""
+        self._compared_scalars()
         for n, (meaning, node, _slot) in self.shape_tensors.items():
             if n in self.values:
                 continue
             declared = self.declared[n]
             length = self.dims[n][0][1] if declared and self.dims[n][0] is not None else 1  # type: ignore[index]
             vals = self._default_values(meaning, node, int(length))
+            if vals is None and not final:
+                continue
             if vals is None:
                 self.warnings.append(
                     f"input '{n}' is a shape tensor ({node.op_type} '{node.name}' reads it); no values known: "
@@ -565,6 +688,21 @@ class _Planner:
                 f"input '{n}' is a shape tensor read by {node.op_type} '{node.name or node.output[0]}'; "
                 f"using values {list(vals)}: set --shapes {n}:{_x(vals)} to the values it should take"
             )
+
+    def _compared_scalars(self) -> None:
+        for n in self.names:
+            if n in self.values or n in self.shape_tensors or self.dtypes[n] not in _INT_DTYPES:
+                continue
+            if self.declared[n] not in ([], [1]):
+                continue
+            for node, k in self.consumers.get(n, []):
+                if node.op_type not in ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual") or len(node.input) != 2:
+                    continue
+                other = self._const(node.input[1 - k])
+                if other is not None and other.size == 1:
+                    v = int(other.reshape(-1)[0])
+                    self.values[n] = (((v,), (v,), (v,)), f"graph: {node.op_type} '{node.name or node.output[0]}' constant")
+                    break
 
     def _default_values(self, meaning: str, node: Any, length: int) -> Shape | None:
         if meaning == "ones":
@@ -619,6 +757,25 @@ class _Planner:
         return ShapePlan(out, self.warnings, self.model_name, self.notes)
 
 
+def _candidates(free: list[dict[str, Any]]) -> list[tuple[int, ...]]:
+    """Sizes to try for the free groups, most likely first: everything at the n-th preferred size,
+    then one group varied at a time (image H with W at its first choice, and so on); PROBE_TRIES at most."""
+    lists = [_PROBE_SIZES[g["kind"]] for g in free]
+    out: list[tuple[int, ...]] = []
+    longest = max(len(c) for c in lists)
+    for i in range(longest):
+        out.append(tuple(c[min(i, len(c) - 1)] for c in lists))
+    for k, c in enumerate(lists):
+        for v in c:
+            t = tuple(v if j == k else lists[j][0] for j in range(len(lists)))
+            if t not in out:
+                out.append(t)
+    diagonal = out[:longest]
+    varied = [t for t in out[longest:]]
+    head = diagonal[:3]
+    return (head + [t for t in varied if t not in head] + [t for t in diagonal[3:] if t not in varied])[:PROBE_TRIES]
+
+
 def _attr(node: Any, name: str, default: Any) -> Any:
     import onnx
 
@@ -647,13 +804,16 @@ def plan_shapes(
     data_source: str = "--input",
     user_source: str = "--shapes",
     batch_max: int = DEFAULT_BATCH_MAX,
+    probe: bool = False,
 ) -> ShapePlan:
     """The shape plan of ``model`` (an ONNX path or ``ModelProto``).
 
     ``user``: ``{input: shape}`` or ``{input: (min, opt, max)}`` (``--shapes``, the min/opt/max flags or
     the GUI table); a shape-tensor input may be given its values instead (trtexec's convention).
-    ``data``: ``{input: array}`` the run will feed (its shapes are taken as given). Raises InputError
-    for unknown inputs, wrong ranks or dims that contradict the model.
+    ``data``: ``{input: array}`` the run will feed (its shapes are taken as given). ``probe``: try a
+    few sizes for guessed dims with onnxruntime and keep the first that runs (bounded; the warning
+    still asks for the real size). Raises InputError for unknown inputs, wrong ranks or dims that
+    contradict the model.
     """
     proto, name = _load(model)
     p = _Planner(proto, name)
@@ -665,7 +825,8 @@ def plan_shapes(
     p.propagate_symbols()
     p.apply_graph()
     p.propagate_symbols()
-    p.apply_defaults(batch_max)
+    p.apply_values(final=False)
+    p.apply_defaults(batch_max, probe=probe)
     p.apply_values()
     return p.plan()
 

@@ -263,7 +263,7 @@ def _planned_specs(model: str, specs: list[dict[str, Any]],
     warnings. A dynamic batch dimension stays dynamic, so samples can still be batched."""
     from trtstudio.backends.shapes import plan_shapes
 
-    plan = plan_shapes(model, shapes)
+    plan = plan_shapes(model, shapes, probe=True)
     out = []
     for s in specs:
         if s["name"] in shapes:
