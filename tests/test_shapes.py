@@ -194,3 +194,21 @@ def test_probe_finds_a_size_that_runs_and_scalars_get_compared_values(tmp_path: 
         b.infer_once()
     finally:
         b.close()
+
+
+def test_plan_json_round_trip_and_control_flow_hint(tmp_path: Path) -> None:
+    from onnx_models import with_subgraphs
+
+    from trtstudio.backends.shapes import ShapePlan
+    from trtstudio.backends.support import control_flow_hint
+
+    plan = plan_shapes(sm.shape_tensor_model(tmp_path / "st.onnx"), {"x": (2, 12)})
+    again = ShapePlan.from_json(json.loads(json.dumps(plan.to_json())))
+    assert again.render_text() == plan.render_text() and again.flag() == plan.flag()
+    import onnx
+
+    flow = tmp_path / "flow.onnx"
+    onnx.save(with_subgraphs(), str(flow))
+    assert "control-flow node(s)" in (control_flow_hint(flow, "Error Code 2: Internal Error (x)") or "")
+    assert control_flow_hint(flow, "out of memory") is None
+    assert control_flow_hint(sm.detector(tmp_path / "d.onnx"), "Internal Error") is None

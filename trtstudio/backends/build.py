@@ -588,7 +588,9 @@ def _finish(b: _Build) -> BuildResult:
     res = b.result
     res.seconds = time.perf_counter() - b.t0
     if res.error and not res.ok and not res.cancelled and not res.unsupported and res.shape_plan is not None:
-        hint = res.shape_plan.explain_failure(res.error)
+        from trtstudio.backends.support import control_flow_hint
+
+        hint = res.shape_plan.explain_failure(res.error) or control_flow_hint(res.shape_plan.model, res.error)
         if hint:
             res.error = f"{res.error} -- {hint}"
     return res

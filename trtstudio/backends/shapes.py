@@ -163,6 +163,21 @@ class ShapePlan:
             "shapes_flag": self.flag(),
         }
 
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> ShapePlan:
+        """The plan back from :meth:`to_json` (for text outputs made from a JSON document)."""
+        inputs = []
+        for d in doc.get("inputs", []):
+            vals = d.get("values")
+            inputs.append(InputShape(
+                name=d["name"], dtype=d["dtype"], declared=list(d["declared"]), min=tuple(d["min"]),
+                opt=tuple(d["opt"]), max=tuple(d["max"]), sources=list(d["sources"]),
+                shape_tensor=bool(d.get("shape_tensor")),
+                values=tuple(tuple(v) for v in vals) if vals else None,  # type: ignore[arg-type]
+                values_source=d.get("values_source"),
+            ))
+        return cls(inputs, list(doc.get("warnings", [])), doc.get("model"), list(doc.get("notes", [])))
+
     def render_text(self) -> str:
         """Lines like ``images  1x3x640x640  (N: --shapes; H, W: metadata imgsz)``."""
         lines = []

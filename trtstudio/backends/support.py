@@ -412,3 +412,23 @@ def model_proto(path: Path) -> Any:
     import onnx
 
     return onnx.load(str(path), load_external_data=False)
+
+
+def control_flow_hint(model_path: str | os.PathLike[str], error: str) -> str | None:
+    """For a builder *internal* error on a model with If/Loop/Scan nodes: a sentence that says so and
+    what usually helps (TensorRT's control-flow support is where such errors come from)."""
+    if "internal error" not in error.lower():
+        return None
+    try:
+        proto = model_proto(Path(model_path))
+    except Exception:  # noqa: BLE001 - only a hint
+        return None
+    flow = [n for n in proto.graph.node if n.op_type in ("If", "Loop", "Scan")]
+    if not flow:
+        return None
+    names = ", ".join(node_label(n.name, -1, n.op_type) for n in flow[:3])
+    return (
+        f"the model has {len(flow)} control-flow node(s) ({names}{', ...' if len(flow) > 3 else ''}); TensorRT's "
+        "internal errors often come from them: fold conditions that are constants (polygraphy surgeon sanitize "
+        "--fold-constants, onnxsim with fixed shapes) or export a variant without If/Loop"
+    )
