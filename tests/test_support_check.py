@@ -128,3 +128,16 @@ def test_diagnose_merges_duplicates_and_names_unnamed(tmp_path: Path) -> None:
         {"supported": False, "nodes": ["b"], "range": [1, 1]},
         {"supported": True, "nodes": ["c"], "range": [2, 2]},
     ]
+
+
+def test_node_states_follow_the_graph_view_names(tmp_path: Path) -> None:
+    from trtstudio.graph.model import load_model
+
+    model = sm.unsupported_model(tmp_path / "u.onnx")
+    result = check_support(model, "rtx")
+    graph = load_model(model).graph
+    states = result.node_states(graph)
+    assert set(states) == {n.name for n in graph.nodes}
+    unnamed_custom = graph.nodes[1].name  # the graph view names it after its op and index
+    assert states[unnamed_custom]["state"] == "unsupported" and "no importer" in states[unnamed_custom]["reason"]
+    assert result.states_by_index()[2]["state"] == "supported"

@@ -260,21 +260,28 @@ class CheckResult:
             c["unsupported"] += int(i in bad)
         return out
 
-    def node_states(self) -> dict[str, dict[str, Any]]:
-        """For painting the graph: node name (label for unnamed nodes) -> ``{"state": "supported" |
-        "unsupported", "partition": i, "boundary": True where a partition starts or ends, "reason"}``."""
+    def states_by_index(self) -> dict[int, dict[str, Any]]:
+        """Node index (ONNX graph order) -> ``{"state": "supported" | "unsupported", "partition": i,
+        "boundary": True where a partition starts or ends, "reason": text or None}``."""
         reasons = {e["index"]: e["reason"] for e in self.unsupported}
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[int, dict[str, Any]] = {}
         for p_index, part in enumerate(self.partitions):
             first, last = part["range"]
             for i in range(first, last + 1):
-                out[self.node_names[i]] = {
+                out[i] = {
                     "state": "supported" if part["supported"] else "unsupported",
                     "partition": p_index,
                     "boundary": i in (first, last),
                     "reason": reasons.get(i),
                 }
         return out
+
+    def node_states(self, graph: Any = None) -> dict[str, dict[str, Any]]:
+        """For painting the graph: node name -> the state of :meth:`states_by_index`. With ``graph``
+        (a :class:`trtstudio.graph.model.Graph` of the same model) the keys are its node names
+        (``Op_i`` for unnamed nodes), else this check's labels (``#i Op`` for unnamed nodes)."""
+        names = [n.name for n in graph.nodes] if graph is not None else self.node_names
+        return {names[i]: st for i, st in self.states_by_index().items() if i < len(names)}
 
     def to_json(self) -> dict[str, Any]:
         return {
