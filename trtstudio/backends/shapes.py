@@ -317,7 +317,8 @@ def _is_batch_axis(dims: list[int | str], axis: int) -> bool:
     if axis != 0 or len(dims) < 2:
         return False
     sym = str(dims[0]).lower()
-    return sym in _BATCH_NAMES or "batch" in sym or sym == "?" or len(dims) >= 3
+    generated = sym.startswith(("unk__", "dim_", "p2o.dynamicdimension", "dynamicdimension"))
+    return sym in _BATCH_NAMES or "batch" in sym or sym == "?" or generated or len(dims) >= 3
 
 
 # -- the plan ------------------------------------------------------------------------------------
