@@ -75,8 +75,9 @@ class LogRecord:
 class BuildOptions:
     """How to build. ``profiles``: one dict per optimization profile, input name -> (min, opt, max).
 
-    Inputs with dynamic dimensions that a profile does not name get ``min 1, opt 1, max
-    default_max_dim`` on those dimensions. ``targets`` are TensorRT-RTX compute capabilities
+    Inputs with dynamic dimensions that a profile does not name get the shape plan's sizes
+    (:func:`trtstudio.backends.shapes.plan_shapes`: metadata, graph pins, else defaults with a
+    warning; a default batch is ``1..default_max_dim``); shape-tensor inputs get its values. ``targets`` are TensorRT-RTX compute capabilities
     (``sm86``, ``sm120``...); full TensorRT builds for the GPU it runs on and ignores them with a
     warning. ``fp16``/``int8``/``bf16`` are TensorRT 10's weak-typing flags: applied only when the
     module has them, else a warning (convert the model's precision instead).
@@ -129,6 +130,7 @@ class BuildResult:
     warnings: list[str] = field(default_factory=list)
     cancelled: bool = False
     settings: dict[str, Any] = field(default_factory=dict)
+    shape_plan: Any = None  # the ShapePlan the profiles were made from (trtstudio.backends.shapes)
 
     def log_text(self) -> str:
         """The log as one text, headed by a JSON line the rtx_log reader uses for versions/settings."""
@@ -268,37 +270,14 @@ def _make_monitor(
     return _Monitor()
 
 
-def _parser_errors(parser: Any, model_path: Path) -> list[dict[str, Any]]:
-    """The parser's errors as ``{"node", "op_type", "reason", "code", "index"}`` dicts."""
-    names: list[str] = []
-    ops: list[str] = []
-    out: list[dict[str, Any]] = []
-    for i in range(parser.num_errors):
-        err = parser.get_error(i)
-        index = int(err.node()) if hasattr(err, "node") else -1
-        node = err.node_name() if hasattr(err, "node_name") else ""
-        op = err.node_operator() if hasattr(err, "node_operator") else ""
-        if (not node or not op) and index >= 0:
-            if not names:
-                import onnx
+def _parser_errors(parser: Any, model_path: Path, trt: Any) -> list[dict[str, Any]]:
+    """The parser's errors, one entry per rejected node with a reason in words and a hint
+    (see :func:`trtstudio.backends.support.diagnose`): ``{"node", "index", "op_type", "domain",
+    "reason", "hint", "code", "detail"}``."""
+    from trtstudio.backends import support
 
-                graph = onnx.load(str(model_path), load_external_data=False).graph
-                names = [n.name for n in graph.node]
-                ops = [n.op_type for n in graph.node]
-            if index < len(names):
-                node = node or names[index]
-                op = op or ops[index]
-        code = err.code()
-        out.append(
-            {
-                "node": node or None,
-                "op_type": op or None,
-                "reason": str(err.desc()),
-                "code": getattr(code, "name", str(code)),
-                "index": index,
-            }
-        )
-    return out
+    version = str(getattr(trt, "__version__", ""))
+    return support.diagnose(support.read_errors(parser), support.model_proto(model_path), trt.__name__, version)
 
 
 def _parse(trt: Any, logger: Any, model_path: Path, strongly_typed: bool) -> tuple[Any, Any, Any, bool]:
@@ -326,31 +305,47 @@ def parse_onnx(model_path: str | os.PathLike[str], backend: str = "auto") -> lis
     records: list[LogRecord] = []
     logger = _make_logger(trt, records, time.perf_counter(), None)
     _builder, _network, parser, ok = _parse(trt, logger, path, False)
-    return [] if ok else _parser_errors(parser, path)
+    return [] if ok else _parser_errors(parser, path, trt)
 
 
 def _default_profile(
-    network: Any, given: dict[str, tuple[Shape, Shape, Shape]], max_dim: int
-) -> dict[str, Any]:
+    network: Any, given: dict[str, tuple[Shape, Shape, Shape]], max_dim: int, plan: Any = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(shapes, shape-tensor values) of one optimization profile: ``given`` first, then the shape plan
+    (:mod:`trtstudio.backends.shapes`), else dynamic dims min/opt 1 and max ``max_dim``."""
     prof: dict[str, tuple[Shape, Shape, Shape]] = {}
+    values: dict[str, tuple[Shape, Shape, Shape]] = {}
     for i in range(network.num_inputs):
         t = network.get_input(i)
         shape = tuple(int(d) for d in t.shape)
+        planned = plan.get(t.name) if plan is not None else None
+        if getattr(t, "is_shape_tensor", False):
+            if planned is not None and planned.values is not None:
+                values[t.name] = planned.values
+            else:
+                n = shape[0] if shape else 1
+                values[t.name] = ((1,) * n, (1,) * n, (1,) * n)
+            if any(d < 0 for d in shape) and planned is not None:
+                prof[t.name] = (planned.min, planned.opt, planned.max)
+            continue
         if t.name in given:
             prof[t.name] = tuple(tuple(int(d) for d in s) for s in given[t.name])  # type: ignore[assignment]
         elif any(d < 0 for d in shape):
-            prof[t.name] = (
-                tuple(1 if d < 0 else d for d in shape),
-                tuple(1 if d < 0 else d for d in shape),
-                tuple(max_dim if d < 0 else d for d in shape),
-            )
+            if planned is not None and len(planned.opt) == len(shape):
+                prof[t.name] = (planned.min, planned.opt, planned.max)
+            else:
+                prof[t.name] = (
+                    tuple(1 if d < 0 else d for d in shape),
+                    tuple(1 if d < 0 else d for d in shape),
+                    tuple(max_dim if d < 0 else d for d in shape),
+                )
     unknown = set(given) - {network.get_input(i).name for i in range(network.num_inputs)}
     if unknown:
         names = ", ".join(network.get_input(i).name for i in range(network.num_inputs))
         raise InputError(
             None, f"shape given for unknown input(s) {sorted(unknown)}; the model's inputs: {names}"
         )
-    return prof
+    return prof, values
 
 
 def _error_text(records: list[LogRecord]) -> str:
@@ -438,14 +433,18 @@ class _Build:
         profiles = o.profiles or [{}]
         settings["profiles"] = []
         for given in profiles:
-            shapes = _default_profile(network, given, o.default_max_dim)
-            if not shapes:
+            shapes, values = _default_profile(network, given, o.default_max_dim, self.result.shape_plan)
+            if not shapes and not values:
                 continue
             prof = builder.create_optimization_profile()
             for tname, (mn, opt, mx) in shapes.items():
                 prof.set_shape(tname, mn, opt, mx)
+            for tname, (mn, opt, mx) in values.items():
+                prof.set_shape_input(tname, mn, opt, mx)
             config.add_optimization_profile(prof)
-            settings["profiles"].append({k: [list(s) for s in v] for k, v in shapes.items()})
+            doc: dict[str, Any] = {k: [list(s) for s in v] for k, v in shapes.items()}
+            doc.update({k: {"values": [list(s) for s in v]} for k, v in values.items()})
+            settings["profiles"].append(doc)
         return settings
 
     def _targets(self, config: Any) -> list[str]:
@@ -520,12 +519,17 @@ def build_engine(
     trt, name = import_backend(options.backend)
     b = _Build(trt, name, options, log)
     res = b.result
+    res.shape_plan = _plan(path, options)
+    for w in res.shape_plan.warnings:
+        b.warn(w)
     state: dict[str, Any] = {"cancelled": False}
     try:
         builder, network, parser, parsed = _parse(trt, b.logger, path, options.strongly_typed)
         if not parsed:
-            res.unsupported = _parser_errors(parser, path)
-            nodes = ", ".join(f"{u['node']} ({u['op_type']})" for u in res.unsupported) or "see the log"
+            from trtstudio.backends.support import summary_line
+
+            res.unsupported = _parser_errors(parser, path, trt)
+            nodes = summary_line(res.unsupported) or "see the log"
             res.error = f"the {trt.__name__} ONNX parser rejected the model: {nodes}"
             return _finish(b)
         config = builder.create_builder_config()
@@ -570,6 +574,23 @@ def build_engine(
     return _finish(b)
 
 
+def _plan(path: Path, options: BuildOptions) -> Any:
+    """The shape plan of the first profile (user shapes, metadata, graph pins, defaults)."""
+    from trtstudio.backends.shapes import plan_shapes, user_shapes_from_profile
+
+    given = user_shapes_from_profile(options.profiles[0]) if options.profiles else {}
+    ranged = any(len(set(v)) > 1 for v in given.values())
+    source = "--min/opt/max-shapes" if ranged else "--shapes"
+    return plan_shapes(path, given, user_source=source, batch_max=options.default_max_dim, probe=True)
+
+
 def _finish(b: _Build) -> BuildResult:
-    b.result.seconds = time.perf_counter() - b.t0
-    return b.result
+    res = b.result
+    res.seconds = time.perf_counter() - b.t0
+    if res.error and not res.ok and not res.cancelled and not res.unsupported and res.shape_plan is not None:
+        from trtstudio.backends.support import control_flow_hint
+
+        hint = res.shape_plan.explain_failure(res.error) or control_flow_hint(res.shape_plan.model, res.error)
+        if hint:
+            res.error = f"{res.error} -- {hint}"
+    return res

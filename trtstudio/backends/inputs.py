@@ -77,6 +77,28 @@ def missing_names(source: str, data: dict[str, Any], names: list[str]) -> None:
         raise InputError(source, f"unknown input(s) {', '.join(extra)}; the model takes {', '.join(names)}")
 
 
+def run_plan(model: str | os.PathLike[str] | None, shapes: dict[str, tuple[int, ...]],
+             data: dict[str, Any] | None = None, source: str = "--input") -> Any:
+    """The :class:`~trtstudio.backends.shapes.ShapePlan` for running an ONNX ``model`` with the user's
+    ``shapes`` and ``data``; None for an engine file or a model without readable inputs. Bad shapes
+    (unknown input, wrong rank, a fixed dim contradicted) raise InputError."""
+    if model is None or not str(model).lower().endswith(".onnx"):
+        return None
+    from trtstudio.backends.shapes import plan_shapes
+
+    return plan_shapes(model, shapes, data=data, data_source=source, probe=True)
+
+
+def explain_run_failure(plan: Any, exc: BaseException) -> str | None:
+    """The run error with a sentence naming the guessed dims and the ``--shapes`` to set, when the
+    error looks like a shape problem and ``plan`` (a ShapePlan) is known; None otherwise."""
+    if plan is None:
+        return None
+    text = f"{type(exc).__name__}: {exc}".strip()
+    hint = plan.explain_failure(text)
+    return f"{text} -- {hint}" if hint else None
+
+
 def build_feeds(
     specs: list[Any],
     shapes: dict[str, tuple[int, ...]],
@@ -84,11 +106,14 @@ def build_feeds(
     resolve: Any,
     source: str = "--input",
     seed: int = 0,
+    plan: Any = None,
 ) -> tuple[dict[str, np.ndarray], list[str]]:
     """Arrays for every input of ``specs`` and the notes to show.
 
     ``resolve(spec, requested_shape_or_None) -> (shape, note_or_None)`` fixes each shape (a backend's
     own rule for dynamic dims and ranges); data given for an input sets its shape unless ``shapes`` does.
+    ``plan`` (a ShapePlan, see :func:`run_plan`) chooses the shapes the user left open and the values
+    of shape-tensor inputs; its warnings become the notes.
     """
     names = [s["name"] for s in specs]
     unknown = [n for n in shapes if n not in names]
@@ -98,15 +123,22 @@ def build_feeds(
         missing_names(source, data, names)
     rng = np.random.default_rng(seed)
     feeds: dict[str, np.ndarray] = {}
-    notes: list[str] = []
+    notes: list[str] = list(plan.warnings + plan.notes) if plan is not None else []
     for spec in specs:
         name = spec["name"]
         given = None if data is None else np.asarray(data[name])
+        planned = plan.get(name) if plan is not None else None
         requested = shapes.get(name)
+        if planned is not None and planned.values is not None and given is None:
+            values = np.asarray(planned.values[1], dtype=np.dtype(spec["dtype"]))
+            feeds[name] = values.reshape(planned.opt) if values.size == int(np.prod(planned.opt)) else values
+            continue
         if requested is None and given is not None:
             requested = tuple(int(d) for d in given.shape)
+        if requested is None and planned is not None and len(planned.opt) == len(spec["shape"]):
+            requested = planned.opt
         shape, note = resolve(spec, requested)
-        if note:
+        if note and plan is None:
             notes.append(note)
         if given is not None:
             feeds[name] = check_data(source, name, given, spec["dtype"], shape)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from trtstudio.backends.base import InferTiming, InputSpec, LayerTime, require_module, resolve_shape
-from trtstudio.backends.inputs import build_feeds
+from trtstudio.backends.inputs import build_feeds, explain_run_failure, run_plan
 from trtstudio.errors import BackendError, InputError
 
 _ORT_TYPES = {
@@ -59,6 +59,7 @@ class OrtBackend:
         self._feeds: dict[str, np.ndarray] = {}
         self._outputs: list[str] = []
         self.shapes: dict[str, tuple[int, ...]] = {}
+        self.shape_plan: Any = None  # the ShapePlan of the last prepare_inputs (trtstudio.backends.shapes)
 
     # -- loading ---------------------------------------------------------------------------------
     def _ort(self) -> Any:
@@ -132,8 +133,9 @@ class OrtBackend:
     def prepare_inputs(self, shapes: dict[str, tuple[int, ...]], data: dict[str, Any] | None = None) -> None:
         """Fix shapes (dynamic dims from ``shapes`` or ``default_dim``, 1) and make the feeds."""
         default_dim = int(self._options.get("default_dim", 1))
+        self.shape_plan = run_plan(self._path, shapes, data)
         feeds, notes = build_feeds(
-            self.input_specs(), shapes, data, lambda spec, req: resolve_shape(spec, req, default_dim)
+            self.input_specs(), shapes, data, lambda spec, req: resolve_shape(spec, req, default_dim), plan=self.shape_plan
         )
         self._feeds = feeds
         self.shapes = {k: tuple(v.shape) for k, v in feeds.items()}
@@ -149,7 +151,13 @@ class OrtBackend:
         """One ``session.run``; ORT does not split out transfers, so only the total is known."""
         session = self._require()
         t0 = time.perf_counter()
-        session.run(self._outputs, self._feeds)
+        try:
+            session.run(self._outputs, self._feeds)
+        except Exception as exc:  # a shape problem gets the plan's hint (dims guessed, flag to set)
+            hint = explain_run_failure(self.shape_plan, exc)
+            if hint is None:
+                raise
+            raise BackendError(hint) from exc
         return InferTiming((time.perf_counter() - t0) * 1e3)
 
     def run_outputs(self) -> list[np.ndarray]:

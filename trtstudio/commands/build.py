@@ -16,8 +16,8 @@ _LEVELS = ("ERROR", "WARNING", "INFO", "VERBOSE")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the build options (trtexec-style shape flags)."""
+def add_model_and_backend(parser: argparse.ArgumentParser) -> None:
+    """The ONNX model argument and ``--backend rtx|tensorrt|auto`` (build and check share them)."""
     parser.add_argument("model", help="ONNX model file")
     parser.add_argument(
         "--backend",
@@ -25,6 +25,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="rtx (tensorrt_rtx), tensorrt, or auto: TensorRT-RTX if installed, else TensorRT",
     )
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the build options (trtexec-style shape flags)."""
+    add_model_and_backend(parser)
     parser.add_argument(
         "--target",
         default="sm86",
@@ -121,6 +126,10 @@ def _print_human(result: Any, layers: list[dict[str, Any]]) -> None:
     out = sys.stdout
     for w in result.warnings:
         print(f"warning: {w}", file=sys.stderr)
+    plan = getattr(result, "shape_plan", None)
+    if plan is not None and plan.inputs:
+        print("input shapes", file=out)
+        print(plan.render_text(), file=out)
     if result.ok:
         backend = result.versions.get("module", "?")
         version = result.versions.get(backend, "")
@@ -140,9 +149,19 @@ def _print_human(result: Any, layers: list[dict[str, Any]]) -> None:
                 file=out,
             )
         return
-    print(f"build failed after {result.seconds:.2f} s: {result.error}", file=out)
+    if result.unsupported:
+        print(f"build failed after {result.seconds:.2f} s: the ONNX parser rejected "
+              f"{len(result.unsupported)} node(s)", file=out)
+    else:
+        print(f"build failed after {result.seconds:.2f} s: {result.error}", file=out)
     for u in result.unsupported:
-        print(f"  unsupported: {u.get('node')} ({u.get('op_type')}): {u.get('reason')}", file=out)
+        op = u.get("op_type") or "?"
+        label = str(u.get("node"))
+        dom = u.get("domain")
+        where = f" [{dom}]" if dom and dom != "ai.onnx" else ""
+        print(f"  unsupported: {label}{'' if label.endswith(op) else f' ({op})'}{where}: {u.get('reason')}", file=out)
+        if u.get("hint"):
+            print(f"      hint: {u['hint']}", file=out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -204,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
             "versions": result.versions,
             "settings": result.settings,
             "unsupported": result.unsupported,
+            "shape_plan": result.shape_plan.to_json() if getattr(result, "shape_plan", None) is not None else None,
             "layers": layers,
             "warnings": result.warnings + reader_warnings,
             "cancelled": result.cancelled,

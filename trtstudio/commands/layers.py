@@ -101,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
         graph = load_model(args.onnx).graph
         mapping = map_layers(engine, graph)
     engine.findings = diagnose(engine, graph, model_precision=args.precision)
+    from trtstudio.engine.compat import machine_findings  # engine vs this machine's runtime, GPU, driver
+
+    engine.findings += machine_findings(engine, list(args.files))
     if args.json:
         doc = engine.to_json()
         if mapping is not None:

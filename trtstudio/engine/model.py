@@ -63,8 +63,12 @@ class Layer:
 
     @property
     def precision(self) -> str | None:
-        """The layer's compute precision as best known: first output dtype, else first input."""
-        for t in self.outputs + self.inputs:
+        """The layer's compute precision: its first input's dtype (the input/weight type, as TREx reads
+        it: a Q/DQ-fused INT8 convolution with FP16 output is INT8), else the first output's."""
+        for t in self.inputs:
+            if t.dtype:
+                return t.dtype
+        for t in self.outputs:
             if t.dtype:
                 return t.dtype
         return None

@@ -256,6 +256,28 @@ def make_variant(model: str, name: str, out_dir: Path, calib: list[dict[str, np.
     return q.model_path, q.name_map, notes
 
 
+def _planned_specs(model: str, specs: list[dict[str, Any]],
+                   shapes: dict[str, tuple[int, ...]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Input specs with the user's shapes, and the shape plan's sizes for the other dynamic dims
+    (metadata imgsz, graph pins, defaults; see :mod:`trtstudio.backends.shapes`) and the plan's
+    warnings. A dynamic batch dimension stays dynamic, so samples can still be batched."""
+    from trtstudio.backends.shapes import plan_shapes
+
+    plan = plan_shapes(model, shapes, probe=True)
+    out = []
+    for s in specs:
+        if s["name"] in shapes:
+            out.append(dict(s, shape=list(shapes[s["name"]])))
+            continue
+        planned = plan.get(s["name"])
+        if planned is None or len(planned.opt) != len(s["shape"]):
+            out.append(s)
+            continue
+        dims = [d if (isinstance(d, int) and d > 0) or axis == 0 else planned.opt[axis] for axis, d in enumerate(s["shape"])]
+        out.append(dict(s, shape=dims))
+    return out, list(plan.warnings)
+
+
 def run_sweep(model: str | os.PathLike[str], options: SweepOptions | None = None,
               state: PrecisionState | None = None) -> SweepResult:
     """Build, profile and validate every variant of ``options.variants``; see the module docstring.
@@ -267,11 +289,10 @@ def run_sweep(model: str | os.PathLike[str], options: SweepOptions | None = None
     opts = options or SweepOptions()
     state = state or PrecisionState()
     model = os.fspath(model)
-    specs = model_inputs(model)
-    specs = [dict(s, shape=list(opts.shapes[s["name"]])) if s["name"] in opts.shapes else s for s in specs]
+    specs, plan_warnings = _planned_specs(model, model_inputs(model), opts.shapes)
     out_dir = Path(opts.out_dir) if opts.out_dir else Path(model).with_suffix("").parent / f"{Path(model).stem}.precision"
     out_dir.mkdir(parents=True, exist_ok=True)
-    notes: list[str] = []
+    notes: list[str] = list(plan_warnings)
     variants = parse_variants(",".join(opts.variants))
     needs_calib = any(v in ("int8", "fp8") for v in variants)
     calib = None
