@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -401,12 +400,10 @@ def _check_external(model: onnx.ModelProto, base_dir: str, path: str) -> None:
 
 def load_model(path: str | os.PathLike[str], *, infer_shapes: bool = True) -> Model:
     """Load an ONNX model; raise InputError (one line) for anything that is not a usable model."""
-    p = Path(path)
+    from trtstudio.fileio import check_input
+
+    p = check_input(path, what="an ONNX model")
     spath = str(p)
-    if not p.exists():
-        raise InputError(spath, "no such file")
-    if p.is_dir():
-        raise InputError(spath, "is a directory, not an ONNX model")
     size = p.stat().st_size
     if size == 0:
         raise InputError(spath, "empty file")

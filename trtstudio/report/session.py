@@ -319,18 +319,26 @@ def save_session(path: str | os.PathLike[str], model: Any = None, engine: Any = 
 
 def load_session(path: str | os.PathLike[str]) -> Session:
     """Read a ``.trtstudio`` file; InputError (naming the file) when it is not a readable session."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(p, "no such session file" if not p.exists() else "not a file")
+    from trtstudio.fileio import check_input, tail_is_binary
+
+    if not os.path.exists(path):
+        raise InputError(path, "no such session file")
+    p = check_input(path, what="a .trtstudio session file")
+    if tail_is_binary(p):
+        raise InputError(p, "not a trtstudio session (ends in binary data: truncated or corrupt)")
     try:
         with open(p, encoding="utf-8") as fh:
             doc = json.load(fh)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(p, f"not a trtstudio session (not JSON: {exc})") from None
+    except RecursionError:
+        raise InputError(p, "not a trtstudio session (JSON nested too deeply)") from None
+    except OSError as exc:
+        raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise InputError(p, f"not a trtstudio session (schema {got!r}, expected {SCHEMA!r})")
     try:
         return Session.from_json(doc)
-    except (KeyError, TypeError, ValueError, AttributeError, zlib.error) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError, zlib.error) as exc:
         raise InputError(p, f"damaged session: {type(exc).__name__}: {exc}") from None
