@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -97,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
     result = run_sweep(args.model, options, state)
     doc = result.to_json()
     if args.json:
-        print(json.dumps(doc, indent=1, default=str))
+        from trtstudio.fileio import dumps
+
+        print(dumps(doc, indent=1, default=str))
     else:
         print(format_table(doc))
     return 1 if any(v.error for v in result.variants) else 0

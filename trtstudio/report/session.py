@@ -296,7 +296,10 @@ def atomic_write(path: str | os.PathLike[str], write: Any, mode: str = "w") -> P
 
 def write_session(path: str | os.PathLike[str], session: Session) -> Path:
     """Write ``session`` to ``path`` atomically (see the module docstring)."""
-    doc = clean_json(session.to_json())
+    from trtstudio.fileio import strict, warn_non_finite
+
+    doc, non_finite = strict(session.to_json())
+    warn_non_finite(non_finite, os.fspath(path))
     return atomic_write(path, lambda fh: json.dump(doc, fh, indent=1, allow_nan=False, default=_json_default))
 
 

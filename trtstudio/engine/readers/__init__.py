@@ -225,8 +225,13 @@ def read_file(path: str | Path, reader: str | None = None) -> ReadResult:
     p = Path(path)
     r = get_reader(reader) if reader else find_reader(p)
     text = "" if r.binary else read_text(p)
-    with gc_paused():
-        info = r.read(p, text)
+    try:
+        with gc_paused():
+            info = r.read(p, text)
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError, RecursionError) as exc:
+        # a field of the wrong type or size deep in a reader: the file does not match the format
+        detail = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise InputError(p, f"damaged {r.name} file: unexpected content ({detail})") from None
     if str(p) not in info.sources:
         info.sources.append(str(p))
     if r.name not in info.formats:
