@@ -26,10 +26,7 @@ SETTINGS = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, data
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("json")
-    model = seeds.write_model(d)
-    files = seeds.write_engine_seeds(d)
-    session, report = seeds.write_session(d, model, files["layers"])
-    return {"dir": d, "model": model, "session": session, "report": report, **files}
+    return seeds.write_world(d)
 
 
 def _docs(world: dict[str, Path]) -> dict[str, object]:

@@ -25,10 +25,7 @@ NOBODY = 65534
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("special")
     d.chmod(0o755)
-    model = seeds.write_model(d)
-    files = seeds.write_engine_seeds(d)
-    session, report = seeds.write_session(d, model, files["layers"])
-    return {"dir": d, "model": model, "session": session, "report": report, **files}
+    return seeds.write_world(d)
 
 
 # Each command as argv around the file under test ({F}), with the other inputs valid.

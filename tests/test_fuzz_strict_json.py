@@ -17,10 +17,7 @@ from trtstudio import fileio
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("strict")
-    model = seeds.write_model(d)
-    files = seeds.write_engine_seeds(d)
-    session, report = seeds.write_session(d, model, files["layers"])
-    return {"dir": d, "model": model, "session": session, "report": report, **files}
+    return seeds.write_world(d)
 
 
 def test_strict_replaces_and_counts() -> None:

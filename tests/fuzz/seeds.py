@@ -124,3 +124,11 @@ def write_session(folder: Path, model: Path, layers: Path) -> tuple[Path, Path]:
     s = write(folder / "seed.trtstudio", session)
     (r,) = write_report(Report.from_session(session), str(folder / "seed.report.json"))
     return s, Path(r)
+
+
+def write_world(folder: Path) -> dict[str, Path]:
+    """Every seed in ``folder``: model, engine files (see :func:`write_engine_seeds`), session, report."""
+    model = write_model(folder)
+    files = write_engine_seeds(folder)
+    session, report = write_session(folder, model, files["layers"])
+    return {"dir": folder, "model": model, "session": session, "report": report, **files}
