@@ -55,7 +55,7 @@ def test_numbers(world: dict[str, Path], kind: str) -> None:
     text = world[kind].read_text()
     spans = [m.span() for m in NUMBER.finditer(text)]
     rng = random.Random(kind)
-    picks = spans if LONG else rng.sample(spans, min(len(spans), 30))
+    picks = spans if LONG else rng.sample(spans, min(len(spans), 60))
     for a, b in picks:
         for value in (HOSTILE_NUMBERS if LONG else [rng.choice(HOSTILE_NUMBERS), "1e400"]):
             _case(world, kind, text[:a] + value + text[b:])
@@ -76,7 +76,7 @@ def test_lines(world: dict[str, Path], kind: str) -> None:
 @pytest.mark.parametrize("kind", ["trtexec", "rtx"])
 def test_bytes(world: dict[str, Path], kind: str) -> None:
     data = world[kind].read_bytes()
-    for _tag, buf in mutate.byte_mutations(data, random.Random(kind), 200 if LONG else 12):
+    for _tag, buf in mutate.byte_mutations(data, random.Random(kind), 200 if LONG else 40):
         _case(world, kind, buf)
 
 

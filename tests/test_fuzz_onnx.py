@@ -139,7 +139,7 @@ def test_bytes(world: dict[str, Path], tmp_path: Path, seed: str) -> None:
     else:
         data = world["model"].read_bytes()
     f = tmp_path / "m.onnx"
-    for _tag, buf in mutate.byte_mutations(data, random.Random(seed), 300 if LONG else 25):
+    for _tag, buf in mutate.byte_mutations(data, random.Random(seed), 300 if LONG else 60):
         f.write_bytes(buf)
         o = _inspect(f)
         harness.check(o, file=f if o.rc else None, json_out=True)

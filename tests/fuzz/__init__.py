@@ -10,4 +10,4 @@ import os
 
 LONG = os.environ.get("TRTSTUDIO_FUZZ_LONG", "") not in ("", "0")
 # hypothesis examples per property: the CI part stays small, the long mode explores.
-EXAMPLES = 400 if LONG else 25
+EXAMPLES = 400 if LONG else 60
