@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -19,6 +20,20 @@ from trtstudio import __version__
 
 # Order is the order shown in --help.
 COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "precision")
+
+# Arguments that name input files, checked (stat only: pipes, devices, unreadable files refused)
+# before a command runs. A command module may declare its own ``INPUTS``; "name/" accepts a folder.
+_INPUTS = {
+    "gui": ("files",),
+    "inspect": ("model",),
+    "layers": ("files", "onnx"),
+    "build": ("model", "timing_cache?"),
+    "profile": ("model", "input/"),
+    "report": ("session", "engine", "onnx"),
+    "compare": ("inputs",),
+    "precision": ("model", "calib/", "val/"),
+    "check": ("model",),
+}
 
 
 def _load(name: str):  # type: ignore[no-untyped-def]
@@ -43,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
         mod.configure(p)
-        p.set_defaults(_run=mod.run)
+        p.set_defaults(_run=mod.run, _inputs=getattr(mod, "INPUTS", _INPUTS.get(name, ())))
     return parser
 
 
@@ -53,9 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    from trtstudio import fileio
     from trtstudio.errors import BackendError, BuildError, InputError
 
+    fileio.reset_last_input()
     try:
+        _check_inputs(args)
         return int(args._run(args) or 0)
     except InputError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
@@ -71,6 +89,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except (OverflowError, RecursionError, UnicodeError, ValueError, OSError, MemoryError) as exc:
+        # A damaged file that got past a reader's own checks: still one line, never a traceback.
+        if os.environ.get("TRTSTUDIO_DEBUG"):
+            raise
+        path, message = fileio.describe_error(exc)
+        print(f"error: {InputError(path, message).one_line()}", file=sys.stderr)
+        return InputError.exit_code
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
+        if os.environ.get("TRTSTUDIO_DEBUG"):
+            raise
+        where = fileio.last_input()
+        print(f"error: {where + ': ' if where else ''}internal error {type(exc).__name__}: "
+              f"{str(exc).splitlines()[0][:200] if str(exc) else ''} (a bug: rerun with TRTSTUDIO_DEBUG=1 "
+              "and report the traceback)", file=sys.stderr)
+        return 1
+
+
+def _check_inputs(args: argparse.Namespace) -> None:
+    """Refuse input files that are not readable regular files before the command opens them."""
+    from trtstudio.fileio import check_input
+
+    for spec in getattr(args, "_inputs", ()):
+        allow_dir = spec.endswith("/")
+        optional = spec.endswith("?")
+        dest = spec.rstrip("/?")
+        value = getattr(args, dest, None)
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if item is None or (optional and not os.path.exists(item)):
+                continue
+            check_input(item, allow_dir=allow_dir)
 
 
 if __name__ == "__main__":

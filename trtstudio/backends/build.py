@@ -206,11 +206,10 @@ def _check_model_file(model_path: str | os.PathLike[str]) -> Path:
     if not head:
         raise InputError(path, "empty file, not an ONNX model")
     import onnx
-    from google.protobuf.message import DecodeError
 
     try:
         model = onnx.load(str(path), load_external_data=False)
-    except (DecodeError, ValueError, RuntimeError) as exc:
+    except Exception as exc:  # noqa: BLE001 - DecodeError, json_format.ParseError (onnx.load goes by extension), ...
         raise InputError(path, f"not an ONNX model ({type(exc).__name__})") from None
     if not model.graph.node and not model.graph.output:
         raise InputError(path, "not an ONNX model (no graph)")

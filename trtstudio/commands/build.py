@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import signal
 import sys
@@ -230,7 +229,9 @@ def run(args: argparse.Namespace) -> int:
             "log": [r.to_json() for r in result.log],
             "error": result.error,
         }
-        json.dump(doc, sys.stdout, indent=1)
+        from trtstudio.fileio import dump
+
+        dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         _print_human(result, layers)

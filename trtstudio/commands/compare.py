@@ -27,16 +27,24 @@ def _load(path: str) -> Any:
 
     p = Path(path)
     if p.suffix.lower() == ".json":
+        from trtstudio.fileio import read_bytes
+
         try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            doc = json.loads(read_bytes(p).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(p, f"cannot read report JSON: {exc}") from None
+        except RecursionError:
+            raise InputError(p, "cannot read report JSON: nested too deeply") from None
         if not isinstance(doc, dict) or doc.get("schema") != "trtstudio.report/1":
             raise InputError(p, "not a trtstudio report JSON (schema trtstudio.report/1)")
         try:
-            return Report.from_json(doc)
-        except TypeError as exc:
-            raise InputError(p, f"damaged report JSON: {exc}") from None
+            from trtstudio.report.compare import compare
+
+            rep = Report.from_json(doc)
+            compare([rep, rep], ["a", "b"])  # a field of the wrong type fails here, naming this file
+            return rep
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError) as exc:
+            raise InputError(p, f"damaged report JSON: {type(exc).__name__}: {exc}") from None
     return Report.from_session(load_session(p))
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 HELP = "summarise an ONNX model (IR, opsets, ops, parameters, inputs/outputs, subgraphs)"
 
@@ -35,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args.model, infer_shapes=not args.no_shape_inference)
     s = model.summary()
     if args.json:
-        print(json.dumps(s, indent=2))
+        from trtstudio.fileio import dumps
+
+        print(dumps(s, indent=2))
         return 0
     opsets = ", ".join(f"{k} {v}" for k, v in s["opsets"].items())
     top = ", ".join(f"{k} {v}" for k, v in list(s["op_counts"].items())[:12])

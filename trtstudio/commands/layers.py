@@ -4,7 +4,6 @@ layers to the ONNX model's nodes, run the diagnostics and print a table or JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -89,10 +88,11 @@ def _summary(engine: Any, mapping: Any) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Read, map, diagnose, print. Exit 0; bad input raises InputError (exit 2)."""
     from trtstudio.engine.diagnose import diagnose
-    from trtstudio.engine.load import load_engine
+    from trtstudio.engine.load import load_engine, require_layers
     from trtstudio.engine.mapping import map_layers
 
     engine = load_engine(args.files, profile=args.profile)
+    require_layers(engine)
     graph = None
     mapping = None
     if args.onnx:
@@ -112,7 +112,9 @@ def run(args: argparse.Namespace) -> int:
         if args.findings_only:
             doc = {"schema": doc["schema"], "source": doc["source"], "findings": doc["findings"],
                    "warnings": doc["warnings"]}
-        json.dump(doc, sys.stdout, indent=1)
+        from trtstudio.fileio import dump
+
+        dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     out: list[str] = []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -87,15 +86,19 @@ def format_table(doc: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the sweep; exit 1 when a variant could not be made or run."""
+    from trtstudio.graph.model import load_model
     from trtstudio.precision.state import PrecisionState
     from trtstudio.precision.sweep import run_sweep
 
     options = _options(args)
+    load_model(args.model, infer_shapes=False)  # a bad model is one line before any progress is printed
     state = PrecisionState(None if args.json else lambda p: print(f"[{p['phase']}] {p['message']}", file=sys.stderr))
     result = run_sweep(args.model, options, state)
     doc = result.to_json()
     if args.json:
-        print(json.dumps(doc, indent=1, default=str))
+        from trtstudio.fileio import dumps
+
+        print(dumps(doc, indent=1, default=str))
     else:
         print(format_table(doc))
     return 1 if any(v.error for v in result.variants) else 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -180,7 +179,9 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of ``trtstudio profile``; exit 1 when the backend failed mid-run."""
     doc = profile(args)
     if args.json:
-        json.dump(doc, sys.stdout, indent=2, default=float)
+        from trtstudio.fileio import dump
+
+        dump(doc, sys.stdout, indent=2, default=float)
         sys.stdout.write("\n")
     else:
         print(render_text(doc))

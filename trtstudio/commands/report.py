@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -26,7 +25,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def emit_json(doc: dict[str, Any], written: list[Any]) -> None:
     """Print ``doc`` with the list of files written (the ``--json`` output of report and compare)."""
     doc["written"] = [str(p) for p in written]
-    json.dump(doc, sys.stdout, indent=1)
+    from trtstudio.fileio import dump
+
+    dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")
 
 

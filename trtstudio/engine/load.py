@@ -17,6 +17,25 @@ from trtstudio.errors import InputError
 
 MATCH_WARN_FRACTION = 0.5
 
+# What a file must hold, and the TensorRT flags that write it: the message for a file that gave nothing.
+EXPECTED_FILES = (
+    "expected layer information (trtexec --exportLayerInfo=layers.json --profilingVerbosity=detailed, or "
+    "IEngineInspector.get_engine_information(LayerInformationFormat.JSON)), a per-layer profile "
+    "(trtexec --exportProfile=profile.json), timings (--exportTimes), or a trtexec/build log "
+    "(--dumpLayerInfo --dumpProfile, --verbose)"
+)
+
+
+def _yields_nothing(info: EngineInfo) -> bool:
+    return not (info.layers or info.latency_ms or info.versions or info.device or info.memory
+                or info.build_settings or info.io_tensors)
+
+
+def require_layers(info: EngineInfo) -> None:
+    """InputError when the files gave no engine layers (a command that lists layers calls this)."""
+    if not info.layers:
+        raise InputError(info.sources[0] if info.sources else None, f"no engine layers found; {EXPECTED_FILES}")
+
 
 def detect_format(path: str | Path) -> str:
     """The name of the reader that would read ``path`` (InputError when none would)."""
@@ -95,6 +114,10 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
     results: list[ReadResult] = [read_file(p) for p in paths]
     if not results:
         raise InputError(None, "no files given")
+    for r in results:
+        if _yields_nothing(r.info):
+            raise InputError(r.path, f"nothing read as {r.reader.name} (no layers, times or engine details); "
+                                     f"{EXPECTED_FILES}")
     layer_parts = [r for r in results if _has_layers(r.info)]
     timed_parts = [r for r in results if _is_profile_only(r.info)]
     out = EngineInfo()

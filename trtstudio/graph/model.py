@@ -8,10 +8,10 @@ read lazily (``Graph.initializer_array``) only when someone asks for min/max/mea
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -224,7 +224,7 @@ class Model:
         params = 0
         pbytes = 0
         for proto in g.initializers.values():
-            n = int(np.prod(list(proto.dims), dtype=np.int64)) if proto.dims else 1
+            n = math.prod(int(d) for d in proto.dims)  # Python ints: huge dims must not wrap around
             params += n
             pbytes += n * _ITEMSIZE.get(dtype_name(proto.data_type), 0)
         subgraphs = [
@@ -384,29 +384,73 @@ def _check_order(graph: Graph) -> None:
 
 
 def _check_external(model: onnx.ModelProto, base_dir: str, path: str) -> None:
+    """Every external-data reference must name a regular file inside the model's folder, with numeric
+    offset/length that fit it. Nothing outside the folder is opened (a model is untrusted input)."""
     from onnx.external_data_helper import _get_all_tensors, uses_external_data
 
+    root = os.path.realpath(base_dir)
     for tensor in _get_all_tensors(model):
         if uses_external_data(tensor):
             info = {e.key: e.value for e in tensor.external_data}
             loc = info.get("location", "")
-            full = os.path.join(base_dir, loc)
+            full = os.path.realpath(os.path.join(root, loc))
+            if loc and (os.path.isabs(loc) or os.path.commonpath([root, full]) != root):
+                raise InputError(path, f"external data location '{loc}' for tensor '{tensor.name}' lies outside the "
+                                       "model's folder: refused (it is never read)")
             if not loc or not os.path.isfile(full):
                 raise InputError(path, f"external data file '{loc}' for tensor '{tensor.name}' not found beside the model")
-            need = int(info.get("offset", 0) or 0) + int(info.get("length", 0) or 0)
+            need = 0
+            for key in ("offset", "length"):
+                text = info.get(key, "") or "0"
+                try:
+                    value = int(text)
+                except ValueError:
+                    value = -1
+                if value < 0:
+                    raise InputError(path, f"external data {key} '{text[:40]}' for tensor '{tensor.name}' is not a "
+                                           "non-negative integer")
+                need += value
             if need and os.path.getsize(full) < need:
                 raise InputError(path, f"external data file '{loc}' is truncated (tensor '{tensor.name}' needs "
                                        f"{need} bytes, file has {os.path.getsize(full)})")
 
 
+def _content_warnings(proto: onnx.ModelProto, graph: Graph) -> list[str]:
+    """Suspicious but loadable content: unknown opset versions, negative dims, dangling inputs."""
+    import onnx
+    from onnx import defs
+
+    out: list[str] = []
+    known = {"": defs.onnx_opset_version(), "ai.onnx": defs.onnx_opset_version()}
+    for o in proto.opset_import:
+        latest = known.get(o.domain)
+        if o.version < 1 or (latest is not None and o.version > latest):
+            out.append(f"opset {o.domain or 'ai.onnx'} version {o.version} is unknown (this onnx "
+                       f"{onnx.__version__} knows 1..{latest or '?'}); "
+                       "TensorRT will refuse it")
+    negative = [f"{t.name} {t.shape_text()}" for g in graph.walk() for t in g.tensors.values()
+                if t.shape and any(isinstance(d, int) and d < 0 for d in t.shape)]
+    if negative:
+        out.append(f"{len(negative)} tensor(s) with a negative dimension, e.g. {negative[0]}; a dimension is "
+                   "a size (>= 0) or a name")
+    defined: set[str] = set()
+    for g in graph.walk():
+        defined.update(g.inputs, g.initializers)
+        defined.update(t for n in g.nodes for t in n.outputs)
+        defined.update(t.name for t in g.tensors.values() if t.kind in ("input", "initializer"))
+    dangling = sorted({t for g in graph.walk() for n in g.nodes for t in n.inputs if t not in defined})
+    if dangling:
+        out.append(f"{len(dangling)} node input(s) that no node, graph input or initializer provides "
+                   f"(dangling): {', '.join(repr(t) for t in dangling[:5])}")
+    return out
+
+
 def load_model(path: str | os.PathLike[str], *, infer_shapes: bool = True) -> Model:
     """Load an ONNX model; raise InputError (one line) for anything that is not a usable model."""
-    p = Path(path)
+    from trtstudio.fileio import check_input
+
+    p = check_input(path, what="an ONNX model")
     spath = str(p)
-    if not p.exists():
-        raise InputError(spath, "no such file")
-    if p.is_dir():
-        raise InputError(spath, "is a directory, not an ONNX model")
     size = p.stat().st_size
     if size == 0:
         raise InputError(spath, "empty file")
@@ -450,6 +494,7 @@ def load_model(path: str | os.PathLike[str], *, infer_shapes: bool = True) -> Mo
         graph = _build_graph(proto.graph, base_dir, None, 0, set())
     except ValueError as exc:
         raise InputError(spath, str(exc)) from None
+    warnings.extend(_content_warnings(proto, graph))
     opsets = {(o.domain or "ai.onnx"): int(o.version) for o in proto.opset_import}
     producer = f"{proto.producer_name} {proto.producer_version}".strip()
     return Model(spath, int(proto.ir_version), opsets, producer, graph, proto, warnings)

@@ -175,8 +175,20 @@ class EngineRecord:
         return cls([str(p) for p in doc.get("paths") or []], engine_from_json(doc["info"]))
 
 
+def _str(v: Any) -> str | None:
+    """A text field read back: None stays None, anything else becomes text (a damaged session may hold
+    a number or a list where a string belongs; the views call string methods on these)."""
+    return None if v is None else str(v)
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
 def _tensor(doc: dict[str, Any]) -> TensorDesc:
-    return TensorDesc(name=str(doc.get("name", "")), shape=doc.get("shape"), dtype=doc.get("dtype"), format=doc.get("format"))
+    shape = doc.get("shape")
+    return TensorDesc(name=str(doc.get("name", "")), shape=shape if isinstance(shape, list) else None,
+                      dtype=_str(doc.get("dtype")), format=_str(doc.get("format")))
 
 
 def engine_from_json(doc: dict[str, Any]) -> EngineInfo:
@@ -185,13 +197,16 @@ def engine_from_json(doc: dict[str, Any]) -> EngineInfo:
     layers = []
     for d in doc.get("layers") or []:
         t = d.get("time_ms")
+        count = t.get("count") if t else None
         layers.append(Layer(
             index=int(d["index"]), name=str(d["name"]), type=str(d.get("type") or "Unknown"),
-            parameter_type=d.get("parameter_type"),
+            parameter_type=_str(d.get("parameter_type")),
             inputs=[_tensor(x) for x in d.get("inputs") or []], outputs=[_tensor(x) for x in d.get("outputs") or []],
-            tactic=d.get("tactic"), stream=d.get("stream"), onnx_nodes=list(d.get("onnx_nodes") or []),
-            mapping_confidence=float(d.get("mapping_confidence") or 0.0), origin=d.get("origin"),
-            time=None if not t else LayerTime(t.get("total"), t.get("average"), t.get("median"), t.get("percent"), t.get("count")),
+            tactic=_str(d.get("tactic")), stream=d.get("stream") if isinstance(d.get("stream"), int) else None,
+            onnx_nodes=[str(n) for n in d.get("onnx_nodes") or []],
+            mapping_confidence=float(d.get("mapping_confidence") or 0.0), origin=_str(d.get("origin")),
+            time=None if not t else LayerTime(_num(t.get("total")), _num(t.get("average")), _num(t.get("median")),
+                                              _num(t.get("percent")), count if isinstance(count, int) else None),
         ))
     index_of = {lay.name: lay.index for lay in layers}
     findings = [
@@ -300,7 +315,10 @@ def atomic_write(path: str | os.PathLike[str], write: Any, mode: str = "w") -> P
 
 def write_session(path: str | os.PathLike[str], session: Session) -> Path:
     """Write ``session`` to ``path`` atomically (see the module docstring)."""
-    doc = clean_json(session.to_json())
+    from trtstudio.fileio import strict, warn_non_finite
+
+    doc, non_finite = strict(session.to_json())
+    warn_non_finite(non_finite, os.fspath(path))
     return atomic_write(path, lambda fh: json.dump(doc, fh, indent=1, allow_nan=False, default=_json_default))
 
 
@@ -323,18 +341,47 @@ def save_session(path: str | os.PathLike[str], model: Any = None, engine: Any = 
 
 def load_session(path: str | os.PathLike[str]) -> Session:
     """Read a ``.trtstudio`` file; InputError (naming the file) when it is not a readable session."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(p, "no such session file" if not p.exists() else "not a file")
+    from trtstudio.fileio import check_input, tail_is_binary
+
+    if not os.path.exists(path):
+        raise InputError(path, "no such session file")
+    p = check_input(path, what="a .trtstudio session file")
+    if tail_is_binary(p):
+        raise InputError(p, "not a trtstudio session (ends in binary data: truncated or corrupt)")
     try:
         with open(p, encoding="utf-8") as fh:
             doc = json.load(fh)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(p, f"not a trtstudio session (not JSON: {exc})") from None
+    except RecursionError:
+        raise InputError(p, "not a trtstudio session (JSON nested too deeply)") from None
+    except OSError as exc:
+        raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise InputError(p, f"not a trtstudio session (schema {got!r}, expected {SCHEMA!r})")
     try:
-        return Session.from_json(doc)
-    except (KeyError, TypeError, ValueError, AttributeError, zlib.error) as exc:
+        session = Session.from_json(doc)
+        _check_types(session)
+        return session
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError, zlib.error) as exc:
         raise InputError(p, f"damaged session: {type(exc).__name__}: {exc}") from None
+
+
+def _check_types(session: Session) -> None:
+    """ValueError for fields of the wrong type, which ``from_json`` copies as they are and the window
+    and the report writers would trip over later (far from the file that caused it)."""
+    expect: dict[str, tuple[type, ...]] = {
+        "title": (str, type(None)), "model_path": (str, type(None)), "model_summary": (dict, type(None)),
+        "accuracy": (dict, type(None)), "build_settings": (dict,), "environment": (dict,),
+    }
+    for name, types in expect.items():
+        value = getattr(session, name)
+        if not isinstance(value, types):
+            raise ValueError(f"{name} is a {type(value).__name__}")
+    for run in session.runs:
+        for name, types in (("stats", (dict,)), ("shapes", (dict,)), ("config", (dict,)),
+                            ("backend", (str, type(None))), ("model", (str, type(None)))):
+            value = getattr(run, name)
+            if not isinstance(value, types):
+                raise ValueError(f"run {run.name!r}: {name} is a {type(value).__name__}")

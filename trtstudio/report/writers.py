@@ -10,7 +10,6 @@ Comparisons have their own registry (:data:`COMPARISON_WRITERS`) with html/json/
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,8 +77,10 @@ COMPARISON_WRITERS = Registry("comparison")
 
 
 def write_json_doc(doc: dict[str, Any], path: Path) -> list[Path]:
-    """Write a JSON document atomically (NaN is not JSON: callers pass cleaned documents)."""
-    return [atomic_write(path, lambda fh: json.dump(doc, fh, indent=1, allow_nan=False))]
+    """Write a JSON document atomically (NaN/Infinity become null, with a warning: strict JSON)."""
+    from trtstudio.fileio import dump
+
+    return [atomic_write(path, lambda fh: dump(doc, fh, where=str(path), indent=1))]
 
 
 @REPORT_WRITERS.register("html", (".html", ".htm"), "one self-contained HTML file (inline SVG plots, print CSS)")

@@ -26,11 +26,100 @@ def _app() -> Any:
     return app
 
 
+# Platforms that need no display server.
+_HEADLESS_PLATFORMS = ("offscreen", "minimal", "minimalegl", "vnc", "linuxfb", "eglfs", "vkkhrdisplay")
+_XCB_LIBS = ("xcb-cursor", "xcb-icccm", "xcb-keysyms", "xcb-image", "xcb-render-util", "xcb-shape", "xcb-randr",
+             "xcb-xkb", "xkbcommon-x11")
+OFFSCREEN_HINT = "or render without a display: QT_QPA_PLATFORM=offscreen trtstudio demo --screenshot out.png"
+
+
+def debian_package(soname: str) -> str:
+    """Debian/Ubuntu package of a shared library: libxcb-icccm.so.4 -> libxcb-icccm4, libxkbcommon-x11.so.0
+    -> libxkbcommon-x11-0 (Debian policy: name + soversion, a hyphen between two digits)."""
+    base, _, version = soname.partition(".so")
+    version = version.lstrip(".").split(".")[0]
+    base = base.lower()
+    return base + ("-" if base[-1:].isdigit() and version else "") + version
+
+
+def _qt_xcb_plugin() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("PySide6")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        p = Path(folder) / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+        if p.is_file():
+            return p
+    return None
+
+
+def missing_xcb_libraries() -> list[str]:
+    """Shared libraries Qt's xcb platform plugin needs and this system lacks (sonames), from ``ldd``
+    on the plugin; without ldd, the usual suspects through ``ctypes.util.find_library``."""
+    import shutil
+    import subprocess
+
+    plugin = _qt_xcb_plugin()
+    ldd = shutil.which("ldd")
+    if plugin is not None and ldd:
+        try:
+            out = subprocess.run([ldd, str(plugin)], capture_output=True, text=True, timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            out = None
+        if out is not None:
+            missing = [ln.split("=>")[0].strip() for ln in out.splitlines() if "not found" in ln]
+            return list(dict.fromkeys(missing))
+    from ctypes.util import find_library
+
+    return [f"lib{n}.so" for n in _XCB_LIBS if find_library(n) is None]
+
+
+def platform_problem(env: dict[str, str] | None = None) -> str | None:
+    """Why Qt could not open a window here (one line with the fix), or None when it should start.
+
+    Checked before the QApplication exists: Qt aborts the process (SIGABRT) when no platform plugin
+    loads, so this is the only place a headless or half-installed machine can get a readable answer.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    env = dict(os.environ) if env is None else env
+    wanted = [x.split(":")[0].strip().lower() for x in env.get("QT_QPA_PLATFORM", "").split(";") if x.strip()]
+    if any(w in _HEADLESS_PLATFORMS for w in wanted):
+        return None
+    display, wayland = env.get("DISPLAY", ""), env.get("WAYLAND_DISPLAY", "")
+    if wanted and all(w.startswith("wayland") for w in wanted):
+        return None if wayland else ("QT_QPA_PLATFORM asks for wayland but WAYLAND_DISPLAY is not set; "
+                                     f"run inside a Wayland session, {OFFSCREEN_HINT}")
+    if not wanted and wayland:
+        return None
+    if not display:
+        return ("no display: DISPLAY and WAYLAND_DISPLAY are not set (a headless machine, or ssh without -X); "
+                f"run on a desktop, use ssh -X, start a virtual display (xvfb-run trtstudio demo), {OFFSCREEN_HINT}")
+    if display.startswith(":"):
+        num = display[1:].split(".")[0]
+        if num.isdigit() and not Path(f"/tmp/.X11-unix/X{num}").exists():
+            return (f"cannot connect to X display {display}: no X server listens there (/tmp/.X11-unix/X{num} "
+                    f"is missing); start one (xvfb-run trtstudio demo), {OFFSCREEN_HINT}")
+    missing = missing_xcb_libraries()
+    if missing:
+        pkgs = " ".join(dict.fromkeys(debian_package(m) for m in missing))
+        return (f"Qt's xcb platform plugin cannot load: missing system libraries {', '.join(missing)}; on "
+                f"Debian/Ubuntu: sudo apt-get install {pkgs} ({OFFSCREEN_HINT.removeprefix('or ')})")
+    return None
+
+
 def run_gui(model: str | None = None, engine_files: list[str] | None = None, *, screenshot: str | None = None,
             size: tuple[int, int] = (1600, 1000), demo: bool = False, profile_seconds: float = 0.0) -> int:
     """Open the main window; with ``screenshot`` render offscreen, save a PNG and exit."""
     if screenshot and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    problem = None if QApplication.instance() else platform_problem()
+    if problem:
+        from trtstudio.errors import InputError
+
+        raise InputError(None, problem)
     app = _app()
     from trtstudio.ui.main_window import MainWindow, wait_idle
 

@@ -120,16 +120,11 @@ def get_reader(name: str) -> Reader:
 
 
 def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
-    """The first ``n`` bytes of ``path``; InputError when it cannot be read."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(n)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, expected a file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    """The first ``n`` bytes of ``path``; InputError when it cannot be read (pipes and devices are
+    refused before opening: :func:`trtstudio.fileio.check_input`)."""
+    from trtstudio.fileio import read_bytes
+
+    return read_bytes(path, n)
 
 
 def is_binary(head: bytes) -> bool:
@@ -178,12 +173,11 @@ def find_reader(path: Path, head: bytes | None = None) -> Reader:
 
 def read_text(path: Path) -> str:
     """The whole file as text (UTF-8, undecodable bytes replaced)."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    from trtstudio.fileio import read_bytes, tail_is_binary
+
+    if tail_is_binary(path):
+        raise InputError(path, "ends in binary data (NUL bytes): a truncated, zero-padded or corrupt text file")
+    data = read_bytes(path)
     if not data.strip():
         raise InputError(path, "empty file")
     return data.decode("utf-8", errors="replace")
@@ -231,8 +225,13 @@ def read_file(path: str | Path, reader: str | None = None) -> ReadResult:
     p = Path(path)
     r = get_reader(reader) if reader else find_reader(p)
     text = "" if r.binary else read_text(p)
-    with gc_paused():
-        info = r.read(p, text)
+    try:
+        with gc_paused():
+            info = r.read(p, text)
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError, RecursionError) as exc:
+        # a field of the wrong type or size deep in a reader: the file does not match the format
+        detail = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise InputError(p, f"damaged {r.name} file: unexpected content ({detail})") from None
     if str(p) not in info.sources:
         info.sources.append(str(p))
     if r.name not in info.formats:

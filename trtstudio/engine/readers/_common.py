@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -289,6 +290,8 @@ def layer_time(rec: dict[str, Any], count: int | None) -> LayerTime:
 
 
 def _num(v: Any) -> float | None:
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**1023:
+        return math.inf if v > 0 else -math.inf  # 10**400 reads as 1e400 does; JSON output writes null
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return float(v)
     if isinstance(v, str):
@@ -312,7 +315,7 @@ def to_bytes(value: str | float, unit: str) -> int | None:
     """12.5 MiB -> bytes."""
     mult = _UNITS.get(unit.strip().lower())
     f = _num(value)
-    if mult is None or f is None:
+    if mult is None or f is None or not math.isfinite(f * mult):
         return None
     return int(round(f * mult))
 

@@ -1,0 +1,86 @@
+"""Strict JSON everywhere: NaN/Infinity/1e400/10**400 in the inputs never reach an output as bare
+NaN/Infinity (JavaScript's JSON.parse and jq refuse them); they become null and a warning says so."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fuzz import harness, seeds
+
+from trtstudio import fileio
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("strict")
+    return seeds.write_world(d)
+
+
+def test_strict_replaces_and_counts() -> None:
+    doc = {"a": math.nan, "b": [math.inf, -math.inf, 1.5, np.float32("nan"), np.arange(2)], 3: (np.int64(4),)}
+    clean, n = fileio.strict(doc)
+    assert n == 4
+    assert clean == {"a": None, "b": [None, None, 1.5, None, [0, 1]], "3": [4]}
+    text = fileio.dumps(doc, warn=None)
+    assert harness.strict_loads(text) == clean
+    with pytest.raises(ValueError):
+        fileio.loads_strict('{"x": NaN}')
+
+
+def _hostile_profile(world: dict[str, Path]) -> Path:
+    text = world["profile"].read_text()
+    doc = json.loads(text)
+    raw = json.dumps(doc, indent=1)
+    for i, value in enumerate(["NaN", "Infinity", "1e400", str(10**400), "-Infinity"]):
+        raw = raw.replace(json.dumps(doc[i + 1]["averageMs"]), value, 1)
+    f = world["dir"] / "hostile.profile.json"
+    f.write_text(raw)
+    return f
+
+
+def test_layers_json_is_strict_with_a_warning(world: dict[str, Path]) -> None:
+    f = _hostile_profile(world)
+    o = harness.run_main(["layers", str(world["layers"]), str(f), "--json"])
+    doc = harness.check(o, json_out=True)
+    assert o.rc == 0 and isinstance(doc, dict)
+    assert "non-finite" in o.err and "written as null" in o.err
+    averages = [lay["time_ms"]["average"] for lay in doc["layers"] if lay.get("time_ms")]
+    assert averages.count(None) == 5
+
+
+def test_report_session_and_json_files_are_strict(world: dict[str, Path], tmp_path: Path) -> None:
+    f = _hostile_profile(world)
+    out, sess = tmp_path / "r.json", tmp_path / "s.trtstudio"
+    o = harness.run_main(["report", "--engine", str(world["layers"]), str(f), "--onnx", str(world["model"]),
+                          "-o", str(out), "--save-session", str(sess), "--json"])
+    harness.check(o, json_out=True)
+    assert o.rc == 0
+    for p in (out, sess):
+        harness.strict_loads(p.read_text())
+    # and the session reads back into the same strict report
+    o2 = harness.run_main(["report", str(sess), "--json"])
+    harness.check(o2, json_out=True)
+
+
+def test_session_with_infinity_and_deep_nesting(world: dict[str, Path], tmp_path: Path) -> None:
+    doc = json.loads(world["session"].read_text())
+    doc["engines"][0]["info"]["layers"][0]["index"] = "__INF__"
+    f = tmp_path / "inf.trtstudio"
+    f.write_text(json.dumps(doc).replace('"__INF__"', "Infinity"))
+    harness.check(harness.run_main(["report", str(f), "--json"]), file=f, json_out=True)
+    deep = tmp_path / "deep.trtstudio"
+    deep.write_text('{"schema": "trtstudio.session/1", "runs": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    o = harness.run_main(["report", str(deep), "--json"])
+    harness.check(o, file=deep, allow_ok=False)
+
+
+def test_inspect_and_profile_json_are_strict(world: dict[str, Path]) -> None:
+    harness.check(harness.run_main(["inspect", str(world["model"]), "--json"]), json_out=True)
+    o = harness.run_main(["profile", str(world["model"]), "--backend", "ort", "--iterations", "5", "--warmup", "1",
+                          "--json"])
+    doc = harness.check(o, json_out=True)
+    assert o.rc == 0 and doc["latency_ms"]["median"] > 0  # type: ignore[index]

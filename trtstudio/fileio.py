@@ -1,0 +1,232 @@
+"""Safe input files and strict JSON output: the one place that says what a file must be.
+
+Every reader, loader and CLI entry point calls :func:`check_input` before opening a user's file. It
+looks with ``stat`` only (never ``open``), so a named pipe, ``/dev/zero``, a socket or a directory is
+refused before anything blocks or reads forever, and a file the user cannot read is one line, not a
+``PermissionError`` traceback. :func:`describe_error` turns the exceptions hostile files provoke deep
+in a parser (``OverflowError`` for ``10**400``, ``RecursionError`` for JSON nested 100,000 deep,
+``UnicodeDecodeError``, ``ValueError``) into the same one-line message; ``trtstudio.cli.main`` uses it
+as the last guard, naming the file :func:`check_input` saw last.
+
+:func:`strict` / :func:`dumps` / :func:`dump` write JSON that every strict parser accepts
+(JavaScript's ``JSON.parse``, ``jq``): NaN and infinities become ``null`` and a warning says how many.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from trtstudio.errors import InputError
+
+PathLike = str | os.PathLike[str]
+
+_last_input: str | None = None
+
+
+def last_input() -> str | None:
+    """The file :func:`check_input` accepted last (the CLI names it when a parser fails late)."""
+    return _last_input
+
+
+def reset_last_input() -> None:
+    """Forget the last input (the CLI calls this before each command)."""
+    global _last_input
+    _last_input = None
+
+
+def _kind(mode: int) -> str | None:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device (like /dev/zero)"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return "not a regular file"
+
+
+def check_input(path: PathLike, *, allow_dir: bool = False, what: str = "a file") -> Path:
+    """Refuse, with one :class:`InputError` line, anything that is not a readable regular file.
+
+    Uses ``stat`` and ``access`` only, so pipes and devices are refused before any read can block.
+    ``allow_dir`` accepts a readable directory too (data folders). Returns the path.
+    """
+    global _last_input
+    p = Path(path)
+    spath = os.fspath(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise InputError(spath, "no such file" if not allow_dir else "no such file or folder") from None
+    except PermissionError:
+        raise InputError(spath, "permission denied: a folder on the path cannot be searched") from None
+    except (OSError, ValueError) as exc:  # ENAMETOOLONG, ELOOP, NUL in the name
+        raise InputError(spath, f"cannot open: {getattr(exc, 'strerror', None) or exc}") from None
+    kind = _kind(st.st_mode)
+    if kind is not None:
+        raise InputError(spath, f"is {kind}, expected {what}; trtstudio reads regular files only")
+    if stat.S_ISDIR(st.st_mode):
+        if not allow_dir:
+            raise InputError(spath, f"is a directory, expected {what}")
+        if not _readable(p, os.R_OK | os.X_OK):
+            raise InputError(spath, "permission denied: the folder cannot be read")
+    else:
+        if not _readable(p):
+            raise InputError(spath, "permission denied: the file cannot be read (check its owner and mode)")
+        if looks_sparse(st):
+            raise InputError(spath, f"is a sparse file ({st.st_size:,} bytes long, {st.st_blocks * 512:,} stored): "
+                                    "mostly zero-filled holes (truncate, an interrupted copy), not a complete file")
+    _last_input = spath
+    return p
+
+
+SPARSE_MIN_BYTES = 64 * 1024**2
+
+
+def looks_sparse(st: os.stat_result) -> bool:
+    """A large file with less than 1/16 of its length stored on disk: holes, read back as zeros."""
+    blocks = getattr(st, "st_blocks", None)
+    return blocks is not None and st.st_size >= SPARSE_MIN_BYTES and blocks * 512 < st.st_size // 16
+
+
+def _readable(p: Path, mode: int = os.R_OK) -> bool:
+    # effective ids where supported: the permission open() will check
+    return os.access(p, mode, effective_ids=os.access in os.supports_effective_ids)
+
+
+def read_bytes(path: PathLike, limit: int | None = None) -> bytes:
+    """The file's bytes (at most ``limit``) after :func:`check_input`; OS errors as InputError."""
+    p = check_input(path)
+    try:
+        with open(p, "rb") as fh:
+            return fh.read() if limit is None else fh.read(limit)
+    except OSError as exc:
+        raise InputError(os.fspath(path), f"cannot read: {exc.strerror or exc}") from None
+
+
+def tail_is_binary(path: PathLike, n: int = 4096) -> bool:
+    """True when the last ``n`` bytes hold NUL bytes: a text file padded or extended with zeros
+    (``truncate -s 2G``, a sparse or half-written file). Checked before reading a large text file."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > n:
+                fh.seek(size - n)
+            return b"\x00" in fh.read(n)
+    except OSError:
+        return False
+
+
+_FRIENDLY = {
+    OverflowError: "a number too large to represent",
+    RecursionError: "nested too deeply",
+    UnicodeDecodeError: "not valid UTF-8 text",
+    MemoryError: "too large to load into memory",
+}
+
+
+def describe_error(exc: BaseException) -> tuple[str | None, str]:
+    """(file, message) for an exception a damaged input provoked, for the one-line CLI error."""
+    path = getattr(exc, "filename", None)
+    if isinstance(exc, OSError):
+        text = exc.strerror or str(exc)
+        if isinstance(exc, PermissionError):
+            text = "permission denied"
+        return (os.fspath(path) if path else _last_input), f"cannot read: {text}"
+    for typ, text in _FRIENDLY.items():
+        if isinstance(exc, typ):
+            detail = str(exc).splitlines()[0][:160] if str(exc) else ""
+            return _last_input, f"damaged input: {text}" + (f" ({detail})" if detail else "")
+    first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+    return _last_input, f"damaged input: {first}"
+
+
+# ------------------------------------------------------------------------------------------------
+# strict JSON
+
+
+def strict(obj: Any) -> tuple[Any, int]:
+    """A copy of ``obj`` that strict JSON parsers accept, and how many non-finite numbers became null.
+
+    NaN/Infinity -> None, numpy scalars and arrays -> Python, tuples -> lists, keys -> str.
+    """
+    count = 0
+
+    def clean(o: Any) -> Any:
+        nonlocal count
+        if isinstance(o, float):
+            if math.isfinite(o):
+                return o
+            count += 1
+            return None
+        if isinstance(o, dict):
+            return {(k if isinstance(k, str) else str(k)): clean(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [clean(v) for v in o]
+        if isinstance(o, (str, int, bool)) or o is None:
+            return o
+        tolist = getattr(o, "tolist", None)  # numpy scalars and arrays, without importing numpy
+        if callable(tolist):
+            return clean(tolist())
+        return o
+
+    return clean(obj), count
+
+
+def warn_non_finite(count: int, where: str = "the output", stream: IO[str] | None = None) -> None:
+    """Print the one warning line :func:`dumps`/:func:`dump` give when they replaced numbers."""
+    if count:
+        print(f"warning: {count} non-finite number{'s' if count != 1 else ''} (NaN/Infinity) in {where} "
+              "written as null", file=stream or sys.stderr)
+
+
+def dumps(doc: Any, *, where: str = "the output", warn: Callable[[int, str], None] | None = warn_non_finite,
+          **kwargs: Any) -> str:
+    """``json.dumps`` that never writes NaN/Infinity (they become null, with a warning)."""
+    clean, count = strict(doc)
+    if warn is not None:
+        warn(count, where)
+    return json.dumps(clean, allow_nan=False, **kwargs)
+
+
+def dump(doc: Any, fh: IO[str], *, where: str = "the output",
+         warn: Callable[[int, str], None] | None = warn_non_finite, **kwargs: Any) -> None:
+    """``json.dump`` that never writes NaN/Infinity (they become null, with a warning)."""
+    clean, count = strict(doc)
+    if warn is not None:
+        warn(count, where)
+    json.dump(clean, fh, allow_nan=False, **kwargs)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """``json.loads`` that refuses NaN/Infinity, as JavaScript's ``JSON.parse`` and ``jq`` do."""
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+__all__ = [
+    "check_input",
+    "describe_error",
+    "dump",
+    "dumps",
+    "last_input",
+    "loads_strict",
+    "read_bytes",
+    "reset_last_input",
+    "strict",
+    "tail_is_binary",
+    "warn_non_finite",
+]
