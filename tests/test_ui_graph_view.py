@@ -189,3 +189,23 @@ def test_edge_label_tooltip_gives_the_full_shape(qtbot, tmp_path: Path) -> None:
     anchor = view.to_view((a[0] + b[0]) / 2 + 4, (a[1] + b[1]) / 2 + 3)
     assert view.edge_label_at(anchor + QPointF(6, -3)) == e
     assert view.tooltip_at(anchor + QPointF(6, -3)) == "images: [1,3,height,width]"
+
+
+def test_big_graph_shows_its_top_first_and_the_rest_follows(qtbot, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(gv_mod, "SYNC_RELAYOUT", 100)
+    dg = _display(tmp_path, gm.densenet_like(blocks=40), first=60)
+    assert not dg.placement.complete and dg.folded_count == 40 * 5
+    placed = ~dg.hidden
+    assert placed[: dg.node_offset + 60].any() and not placed[dg.node_offset + 60:].any()
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(420, 560)
+    view.show()
+    with qtbot.waitSignal(view.sig_folding_changed, timeout=20000):
+        view.set_display(dg)
+        top = sorted(_drawn_nodes(view))
+        assert top and all(i < dg.node_offset + 60 for i in top)  # the first frame: the top, placed
+    assert dg.placement.complete and dg.folded_count == 200
+    assert int((~dg.hidden).sum()) == dg.n - 200  # everything else placed now
+    assert view.scale >= READABLE_SCALE and min(view.node_rect(i).top() for i in _drawn_nodes(view)) >= 0
+    _shot(view, tmp_path / "big_after_full_layout.png")

@@ -8,6 +8,9 @@ the layout; they sit at their host's position, and their edges are not drawn.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +23,7 @@ from trtstudio.graph.model import Graph
 NODE_H = 36.0
 IO_H = 28.0
 BIG_GRAPH = 20_000  # above this many display items, fewer crossing-reduction sweeps (first frame first)
+FIRST_SCREEN = 4000  # nodes placed before the first frame of a big graph
 SHAPE_LABEL_MAX = 26  # characters of an edge's shape label; the full text is in the tooltip
 _DIM_MAX = 8
 
@@ -51,6 +55,7 @@ class Placement:
     edges: np.ndarray  # indices into the display graph's edges that are drawn
     lay: Layout  # x/y/layer/order for every display item (hidden ones at their host); polylines of ``edges``
     edge_bbox: np.ndarray  # xmin, ymin, xmax, ymax per drawn edge
+    complete: bool = True  # False: only the top of a big graph is placed (the rest hidden, host -1)
 
 
 @dataclass
@@ -99,7 +104,7 @@ class DisplayGraph:
     @property
     def folded_count(self) -> int:
         """Nodes hidden in their consumer under the current folding."""
-        return int(self.placement.hidden.sum())
+        return int((self.placement.host >= 0).sum())
 
     def display_index(self, node_index: int) -> int:
         return self.node_offset + node_index
@@ -133,9 +138,12 @@ class DisplayGraph:
         h = int(self.placement.host[display_index])
         return h if h >= 0 else display_index
 
-    def place(self, folding: Folding, *, sweeps: int | None = None) -> Placement:
-        """Lay the graph out under ``folding`` (pure; run it in a worker for big graphs)."""
-        return _place(self, folding, sweeps)
+    def place(self, folding: Folding, *, sweeps: int | None = None, first: int | None = None) -> Placement:
+        """Lay the graph out under ``folding`` (pure; run it in a worker for big graphs).
+
+        ``first``: place only the graph inputs and the first ``first`` nodes (file order, which is
+        topological): the top of the graph, for a first frame; the placement is not ``complete``."""
+        return _place(self, folding, sweeps, first)
 
     def apply(self, placement: Placement) -> None:
         """Adopt a placement from :meth:`place` (cheap; GUI thread)."""
@@ -156,15 +164,19 @@ def _sweeps(n: int) -> int:
     return 4 if n <= BIG_GRAPH else 1
 
 
-def _place(dg: DisplayGraph, folding: Folding, sweeps: int | None) -> Placement:
+def _place(dg: DisplayGraph, folding: Folding, sweeps: int | None, first: int | None = None) -> Placement:
     n = dg.n
     off = dg.node_offset
     nn = len(dg.graph.nodes)
     host = np.full(n, -1, dtype=np.int64)
     fh = folding.host
     host[off:off + nn] = np.where(fh >= 0, fh + off, -1)
-    hidden = host >= 0
-    fold_count = np.bincount(host[hidden], minlength=n).astype(np.int64) if hidden.any() else np.zeros(n, np.int64)
+    folded = host >= 0
+    fold_count = np.bincount(host[folded], minlength=n).astype(np.int64) if folded.any() else np.zeros(n, np.int64)
+    complete = first is None or first >= nn
+    hidden = folded.copy()
+    if not complete:
+        hidden[off + int(first or 0):] = True  # not placed yet
     shown = np.flatnonzero(~hidden)
     remap = np.full(n, -1, dtype=np.int64)
     remap[shown] = np.arange(shown.size)
@@ -175,7 +187,7 @@ def _place(dg: DisplayGraph, folding: Folding, sweeps: int | None) -> Placement:
     sub = layout(shown.size, s, d, dg.widths[shown], dg.heights[shown],
                  sweeps=_sweeps(shown.size) if sweeps is None else sweeps)
     if hidden.any():
-        at = np.where(hidden, remap[np.maximum(host, 0)], remap)
+        at = np.where(folded, remap[np.maximum(host, 0)], np.maximum(remap, 0))
         lay = Layout(x=sub.x[at], y=sub.y[at], layer=sub.layer[at], order=sub.order[at], width=sub.width,
                      height=sub.height, crossings=sub.crossings, edge_points=sub.edge_points, edge_xy=sub.edge_xy,
                      edge_offsets=sub.edge_offsets, reversed_edges=sub.reversed_edges)
@@ -191,7 +203,7 @@ def _place(dg: DisplayGraph, folding: Folding, sweeps: int | None) -> Placement:
         bbox[nonempty, 1] = np.minimum.reduceat(pts[:, 1], starts)
         bbox[nonempty, 2] = np.maximum.reduceat(pts[:, 0], starts)
         bbox[nonempty, 3] = np.maximum.reduceat(pts[:, 1], starts)
-    return Placement(folding, hidden, host, fold_count, edges, lay, bbox)
+    return Placement(folding, hidden, host, fold_count, edges, lay, bbox, complete)
 
 
 def _widths(labels: list[str], subs: list[str]) -> np.ndarray:
@@ -200,9 +212,36 @@ def _widths(labels: list[str], subs: list[str]) -> np.ndarray:
     return np.minimum(260.0, np.maximum(90.0, 7.2 * np.maximum(a, b) + 24))
 
 
-def build_display(graph: Graph, *, sweeps: int | None = None, fold: bool | None = None) -> DisplayGraph:
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many long-lived objects.
+
+    Building a 100k-node display creates no garbage cycles, yet full collections triggered by the
+    allocations walk the whole heap while holding the GIL (0.1-0.3 s each on a 100k-node model, so
+    the GUI thread stalls). The previous state is restored on exit."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def build_display(graph: Graph, *, sweeps: int | None = None, fold: bool | None = None,
+                  first: int | None = None) -> DisplayGraph:
     """Collect display items, fold constant chains (``fold=None``: when the graph has more than
-    ``FOLD_DEFAULT_MIN_NODES`` nodes) and lay them out top to bottom."""
+    ``FOLD_DEFAULT_MIN_NODES`` nodes) and lay them out top to bottom, the garbage collector paused
+    (see :func:`gc_paused`).
+
+    ``first``: lay out only the top ``first`` nodes now (see :meth:`DisplayGraph.place`); the view
+    lays out the rest in a worker. By default a graph of more than ``BIG_GRAPH`` items is placed
+    ``FIRST_SCREEN`` nodes first."""
+    with gc_paused():
+        return _build_display(graph, sweeps, fold, first)
+
+
+def _build_display(graph: Graph, sweeps: int | None, fold: bool | None, first: int | None) -> DisplayGraph:
     labels: list[str] = []
     subs: list[str] = []
     cats: list[str] = []
@@ -266,6 +305,8 @@ def build_display(graph: Graph, *, sweeps: int | None = None, fold: bool | None 
     folding = fold_constants(graph, (s, d)) if fold else no_folding(len(nodes))
     dg = DisplayGraph(graph, kind_a, ref, labels, subs, cats, widths, heights, src_a, dst_a, names, offset,
                       placement=None, src=src_a, dst=dst_a)  # type: ignore[arg-type]
-    dg.apply(dg.place(folding, sweeps=sweeps))
+    if first is None and len(kind) > BIG_GRAPH:
+        first = FIRST_SCREEN
+    dg.apply(dg.place(folding, sweeps=sweeps, first=first))
     return dg
 

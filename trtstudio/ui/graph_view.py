@@ -92,6 +92,7 @@ class GraphView(QWidget):
         self._relayout_handle: object | None = None
         self._pending_center: list[int] | None = None
         self._base: Folding | None = None
+        self._user_moved = False  # pan, zoom or select since the first frame
         self._set_category_colors()
 
     def set_dark(self, dark: bool) -> None:
@@ -112,7 +113,10 @@ class GraphView(QWidget):
         self._fold_on = dg is not None and dg.folded_count > 0
         self._base = dg.folding if dg is not None and dg.folded_count else None
         self._set_category_colors()
+        self._user_moved = False
         self.fit()
+        if dg is not None and not dg.placement.complete:  # only the top is placed: the rest in a worker
+            self._start_relayout(dg.folding)
 
     def _qcolor(self, hex_: str) -> QColor:
         c = self._qcolors.get(hex_)
@@ -206,10 +210,15 @@ class GraphView(QWidget):
         if dg is None or (not force and not self._fold_on and not dg.hidden.any()):
             return
         wanted = self._wanted_folding()
-        if wanted is None or np.array_equal(wanted.host, dg.folding.host):
+        if wanted is None or (np.array_equal(wanted.host, dg.folding.host) and dg.placement.complete):
             if force:
                 self.sig_folding_changed.emit(dg.folded_count)
             return
+        self._start_relayout(wanted)
+
+    def _start_relayout(self, wanted: Folding) -> None:
+        dg = self.dg
+        assert dg is not None
         self._relayout_gen += 1
         gen = self._relayout_gen
         if dg.n <= SYNC_RELAYOUT:
@@ -228,9 +237,13 @@ class GraphView(QWidget):
         keep = self.to_scene(QPointF(self.width() / 2, self.viewport_height() / 2))
         anchor = self.current if self.current >= 0 else -1
         before = (float(dg.lay.x[anchor]), float(dg.lay.y[anchor])) if anchor >= 0 else None
+        was_partial = not dg.placement.complete
         dg.apply(placement)
-        self._set_category_colors() if self._overlay is None else None
-        if self._pending_center:
+        if self._overlay is None:
+            self._set_category_colors()
+        if was_partial and not self._user_moved and not self._pending_center:
+            self.fit()
+        elif self._pending_center:
             target, self._pending_center = self._pending_center, None
             self.center_on(target, zoom_in=self.scale < 0.5 or len(target) > 1)
         elif before is not None:  # keep the current node where it was on screen
@@ -326,6 +339,7 @@ class GraphView(QWidget):
         self.update()
 
     def zoom_by(self, factor: float, anchor: QPointF | None = None) -> None:
+        self._user_moved = True
         anchor = anchor if anchor is not None else QPointF(self.width() / 2, self.viewport_height() / 2)
         before = self.to_scene(anchor)
         self._set_scale(min(max(self.scale * factor, 1e-4), 8.0))
@@ -339,6 +353,7 @@ class GraphView(QWidget):
     def center_on(self, display_indices: list[int], *, zoom_in: bool = True) -> None:
         if self.dg is None or not display_indices:
             return
+        self._user_moved = True
         idx = np.asarray(display_indices)
         x, y = self.dg.lay.x[idx], self.dg.lay.y[idx]
         w = self.dg.widths[idx]
@@ -443,6 +458,7 @@ class GraphView(QWidget):
             if abs(d.x()) + abs(d.y()) > 3:
                 self._moved = True
             self.offset = QPointF(self._drag_offset.x() - d.x() / self.scale, self._drag_offset.y() - d.y() / self.scale)
+            self._user_moved = True
             self.update()
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
@@ -458,6 +474,7 @@ class GraphView(QWidget):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         key = event.key()
+        self._user_moved = True
         step = 80 / self.scale
         if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
             self.zoom_by(1.25)
