@@ -8,13 +8,11 @@ the layout; they sit at their host's position, and their edges are not drawn.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
+from trtstudio.engine.readers import gc_paused
 from trtstudio.graph.categories import CATEGORIES, category
 from trtstudio.graph.fold import FOLD_DEFAULT_MIN_NODES, Folding, fold_constants, no_folding
 from trtstudio.graph.layout import Layout, layout
@@ -212,27 +210,12 @@ def _widths(labels: list[str], subs: list[str]) -> np.ndarray:
     return np.minimum(260.0, np.maximum(90.0, 7.2 * np.maximum(a, b) + 24))
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many long-lived objects.
-
-    Building a 100k-node display creates no garbage cycles, yet full collections triggered by the
-    allocations walk the whole heap while holding the GIL (0.1-0.3 s each on a 100k-node model, so
-    the GUI thread stalls). The previous state is restored on exit."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def build_display(graph: Graph, *, sweeps: int | None = None, fold: bool | None = None,
                   first: int | None = None) -> DisplayGraph:
     """Collect display items, fold constant chains (``fold=None``: when the graph has more than
     ``FOLD_DEFAULT_MIN_NODES`` nodes) and lay them out top to bottom, the garbage collector paused
-    (see :func:`gc_paused`).
+    (its full passes over a growing heap hold the GIL for 0.1-0.3 s each at 100k nodes, stalling
+    the GUI thread).
 
     ``first``: lay out only the top ``first`` nodes now (see :meth:`DisplayGraph.place`); the view
     lays out the rest in a worker. By default a graph of more than ``BIG_GRAPH`` items is placed
