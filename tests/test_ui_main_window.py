@@ -202,9 +202,9 @@ def test_precision_heat_overlay(qtbot, window: MainWindow, tmp_path: Path) -> No
     _open(qtbot, window, p)
     window.show_node_errors({"/conv1/Conv": 0.001, "/fc/Gemm": 0.01})
     g = window.model.graph
-    fill = window.view._fill
-    worst = fill[window.display.display_index(g.node_by_name["/fc/Gemm"])]
-    mild = fill[window.display.display_index(g.node_by_name["/conv1/Conv"])]
+    fill = window.view.fill_color
+    worst = fill(window.display.display_index(g.node_by_name["/fc/Gemm"]))
+    mild = fill(window.display.display_index(g.node_by_name["/conv1/Conv"]))
     assert worst.lightness() < mild.lightness()  # worse error = darker
     window.open_precision_dialog()
     assert window.precision_dialog.isVisible()

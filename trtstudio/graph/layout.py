@@ -32,7 +32,7 @@ import numpy as np
 DEFAULT_WIDTH = 160.0
 DEFAULT_HEIGHT = 36.0
 _BAND = 64  # layers re-sorted per pipelined sweep step (see _Orderer.band_sweep)
-_EDGE_POINTS_LIMIT = 400_000  # above this many input edges, Layout.edge_points is None
+_EDGE_POINTS_LIMIT = 20_000  # above this many input edges, Layout.edge_points is None (use edge_xy)
 
 
 @dataclass
