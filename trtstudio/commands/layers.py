@@ -23,6 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", type=int, default=0, help="optimization profile whose layers to show (default 0)")
     parser.add_argument("--precision", help="precision the model is meant to run in (fp16, bf16, int8, ...)")
     parser.add_argument("--json", action="store_true", help="print one JSON document (schema trtstudio.layers/1)")
+    parser.add_argument("--indent", type=int, metavar="N", help="indent --json output by N spaces (default compact)")
     parser.add_argument("--findings-only", action="store_true", help="print only the findings")
 
 
@@ -112,10 +113,10 @@ def run(args: argparse.Namespace) -> int:
         if args.findings_only:
             doc = {"schema": doc["schema"], "source": doc["source"], "findings": doc["findings"],
                    "warnings": doc["warnings"]}
-        from trtstudio.fileio import dump
+        from trtstudio.jsonio import dumps
 
-        dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(dumps(doc, indent=args.indent))
         return 0
     out: list[str] = []
     if not args.findings_only:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trtstudio import jsonio
 from trtstudio.engine.model import EngineInfo
 from trtstudio.errors import InputError
 
@@ -184,9 +185,9 @@ def read_text(path: Path) -> str:
 
 
 def loads_json(path: Path, text: str) -> Any:
-    """``json.loads`` that reports malformed or truncated JSON as one InputError line."""
+    """JSON (orjson, else the standard library) with malformed or truncated JSON as one InputError line."""
     try:
-        return json.loads(text)
+        return jsonio.loads(text)
     except json.JSONDecodeError as exc:
         what = "truncated JSON" if exc.pos >= len(text.rstrip()) else "malformed JSON"
         raise InputError(path, f"{what} at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None

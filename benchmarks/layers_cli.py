@@ -1,0 +1,115 @@
+"""Time ``trtstudio layers GRAPH PROFILE --json > FILE`` end to end on a big engine in TREx's format.
+
+The engine is TREx's MobileNet QAT example (``tests/inputs/mobilenet.qat.onnx.engine.graph.json``
+and its ``.profile.json``, from ../shared/fixtures/trt-real/NVIDIA_TensorRT_trex) chained with
+itself until it has ``--layers`` layers: copy k renames every layer and tensor with a ``c{k}/``
+prefix and reads copy k-1's output, so names stay unique and the profile matches by name.
+
+    python benchmarks/layers_cli.py [--layers 50000] [--repeat 3] [--keep DIR]
+
+Budgets: <= 1.5 s wall at 50,000 layers, <= 6 s at 300,000. Prints one JSON line per size, with
+the reference figures of issue 16 beside ours (TREx 78 CPU-s and trtstudio 11.9 CPU-s before this
+work, both at 50,000 layers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+TREX = ROOT.parent / "shared/fixtures/trt-real/NVIDIA_TensorRT_trex/release-11.0/tests/inputs"
+STEM = "mobilenet.qat.onnx.engine"
+REFERENCE = {"layers": 50000, "trex_cpu_s": 78.0, "trtstudio_before_cpu_s": 11.9}
+
+
+def _rename(rec: dict[str, Any], k: int, first_input: str | None, last_output: str | None) -> dict[str, Any]:
+    out = dict(rec)
+    out["Name"] = f"c{k}/{rec['Name']}"
+    for key in ("Inputs", "Outputs"):
+        if key in rec:
+            ts = []
+            for t in rec[key]:
+                t = dict(t)
+                if key == "Inputs" and k and t["Name"] == first_input and last_output is not None:
+                    t["Name"] = f"c{k - 1}/{last_output}"
+                else:
+                    t["Name"] = f"c{k}/{t['Name']}"
+                ts.append(t)
+            out[key] = ts
+    return out
+
+
+def make_files(n_layers: int, folder: Path) -> tuple[Path, Path]:
+    """Write BIG.graph.json and BIG.profile.json with about ``n_layers`` layers into ``folder``."""
+    graph = json.loads((TREX / f"{STEM}.graph.json").read_text())
+    profile = json.loads((TREX / f"{STEM}.profile.json").read_text())
+    layers = graph["Layers"]
+    recs = [r for r in profile if "name" in r]
+    first_input = layers[0]["Inputs"][0]["Name"]
+    last_output = layers[-1]["Outputs"][0]["Name"]
+    copies = -(-n_layers // len(layers))
+    big_layers: list[dict[str, Any]] = []
+    big_prof: list[dict[str, Any]] = [profile[0]]
+    for k in range(copies):
+        big_layers += [_rename(r, k, first_input, last_output) for r in layers]
+        big_prof += [dict(r, name=f"c{k}/{r['name']}") for r in recs]
+    big_layers = big_layers[:n_layers]
+    names = {r["Name"] for r in big_layers}
+    big_prof = [big_prof[0]] + [r for r in big_prof[1:] if r["name"] in names]
+    doc = dict(graph, Layers=big_layers)
+    g = folder / "BIG.graph.json"
+    p = folder / "BIG.profile.json"
+    g.write_text(json.dumps(doc, indent=1))
+    p.write_text(json.dumps(big_prof, indent=1))
+    return g, p
+
+
+def run_once(graph: Path, profile: Path, out: Path) -> dict[str, float]:
+    """Wall and CPU seconds of one ``trtstudio layers --json`` run writing to ``out``."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with out.open("wb") as fh:
+        subprocess.run([sys.executable, "-m", "trtstudio.cli", "layers", str(graph), str(profile), "--json"],
+                       stdout=fh, check=True, env=env)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": wall, "cpu_s": cpu, "rss_mib": after.ru_maxrss / 1024}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--layers", type=int, nargs="+", default=[50000, 300000])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--keep", help="write the files into this folder and keep them")
+    args = ap.parse_args()
+    budgets = {50000: 1.5, 300000: 6.0}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(args.keep or tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        for n in args.layers:
+            g, p = make_files(n, folder)
+            runs = [run_once(g, p, folder / "out.json") for _ in range(args.repeat)]
+            best = min(runs, key=lambda r: r["wall_s"])
+            print(json.dumps({
+                "bench": "layers_cli", "layers": n,
+                "graph_bytes": g.stat().st_size, "profile_bytes": p.stat().st_size,
+                "out_bytes": (folder / "out.json").stat().st_size,
+                "wall_s": round(best["wall_s"], 3), "cpu_s": round(best["cpu_s"], 3),
+                "max_rss_mib": round(max(r["rss_mib"] for r in runs), 1),
+                "budget_wall_s": budgets.get(n), "reference": REFERENCE,
+            }), flush=True)
+
+
+if __name__ == "__main__":
+    main()
