@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-import warnings
 from typing import Any
 
 import orjson
@@ -51,19 +50,33 @@ def _default(obj: Any) -> Any:
 
 def dumps(obj: Any, *, indent: int | None = None, newline: bool = True, check_finite: bool = True) -> bytes:
     """``obj`` as UTF-8 JSON bytes: compact, or indented by ``indent`` (orjson indents by 2 only,
-    so any other width is re-indented by the standard library, which is slower)."""
+    so any other width is re-indented by the standard library, which is slower). NaN and infinities
+    become null; with ``check_finite`` one ``warning:`` line on stderr says how many (once the
+    document is written, so a failure prints only its error)."""
+    data = _encode(obj, indent, newline)
     if check_finite:
-        n = count_non_finite(obj)
-        if n:
-            warnings.warn(f"{n} non-finite number(s) (NaN or infinity) written as null", NonFiniteWarning,
-                          stacklevel=2)
+        from trtstudio.fileio import warn_non_finite
+
+        warn_non_finite(count_non_finite(obj))
+    return data
+
+
+def _encode(obj: Any, indent: int | None, newline: bool) -> bytes:
     opts = _OPTS | (orjson.OPT_APPEND_NEWLINE if newline else 0)
     if indent is None or indent == 2:
-        return orjson.dumps(obj, default=_default, option=opts | (orjson.OPT_INDENT_2 if indent else 0))
-    # Widths other than 2: the standard library on orjson's normalised output (no NaN left there).
-    data = json.loads(orjson.dumps(obj, default=_default, option=_OPTS))
-    text = json.dumps(data, indent=indent, ensure_ascii=False) + ("\n" if newline else "")
-    return text.encode("utf-8")
+        try:
+            return orjson.dumps(obj, default=_default, option=opts | (orjson.OPT_INDENT_2 if indent else 0))
+        except TypeError:  # integers beyond 64 bits, lone surrogates: the standard library writes them
+            pass
+    try:
+        data = json.loads(orjson.dumps(obj, default=_default, option=_OPTS))
+    except TypeError:
+        from trtstudio.fileio import strict
+
+        data = strict(obj)[0]
+    # ensure_ascii: lone surrogates (from damaged inputs) leave as \u escapes, never as bad UTF-8
+    text = json.dumps(data, indent=indent, ensure_ascii=True, allow_nan=False, default=_default)
+    return (text + ("\n" if newline else "")).encode("utf-8")
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
@@ -77,3 +90,16 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
 
 
 __all__ = ["NonFiniteWarning", "count_non_finite", "dumps", "loads"]
+
+
+def write_stdout(data: bytes) -> None:
+    """Write encoded JSON to standard output (its byte buffer when it has one, else as text)."""
+    import sys
+
+    buf = getattr(sys.stdout, "buffer", None)
+    if buf is None:
+        sys.stdout.write(data.decode("utf-8"))
+        return
+    sys.stdout.flush()
+    buf.write(data)
+    buf.flush()

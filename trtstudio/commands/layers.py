@@ -113,10 +113,9 @@ def run(args: argparse.Namespace) -> int:
         if args.findings_only:
             doc = {"schema": doc["schema"], "source": doc["source"], "findings": doc["findings"],
                    "warnings": doc["warnings"]}
-        from trtstudio.jsonio import dumps
+        from trtstudio.jsonio import dumps, write_stdout
 
-        sys.stdout.flush()
-        sys.stdout.buffer.write(dumps(doc, indent=args.indent))
+        write_stdout(dumps(doc, indent=args.indent))
         return 0
     out: list[str] = []
     if not args.findings_only:

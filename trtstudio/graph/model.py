@@ -8,8 +8,8 @@ read lazily (``Graph.initializer_array``) only when someone asks for min/max/mea
 
 from __future__ import annotations
 
-import math
 import gc
+import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field
