@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from trtstudio import __version__
 
 # Order is the order shown in --help.
-COMMANDS = ("demo", "gui", "inspect", "layers", "build", "profile", "report", "compare", "precision")
+COMMANDS = ("demo", "gui", "inspect", "layers", "build", "profile", "report", "compare", "precision", "scenario")
 
 
 def _load(name: str):  # type: ignore[no-untyped-def]

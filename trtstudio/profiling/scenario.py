@@ -32,7 +32,14 @@ from trtstudio.backends.base import Backend, open_backend
 from trtstudio.profiling.leak import leak_check
 from trtstudio.profiling.runner import RunState
 from trtstudio.profiling.samples import ExactStore, SampleBuffer
-from trtstudio.profiling.scenario_memory import VerdictRules, cycle_verdict, host_rss, malloc_trim, nvml_used, snapshot
+from trtstudio.profiling.scenario_memory import (
+    VerdictRules,
+    cycle_verdict,
+    host_rss,
+    malloc_trim,
+    nvml_used,
+    snapshot,
+)
 from trtstudio.profiling.stats import latency_stats
 from trtstudio.profiling.timeline import HOST, Timeline
 
@@ -114,7 +121,8 @@ class ScenarioFailure:
     def one_line(self) -> str:
         """'model m.onnx failed in cycle 7 (load): ...'."""
         where = f" in cycle {self.cycle}" if self.cycle is not None else ""
-        return f"model {self.model} failed{where} ({self.phase}, {self.kind}): {self.message}"
+        what = " (out of memory)" if self.kind == "oom" else ""
+        return f"model {self.model} failed{where} during {self.phase}{what}: {self.message}"
 
 
 def failure_of(exc: BaseException, model: str, phase: str, cycle: int | None = None) -> ScenarioFailure:
