@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_backends_trt import FakeContext, FakeCuda_test_double, FakeEngine, host_compute, make_fake_trt, open_fake
+from test_backends_trt import FakeContext, FakeEngine, host_compute, make_fake_trt, open_fake
 
 from trtstudio.profiling import scenario as sc
 from trtstudio.profiling.scenario_trt import (
@@ -161,4 +161,3 @@ def test_contexts_of_one_engine_contend_in_a_scenario(plan: Path) -> None:
     bufs = list(child._dev.values())
     child.close()
     assert all(b.freed for b in bufs)
-    assert FakeCuda_test_double is not None
