@@ -4,6 +4,7 @@ faults (load failure in cycle 7, out of memory, a worker raising, a stop), and t
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -37,7 +38,7 @@ def weights_model(path: Path, mib: int = 16) -> Path:
 
 @pytest.fixture(scope="module")
 def heavy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """About 2 ms per inference on two threads: two of them on two cores contend."""
+    """About 2 ms per inference on two threads."""
     return matmul_model(tmp_path_factory.mktemp("m") / "heavy.onnx", size=1024, depth=4)
 
 
@@ -51,12 +52,16 @@ def weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return weights_model(tmp_path_factory.mktemp("w") / "w16.onnx")
 
 
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+
+
 def heavy_spec(path: Path) -> ModelSpec:
-    return ModelSpec(str(path), shapes={"x": (64, 1024)}, options={"threads": 2})
+    """Each session's thread pool wants every core of the machine: two of them must contend."""
+    return ModelSpec(str(path), shapes={"x": (64, 1024)}, options={"threads": max(2, CORES)})
 
 
 # -- contention ------------------------------------------------------------------------------------
-def test_two_models_on_two_cores_slow_each_other(heavy: Path) -> None:
+def test_two_models_wanting_every_core_slow_each_other(heavy: Path) -> None:
     result = sc.run_contention([heavy_spec(heavy), heavy_spec(heavy)], ContentionConfig(iterations=40, warmup=3))
     doc = result.to_dict()
     assert doc["schema"] == "trtstudio.scenario/1" and doc["kind"] == "contention"
