@@ -123,9 +123,9 @@ class _RaisingOrt:
 
 
 def test_worker_raising_stops_cleanly_and_names_the_model(light: Path) -> None:
-    def opener(spec: ModelSpec) -> Any:
+    def opener(spec: ModelSpec) -> Any:  # alone takes exactly 20 calls; the 5th call together raises
         b = sc.open_model(spec)
-        return _RaisingOrt(b, 30, RuntimeError("kernel exploded")) if spec.name == "bad" else b
+        return _RaisingOrt(b, 25, RuntimeError("kernel exploded")) if spec.name == "bad" else b
 
     specs = [ModelSpec(str(light), shapes={"x": (2, 64)}, name="good"),
              ModelSpec(str(light), shapes={"x": (2, 64)}, name="bad")]
@@ -136,7 +136,7 @@ def test_worker_raising_stops_cleanly_and_names_the_model(light: Path) -> None:
     assert "kernel exploded" in result.failure.message
     good, bad = result.models
     assert good["alone"]["count"] == 20 and bad["alone"]["count"] == 20  # kept: measured before the fault
-    assert "together" in good and good["together"]["count"] >= 1
+    assert bad["together"]["count"] == 4 and good["together"]["count"] >= 0
     assert threading.active_count() == before
     assert result.to_dict()["failure"]["model"] == "bad"
 

@@ -112,6 +112,15 @@ def test_unfragmented_heap_takes_one_step() -> None:
     assert res.steps == 1 and res.largest_bytes == 64 * GIB
 
 
+def test_cap_bounds_the_question() -> None:
+    calls, try_alloc = fake_heap(100 * GIB)
+    res = largest_block(try_alloc, 120 * GIB, cap=8 * GIB, budget_ms=1e9)  # type: ignore[arg-type]
+    assert res.largest_bytes == 8 * GIB and max(calls) <= 8 * GIB and res.steps == 1
+    calls, try_alloc = fake_heap(3 * GIB)  # fragmented below the cap: found exactly
+    res = largest_block(try_alloc, 120 * GIB, cap=8 * GIB, budget_ms=1e9)  # type: ignore[arg-type]
+    assert res.exact and res.largest_bytes <= 3 * GIB < res.failed_bytes and max(calls) <= 8 * GIB
+
+
 def test_probe_stops_at_its_budget_with_a_lower_bound() -> None:
     def slow(n: int) -> bool:
         time.sleep(0.01)

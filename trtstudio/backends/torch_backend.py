@@ -388,7 +388,7 @@ class TorchBackend:
         provider = f"PyTorch ({self.device})"
         onnx_names = self._onnx_node_names()
         return [
-            {"name": name, "onnx_nodes": [onnx_names.get(name, name)] if self._kind == "onnx2torch" else [],
+            {"name": name, "onnx_nodes": [onnx_names[name.strip("/")]] if name.strip("/") in onnx_names else [],
              "provider": provider, "time_ms": float(np.median(ts[1:] if len(ts) > 1 else ts)), "fallback": False}
             for name, ts in times.items()
         ]
@@ -398,9 +398,10 @@ class TorchBackend:
             return {}
         import onnx
 
-        names = [n.name for n in onnx.load(str(self._path), load_external_data=False).graph.node]
-        # onnx2torch names submodules after the nodes; '.' cannot appear in a module name
-        return {n.replace(".", "/"): n for n in names}
+        nodes = onnx.load(str(self._path), load_external_data=False).graph.node
+        # onnx2torch names submodules after the nodes (domain first; '.' becomes '/'); the module path
+        # comes back without the leading '/'
+        return {(n.domain + n.name).replace(".", "/").strip("/"): n.name for n in nodes}
 
     def memory(self) -> dict[str, int]:
         """Model file size, host I/O buffers and, on CUDA, the caching allocator's statistics."""

@@ -50,6 +50,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     y.add_argument("--cycles", type=int, default=10, help="cycles (default 10)")
     y.add_argument("--inferences", type=int, default=50, help="inferences per model and cycle (default 50)")
     y.add_argument("--no-probe", action="store_true", help="skip the largest-block probe")
+    y.add_argument("--probe-cap-gib", type=float, default=8.0, metavar="G",
+                   help="largest block asked for by the probe (default 8 GiB; 0: up to all free memory)")
     y.add_argument("--release-cache", action="store_true", help="empty PyTorch's CUDA cache after each cycle")
     s = sub.add_parser("soak", help="one model for T minutes: windows, drift, memory slope")
     _common(s, many=False)
@@ -112,8 +114,9 @@ def scenario(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
             write_trace(args.trace, chrome_trace(result.timeline))
     elif args.kind == "cycles":
         _positive(args, "cycles", "inferences")
-        result = sc.run_cycles(specs, sc.CyclesConfig(cycles=args.cycles, inferences=args.inferences,
-                                                      probe=not args.no_probe, release_cache=args.release_cache))
+        cap = int(args.probe_cap_gib * 2**30) if args.probe_cap_gib > 0 else None
+        result = sc.run_cycles(specs, sc.CyclesConfig(cycles=args.cycles, inferences=args.inferences, probe=not args.no_probe,
+                                                      release_cache=args.release_cache, probe_cap_bytes=cap))
     elif args.kind == "soak":
         _positive(args, "minutes", "window", "rate")
         result = sc.run_soak(specs[0], sc.SoakConfig(minutes=args.minutes, window_s=args.window, rate_hz=args.rate))

@@ -33,6 +33,7 @@ from trtstudio.profiling.leak import leak_check
 from trtstudio.profiling.runner import RunState
 from trtstudio.profiling.samples import ExactStore, SampleBuffer
 from trtstudio.profiling.scenario_memory import (
+    DEFAULT_CAP,
     VerdictRules,
     cycle_verdict,
     host_rss,
@@ -463,12 +464,14 @@ def _totals(models: list[dict[str, Any]]) -> dict[str, float]:
 @dataclass
 class CyclesConfig:
     """M cycles of load -> K inferences -> unload per model; the memory reading after each cycle
-    (largest-block probe within ``probe_budget_ms``); ``release_cache`` empties torch's cache."""
+    (largest-block probe within ``probe_budget_ms``, up to ``probe_cap_bytes``); ``release_cache``
+    empties torch's cache and its per-stream cuBLAS workspaces after each cycle."""
 
     cycles: int = 10
     inferences: int = 50
     probe: bool = True
     probe_budget_ms: float = 50.0
+    probe_cap_bytes: int | None = DEFAULT_CAP  # the probe answers "a block of at least this size?"
     release_cache: bool = False
     device: int | None = None  # None: the GPU the first model ran on, if any
     rules: VerdictRules = field(default_factory=VerdictRules)
@@ -488,7 +491,13 @@ def _torch_stats(device: int | None) -> dict[str, int]:
         return {}
     from trtstudio.backends.torch_backend import torch_allocator_stats
 
-    return torch_allocator_stats(torch, torch.device("cuda", device))
+    dev = torch.device("cuda", device)
+    stats = torch_allocator_stats(torch, dev)
+    # the largest block the caching allocator can hand out without asking CUDA for more
+    inactive = [b["size"] for seg in torch.cuda.memory_snapshot() if seg.get("device") == device
+                for b in seg.get("blocks", []) if b.get("state") == "inactive"]
+    stats["torch_largest_inactive_block_bytes"] = int(max(inactive, default=0))
+    return stats
 
 
 def _release(release_cache: bool) -> None:
@@ -496,6 +505,9 @@ def _release(release_cache: bool) -> None:
     malloc_trim()
     torch = sys.modules.get("torch")
     if release_cache and torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        clear = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
+        if clear is not None:  # PyTorch keeps a cuBLAS workspace per stream it has used (32 MiB each)
+            clear()
         torch.cuda.empty_cache()
 
 
@@ -519,7 +531,7 @@ def run_cycles(
 
     def record(cycle: int, per_model: dict[str, Any]) -> None:
         _release(cfg.release_cache)
-        rec: dict[str, Any] = {"cycle": cycle, **snapshot(device, cfg.probe, cfg.probe_budget_ms)}
+        rec: dict[str, Any] = {"cycle": cycle, **snapshot(device, cfg.probe, cfg.probe_budget_ms, cfg.probe_cap_bytes)}
         torch_stats = _torch_stats(device)
         if torch_stats:
             rec["torch"] = torch_stats

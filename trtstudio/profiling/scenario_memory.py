@@ -36,17 +36,26 @@ class BlockProbe:
         return asdict(self)
 
 
+DEFAULT_CAP = 8 << 30
+
+
 def largest_block(
-    try_alloc: TryAlloc, upper: int, granularity: int = 2 * MIB, budget_ms: float = 50.0
+    try_alloc: TryAlloc, upper: int, granularity: int = 2 * MIB, budget_ms: float = 50.0, cap: int | None = None
 ) -> BlockProbe:
     """Bisection between 0 (known to fit) and ``upper`` + 1 (the free bytes; more cannot fit).
 
     ``try_alloc(n)`` allocates ``n`` bytes, frees them at once and says whether it worked. The first
     try is ``upper`` itself (rounded down to ``granularity``), which settles an unfragmented heap in
     one step. Stops when the bracket is narrower than ``granularity`` or ``budget_ms`` is spent.
+
+    ``cap`` bounds the question to "is there a block of up to ``cap`` bytes": a cudaMalloc costs time
+    in proportion to its size (about 2 ms per GiB on an H200, 200 ms for 100 GiB), so on a large GPU
+    the uncapped probe cannot fit a 50 ms budget. A result equal to the cap means "at least the cap".
     """
     t0 = time.perf_counter()
     g = max(1, int(granularity))
+    if cap is not None:
+        upper = min(int(upper), int(cap))
     lo, hi = 0, int(upper) // g * g + g  # lo fits, hi does not
     steps = 0
     guess = hi - g
@@ -176,9 +185,9 @@ def host_rss(trim: bool = False) -> int:
     return int(psutil.Process().memory_info().rss)
 
 
-def snapshot(device: int | None, probe: bool = True, budget_ms: float = 50.0) -> dict[str, Any]:
-    """One cycle's reading: host RSS always; on a GPU, NVML used, CUDA free and the largest block.
-    Keys that cannot be measured here are absent."""
+def snapshot(device: int | None, probe: bool = True, budget_ms: float = 50.0, cap: int | None = DEFAULT_CAP) -> dict[str, Any]:
+    """One cycle's reading: host RSS always; on a GPU, NVML used, CUDA free and the largest block (up to
+    ``cap``; see ``largest_block``). Keys that cannot be measured here are absent."""
     out: dict[str, Any] = {"host_rss_bytes": host_rss()}
     if device is None:
         return out
@@ -189,9 +198,9 @@ def snapshot(device: int | None, probe: bool = True, budget_ms: float = 50.0) ->
         if probe:
             try_alloc = cuda_try_alloc(device)
             if try_alloc is not None:
-                res = largest_block(try_alloc, info[0], budget_ms=budget_ms)
+                res = largest_block(try_alloc, info[0], budget_ms=budget_ms, cap=cap)
                 out["largest_block_bytes"] = res.largest_bytes
-                out["largest_block_probe"] = res.to_dict()
+                out["largest_block_probe"] = {**res.to_dict(), "cap_bytes": cap}
     return out
 
 
