@@ -182,3 +182,15 @@ def test_cuda_shared_stream_and_time_origin(exported: Path) -> None:
     assert marks is not None and 0 <= marks[0] <= marks[1] <= marks[2] <= marks[3]
     a.close()
     c.close()
+
+
+@gpu
+def test_cuda_stream_of_a_closed_model_is_reused(exported: Path) -> None:
+    a = open_backend("torch-cuda", exported)
+    stream = a._stream  # type: ignore[attr-defined]
+    a.close()
+    b = open_backend("torch-cuda", exported)
+    c = open_backend("torch-cuda", exported)
+    assert b._stream is stream and c._stream is not stream  # type: ignore[attr-defined]
+    b.close()
+    c.close()
