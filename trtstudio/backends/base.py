@@ -35,7 +35,11 @@ BACKENDS: dict[str, tuple[str, str, dict[str, Any], str]] = {
         "pip install tensorrt pycuda (TensorRT from NVIDIA's index: pip install --extra-index-url https://pypi.nvidia.com tensorrt)",
     ),
     "rtx": ("trtstudio.backends.tensorrt", "TrtBackend", {"module": "tensorrt_rtx"}, "pip install tensorrt-rtx-cu13 pycuda"),
+    # PyTorch (.pt2, TorchScript, .onnx through onnx2torch): "torch" takes CUDA when visible, else the CPU
+    "torch": ("trtstudio.backends.torch_backend", "TorchBackend", {"accelerator": "auto"}, "pip install torch onnx2torch"),
+    "torch-cuda": ("trtstudio.backends.torch_backend", "TorchBackend", {"accelerator": "cuda"}, "pip install torch onnx2torch"),
 }
+# Every backend takes the option ``device`` (int): the CUDA device it runs on (default 0).
 
 
 class InputSpec(TypedDict):
@@ -105,7 +109,8 @@ def require_module(module: str, backend: str, pip: str) -> Any:
 
 
 def open_backend(name: str, path: str | os.PathLike[str], **options: Any) -> Backend:
-    """Create the backend ``name`` (ort, ort-cuda, ort-trt, tensorrt, rtx) and load ``path`` into it."""
+    """Create the backend ``name`` (ort, ort-cuda, ort-trt, tensorrt, rtx, torch, torch-cuda) and load ``path``
+    into it; ``device=N`` picks the CUDA device."""
     if name not in BACKENDS:
         raise InputError(None, f"unknown backend '{name}'; choose one of {', '.join(BACKENDS)}")
     module_name, class_name, defaults, pip = BACKENDS[name]

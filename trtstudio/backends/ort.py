@@ -92,8 +92,11 @@ class OrtBackend:
 
     def _make_session(self, so: Any) -> Any:
         ort = self._ort()
+        providers: list[Any] = list(self._providers)
+        if self._options.get("device") is not None:  # --device N: the GPU the CUDA/TensorRT providers use
+            providers = [p if p == _CPU else (p, {"device_id": int(self._options["device"])}) for p in providers]
         try:
-            return ort.InferenceSession(str(self._path), so, providers=self._providers)
+            return ort.InferenceSession(str(self._path), so, providers=providers)
         except Exception as exc:  # ORT raises its own Fail/InvalidGraph/... types
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             if "protobuf" in text.lower() or "invalid" in text.lower() or "load model" in text.lower():

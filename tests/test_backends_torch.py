@@ -1,0 +1,196 @@
+"""The PyTorch backend on real torch: torch.export programs, TorchScript, ONNX through onnx2torch, on the
+CPU here and on CUDA where a GPU is visible (those tests skip without one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from trtstudio.backends.base import open_backend  # noqa: E402
+from trtstudio.errors import BackendError, InputError  # noqa: E402
+from trtstudio.profiling import scenario as sc  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit:DeprecationWarning")  # TorchScript files still exist
+HAVE_CUDA = torch.cuda.is_available()
+gpu = pytest.mark.skipif(not HAVE_CUDA, reason="no CUDA device visible to torch")
+
+
+class Net(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = torch.nn.Linear(16, 8)
+
+    def forward(self, x: Any, bias: Any) -> Any:
+        return self.fc(x).relu() + bias, x.sum(dim=1)
+
+
+def reference(x: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
+    with torch.no_grad():
+        out = Net()(torch.from_numpy(x), torch.from_numpy(b))
+    return [o.numpy() for o in out]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("t") / "net.pt2"
+    batch = torch.export.Dim("batch", min=1, max=256)
+    ep = torch.export.export(Net().eval(), (torch.randn(4, 16), torch.randn(8)), dynamic_shapes={"x": {0: batch}, "bias": None})
+    torch.export.save(ep, str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def scripted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("ts")
+    ts = torch.jit.trace(Net().eval(), (torch.randn(4, 16), torch.randn(8)))
+    plain, declared = d / "plain.ts", d / "declared.pt"
+    torch.jit.save(ts, str(plain))
+    inputs = '[{"name": "x", "dtype": "float32", "shape": [3, 16]}, {"name": "bias", "dtype": "float32", "shape": [8]}]'
+    torch.jit.save(ts, str(declared), _extra_files={"trtstudio_inputs.json": inputs})
+    return plain, declared
+
+
+def test_exported_program_specs_run_and_match_eager(exported: Path) -> None:
+    b = open_backend("torch", exported, accelerator="cpu")
+    specs = b.input_specs()
+    assert [s["name"] for s in specs] == ["x", "bias"]
+    assert isinstance(specs[0]["shape"][0], str) and specs[0]["shape"][1] == 16 and specs[1]["shape"] == [8]
+    x = np.random.default_rng(1).standard_normal((5, 16)).astype(np.float32)
+    bias = np.arange(8, dtype=np.float32)
+    b.prepare_inputs({}, {"x": x, "bias": bias})
+    assert b.shapes == {"x": (5, 16), "bias": (8,)}
+    t = b.infer_once()
+    assert t.total_ms > 0 and t.h2d_ms is None  # the CPU path knows only the total
+    for got, want in zip(b.outputs(), reference(x, bias), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert b.memory()["model_file_bytes"] == exported.stat().st_size and b.load_times["read_ms"] > 0
+    b.close()
+
+
+def test_dynamic_dim_defaults_and_shape_checks(exported: Path) -> None:
+    b = open_backend("torch", exported, accelerator="cpu", default_dim=3)
+    b.prepare_inputs({})
+    assert b.shapes["x"] == (3, 16) and any("dynamic dims" in n for n in b.notes)
+    with pytest.raises(InputError, match="fixed"):
+        b.prepare_inputs({"x": (2, 15)})
+    b.close()
+
+
+def test_torchscript_needs_shapes_unless_declared(scripted: tuple[Path, Path]) -> None:
+    plain, declared = scripted
+    b = open_backend("torch", plain, accelerator="cpu")
+    with pytest.raises(InputError, match="keeps no shape for input 'x'"):
+        b.prepare_inputs({})
+    b.prepare_inputs({"x": (2, 16), "bias": (8,)})
+    assert b.infer_once().total_ms > 0
+    b.close()
+    d = open_backend("torch", declared, accelerator="cpu")
+    assert d.input_specs()[0]["shape"] == [3, 16]
+    x, bias = np.ones((3, 16), np.float32), np.zeros(8, np.float32)
+    d.prepare_inputs({}, {"x": x, "bias": bias})
+    np.testing.assert_allclose(d.outputs()[1], reference(x, bias)[1])
+    with pytest.raises(BackendError, match="per-layer PyTorch times need an ONNX model"):
+        d.per_layer_profile(2)
+    d.close()
+
+
+def test_bad_files_and_missing_cuda(tmp_path: Path, exported: Path) -> None:
+    junk = tmp_path / "junk.pt2"
+    junk.write_bytes(b"not a zip")
+    with pytest.raises(InputError, match="torch.export cannot load"):
+        open_backend("torch", junk)
+    ts = tmp_path / "junk.ts"
+    ts.write_bytes(b"nope")
+    with pytest.raises(InputError, match="not a TorchScript file"):
+        open_backend("torch", ts)
+    if not HAVE_CUDA:
+        with pytest.raises(BackendError, match="needs CUDA device 0"):
+            open_backend("torch-cuda", exported)
+        with pytest.raises(BackendError, match="needs CUDA device 3"):
+            open_backend("torch", exported, device=3)
+        b = open_backend("torch", exported)
+        assert b.notes == ["no CUDA device visible to torch: running on the CPU"]
+        b.close()
+
+
+def test_onnx_through_onnx2torch_with_per_layer_times(tmp_path: Path) -> None:
+    try:
+        import onnx2torch  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - onnx2torch imports torchvision, which must match torch
+        pytest.skip(f"onnx2torch not importable here: {exc}")
+    import onnx
+    from onnx_models import conv_net
+
+    path = tmp_path / "conv.onnx"
+    onnx.save(conv_net(), path)
+    b = open_backend("torch", path, accelerator="cpu")
+    assert b.input_specs() == [{"name": "x", "dtype": "float32", "shape": ["N", 3, 16, 16]}]
+    b.prepare_inputs({"x": (2, 3, 16, 16)})
+    import onnxruntime as ort
+
+    x = b._host_in[0].numpy()  # type: ignore[attr-defined]
+    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(b.outputs()[0], want, rtol=1e-4, atol=1e-4)
+    rows = b.per_layer_profile(3)
+    assert rows and all(r["time_ms"] >= 0 for r in rows)
+    assert {"/conv1/Conv", "/fc/Gemm"} <= {n for r in rows for n in r["onnx_nodes"]}
+    b.close()
+
+
+def test_torch_models_in_a_contention_scenario(exported: Path) -> None:
+    spec = sc.ModelSpec(str(exported), backend="torch", shapes={"x": (32, 16)}, options={"accelerator": "cpu"})
+    result = sc.run_contention([spec, spec], sc.ContentionConfig(iterations=30, warmup=2))
+    assert result.failure is None
+    assert all(m["backend"] == "torch" and m["together"]["count"] >= 30 for m in result.models)
+
+
+# -- CUDA --------------------------------------------------------------------------------------------
+@gpu
+def test_cuda_stages_pinned_buffers_and_outputs(exported: Path) -> None:
+    b = open_backend("torch-cuda", exported)
+    x = np.random.default_rng(2).standard_normal((64, 16)).astype(np.float32)
+    bias = np.ones(8, np.float32)
+    b.prepare_inputs({}, {"x": x, "bias": bias})
+    assert all(t.is_pinned() for t in b._host_in)  # type: ignore[attr-defined]
+    t = b.infer_once()
+    assert t.h2d_ms is not None and t.compute_ms is not None and t.d2h_ms is not None and t.enqueue_ms is not None
+    assert t.total_ms >= t.h2d_ms + t.compute_ms + t.d2h_ms - 0.05
+    for got, want in zip(b.outputs(), reference(x, bias), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert b.memory()["torch_allocated_bytes"] > 0
+    b.close()
+
+
+@gpu
+def test_cuda_shared_stream_and_time_origin(exported: Path) -> None:
+    a = open_backend("torch-cuda", exported)
+    c = open_backend("torch-cuda", exported)
+    for b in (a, c):
+        b.prepare_inputs({"x": (8, 16)})
+    notes = sc.share_streams([a, c], ["a", "c"], "shared")
+    assert notes == [] and a._stream is c._stream  # type: ignore[attr-defined]
+    origin = a.make_time_origin()  # type: ignore[attr-defined]
+    a.set_time_origin(origin)  # type: ignore[attr-defined]
+    a.infer_once()
+    marks = a.stage_marks  # type: ignore[attr-defined]
+    assert marks is not None and 0 <= marks[0] <= marks[1] <= marks[2] <= marks[3]
+    a.close()
+    c.close()
+
+
+@gpu
+def test_cuda_stream_of_a_closed_model_is_reused(exported: Path) -> None:
+    a = open_backend("torch-cuda", exported)
+    stream = a._stream  # type: ignore[attr-defined]
+    a.close()
+    b = open_backend("torch-cuda", exported)
+    c = open_backend("torch-cuda", exported)
+    assert b._stream is stream and c._stream is not stream  # type: ignore[attr-defined]
+    b.close()
+    c.close()
