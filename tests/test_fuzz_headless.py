@@ -7,7 +7,8 @@ import sys
 import pytest
 from fuzz import harness
 
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11/Wayland checks are Linux's"),
+pytestmark = [pytest.mark.gui,  # the children start Qt: skipped in the Qt-less core run
+              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11/Wayland checks are Linux's"),
               pytest.mark.timeout(120)]
 
 

@@ -36,6 +36,9 @@ _INPUTS = {
 }
 
 
+_GUI_PACKAGES = {"PySide6", "pyqtgraph", "shiboken6"}
+
+
 def _load(name: str):  # type: ignore[no-untyped-def]
     try:
         return importlib.import_module(f"trtstudio.commands.{name}")
@@ -89,6 +92,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except ModuleNotFoundError as exc:
+        # PySide6/pyqtgraph missing or broken: name the package and the fix, not "internal error".
+        if os.environ.get("TRTSTUDIO_DEBUG"):
+            raise
+        if (exc.name or "").split(".")[0] not in _GUI_PACKAGES:
+            return _internal_error(exc)
+        print(f"error: {args.command}: needs {exc.name}, which cannot be imported ({exc}); "
+              "install it with: pip install 'trtstudio' PySide6 pyqtgraph", file=sys.stderr)
+        return 2
     except (OverflowError, RecursionError, UnicodeError, ValueError, OSError, MemoryError) as exc:
         # A damaged file that got past a reader's own checks: still one line, never a traceback.
         if os.environ.get("TRTSTUDIO_DEBUG"):
@@ -99,11 +111,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
         if os.environ.get("TRTSTUDIO_DEBUG"):
             raise
-        where = fileio.last_input()
-        print(f"error: {where + ': ' if where else ''}internal error {type(exc).__name__}: "
-              f"{str(exc).splitlines()[0][:200] if str(exc) else ''} (a bug: rerun with TRTSTUDIO_DEBUG=1 "
-              "and report the traceback)", file=sys.stderr)
-        return 1
+        return _internal_error(exc)
+
+
+def _internal_error(exc: BaseException) -> int:
+    from trtstudio import fileio
+
+    where = fileio.last_input()
+    print(f"error: {where + ': ' if where else ''}internal error {type(exc).__name__}: "
+          f"{str(exc).splitlines()[0][:200] if str(exc) else ''} (a bug: rerun with TRTSTUDIO_DEBUG=1 "
+          "and report the traceback)", file=sys.stderr)
+    return 1
 
 
 def _check_inputs(args: argparse.Namespace) -> None:
