@@ -62,7 +62,7 @@ def test_open_damaged_sessions(qtbot, world: dict[str, Path], tmp_path: Path) ->
             qtbot.waitUntil(lambda: not win.is_busy(), timeout=30000)
             win.sig_session_loaded.disconnect()
             win.sig_error.disconnect()
-            win.sig_error.connect(win._show_error)
+            win.sig_error.connect(win.show_error)
             if got[0].startswith("error:"):
                 msg = got[0][len("error:"):]
                 assert "\n" not in msg and str(f) in msg and "Traceback" not in msg, msg

@@ -51,10 +51,10 @@ def test_open_search_select_properties(qtbot, window: MainWindow, tmp_path: Path
     assert "7 (7 with subgraphs)" in window.summary.toPlainText()
     window.search.setText("Conv")
     assert window.search_label.text() == "2 matches"
-    window.find_next()
+    window.search_ctl.find_next()
     assert window.search_label.text() == "1 of 2"
     first = window.view.current
-    window.find_next()
+    window.search_ctl.find_next()
     assert window.view.current != first
     props = _props(window)
     assert props["Op type"] == "Conv"
@@ -122,7 +122,7 @@ def test_engine_links_to_graph(qtbot, window: MainWindow, sample_model: Path) ->
     assert window.mapping is not None
     engine = window.engine
     li = next(i for i, lay in enumerate(engine.layers) if lay.onnx_nodes)
-    window._on_table_layers_selected([li])
+    window.select_layers([li])
     selected_names = {window.display.graph.nodes[window.display.node_index(d)].name for d in window.view.selected}
     assert selected_names == set(engine.layers[li].onnx_nodes)
     window.overlay.setCurrentText("Precision")
@@ -173,9 +173,9 @@ def test_settings_recent_files_and_theme(qtbot, tmp_path: Path) -> None:
     assert again.theme == "Dark"  # remembered
     # geometry restored rather than the 1600x1000 default (the offscreen screen clamps it to 800x800)
     assert again.size() != win.size() or saved == again.size()
-    assert again.size().width() < 1600 and not again.settings().value("window/geometry").isEmpty()
-    assert not again.settings().value("window/state").isEmpty()
-    again._fill_recent_menu()
+    assert again.size().width() < 1600 and not again.prefs.qsettings().value("window/geometry").isEmpty()
+    assert not again.prefs.qsettings().value("window/state").isEmpty()
+    again.recent_menu.aboutToShow.emit()  # as when the user opens File > Open recent
     assert [a.text() for a in again.recent_menu.actions()][0] == str(p.resolve())
     again.set_theme("Light")
     again.close()
@@ -206,7 +206,7 @@ def test_precision_heat_overlay(qtbot, window: MainWindow, tmp_path: Path) -> No
     worst = fill(window.display.display_index(g.node_by_name["/fc/Gemm"]))
     mild = fill(window.display.display_index(g.node_by_name["/conv1/Conv"]))
     assert worst.lightness() < mild.lightness()  # worse error = darker
-    window.open_precision_dialog()
+    window.tools.open_precision_dialog()
     assert window.precision_dialog.isVisible()
 
 

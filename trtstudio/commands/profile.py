@@ -142,6 +142,12 @@ def render_text(doc: dict[str, Any]) -> str:
     lat = doc["latency_ms"]
     lines = [f"model    {doc['model']}", f"backend  {doc['backend']}",
              "shapes   " + ", ".join(f"{k}: {'x'.join(map(str, v))}" for k, v in doc["shapes"].items())]
+    plan = doc.get("shape_plan")
+    if plan and any(any(not isinstance(d, int) for d in i.get("declared", [])) for i in plan.get("inputs", [])):
+        from trtstudio.backends.shapes import ShapePlan
+
+        lines.append("shape plan (dynamic inputs; where each size came from):")
+        lines.extend(f"  {ln}" for ln in ShapePlan.from_json(plan).render_text().splitlines())
     if lat.get("count"):
         lines.append("")
         lines.append(f"{'latency (ms)':<14}{'mean':>10}{'median':>10}{'p90':>10}{'p95':>10}{'p99':>10}{'p99.9':>10}{'min':>10}{'max':>10}")

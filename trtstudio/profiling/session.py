@@ -114,6 +114,7 @@ class ProfileOutcome:
     backend_memory: dict[str, int] = field(default_factory=dict)
     layers: list[dict[str, Any]] | None = None
     monitor: Any = None  # profiling.memory.MemoryMonitor
+    shape_plan: Any = None  # backends.shapes.ShapePlan the backend chose its shapes from (None: not planned)
 
     def to_dict(self) -> dict[str, Any]:
         """The run as a ``trtstudio.profile/1`` document (what ``trtstudio profile --json`` prints)."""
@@ -124,6 +125,7 @@ class ProfileOutcome:
             "model_sha256": self.record.model_sha256,
             "shapes": {k: list(v) for k, v in self.shapes.items()},
             "settings": self.record.settings,
+            "shape_plan": self.shape_plan.to_json() if self.shape_plan is not None else None,
         }
         if self.result is not None:
             doc.update(self.result.to_dict())
@@ -252,7 +254,7 @@ def run_profile(
         if request.per_layer and result.error is None and not state.is_stop_requested():
             layers = [dict(r) for r in backend.per_layer_profile(request.layer_iterations)]
         return ProfileOutcome(request, record, result, shapes, list(backend.notes), dict(backend.memory()), layers,
-                              monitor)
+                              monitor, getattr(backend, "shape_plan", None))
     finally:
         backend.close()
 
@@ -265,6 +267,7 @@ def run_layers(request: ProfileRequest, state: TaskState | None = None,
         if state is not None:
             state.event("loaded", shapes=shapes, notes=list(backend.notes), batch=1, record=record)
         layers = [dict(r) for r in backend.per_layer_profile(request.layer_iterations)]
-        return ProfileOutcome(request, record, None, shapes, list(backend.notes), dict(backend.memory()), layers)
+        return ProfileOutcome(request, record, None, shapes, list(backend.notes), dict(backend.memory()), layers,
+                              shape_plan=getattr(backend, "shape_plan", None))
     finally:
         backend.close()

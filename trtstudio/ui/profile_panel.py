@@ -140,7 +140,19 @@ def read_model_inputs(path: str) -> list[dict[str, Any]]:
 def _specs_task(path: str, backend: str, factory: BackendFactory | None) -> Any:
     def task(state: TaskState) -> list[dict[str, Any]]:
         if path.lower().endswith(".onnx"):
-            return read_model_inputs(path)
+            from trtstudio.backends.inputs import run_plan
+
+            specs = read_model_inputs(path)
+            # the shape plan the run will use (user sizes aside): metadata, graph-pinned dims, a probe
+            plan = run_plan(path, {})
+            for spec in specs:
+                planned = plan.get(spec["name"]) if plan is not None else None
+                if planned is not None:
+                    spec["run"] = list(planned.opt)
+                    spec["sources"] = list(planned.sources)
+            if specs and plan is not None:
+                specs[0]["plan_warnings"] = list(plan.warnings)
+            return specs
         from trtstudio.backends.base import open_backend
 
         b = (factory or open_backend)(backend, path)
@@ -167,6 +179,8 @@ class ProfilePanel(QWidget):
     """
 
     sig_run_finished = Signal(object)
+    sig_run_started = Signal(object, object)  # (ProfileRequest, RunState)
+    sig_run_outcome = Signal(object, object)  # (ProfileRequest, ProfileOutcome or None when it could not start)
     sig_layer_times = Signal(object)
     sig_model_ready = Signal(object)
 
@@ -182,6 +196,9 @@ class ProfilePanel(QWidget):
         self._samples: SampleBuffer | None = None
         self._final: dict[str, Any] | None = None
         self._layer_rows: list[dict[str, Any]] = []
+        self._planned: dict[str, str] = {}  # input -> the run shape the plan filled in (edits differ)
+        self._pending_model: str | None = None  # opened while a run of another model goes on
+        self._request: ProfileRequest | None = None
         self._build()
         self._sync_buttons()
 
@@ -332,7 +349,14 @@ class ProfilePanel(QWidget):
     # -- model -----------------------------------------------------------------------------------
     def set_model(self, path: str) -> None:
         """Show ``path`` (an .onnx model or an engine); its inputs are read in a worker and fill the
-        shapes table when ready (``sig_model_ready``). Backends that cannot run it here are disabled."""
+        shapes table when ready (``sig_model_ready``). Backends that cannot run it here are disabled.
+        While a run goes on, the panel keeps showing the model that runs (a run is never relabelled)
+        and switches to ``path`` when that run has ended."""
+        if self.is_running() and self._model is not None and os.path.abspath(str(path)) != os.path.abspath(self._model):
+            self._pending_model = str(path)
+            self.model_label.setText(f"{os.path.basename(self._model)} (running; {os.path.basename(str(path))} next)")
+            return
+        self._pending_model = None
         self._model = str(path)
         self.model_label.setText(os.path.basename(self._model))
         self.model_label.setToolTip(self._model)
@@ -368,12 +392,14 @@ class ProfilePanel(QWidget):
         if not isinstance(specs, list) or (path is not None and path != self._model):
             return
         self._specs = specs
+        self._planned = {}
         self.shapes_table.setRowCount(len(specs))
         notes = []
         for r, spec in enumerate(specs):
             dims = spec["shape"]
             model_text = "x".join(str(d) for d in dims) if dims else "scalar"
-            run = [d if isinstance(d, int) and d > 0 else 1 for d in dims]
+            run = spec.get("run") or [d if isinstance(d, int) and d > 0 else 1 for d in dims]
+            self._planned[spec["name"]] = "x".join(map(str, run))
             name_item = QTableWidgetItem(spec["name"])
             name_item.setFlags(name_item.flags() & ~Qt.ItemFlag.ItemIsEditable)
             name_item.setToolTip(f"{spec['name']} ({spec['dtype']})")
@@ -381,9 +407,20 @@ class ProfilePanel(QWidget):
             model_item.setFlags(model_item.flags() & ~Qt.ItemFlag.ItemIsEditable)
             self.shapes_table.setItem(r, 0, name_item)
             self.shapes_table.setItem(r, 1, model_item)
-            self.shapes_table.setItem(r, 2, QTableWidgetItem("x".join(map(str, run))))
+            run_item = QTableWidgetItem("x".join(map(str, run)))
+            if spec.get("sources"):
+                run_item.setToolTip("where each size came from: " + "; ".join(
+                    f"{d}: {src}" for d, src in zip(dims, spec["sources"], strict=False) if not isinstance(d, int)))
+            self.shapes_table.setItem(r, 2, run_item)
             if any(not (isinstance(d, int) and d > 0) for d in dims):
-                notes.append(f"'{spec['name']}' has dynamic dims ({model_text}); defaulted to {'x'.join(map(str, run))}")
+                if spec.get("sources"):
+                    where = "; ".join(f"{d}: {src}" for d, src in zip(dims, spec["sources"], strict=False)
+                                      if not isinstance(d, int))
+                    notes.append(f"'{spec['name']}' has dynamic dims ({model_text}); runs as "
+                                 f"{'x'.join(map(str, run))} ({where})")
+                else:
+                    notes.append(f"'{spec['name']}' has dynamic dims ({model_text}); defaulted to {'x'.join(map(str, run))}")
+        notes.extend(specs[0].get("plan_warnings", []) if specs else [])
         self.shapes_note.setText("\n".join(notes) + ("\nEdit 'run shape' to change." if notes else ""))
         self.shapes_note.setVisible(bool(notes))
         self._sync_buttons()
@@ -393,8 +430,9 @@ class ProfilePanel(QWidget):
         if path is None or path == self._model:
             self._show_error(exc)
 
-    def shapes(self) -> dict[str, tuple[int, ...]]:
-        """The run shapes from the table; raises InputError naming the input for a malformed one."""
+    def shapes(self, edited_only: bool = False) -> dict[str, tuple[int, ...]]:
+        """The run shapes in the table (``edited_only``: those the user changed from the plan);
+        raises InputError naming the input for a malformed one."""
         out: dict[str, tuple[int, ...]] = {}
         for r in range(self.shapes_table.rowCount()):
             name_item, shape_item = self.shapes_table.item(r, 0), self.shapes_table.item(r, 2)
@@ -407,6 +445,8 @@ class ProfilePanel(QWidget):
                 raise InputError(None, f"input '{name_item.text()}': shape '{text}' is not DxDxD") from None
             if any(d <= 0 for d in dims):
                 raise InputError(None, f"input '{name_item.text()}': dimensions must be positive")
+            if edited_only and self._planned.get(name_item.text()) == text:
+                continue  # as planned: the run plans it the same way and records where it came from
             out[name_item.text()] = dims
         return out
 
@@ -422,7 +462,7 @@ class ProfilePanel(QWidget):
         return ProfileRequest(
             model=self._model,
             backend=str(self.backend_combo.currentData()),
-            shapes=self.shapes(),
+            shapes=self.shapes(edited_only=True),
             input_path=data,
             warmup=self.warmup_spin.value(),
             iterations=self.count_spin.value() if mode == 0 else None,
@@ -450,6 +490,8 @@ class ProfilePanel(QWidget):
         self.live.attach(self._samples, monitor)
         state, samples, factory = self._state, self._samples, self.backend_factory
         self.live.set_disturbances(state.disturbances)
+        self._request = req
+        self.sig_run_started.emit(req, state)
         self._run = run_in_thread(
             lambda _s: run_profile(req, state, samples, monitor, factory),
             on_done=self._on_run_done, on_error=self._on_run_error, on_progress=self._on_run_progress,
@@ -547,6 +589,7 @@ class ProfilePanel(QWidget):
         doc = outcome.to_dict()
         self._final = doc
         self.last_outcome = outcome  # the full run (samples included) for reports and sessions
+        self.sig_run_outcome.emit(outcome.request, outcome)
         self.live.finish(doc)
         result = outcome.result
         if result is not None and result.error is not None:
@@ -562,10 +605,13 @@ class ProfilePanel(QWidget):
         self._show_error(exc)
         self.status_label.setText("the run could not start")
         self._final = {"schema": "trtstudio.profile/1", "error": error_text(exc) if isinstance(exc, BaseException) else str(exc)}
+        self.sig_run_outcome.emit(self._request, None)
         self.sig_run_finished.emit(dict(self._final))
 
     def _on_run_finished(self) -> None:
         self._sync_buttons()
+        if self._pending_model is not None:  # a model opened during the run: show it now
+            self.set_model(self._pending_model)
 
     def _on_layers_done(self, outcome: object) -> None:
         if not isinstance(outcome, ProfileOutcome) or outcome.layers is None:

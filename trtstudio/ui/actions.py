@@ -1,0 +1,99 @@
+"""The window's menus as one declarative table: (menu, text, shortcut, slot path) rows.
+
+A slot path names a method reachable from the window (``"sessions.export_report_dialog"``,
+``"current_view().fit"``: a call in the path is made when the action fires, so it reaches the view
+current then). ``"-"`` is a separator; a menu of ``None`` adds a window-wide shortcut only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from PySide6.QtGui import QAction, QKeySequence
+
+Key = QKeySequence.StandardKey
+
+
+class ActionSpec(NamedTuple):
+    menu: str | None
+    text: str
+    shortcut: Any = None
+    slot: str = ""
+    name: str = ""  # attribute the QAction is kept under (``act_<name>``), when given
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("&File", "&Open model...", Key.Open, "open_dialog", "open"),
+    ActionSpec("&File", "Open &engine files...", "Ctrl+E", "open_engine_dialog"),
+    ActionSpec("&File", "Open &recent", None, "@recent"),
+    ActionSpec("&File", "-"),
+    ActionSpec("&File", "Open sess&ion...", None, "sessions.open_session_dialog"),
+    ActionSpec("&File", "Sa&ve session...", Key.Save, "sessions.save_session_dialog"),
+    ActionSpec("&File", "E&xport report...", "Ctrl+Shift+E", "sessions.export_report_dialog"),
+    ActionSpec("&File", "Save &screenshot...", "Ctrl+Shift+S", "save_screenshot_dialog"),
+    ActionSpec("&File", "-"),
+    ActionSpec("&File", "&Quit", Key.Quit, "close"),
+    ActionSpec("&View", "&Fit", "F", "current_view().fit"),
+    ActionSpec("&View", "Fit &whole graph", "Shift+F", "fit_whole"),
+    ActionSpec("&View", "Zoom &in", Key.ZoomIn, "zoom_in"),
+    ActionSpec("&View", "Zoom &out", Key.ZoomOut, "zoom_out"),
+    ActionSpec("&View", "&Fold constant subgraphs", "Ctrl+Shift+F", "toggle_folding", "fold"),
+    ActionSpec("&View", "F&ind", Key.Find, "search_ctl.focus"),
+    ActionSpec(None, "Next match", "F3", "search_ctl.find_next"),
+    ActionSpec(None, "Previous match", "Shift+F3", "search_ctl.find_previous"),
+    ActionSpec("&View", "-"),
+    ActionSpec("&View", "@docks"),
+    ActionSpec("&View", "&Theme", None, "@themes"),
+    ActionSpec("&Engine", "&Build engine...", "Ctrl+B", "tools.open_build_dialog"),
+    ActionSpec("&Engine", "Check TensorRT &support...", "Ctrl+K", "loader.check_support"),
+    ActionSpec("&Engine", "&Precision sweep (FP16/BF16/INT8)...", "Ctrl+Shift+P", "tools.open_precision_dialog"),
+    ActionSpec("&Profile", "&Start", "F5", "tools.start_profile"),
+    ActionSpec("&Profile", "S&top", "Shift+F5", "tools.stop_profile"),
+    ActionSpec("&Profile", "S&cenario (several models)...", None, "tools.open_scenario_dialog"),
+    ActionSpec("&Help", "Check &environment...", None, "tools.check_environment"),
+    ActionSpec("&Help", "&About", None, "tools.about"),
+)
+
+
+def resolve(window: Any, path: str) -> Callable[[], Any]:
+    """A callable for slot ``path`` of ``window`` (resolved each time it fires)."""
+    def call() -> Any:
+        obj = window
+        for part in path.split("."):
+            if part.endswith("()"):
+                obj = getattr(obj, part[:-2])()
+            else:
+                obj = getattr(obj, part)
+        return obj()
+
+    return call
+
+
+def build_menus(window: Any, special: dict[str, Callable[[Any], None]]) -> dict[str, QAction]:
+    """Create the menus and actions of :data:`ACTIONS` on ``window``; rows whose text (or slot)
+    starts with ``@`` call ``special[key](menu)``. Returns the named actions."""
+    menus: dict[str, Any] = {}
+    named: dict[str, QAction] = {}
+    for spec in ACTIONS:
+        menu: Any = None
+        if spec.menu is not None:
+            menu = menus.get(spec.menu) or window.menuBar().addMenu(spec.menu)
+            menus[spec.menu] = menu
+        key = spec.slot if spec.slot.startswith("@") else spec.text
+        if key.startswith("@"):
+            target = menu.addMenu(spec.text) if spec.slot.startswith("@") else menu
+            special[key](target)
+            continue
+        if spec.text == "-":
+            menu.addSeparator()
+            continue
+        act = QAction(spec.text, window)
+        if spec.shortcut is not None:
+            act.setShortcut(QKeySequence(spec.shortcut))
+        fn = resolve(window, spec.slot)
+        act.triggered.connect(lambda _checked=False, fn=fn: fn())
+        (menu.addAction(act) if menu is not None else window.addAction(act))
+        if spec.name:
+            named[spec.name] = act
+    return named

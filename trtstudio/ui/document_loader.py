@@ -1,0 +1,165 @@
+"""Opening a model or engine files and analysing the engine, in workers, into the window's Workspace.
+
+The GUI thread only receives finished objects: the model with its display graph, summary and
+content hash; the engine with its :class:`~trtstudio.engine.analysis.Analysis` (mapping, findings,
+per-node figures, table columns). Shape inference of a big model follows in a second worker. A
+result computed for something no longer open is dropped (the workspace's tokens).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject
+
+from trtstudio.ui.graph_scene import build_display
+from trtstudio.ui.workers import error_text, run_in_thread
+
+
+def _analyze(engine: Any, model: Any, unsupported: list[dict[str, Any]]) -> Any:
+    from trtstudio.engine.analysis import analyze
+
+    return analyze(engine, model, unsupported, columns=True)
+
+
+def _infer_shapes(model: Any) -> tuple[Any, dict[str, Any]]:
+    from trtstudio.graph.model import infer_shapes_later
+
+    infer_shapes_later(model)
+    return model, model.summary()
+
+
+class DocumentLoader(QObject):
+    """Loads into ``window.workspace`` (``window``: the MainWindow, for its busy count, status bar,
+    tabs and signals). ``summary``: the summary of the model loaded last (made in the worker)."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.w = window
+        self.summary: dict[str, Any] | None = None
+
+    def work(self, what: str, fn: Any, done: Any, name: str = "load") -> None:
+        """Run ``fn()`` in a worker with the busy count held; ``done(result)`` on the GUI thread,
+        errors as one line through ``sig_error``."""
+        self.w.busy(+1, what)
+
+        def finished(result: Any) -> None:
+            self.w.busy(-1)
+            try:
+                done(result)
+            except Exception as exc:  # noqa: BLE001 - a view that cannot show a result must not take the window down
+                self.w.sig_error.emit(f"{what.rstrip('.')}: {error_text(exc)}")
+
+        def failed(exc: BaseException) -> None:
+            self.w.busy(-1)
+            self.w.sig_error.emit(error_text(exc))
+
+        run_in_thread(lambda _s: fn(), on_done=finished, on_error=failed, name=name)
+
+    def open_model(self, path: str | os.PathLike[str]) -> None:
+        """Load the model, its display graph, summary and (with an engine open) the analysis in a worker."""
+        path = os.fspath(path)
+        self.w.prefs.remember(path)
+        ws = self.w.workspace
+        ws.disturb_runs(f"opened {Path(path).name} in this process")
+        engine, engine_gen = ws.engine, ws.token()[1]
+
+        def work() -> tuple[Any, ...]:
+            from trtstudio.graph.model import load_model
+            from trtstudio.profiling.session import file_sha256
+
+            model = load_model(path, infer_shapes=False)  # shapes follow in another worker
+            display = build_display(model.graph)
+            analysis = _analyze(engine, model, []) if engine is not None else None
+            return model, display, model.summary(), file_sha256(path), analysis
+
+        def done(result: tuple[Any, ...]) -> None:
+            model, display, summary, sha, analysis = result
+            while self.w.tabs.count() > 1:  # nested tabs of the previous model
+                w = self.w.tabs.widget(1)
+                self.w.tabs.removeTab(1)
+                w.deleteLater()
+            self.summary = summary
+            ws.set_model(model, display, sha)
+            if analysis is not None and ws.token()[1] == engine_gen:
+                ws.set_analysis(analysis, ws.token())
+            elif ws.engine is not None:
+                self.reanalyze()
+            self.w.statusBar().showMessage(f"Opened {model.path}: {len(model.graph.nodes)} nodes", 5000)
+            self.w.sig_model_loaded.emit(model)
+            self.work("Inferring shapes...", lambda: _infer_shapes(model), self._on_shapes_inferred, name="shapes")
+
+        self.work(f"Loading {Path(path).name}...", work, done)
+
+    def _on_shapes_inferred(self, result: tuple[Any, dict[str, Any]]) -> None:
+        model, summary = result
+        if model is self.w.workspace.model:
+            self.w.side_tabs.show_summary(summary)
+            self.w.view.update()
+
+    def open_engine(self, paths: list[str]) -> None:
+        """Read engine files and analyse them against the open model, in one worker."""
+        paths = [os.fspath(p) for p in paths]
+        for p in paths:
+            self.w.prefs.remember(p)
+        ws = self.w.workspace
+        model, unsupported, model_gen = ws.model, list(ws.unsupported), ws.token()[0]
+
+        def work() -> tuple[Any, Any]:
+            from trtstudio.engine.load import load_engine
+
+            engine = load_engine(paths)
+            return engine, _analyze(engine, model, unsupported)
+
+        def done(result: tuple[Any, Any]) -> None:
+            engine, analysis = result
+            self.set_engine(engine, paths, analysis if ws.token()[0] == model_gen else None)
+            for w in engine.warnings:
+                self.w.statusBar().showMessage(f"warning: {w}", 10000)
+            self.w.statusBar().showMessage(f"Engine: {len(engine.layers)} layers from {', '.join(engine.formats)}", 6000)
+
+        self.work(f"Reading {', '.join(Path(p).name for p in paths)}...", work, done)
+
+    def set_engine(self, engine: Any, paths: list[str] | None = None, analysis: Any = None) -> None:
+        """Open ``engine`` (with its ``analysis`` when made for the open model, else analysed now in a worker)."""
+        self.w.workspace.set_engine(engine, paths or [], analysis)
+        if self.w.workspace.analysis is None:
+            self.reanalyze()
+        self.w.engine_dock.show()
+        self.w.sig_engine_loaded.emit(engine)
+
+    def reanalyze(self) -> None:
+        """Analyse the open engine against the open model again, in a worker (stale results are dropped)."""
+        engine, model, unsupported, token = self.w.workspace.analysis_inputs()
+        if engine is not None:
+            self.work("Analysing the engine...", lambda: _analyze(engine, model, unsupported),
+                       lambda a: self.w.workspace.set_analysis(a, token), name="analysis")
+
+    def check_support(self) -> None:
+        """Engine > Check TensorRT support: the parser's verdict per node, without building."""
+        model = self.w.workspace.model
+        if model is None:
+            self.w.sig_error.emit("open an ONNX model first (File > Open)")
+            return
+
+        def work() -> tuple[Any, list[dict[str, Any]]]:
+            from trtstudio.backends.support import check_support
+
+            r = check_support(model.path)
+            names = [n.name for n in model.graph.nodes]
+            items = [{**e, "node": names[e["index"]] if 0 <= e["index"] < len(names) else e["node"]}
+                     for e in r.unsupported]
+            return r, items
+
+        def done(result: tuple[Any, list[dict[str, Any]]]) -> None:
+            r, items = result
+            if model is not self.w.workspace.model:
+                return
+            self.w.mark_unsupported(items)
+            self.w.statusBar().showMessage(
+                f"TensorRT support ({r.method}): " + ("every node is supported" if r.supported else
+                                                     f"{len(items)} node(s) unsupported, marked in red"), 15000)
+
+        self.work("Checking TensorRT support...", work, done, name="check")

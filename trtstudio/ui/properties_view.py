@@ -1,0 +1,130 @@
+"""The model side panel: the model summary (computed in the loading worker) and the properties of
+the selected node or graph input/output, with the engine layers it became."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QTabWidget, QTextBrowser, QTreeWidget, QTreeWidgetItem, QWidget
+
+MAX_LAYERS_LISTED = 50
+
+
+def fmt_bytes(n: int | None) -> str:
+    """``1.5 MiB``; ``?`` for None."""
+    if n is None:
+        return "?"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(n)
+
+
+def summary_html(s: dict[str, Any]) -> str:
+    """The Model tab's page for ``Model.summary()``."""
+    def io_rows(items: list[dict[str, Any]]) -> str:
+        return "".join(
+            f"<tr><td>{html.escape(t['name'])}</td><td>{t['dtype']}</td>"
+            f"<td>[{html.escape(', '.join(str(d) for d in (t['shape'] or ['?'])))}]</td></tr>" for t in items)
+
+    ops = "".join(f"<tr><td>{html.escape(k)}</td><td align=right>{v}</td></tr>" for k, v in s["op_counts"].items())
+    subs = "".join(f"<li>{html.escape(g['owner'])}: {g['nodes']} nodes</li>" for g in s["subgraphs"])
+    warn = "".join(f"<p style='color:#b00'>{html.escape(w)}</p>" for w in s["warnings"])
+    return (f"<h3>{html.escape(Path(s['path']).name)}</h3>{warn}"
+            f"<table cellspacing=2>"
+            f"<tr><td><b>IR version</b></td><td>{s['ir_version']}</td></tr>"
+            f"<tr><td><b>Opsets</b></td><td>{html.escape(', '.join(f'{k} {v}' for k, v in s['opsets'].items()))}</td></tr>"
+            f"<tr><td><b>Producer</b></td><td>{html.escape(s['producer'] or '-')}</td></tr>"
+            f"<tr><td><b>Nodes</b></td><td>{s['nodes']} ({s['nodes_total']} with subgraphs)</td></tr>"
+            f"<tr><td><b>Parameters</b></td><td>{s['parameters']:,} ({fmt_bytes(s['parameter_bytes'])})</td></tr>"
+            f"</table><h4>Inputs</h4><table>{io_rows(s['inputs'])}</table>"
+            f"<h4>Outputs</h4><table>{io_rows(s['outputs'])}</table>"
+            + (f"<h4>Subgraphs</h4><ul>{subs}</ul>" if subs else "")
+            + f"<h4>Operators</h4><table>{ops}</table>")
+
+
+class ModelPanel(QTabWidget):
+    """Two tabs: Properties (``props``) and Model (``summary``)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.summary = QTextBrowser()
+        self.summary.setOpenExternalLinks(False)
+        self.props = QTreeWidget()
+        self.props.setHeaderLabels(["Property", "Value"])
+        self.props.setColumnWidth(0, 150)
+        self.props.setAlternatingRowColors(True)
+        self.addTab(self.props, "Properties")
+        self.addTab(self.summary, "Model")
+
+    def show_summary(self, summary: dict[str, Any] | None) -> None:
+        """Show the model summary (None clears it) and bring its tab forward."""
+        self.summary.setHtml(summary_html(summary) if summary else "")
+        self.props.clear()
+        self.setCurrentWidget(self.summary)
+
+    def _add(self, parent: QTreeWidget | QTreeWidgetItem, key: str, value: Any = "") -> QTreeWidgetItem:
+        item = QTreeWidgetItem([key, str(value)])
+        item.setToolTip(1, str(value))
+        if isinstance(parent, QTreeWidget):
+            parent.addTopLevelItem(item)
+        else:
+            parent.addChild(item)
+        return item
+
+    def _tensor_rows(self, graph: Any, parent: QTreeWidgetItem, names: list[str]) -> None:
+        for tname in names:
+            t = graph.tensors.get(tname)
+            if t is None:
+                self._add(parent, tname, "(outer scope)")
+                continue
+            item = self._add(parent, tname, f"{t.dtype} {t.shape_text()}" + (" initializer" if t.kind == "initializer" else ""))
+            if t.kind == "initializer":
+                self._add(item, "bytes", fmt_bytes(t.nbytes))
+                stats = graph.initializer_stats(tname)
+                if stats:
+                    self._add(item, "min / max / mean", f"{stats['min']:.4g} / {stats['max']:.4g} / {stats['mean']:.4g}")
+
+    def show_properties(self, dg: Any, display_index: int, analysis: Any = None) -> None:
+        """Properties of display item ``display_index`` of ``dg``; with ``analysis`` (of this graph),
+        the engine layers the node became."""
+        self.props.clear()
+        if dg is None or display_index < 0:
+            return
+        graph = dg.graph
+        ni = dg.node_index(display_index)
+        add = self._add
+        if ni is None:
+            tname = str(dg.ref[display_index])
+            t = graph.tensors[tname]
+            add(self.props, "Graph " + ("input" if dg.kind[display_index] == 0 else "output"), tname)
+            add(self.props, "dtype", t.dtype)
+            add(self.props, "shape", t.shape_text())
+        else:
+            node = graph.nodes[ni]
+            add(self.props, "Name", node.onnx_name or f"(unnamed) {node.name}")
+            add(self.props, "Op type", node.op_type)
+            add(self.props, "Domain", node.domain or "ai.onnx")
+            attrs = node.attributes()
+            if attrs:
+                a = add(self.props, "Attributes", len(attrs))
+                for k, v in attrs.items():
+                    add(a, k, v)
+            self._tensor_rows(graph, add(self.props, "Inputs", len(node.inputs)), node.inputs)
+            self._tensor_rows(graph, add(self.props, "Outputs", len(node.outputs)), node.outputs)
+            if node.subgraphs:
+                s = add(self.props, "Subgraphs", "double-click the node to open")
+                for k, g in node.subgraphs.items():
+                    add(s, k, f"{g.name}: {len(g.nodes)} nodes")
+            if analysis is not None and analysis.mapping is not None:
+                layers = analysis.layers_of(node.name)
+                lay_item = add(self.props, "Engine layers", len(layers) if layers else "none (folded or removed)")
+                for li in layers[:MAX_LAYERS_LISTED]:
+                    layer = analysis.engine.layers[li]
+                    add(lay_item, layer.name, f"{layer.type} {layer.precision or ''}")
+        self.props.expandAll()
+        self.setCurrentWidget(self.props)

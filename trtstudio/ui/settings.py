@@ -1,0 +1,105 @@
+"""Persistent settings of the window: geometry and dock state, recent files, last folder, theme."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+RECENT_MAX = 12
+THEMES = ("System", "Light", "Dark")
+_DARK = ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#e6e6e6"),
+         (QPalette.ColorRole.Base, "#1f1f1f"), (QPalette.ColorRole.AlternateBase, "#292929"),
+         (QPalette.ColorRole.Text, "#e6e6e6"), (QPalette.ColorRole.Button, "#353535"),
+         (QPalette.ColorRole.ButtonText, "#e6e6e6"), (QPalette.ColorRole.Highlight, "#3d7bd9"),
+         (QPalette.ColorRole.HighlightedText, "#ffffff"), (QPalette.ColorRole.ToolTipBase, "#333"),
+         (QPalette.ColorRole.ToolTipText, "#eee"))
+
+
+class AppSettings:
+    """QSettings("trtstudio", "trtstudio") behind named accessors."""
+
+    def qsettings(self) -> QSettings:
+        """The underlying store (a fresh handle each time, as Qt recommends)."""
+        return QSettings("trtstudio", "trtstudio")
+
+    # -- window ---------------------------------------------------------------------------------
+    def restore_window(self, window: QMainWindow) -> bool:
+        """Restore geometry and dock layout; False when none was saved."""
+        st = self.qsettings()
+        geo = st.value("window/geometry")
+        if isinstance(geo, QByteArray) and not geo.isEmpty():
+            window.restoreGeometry(geo)
+        state = st.value("window/state")
+        if isinstance(state, QByteArray) and not state.isEmpty():
+            window.restoreState(state)
+            return True
+        return False
+
+    def has_window_state(self) -> bool:
+        """True when a dock layout was saved."""
+        return self.qsettings().value("window/state") is not None
+
+    def save_window(self, window: QMainWindow) -> None:
+        """Keep geometry and dock layout for the next start."""
+        st = self.qsettings()
+        st.setValue("window/geometry", window.saveGeometry())
+        st.setValue("window/state", window.saveState())
+        st.sync()
+
+    # -- files ----------------------------------------------------------------------------------
+    def recent_files(self) -> list[str]:
+        """Most recent first."""
+        value: Any = self.qsettings().value("recent/files", [])
+        items = [value] if isinstance(value, str) else list(value or [])
+        return [str(v) for v in items if v]
+
+    def remember(self, path: str) -> None:
+        """Put ``path`` first in the recent files and make its folder the last one."""
+        full = os.path.abspath(path)
+        st = self.qsettings()
+        st.setValue("recent/files", ([full] + [p for p in self.recent_files() if p != full])[:RECENT_MAX])
+        st.setValue("recent/last_dir", os.path.dirname(full))
+
+    def fill_recent_menu(self, menu: Any, open_path: Any) -> None:
+        """Fill File > Open recent: one action per file (disabled when gone), ``open_path(path)`` on click."""
+        menu.clear()
+        files = self.recent_files()
+        if not files:
+            menu.addAction("(none)").setEnabled(False)
+        for path in files:
+            act = menu.addAction(path)
+            act.setEnabled(os.path.exists(path))
+            act.triggered.connect(lambda _=False, p=path: open_path(p))
+
+    def last_dir(self) -> str:
+        """The folder of the last file opened or saved ('' when none)."""
+        return str(self.qsettings().value("recent/last_dir", "") or "")
+
+    # -- theme ----------------------------------------------------------------------------------
+    def theme(self) -> str:
+        """The saved theme name (System, Light or Dark)."""
+        name = str(self.qsettings().value("view/theme", "System"))
+        return name if name in THEMES else "System"
+
+    def apply_theme(self, name: str) -> bool:
+        """Apply and save theme ``name``; True when the result is dark. System follows the desktop."""
+        app: Any = QApplication.instance()
+        dark = name == "Dark"
+        if name == "System":
+            scheme = getattr(QGuiApplication.styleHints(), "colorScheme", None)
+            dark = scheme is not None and scheme() == Qt.ColorScheme.Dark
+        self.qsettings().setValue("view/theme", name)
+        if app is None:
+            return dark
+        if dark:
+            pal = QPalette()
+            for role, col in _DARK:
+                pal.setColor(role, QColor(col))
+            app.setPalette(pal)
+        else:
+            app.setPalette(app.style().standardPalette())
+        return dark

@@ -1,0 +1,158 @@
+"""The window's tools: build, precision and scenario dialogs, the live profile's runs (recorded in the
+Workspace with the model each ran), and the environment (status bar, Help > Check environment, About)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QLabel, QMessageBox, QScrollArea, QTabWidget
+
+from trtstudio import __version__
+from trtstudio.ui.workers import error_text, run_in_thread
+
+
+def _environment() -> list[dict[str, Any]]:
+    from trtstudio.environment import check_environment
+
+    return check_environment(probe_gpu=True)
+
+
+class WindowTools(QObject):
+    """Dialogs and runs of ``window`` (the MainWindow). ``panel_run``: the workspace entry of the
+    profile panel's run while it goes on."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.w = window
+        self.panel_run: Any = None
+
+    def make_profile_holder(self) -> QScrollArea:
+        """The Live profile dock's content: the ProfilePanel (``window.profile_panel``) in a scroll area."""
+        holder = QTabWidget()
+        try:
+            from trtstudio.ui.profile_panel import ProfilePanel
+
+            self.w.profile_panel = ProfilePanel()
+            holder.addTab(self.w.profile_panel, "Profile")
+            self.w.profile_panel.sig_layer_times.connect(
+                lambda rows: self.w.statusBar().showMessage(f"per-layer profile: {len(rows)} entries", 5000))
+            self.w.profile_panel.sig_run_started.connect(self.on_run_started)
+            self.w.profile_panel.sig_run_outcome.connect(self.on_run_outcome)
+        except ImportError:
+            holder.addTab(QLabel("live profiling unavailable"), "Profile")
+        scroll = QScrollArea()  # the panels' minimum size must not push the window beyond the screen
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        holder.setMinimumSize(520, 560)
+        scroll.setWidget(holder)
+        return scroll
+
+    def _need_model(self) -> bool:
+        if self.w.model is None:
+            self.w.sig_error.emit("open an ONNX model first (File > Open)")
+        return self.w.model is not None
+
+    def open_build_dialog(self) -> None:
+        if not self._need_model():
+            return
+        from trtstudio.ui.build_dialog import BuildDialog
+
+        dlg = BuildDialog(self.w.model.path, self.w, log_panel=self.w.log_panel)
+        dlg.sig_built.connect(self._on_build_dialog_built)
+        dlg.sig_unsupported.connect(self.w.mark_unsupported)
+        dlg.show()
+        self.w.build_dialog = dlg
+
+    def _on_build_dialog_built(self, result: Any) -> None:
+        engine = getattr(result, "engine_info", None) or (result if hasattr(result, "layers") else None)
+        if engine is not None:
+            self.w.set_engine(engine)
+
+    def open_precision_dialog(self) -> None:
+        if not self._need_model():
+            return
+        from trtstudio.ui.precision_dialog import PrecisionSweepDialog
+
+        dlg = PrecisionSweepDialog(self.w.model.path, self.w)
+        dlg.sig_node_errors.connect(self.w.show_node_errors)
+        dlg.show()
+        self.w.precision_dialog = dlg
+
+    def open_scenario_dialog(self) -> None:
+        """Profile > Scenario: several models together (contention, cycles, soak, cold start)."""
+        from trtstudio.ui.scenario_dialog import ScenarioDialog
+
+        self.w.scenario_dialog = ScenarioDialog(self.w, models=[str(self.w.model.path)] if self.w.model else [])
+        self.w.scenario_dialog.show()
+
+    def start_profile(self) -> None:
+        if self.w.profile_panel is not None:
+            self.w.profile_dock.show()
+            self.w.profile_panel.start()
+
+    def stop_profile(self) -> None:
+        if self.w.profile_panel is not None:
+            self.w.profile_panel.stop()
+
+    def on_run_started(self, request: Any, state: Any) -> None:
+        self.panel_run = self.w.workspace.add_run(request, state)
+        self.w.workspace.update_run(self.panel_run, status="running")
+
+    def on_run_outcome(self, request: Any, outcome: Any) -> None:
+        entry, self.panel_run = self.panel_run, None
+        if entry is None:
+            return
+        if outcome is None:
+            self.w.workspace.update_run(entry, status="failed", error=self.w.profile_panel.error_text())
+            return
+        result = outcome.result
+        status = "failed" if result is not None and result.error else (
+            "stopped" if outcome.to_dict().get("stopped") else "finished")
+        self.w.workspace.update_run(entry, status=status, record=outcome.record,
+                                  data=outcome.run_data() if result is not None else None)
+
+    def last_run(self) -> Any:
+        """The latest finished run of the open model as report RunData (None when there is none)."""
+        entry = self.w.workspace.last_run()
+        return entry.data if entry is not None else None
+
+    def show_environment(self) -> None:
+        """Status bar: which backends and GPU are usable. Probed once in a worker (NVML, libcuda, ORT)."""
+        self.w.status_label.setText("checking backends and GPU...")
+        run_in_thread(lambda _s: _environment(), on_done=self._on_environment,
+                      on_error=lambda exc: self.w.status_label.setText(f"environment: {error_text(exc)}"), name="env")
+
+    def _on_environment(self, items: list[dict[str, Any]]) -> None:
+        self.w.environment = items
+        by = {it["name"]: it for it in items}
+        have = [n for n in ("onnxruntime", "tensorrt", "tensorrt_rtx", "pycuda") if by.get(n, {}).get("status") == "ok"]
+        driver = by.get("NVIDIA driver", {})
+        gpu = driver.get("detail") if driver.get("status") == "ok" else "no GPU"
+        self.w.status_label.setText(f"backends: {', '.join(have) or 'none'} | GPU: {gpu}")
+        self.w.sig_environment.emit(items)
+
+    def check_environment(self) -> None:
+        """Help > Check environment: what trtstudio can use here and how to install the rest."""
+        def done(rows: list[dict[str, Any]]) -> None:
+            lines = []
+            for r in rows:
+                mark = {"ok": "OK", "missing": "MISSING", "warning": "WARN"}.get(r.get("status", ""), r.get("status", ""))
+                line = f"{mark:8} {r.get('name')}: {r.get('version') or ''} {r.get('detail') or ''}".rstrip()
+                if r.get("status") != "ok" and r.get("fix"):
+                    line += f"\n         fix: {r['fix']}"
+                lines.append(line)
+            box = self.w._box(QMessageBox.Icon.Information, "Check environment",
+                            "What trtstudio can use on this machine:", "\n".join(lines))
+            box.setInformativeText("\n".join(ln.split("\n")[0] for ln in lines))
+
+        self.w.loader.work("Checking the environment...", _environment, done, name="env")
+
+    def about(self) -> None:
+        rows = "".join(f"<tr><td>{html.escape(str(it['name']))}</td><td>{html.escape(str(it.get('version') or '-'))}"
+                       f"</td><td>{html.escape(str(it.get('detail') or ''))}</td></tr>" for it in self.w.environment)
+        QMessageBox.about(self.w, "About trtstudio",
+                          f"<h3>trtstudio {__version__}</h3><p>Open desktop profiler for NVIDIA TensorRT: the ONNX "
+                          f"graph, the engine's layers and live runs together.</p><table cellspacing=4>{rows}</table>"
+                          "<p>Help &gt; Check environment says how to install what is missing.</p>")
