@@ -228,6 +228,16 @@ def test_cycles_stop_keeps_what_was_measured(weights: Path) -> None:
     assert result.verdict is not None and result.verdict["verdict"] == "unknown"
 
 
+def test_scenario_status_does_not_shadow_progress_events(weights: Path) -> None:
+    events: list[Any] = []
+    state = ScenarioState()
+    state.on_event = events.append
+    result = sc.run_cycles([ModelSpec(str(weights))], CyclesConfig(cycles=2, inferences=1), state)
+    assert result.failure is None and state.status == {"cycle": 2, "cycles": 2}
+    state.progress("after", step=1, total=2)  # the TaskState event method, not the status dict
+    assert events[-1].kind == "progress" and events[-1].phase == "after" and events[-1].fraction == 0.5
+
+
 # -- soak and cold start ---------------------------------------------------------------------------
 def test_soak_windows_drift_and_bounded_windows(light: Path) -> None:
     state = ScenarioState()

@@ -23,10 +23,14 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trtstudio.errors import BackendError, InputError
+
+if TYPE_CHECKING:
+    from trtstudio.engine.model import EngineInfo
 
 Shape = tuple[int, ...]
 ProgressFn = Callable[[str, int, int], None]
@@ -139,9 +143,11 @@ class BuildResult:
         head = LOG_HEADER + json.dumps({"versions": self.versions, "settings": self.settings}, sort_keys=True)
         return "\n".join([head] + [r.format() for r in self.log]) + "\n"
 
-    def engine_info(self) -> Any:
+    @cached_property
+    def engine_info(self) -> EngineInfo | None:
         """The built engine's layers as an EngineInfo (inspector JSON when present, else the verbose
-        build log), or None when neither can be read."""
+        build log), or None when neither can be read. Read once, on first access (the GUI does it
+        in the build worker)."""
         import json
 
         from trtstudio.engine.readers._common import info_from_layer_doc

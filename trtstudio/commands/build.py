@@ -115,7 +115,7 @@ def profiles_from_args(args: argparse.Namespace) -> list[dict[str, tuple[tuple[i
 
 def _layers(result: Any) -> tuple[list[dict[str, Any]], list[str]]:
     """Layer JSON of the built engine (inspector output, else the verbose log) and its reader warnings."""
-    info = result.engine_info()
+    info = result.engine_info
     if info is None:
         return [], []
     return [lay.to_json() for lay in info.layers], [w for w in info.warnings if not w.startswith("builder ")]

@@ -65,9 +65,12 @@ class Tensor:
 
     @property
     def numel(self) -> int | None:
-        if self.shape is None or any(not isinstance(d, int) for d in self.shape):
+        if self.shape is None:
             return None
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        dims = [d for d in self.shape if isinstance(d, int)]
+        if len(dims) != len(self.shape):  # a symbolic dim
+            return None
+        return int(np.prod(dims, dtype=np.int64)) if dims else 1
 
     @property
     def nbytes(self) -> int | None:

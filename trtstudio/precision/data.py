@@ -166,7 +166,7 @@ def _image(path: Path, spec: dict[str, Any], image: ImageSpec) -> np.ndarray:
             arr = np.asarray(rgb, dtype=np.float32)
     except OSError as exc:
         raise InputError(path, f"cannot read image: {exc}") from None
-    arr = arr * image.scale
+    arr = arr * np.float32(image.scale)
     arr = (arr - np.asarray(image.mean, np.float32)) / np.asarray(image.std, np.float32)
     if not nhwc:
         arr = arr.transpose(2, 0, 1)

@@ -137,13 +137,13 @@ def failure_of(exc: BaseException, model: str, phase: str, cycle: int | None = N
 
 class ScenarioState(RunState):
     """Stop flag shared by every worker, plus what a live view reads: per-model sample buffers and a
-    progress dict (phase, cycle, per-model counts)."""
+    status dict (phase, cycle or lanes; named apart from TaskState.progress, the event method)."""
 
     def __init__(self, live_capacity: int = 20_000) -> None:
         super().__init__()
         self.live_capacity = live_capacity
         self.live: dict[str, SampleBuffer] = {}
-        self.progress: dict[str, Any] = {}
+        self.status: dict[str, Any] = {}
         self.cycles: list[dict[str, Any]] = []  # cycle records so far (cycles), window summaries (soak)
 
     def buffer(self, label: str) -> SampleBuffer:
@@ -407,7 +407,7 @@ def run_contention(
                 break
             state.phase = phase
             lanes = [_Lane(labels[i], backends[i], state.buffer(labels[i]), rows[i]) for i in idx]
-            state.progress = {"phase": phase, "lanes": lanes}
+            state.status = {"phase": phase, "lanes": lanes}
             _run_phase(lanes, cfg, state, timeline, t_origin)
             key = "together" if phase == "together" else "alone"
             for i, lane in zip(idx, lanes, strict=True):
@@ -544,7 +544,7 @@ def run_cycles(
     record(0, {})
     perf = time.perf_counter
     for cycle in range(1, cfg.cycles + 1):
-        state.progress = {"cycle": cycle, "cycles": cfg.cycles}
+        state.status = {"cycle": cycle, "cycles": cfg.cycles}
         per_model: dict[str, Any] = {}
         for spec, label in zip(specs, labels, strict=True):
             if state.is_stop_requested():

@@ -175,7 +175,7 @@ def _engine(engine: Any) -> tuple[EngineInfo | None, list[str]]:
     if isinstance(engine, EngineInfo):
         return engine, list(engine.sources)
     if hasattr(engine, "log_text") and hasattr(engine, "ok"):  # backends.build.BuildResult
-        info = engine.engine_info() if hasattr(engine, "engine_info") else None  # inspector JSON, else the log
+        info = engine.engine_info if hasattr(engine, "engine_info") else None  # inspector JSON, else the log
         if info is None:
             from trtstudio.engine.readers.rtx_log import read as read_log
 

@@ -5,13 +5,18 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-
-def _app() -> Any:
+if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+
+def _app() -> QApplication:
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):  # none yet (a bare QCoreApplication cannot show windows)
+        app = QApplication(sys.argv[:1])
     app.setApplicationName("trtstudio")
     app.setOrganizationName("trtstudio")
     from importlib import resources
@@ -132,7 +137,8 @@ def run_gui(model: str | None = None, engine_files: list[str] | None = None, *, 
     if engine_files:
         win.open_engine(engine_files)
     win.show()
-    if demo and win.profile_panel is not None:
+    panel = win.profile_panel
+    if demo and panel is not None:
         from PySide6.QtCore import QTimer
 
         def _start() -> None:
@@ -140,7 +146,7 @@ def run_gui(model: str | None = None, engine_files: list[str] | None = None, *, 
                 QTimer.singleShot(100, _start)
             else:
                 win.demo_highlight()
-                win.profile_panel.start()
+                panel.start()
 
         QTimer.singleShot(200, _start)
     if screenshot:

@@ -112,8 +112,8 @@ def default_profile(shape: list[int | str] | None) -> tuple[list[int], list[int]
 
 
 def engine_info_from_result(result: BuildResult) -> EngineInfo | None:
-    """The layers of a built engine (see ``BuildResult.engine_info``)."""
-    return result.engine_info()  # type: ignore[no-any-return]
+    """The layers of a built engine (see ``BuildResult.engine_info``), read on first call."""
+    return result.engine_info
 
 
 def _build_task(model_path: str, out_path: str, options: BuildOptions):  # noqa: ANN202
@@ -151,7 +151,7 @@ def _build_task(model_path: str, out_path: str, options: BuildOptions):  # noqa:
         finally:
             flush_log()
         if result.ok:
-            result.engine_info = engine_info_from_result(result)  # type: ignore[attr-defined]
+            engine_info_from_result(result)  # read here, off the GUI thread; kept on the result
         return result
 
     return task
@@ -487,7 +487,7 @@ class BuildDialog(WorkerDialog):
         if result.unsupported:
             self._show_unsupported(result.unsupported)
         if result.ok:
-            self.engine_info = getattr(result, "engine_info", None)
+            self.engine_info = result.engine_info
             n = len(self.engine_info.layers) if self.engine_info else 0
             self.progress.setRange(0, 1)
             self.progress.setValue(1)

@@ -19,7 +19,7 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QDialog, QLabel, QProgressBar, QPushButton
 
 from trtstudio.tasks import Stoppable, TaskState, error_text
 
@@ -222,9 +222,16 @@ def shutdown_all(timeout_ms: int = 5000) -> list[str]:
 
 class WorkerDialog(QDialog):
     """A dialog that runs one task at a time in ``self._handle``; closing it cancels the task and
-    waits for its thread (up to ``JOIN_MS``). Subclasses set ``_handle`` when they start a task."""
+    waits for its thread (up to ``JOIN_MS``). Subclasses set ``_handle`` when they start a task.
+
+    Subclasses create the four widgets declared below and implement the ``_on_worker_*`` slots and
+    ``_set_running``."""
 
     JOIN_MS = 60_000
+    phase_label: QLabel
+    cancel_button: QPushButton
+    progress: QProgressBar
+    status_label: QLabel
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -238,25 +245,45 @@ class WorkerDialog(QDialog):
                                      on_finished=self._on_worker_finished, name=name)
         self._set_running(True)
 
+    def _set_running(self, running: bool) -> None:
+        """Enable the form's controls for a running (or finished) task."""
+        raise NotImplementedError
+
+    def _on_worker_done(self, result: object) -> None:
+        """The task returned ``result``."""
+        raise NotImplementedError
+
+    def _on_worker_error(self, exc: object) -> None:
+        """The task raised ``exc``."""
+        raise NotImplementedError
+
+    def _on_worker_progress(self, value: object) -> None:
+        """The task reported ``value`` (a TaskEvent or a legacy tuple/dict)."""
+        raise NotImplementedError
+
+    def _on_worker_finished(self) -> None:
+        """The task ended either way."""
+        raise NotImplementedError
+
     def _cancel_task(self) -> None:
-        """Ask the running task to stop at its next check (needs ``phase_label`` and ``cancel_button``)."""
+        """Ask the running task to stop at its next check."""
         if self._handle is not None:
             self._handle.request_stop()
-            self.phase_label.setText("Cancelling…")  # type: ignore[attr-defined]
-            self.cancel_button.setEnabled(False)  # type: ignore[attr-defined]
+            self.phase_label.setText("Cancelling…")
+            self.cancel_button.setEnabled(False)
 
     def _show_task_error(self, exc: object, what: str) -> str:
         """A task that raised: reset the progress bar, say "<what> failed: ..." and return the one line."""
         text = error_text(exc) if isinstance(exc, BaseException) else str(exc)
-        self.progress.setRange(0, 1)  # type: ignore[attr-defined]
-        self.progress.setValue(0)  # type: ignore[attr-defined]
-        self.phase_label.setText("Failed")  # type: ignore[attr-defined]
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.phase_label.setText("Failed")
         self._show_status(f"{what} failed: {text}", error=True)
         return text
 
     def _show_status(self, text: str, error: bool = False) -> None:
-        self.status_label.setText(text)  # type: ignore[attr-defined]
-        self.status_label.setStyleSheet("QLabel { color: #b00020; }" if error else "")  # type: ignore[attr-defined]
+        self.status_label.setText(text)
+        self.status_label.setStyleSheet("QLabel { color: #b00020; }" if error else "")
 
     def shutdown(self) -> bool:
         """Cancel a running task and wait for its thread; True when none is left running."""

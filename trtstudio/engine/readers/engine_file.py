@@ -135,8 +135,9 @@ def read_engine_file(path: str | Path) -> EngineInfo:
         raise InputError(p, _NO_RUNTIME)
     from trtstudio.engine.compat import compare_engine, plan_summary  # the plan header vs this machine
 
-    why = [f["message"] for f in compare_engine(plan_path=p) if f["severity"] == "error" and "no NVIDIA GPU" not in f["message"]]
-    raise InputError(p, f"cannot deserialize {plan_summary(p) or 'the engine'}: " + "; ".join(problems + why))
+    header = [f["message"] for f in compare_engine(plan_path=p)
+              if f["severity"] == "error" and "no NVIDIA GPU" not in f["message"]]
+    raise InputError(p, f"cannot deserialize {plan_summary(p) or 'the engine'}: " + "; ".join(problems + header))
 
 
 @register("engine-plan", patterns=tuple("*" + s for s in ENGINE_SUFFIXES), sniff=_sniff, kind="engine",

@@ -1,0 +1,98 @@
+"""pytest-qt tests of the parts a GraphView is composed of: colours, legend strip, re-layout.
+
+Driven through the public GraphView where the behaviour is the view's (a stale re-layout is
+dropped), and through the part itself where it states an invariant of its own (the raster and
+the per-node fill agree; the legend strip has room for every row it paints).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import graph_view_models as gm
+import numpy as np
+import onnx
+import pytest
+
+pytestmark = pytest.mark.gui
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtGui import QColor  # noqa: E402
+
+from trtstudio.graph.model import load_model  # noqa: E402
+from trtstudio.ui import graph_view as gv_mod  # noqa: E402
+from trtstudio.ui.graph_colors import NodeColors  # noqa: E402
+from trtstudio.ui.graph_legend import LEGEND_ROW  # noqa: E402
+from trtstudio.ui.graph_scene import DisplayGraph, build_display  # noqa: E402
+from trtstudio.ui.graph_view import GraphView  # noqa: E402
+
+
+def _display(tmp_path: Path, model: onnx.ModelProto, name: str = "m.onnx") -> DisplayGraph:
+    p = tmp_path / name
+    onnx.save(model, str(p))
+    return build_display(load_model(p).graph)
+
+
+def _view(qtbot, w: int, h: int) -> GraphView:
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(w, h)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def _bgra(c: QColor) -> list[int]:
+    return [c.blue(), c.green(), c.red(), c.alpha()]
+
+
+def test_raster_colours_match_the_node_fill(tmp_path: Path) -> None:
+    dg = _display(tmp_path, gm.detector_like())
+    colors = NodeColors()
+    colors.set_categories(dg)
+    assert not colors.is_overlay and colors.legend
+    raster = colors.raster(dg.n)
+    assert [raster[i].tolist() for i in range(dg.n)] == [_bgra(colors.fill(i)) for i in range(dg.n)]
+    hexes = ["#d62728", "#2ca02c", "#1f77b4"]
+    colors.set_overlay([hexes[i % 3] for i in range(dg.n)], [("a", "#d62728")], None)
+    assert colors.is_overlay and colors.legend == [("a", "#d62728")]
+    raster = colors.raster(dg.n)
+    assert [raster[i].tolist() for i in range(dg.n)] == [_bgra(colors.fill(i)) for i in range(dg.n)]
+    assert colors.raster(dg.n + 1).tolist() == [[128] * 4] * (dg.n + 1)  # colours of another graph: grey
+
+
+def test_narrow_legend_strip_holds_every_row_it_paints(qtbot, tmp_path: Path) -> None:
+    dg = _display(tmp_path, gm.densenet_like(blocks=30))
+    view = _view(qtbot, 220, 500)
+    view.set_display(dg)
+    items = view.legend_items()
+    strip = view.legend_rect()
+    rows = round((strip.height() - 8) / LEGEND_ROW)
+    assert len(items) >= 4 and rows >= 3  # narrow: the chips wrap
+    img = view.grab().toImage()
+    background = img.pixel(int(strip.right()) - 2, int(strip.bottom()) - 2)
+    # the last row of the strip has a chip painted in it, and nothing is painted below the strip
+    last = range(int(strip.bottom() - LEGEND_ROW - 4), int(strip.bottom()))
+    assert any(img.pixel(x, y) != background for y in last for x in range(8, 30))
+    assert strip.bottom() == view.height()
+
+
+def test_relayout_of_a_replaced_graph_is_dropped(qtbot, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(gv_mod, "SYNC_RELAYOUT", 100)
+    first = _display(tmp_path, gm.densenet_like(blocks=40), "a.onnx")
+    second = _display(tmp_path, gm.detector_like(), "b.onnx")
+    view = _view(qtbot, 420, 560)
+    view.set_display(first)
+    before = first.placement
+    changes: list[int] = []
+    view.sig_folding_changed.connect(changes.append)
+    view.set_folding(False)  # the unfolded layout is computed in a worker ...
+    view.set_display(second)  # ... while another graph replaces this one
+    from trtstudio.ui.workers import live_handles
+
+    qtbot.waitUntil(lambda: not live_handles(), timeout=20000)
+    qtbot.wait(50)  # let the worker's queued result arrive
+    assert first.placement is before and first.folded_count == 200
+    assert changes == [] and view.dg is second
+    assert not np.array_equal(view._visible(), [])  # the new graph is drawn

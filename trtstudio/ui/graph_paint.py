@@ -1,0 +1,248 @@
+"""Painting of a graph view: edges with shape labels, nodes with text and fold badges, marks.
+
+Only the visible nodes are drawn (the view selects them with one vector compare). Zoomed far out,
+they are rasterised straight into an image with numpy, so a frame costs the pixels painted, not
+the node count; text is dropped below a readable scale.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QPen, QPolygonF
+
+from trtstudio.ui.graph_legend import BADGE_COLOR
+from trtstudio.ui.graph_scene import DisplayGraph
+
+if TYPE_CHECKING:
+    from trtstudio.ui.graph_view import GraphView
+
+SELECT_COLOR = QColor("#ffb000")
+HIGHLIGHT_COLOR = QColor("#1e88e5")  # search hits
+FLAG_COLOR = QColor("#e00000")  # nodes the TensorRT parser rejects
+DETAIL_LIMIT = 2500  # more visible nodes than this: draw the overview image
+TEXT_SCALE = 0.45  # below this zoom, no text
+LABEL_SCALE = 0.8  # edge labels from this zoom
+MAX_EDGES = 6000  # edges drawn per frame at most
+MAX_MARKS = 2000  # rings drawn per frame at most (zoomed out)
+
+
+def _pen(color: QColor, width: float, scale: float) -> QPen:
+    """A pen ``width`` pixels wide on screen at zoom ``scale`` (never thinner than at 0.3)."""
+    pen = QPen(color)
+    pen.setWidthF(width / max(scale, 0.3))
+    return pen
+
+
+def _label_anchor(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Scene point where an edge's shape label starts, from the first two points of its polyline."""
+    return (a[..., 0] + b[..., 0]) / 2 + 4, (a[..., 1] + b[..., 1]) / 2 + 3
+
+
+class GraphPainter:
+    """Draws the graph of ``view`` (its display graph, camera, colours and marks) with a QPainter."""
+
+    def __init__(self, view: GraphView) -> None:
+        self.view = view
+        self.font = QFont()
+        self.font.setPointSizeF(9)
+        self.small = QFont()
+        self.small.setPointSizeF(7.5)
+
+    def _dg(self) -> DisplayGraph:
+        dg = self.view.dg
+        assert dg is not None
+        return dg
+
+    def paint_graph(self, p: QPainter, vis: np.ndarray) -> None:
+        """Draw the visible items ``vis``: in detail, or as the far-zoom raster above DETAIL_LIMIT."""
+        view = self.view
+        if len(vis) > DETAIL_LIMIT:
+            self._paint_overview(p, vis)
+        else:
+            p.save()
+            p.scale(view.scale, view.scale)
+            p.translate(-view.offset)
+            p.setRenderHint(QPainter.RenderHint.Antialiasing, len(vis) < 800)
+            self._paint_edges(p)
+            self._paint_nodes(p, vis)
+            p.restore()
+        self._paint_marks(p)
+
+    def edge_label_at(self, sp: QPointF) -> int:
+        """Drawn edge whose shape label covers scene point ``sp`` (labels show from LABEL_SCALE), or -1."""
+        dg, scale = self.view.dg, self.view.scale
+        if dg is None or scale < LABEL_SCALE or len(dg.src) == 0:
+            return -1
+        off = dg.lay.edge_offsets
+        pts = dg.lay.edge_xy
+        has = np.diff(off) >= 2
+        ax, ay = _label_anchor(pts[np.minimum(off[:-1], len(pts) - 1)], pts[np.minimum(off[:-1] + 1, len(pts) - 1)])
+        fm = QFontMetricsF(self.small)
+        hh = fm.height() / scale
+        near = np.flatnonzero(has & (sp.x() >= ax) & (sp.x() <= ax + 200 / scale) & (sp.y() <= ay + 2)
+                              & (sp.y() >= ay - hh))
+        for e in near.tolist():
+            if sp.x() <= ax[e] + fm.horizontalAdvance(dg.edge_label(e)) / scale:
+                return e
+        return -1
+
+    def _paint_edges(self, p: QPainter) -> None:
+        view, dg = self.view, self._dg()
+        v = view.visible_scene_rect()
+        bb = dg.edge_bbox
+        if len(bb) == 0:
+            return
+        ev = np.flatnonzero((bb[:, 2] >= v.left()) & (bb[:, 0] <= v.right())
+                            & (bb[:, 3] >= v.top()) & (bb[:, 1] <= v.bottom()))[:MAX_EDGES]
+        off = dg.lay.edge_offsets
+        pts = dg.lay.edge_xy
+        pen = _pen(QColor("#9a9a9a" if view.dark else "#7a7a7a"), 1.0, view.scale)
+        p.setPen(pen)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        show_text = view.scale >= LABEL_SCALE
+        label_color = QColor("#aaa" if view.dark else "#555")
+        sel = view.selected
+        hot_pen = _pen(SELECT_COLOR.darker(120), 2.0, view.scale)
+        for e in ev.tolist():
+            seg = pts[off[e]:off[e + 1]]
+            if len(seg) < 2:
+                continue
+            hot = int(dg.src[e]) in sel or int(dg.dst[e]) in sel
+            if hot:
+                p.setPen(hot_pen)
+            path = QPainterPath(QPointF(seg[0, 0], seg[0, 1]))
+            if len(seg) == 2:
+                midy = (seg[0, 1] + seg[1, 1]) / 2
+                path.cubicTo(QPointF(seg[0, 0], midy), QPointF(seg[1, 0], midy), QPointF(seg[1, 0], seg[1, 1]))
+            else:
+                path.addPolygon(QPolygonF([QPointF(a, b) for a, b in seg]))
+            p.drawPath(path)
+            end = seg[-1]
+            arrow = QPolygonF([QPointF(end[0], end[1]), QPointF(end[0] - 4, end[1] - 7), QPointF(end[0] + 4, end[1] - 7)])
+            p.setBrush(p.pen().color())
+            p.drawPolygon(arrow)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            label = dg.edge_label(e) if show_text else ""
+            if label:
+                lx, ly = _label_anchor(seg[0], seg[1])
+                p.setFont(self.small)
+                p.setPen(label_color)
+                p.drawText(QPointF(float(lx), float(ly)), label)
+                p.setPen(hot_pen if hot else pen)
+            elif hot:
+                p.setPen(pen)
+
+    def _mark_sets(self) -> tuple[set[int], set[int]]:
+        """Flagged and highlighted items, moved onto their host when folded."""
+        view, dg = self.view, self._dg()
+        if not dg.hidden.any():
+            return view.flagged, view.highlight
+        return ({dg.visible_index(i) for i in view.flagged if 0 <= i < dg.n},
+                {dg.visible_index(i) for i in view.highlight if 0 <= i < dg.n})
+
+    def _paint_nodes(self, p: QPainter, vis: np.ndarray) -> None:
+        view, dg = self.view, self._dg()
+        lay = dg.lay
+        text = view.scale >= TEXT_SCALE
+        border = _pen(QColor("#333"), 1.0, view.scale)
+        sel_pen = _pen(SELECT_COLOR, 3.5, view.scale)
+        hl_pen = _pen(HIGHLIGHT_COLOR, 3.0, view.scale)
+        bad_pen = _pen(FLAG_COLOR, 4.0, view.scale)
+        bad_pen.setStyle(Qt.PenStyle.DashLine)
+        folded = view.folded
+        fold_count = dg.placement.fold_count
+        flagged, highlight = self._mark_sets()
+        for i in vis.tolist():
+            w, h = dg.widths[i], dg.heights[i]
+            r = QRectF(lay.x[i] - w / 2, lay.y[i] - h / 2, w, h)
+            fill = view.fill_color(i)
+            if folded is not None and folded[i]:
+                fill = QColor(fill)
+                fill.setAlpha(70)
+            p.setBrush(fill)
+            p.setPen(sel_pen if i in view.selected else bad_pen if i in flagged
+                     else hl_pen if i in highlight else border)
+            if dg.kind[i] == 1:
+                p.drawRoundedRect(r, 5, 5)
+            else:
+                p.drawRoundedRect(r, h / 2, h / 2)
+            if not text:
+                continue
+            light = fill.lightness() < 140 and fill.alpha() > 150
+            p.setPen(QColor("#fff") if light else QColor("#111"))
+            if dg.kind[i] == 1:
+                p.setFont(self.font)
+                p.drawText(QRectF(r.left() + 4, r.top() + 2, w - 8, h / 2), Qt.AlignmentFlag.AlignCenter,
+                           dg.labels[i])
+                p.setFont(self.small)
+                sub = p.fontMetrics().elidedText(dg.sublabels[i], Qt.TextElideMode.ElideLeft, int(w - 8))
+                p.drawText(QRectF(r.left() + 4, r.top() + h / 2, w - 8, h / 2 - 2), Qt.AlignmentFlag.AlignCenter,
+                           sub)
+                if fold_count[i]:
+                    self._paint_badge(p, r, int(fold_count[i]))
+            else:
+                p.setFont(self.small)
+                p.drawText(r, Qt.AlignmentFlag.AlignCenter,
+                           p.fontMetrics().elidedText(f"{dg.labels[i]}  {dg.sublabels[i]}",
+                                                      Qt.TextElideMode.ElideMiddle, int(w - 10)))
+
+    def _paint_badge(self, p: QPainter, r: QRectF, count: int) -> None:
+        """``+n`` on a node's top-right corner: n constant / shape nodes are folded into it."""
+        p.setFont(self.small)
+        label = f"+{count}"
+        bw = p.fontMetrics().horizontalAdvance(label) + 8
+        box = QRectF(r.right() - bw + 4, r.top() - 7, bw, 13)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(BADGE_COLOR)
+        p.drawRoundedRect(box, 6, 6)
+        p.setPen(QColor("#fff"))
+        p.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
+
+    def _paint_overview(self, p: QPainter, vis: np.ndarray) -> None:
+        """Far zoom: rasterise the visible nodes as blocks with numpy, straight into one image.
+
+        The cost follows the pixels painted, not the node count, and the image is made at the
+        current scale, so it stays sharp at every zoom level."""
+        view, dg = self.view, self._dg()
+        w, h = max(view.width(), 1), max(int(view.viewport_height()), 1)
+        img = QImage(w, h, QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(QColor(0, 0, 0, 0))
+        arr = np.ndarray((h, w, 4), dtype=np.uint8, buffer=img.bits())
+        lay = dg.lay
+        s = view.scale
+        cx = ((lay.x[vis] - view.offset.x()) * s).astype(np.int64)
+        cy = ((lay.y[vis] - view.offset.y()) * s).astype(np.int64)
+        hw = (dg.widths[vis] * s / 2).astype(np.int64)
+        hh = (dg.heights[vis] * s / 2).astype(np.int64)
+        colors = view.colors.raster(dg.n)[vis].copy()
+        if view.folded is not None:
+            colors[view.folded[vis], 3] = 90
+        maxh = int(hh.max()) if len(hh) else 0
+        maxw = int(hw.max()) if len(hw) else 0
+        for dy in range(-maxh, maxh + 1):
+            okh = np.abs(dy) <= hh
+            yy = cy + dy
+            okh &= (yy >= 0) & (yy < h)
+            for dx in range(-maxw, maxw + 1):
+                ok = okh & (np.abs(dx) <= hw)
+                xx = cx + dx
+                ok &= (xx >= 0) & (xx < w)
+                arr[yy[ok], xx[ok]] = colors[ok]
+        p.drawImage(0, 0, img)
+
+    def _paint_marks(self, p: QPainter) -> None:
+        """Zoomed out (no text): rings around selected, flagged and highlighted items."""
+        view, dg = self.view, self._dg()
+        flagged, highlight = self._mark_sets()
+        marks = list(view.selected) + list(highlight) + list(flagged)
+        if view.scale >= TEXT_SCALE or not marks:
+            return
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        for i in marks[:MAX_MARKS]:
+            j = dg.visible_index(i)
+            p.setPen(QPen(SELECT_COLOR if i in view.selected else FLAG_COLOR if i in flagged
+                          else HIGHLIGHT_COLOR, 2))
+            p.drawEllipse(view.to_view(float(dg.lay.x[j]), float(dg.lay.y[j])), 6, 6)
