@@ -357,37 +357,6 @@ def test_live_panels_mark_spikes_split_and_memory_growth(qtbot: Any) -> None:
     live.grab().save(str(SCREENSHOT.with_name("live_synthetic.png")))
 
 
-def test_sample_window_follows_a_buffer_written_concurrently() -> None:
-    from trtstudio.profiling.samples import SampleBuffer
-    from trtstudio.ui.live_panels import SampleWindow
-
-    buf = SampleBuffer(5_000)
-    win = SampleWindow(buf.capacity)
-    stop = threading.Event()
-
-    def writer() -> None:
-        i = 0
-        while not stop.is_set() and i < 60_000:
-            buf.append(i * 1e-6, float(i))
-            i += 1
-
-    th = threading.Thread(target=writer)
-    th.start()
-    sizes = []
-    while th.is_alive():
-        win.update(buf)
-        cols = win.columns()
-        sizes.append(len(win))
-        y = cols["latency_ms"]
-        assert np.all(np.diff(y) == 1.0)  # no gap, no repeat, in order, across compactions
-        if len(sizes) > 20_000:
-            stop.set()
-    th.join()
-    win.update(buf)
-    np.testing.assert_array_equal(win.columns()["latency_ms"], buf.snapshot()["latency_ms"])
-    assert len(win) == min(buf.count, buf.capacity) and max(sizes) <= buf.capacity
-
-
 # -- workers ---------------------------------------------------------------------------------------
 
 
