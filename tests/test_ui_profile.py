@@ -10,11 +10,8 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from backend_doubles import FailingOrtBackend, failing_factory
 from onnx import TensorProto, helper, numpy_helper
-
-from trtstudio.backends.base import InferTiming
-from trtstudio.backends.ort import OrtBackend
-from trtstudio.errors import BackendError
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore("propagateSizeHints")]
 
@@ -39,28 +36,6 @@ def tiny_model(path: Path, size: int = 32) -> Path:
     onnx.checker.check_model(model)
     onnx.save(model, path)
     return path
-
-
-class FailingOrtBackend(OrtBackend):
-    """Test double: the real ORT backend that raises a BackendError on its ``fail_at``-th inference."""
-
-    fail_at = 200
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.calls = 0
-
-    def infer_once(self) -> InferTiming:
-        self.calls += 1
-        if self.calls >= self.fail_at:
-            raise BackendError("simulated device loss (test double)")
-        return super().infer_once()
-
-
-def failing_factory(name: str, path: str, **options: Any) -> FailingOrtBackend:
-    b = FailingOrtBackend(name=name)
-    b.load(path, {k: v for k, v in options.items() if v is not None})
-    return b
 
 
 @pytest.fixture
