@@ -21,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from trtstudio.engine.analysis import SCHEMA, Analysis, analyze
 from trtstudio.engine.load import load_engine
+from trtstudio.engine.model import Layer
 from trtstudio.engine.overlay import MODES, error_overlay, overlay
 from trtstudio.engine.table import SEVERITY_RANK, layer_columns
 from trtstudio.graph.model import load_model
@@ -108,6 +109,11 @@ def as_json(an: Analysis) -> dict[str, Any]:
     return json.loads(dumps(an.to_json(), check_finite=False))
 
 
+def total_ms(lay: Layer) -> float:
+    assert lay.time is not None and lay.time.total_ms is not None
+    return lay.time.total_ms
+
+
 def without_machine(doc: dict[str, Any]) -> dict[str, Any]:
     doc = copy.deepcopy(doc)
     doc["findings"] = [f for f in doc["findings"] if f["kind"] not in MACHINE_KINDS]
@@ -129,7 +135,7 @@ def test_mapped_engine_time_shares_sum_to_the_engine_total(resnet: tuple[Path, l
     assert an.layers_of("/Flatten") == []  # folded into the fc layer's ForeignNode
     # a node's time is the sum of the layers it became; layers' shares add up to the whole
     for name, positions in an.node_layers.items():
-        assert an.node_time_ms[name] == pytest.approx(sum(an.engine.layers[p].time.total_ms for p in positions))
+        assert an.node_time_ms[name] == pytest.approx(sum(total_ms(an.engine.layers[p]) for p in positions))
         assert 0 < an.node_time_ms[name] / total <= 1
     mapped = {p for positions in an.node_layers.values() for p in positions}
     unmapped = set(range(len(an.engine.layers))) - mapped
@@ -234,7 +240,8 @@ def test_engine_alone_without_a_model(trt_real: Path) -> None:
     an = analyze(engine, columns=True)
     assert an.mapping is None and an.model_path is None and "mapping" not in an.to_json()
     assert an.node_layers == {} and an.node_time_ms == {}  # nothing names ONNX nodes without a model
-    assert an.total_time_ms == engine.total_time_ms > 0 and an.findings
+    assert an.total_time_ms is not None and an.total_time_ms == engine.total_time_ms and an.total_time_ms > 0
+    assert an.findings
     assert an.columns is not None and an.columns.text == layer_columns(an.engine, an.findings).text
     assert without_machine(layers_cli(files)) == as_json(an)
 

@@ -90,7 +90,7 @@ def test_each_change_emits_its_event(two_models: tuple[Path, Path]) -> None:
     ws = Workspace()
     rec = Recorder(ws)
     open_model(ws, a)
-    ws.set_engine(load_engine([RTX_LOG]), [RTX_LOG])
+    ws.set_engine(load_engine([RTX_LOG]), [str(RTX_LOG)])
     ws.set_unsupported([{"node": "/conv1/Conv", "op_type": "Conv", "reason": "test"}])
     ws.set_accuracy({"fp16": {"max_abs": 0.01}})
     ws.select_nodes(["/conv1/Conv"])
@@ -187,10 +187,11 @@ def test_an_analysis_for_what_is_no_longer_open_is_refused(two_models: tuple[Pat
     ws = Workspace()
     open_model(ws, a)
     engine = load_engine([RTX_LOG])
-    ws.set_engine(engine, [RTX_LOG])
+    ws.set_engine(engine, [str(RTX_LOG)])
     assert ws.analysis is None and ws.engine_paths == [str(RTX_LOG)]
     engine_in, model_in, unsupported, token = ws.analysis_inputs()
     assert engine_in is engine and model_in is ws.model and unsupported == []
+    assert engine_in is not None
     result = analyze(engine_in, model_in, unsupported)
     open_model(ws, b)  # the worker was still computing when B opened
     assert not ws.set_analysis(result, token) and ws.analysis is None
@@ -199,7 +200,7 @@ def test_an_analysis_for_what_is_no_longer_open_is_refused(two_models: tuple[Pat
     assert not ws.set_analysis(result, token)  # the parser's verdict came in meanwhile
     engine_in, model_in, unsupported, token = ws.analysis_inputs()
     assert unsupported == [{"node": "/conv1/Conv", "op_type": "Conv", "reason": "rejected"}]
-    assert ws.set_analysis(analyze(engine_in, model_in, unsupported), token) and ws.analysis is not None
+    assert engine_in is not None and ws.set_analysis(analyze(engine_in, model_in, unsupported), token) and ws.analysis is not None
     assert ws.report_inputs()["engine"] is ws.analysis.engine  # the analysed copy, with its findings
     open_model(ws, a)
     assert ws.unsupported == []  # the old model's rejected nodes go with it
@@ -209,7 +210,7 @@ def test_set_engine_with_its_analysis_and_selection_both_ways() -> None:
     ws = Workspace()
     ws.set_model(load_model(SAMPLE), sha256=sha(SAMPLE))
     engine = load_engine([RTX_LOG])
-    ws.set_engine(engine, [RTX_LOG], analysis=analyze(engine, ws.model))
+    ws.set_engine(engine, [str(RTX_LOG)], analysis=analyze(engine, ws.model))
     an = ws.analysis
     assert an is not None and an.model_path == str(SAMPLE)
     conv = next(n.name for n in ws.model.graph.nodes if n.op_type == "Conv")
@@ -232,7 +233,7 @@ def test_session_round_trip_keeps_each_run_under_its_model(two_models: tuple[Pat
     ws = Workspace()
     open_model(ws, a)
     engine = load_engine([RTX_LOG])
-    ws.set_engine(engine, [RTX_LOG])
+    ws.set_engine(engine, [str(RTX_LOG)])
     finished_run(ws, b)  # not A's: stays out of A's session
     run_a = finished_run(ws, a, iterations=11)
     ws.set_accuracy({"fp16": {"max_abs_error": 0.02}})
@@ -247,7 +248,7 @@ def test_session_round_trip_keeps_each_run_under_its_model(two_models: tuple[Pat
     assert entry.model == str(a) and entry.status == "finished" and not entry.active
     assert entry.record.model_sha256 == run_a.record.model_sha256 == sha(a)
     assert entry.data.latency_ms.size == 11 and fresh.accuracy == {"fp16": {"max_abs_error": 0.02}}
-    assert len(fresh.engine.layers) == len(engine.layers)
+    assert fresh.engine is not None and len(fresh.engine.layers) == len(engine.layers)
     open_model(fresh, a)  # the caller opens the session's model
     assert fresh.last_run() is entry
     open_model(fresh, b)
