@@ -4,6 +4,8 @@ selection through a real analysis, reports and sessions of the open model only."
 from __future__ import annotations
 
 import hashlib
+import shutil
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,12 +15,15 @@ import onnx
 import onnx_models as models
 import pytest
 from conftest import SAMPLE
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from trtstudio.engine.analysis import analyze
 from trtstudio.engine.load import load_engine
 from trtstudio.graph.model import load_model
 from trtstudio.profiling.runner import RunState
-from trtstudio.profiling.session import ProfileRequest, run_profile
+from trtstudio.profiling.session import ProfileRequest, RunRecord, run_profile
 from trtstudio.report import build_report, load_session, save_session
 from trtstudio.report.model import make_session
 from trtstudio.report.session import RunData, write_session
@@ -268,3 +273,80 @@ def test_session_runs_without_a_full_record_still_load(two_models: tuple[Path, P
     assert entry.record is not None and entry.record.shapes == {"x": [1, 3, 16, 16]}
     open_model(ws, a)
     assert ws.last_run() is entry  # by path: no hash was recorded
+
+
+# -- whatever the order of events, a report holds only a run of its own model ---------------------------------
+
+
+class WorkspaceMachine(RuleBasedStateMachine):
+    """Models opened, runs started and ended, files rewritten, in any order: the run a report takes
+    is always the latest ended run of exactly the model (path and content) open now."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dir = Path(tempfile.mkdtemp(prefix="trtstudio-ws-"))
+        self.paths = [self.dir / f"m{i}.onnx" for i in range(3)]
+        self.versions = [0, 0, 0]
+        for i, p in enumerate(self.paths):
+            onnx.save(models.conv_net(channels=2 + i), p)
+        self.shas = [sha(p) for p in self.paths]
+        self.ws = Workspace()
+        self.started: dict[int, tuple[str, str]] = {}  # id(entry) -> (model path, sha at start)
+
+    @rule(i=st.integers(0, 2))
+    def open_model(self, i: int) -> None:
+        self.ws.set_model(load_model(self.paths[i], infer_shapes=False), sha256=self.shas[i])
+
+    @rule()
+    def close_model(self) -> None:
+        self.ws.set_model(None)
+
+    @rule(i=st.integers(0, 2))
+    def start_run(self, i: int) -> None:
+        entry = self.ws.add_run(ProfileRequest(str(self.paths[i])))
+        self.started[id(entry)] = (str(self.paths[i]), self.shas[i])
+
+    @precondition(lambda self: bool(self.ws.active_runs()))
+    @rule(k=st.integers(0, 10), failed=st.booleans())
+    def end_run(self, k: int, failed: bool) -> None:
+        entry = self.ws.active_runs()[k % len(self.ws.active_runs())]
+        path, digest = self.started[id(entry)]
+        if failed:
+            self.ws.update_run(entry, status="failed", error="backend failed")
+            return
+        data = RunData(name=entry.label(), backend="ort", model=path, latency_ms=np.ones(3, np.float32),
+                       record={"model": path, "model_sha256": digest, "backend": "ort"})
+        self.ws.update_run(entry, status="finished", data=data, record=RunRecord.from_json(data.record))
+
+    @rule(i=st.integers(0, 2))
+    def rewrite_file(self, i: int) -> None:
+        self.versions[i] += 1
+        onnx.save(models.conv_net(channels=2 + i, batch=self.versions[i]), self.paths[i])
+        self.shas[i] = sha(self.paths[i])
+
+    @invariant()
+    def runs_keep_their_model(self) -> None:
+        for entry in self.ws.runs:
+            assert entry.model == self.started[id(entry)][0]
+
+    @invariant()
+    def report_takes_a_run_of_the_open_model_only(self) -> None:
+        entry = self.ws.last_run()
+        run = self.ws.report_inputs()["run"]
+        assert run is (entry.data if entry is not None else None)
+        ended = [e for e in self.ws.runs if e.data is not None]
+        if self.ws.model is None:
+            expected = ended[-1] if ended else None
+        else:
+            own = [e for e in ended if self.started[id(e)] == (self.ws.model_path, self.ws.model_sha256)]
+            expected = own[-1] if own else None
+        assert entry is expected
+        if run is not None and self.ws.model is not None:
+            assert run.model == self.ws.model_path and run.record["model_sha256"] == self.ws.model_sha256
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+TestWorkspaceMachine = WorkspaceMachine.TestCase
+TestWorkspaceMachine.settings = settings(max_examples=100, stateful_step_count=30, deadline=None)
