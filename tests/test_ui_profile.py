@@ -10,11 +10,8 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from backend_doubles import FailingOrtBackend, failing_factory
 from onnx import TensorProto, helper, numpy_helper
-
-from trtstudio.backends.base import InferTiming
-from trtstudio.backends.ort import OrtBackend
-from trtstudio.errors import BackendError
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore("propagateSizeHints")]
 
@@ -39,28 +36,6 @@ def tiny_model(path: Path, size: int = 32) -> Path:
     onnx.checker.check_model(model)
     onnx.save(model, path)
     return path
-
-
-class FailingOrtBackend(OrtBackend):
-    """Test double: the real ORT backend that raises a BackendError on its ``fail_at``-th inference."""
-
-    fail_at = 200
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.calls = 0
-
-    def infer_once(self) -> InferTiming:
-        self.calls += 1
-        if self.calls >= self.fail_at:
-            raise BackendError("simulated device loss (test double)")
-        return super().infer_once()
-
-
-def failing_factory(name: str, path: str, **options: Any) -> FailingOrtBackend:
-    b = FailingOrtBackend(name=name)
-    b.load(path, {k: v for k, v in options.items() if v is not None})
-    return b
 
 
 @pytest.fixture
@@ -355,37 +330,6 @@ def test_live_panels_mark_spikes_split_and_memory_growth(qtbot: Any) -> None:
     qtbot.wait(50)  # let the layout take the hidden histogram's room before the screenshot
     assert live.tp_plot.geometry().x() < live.width() // 4
     live.grab().save(str(SCREENSHOT.with_name("live_synthetic.png")))
-
-
-def test_sample_window_follows_a_buffer_written_concurrently() -> None:
-    from trtstudio.profiling.samples import SampleBuffer
-    from trtstudio.ui.live_panels import SampleWindow
-
-    buf = SampleBuffer(5_000)
-    win = SampleWindow(buf.capacity)
-    stop = threading.Event()
-
-    def writer() -> None:
-        i = 0
-        while not stop.is_set() and i < 60_000:
-            buf.append(i * 1e-6, float(i))
-            i += 1
-
-    th = threading.Thread(target=writer)
-    th.start()
-    sizes = []
-    while th.is_alive():
-        win.update(buf)
-        cols = win.columns()
-        sizes.append(len(win))
-        y = cols["latency_ms"]
-        assert np.all(np.diff(y) == 1.0)  # no gap, no repeat, in order, across compactions
-        if len(sizes) > 20_000:
-            stop.set()
-    th.join()
-    win.update(buf)
-    np.testing.assert_array_equal(win.columns()["latency_ms"], buf.snapshot()["latency_ms"])
-    assert len(win) == min(buf.count, buf.capacity) and max(sizes) <= buf.capacity
 
 
 # -- workers ---------------------------------------------------------------------------------------

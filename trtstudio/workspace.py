@@ -271,7 +271,7 @@ class Workspace:
             self.set_engine(rec.info, rec.paths)
         for rd in session.runs:
             model = rd.model or session.model_path or ""
-            record = RunRecord(**rd.record) if rd.record and set(rd.record) >= {"model", "backend"} else None
+            record = RunRecord.from_json(rd.record)
             entry = RunEntry(model=model, backend=str(rd.backend or "?"), record=record, status="finished", data=rd,
                              model_sha256=record.model_sha256 if record is not None else None)
             self.runs.append(entry)

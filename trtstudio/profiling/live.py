@@ -26,7 +26,10 @@ def round_sig(v: float, down: bool, digits: int = 2) -> float:
     if v <= 0 or not math.isfinite(v):
         return v
     step = 10.0 ** (math.floor(math.log10(v)) - digits + 1)
-    return (math.floor(v / step) if down else math.ceil(v / step)) * step
+    r = (math.floor(v / step) if down else math.ceil(v / step)) * step
+    # a value with ``digits`` digits already stays as it is: k * step can land an ulp past it
+    # (0.95 -> 0.9500000000000001), which made the histogram's range start above its own minimum
+    return v if math.isclose(r, v, rel_tol=1e-12) else r
 
 
 def peak_decimate(

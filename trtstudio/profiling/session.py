@@ -19,7 +19,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from trtstudio.errors import FieldError, InputError
@@ -92,6 +92,15 @@ class RunRecord:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> RunRecord | None:
+        """Inverse of ``to_json``, lenient for saved sessions: unknown keys are ignored, a missing hash
+        is None; None without ``model`` and ``backend``."""
+        if not isinstance(doc, dict) or not {"model", "backend"} <= set(doc):
+            return None
+        known = {f.name for f in fields(cls)}
+        return cls(**{"model_sha256": None, **{k: v for k, v in doc.items() if k in known}})
 
     def same_model(self, path: str | None, sha256: str | None) -> bool:
         """True when ``path``/``sha256`` name the model this run ran (the hash decides when both are known)."""

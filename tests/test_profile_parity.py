@@ -1,0 +1,91 @@
+"""`trtstudio profile M --json` and the Live profile panel's run of the same request give the same
+document: the same schema and key structure, the same request settings; figures from their own runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.gui
+
+ITERATIONS = 60
+WARMUP = 3
+
+
+def structure(obj: Any) -> Any:
+    """The key structure of a JSON document: dicts by key (recursively), lists of dicts by their
+    first item, every other value as "value" (numbers, strings, None alike)."""
+    if isinstance(obj, dict):
+        return {str(k): structure(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return ["list", structure(obj[0])] if obj and isinstance(obj[0], dict) else "list"
+    return "value"
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    from test_ui_profile import tiny_model
+
+    return tiny_model(tmp_path / "tiny.onnx")
+
+
+def cli_doc(model: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    from trtstudio.cli import main
+
+    capsys.readouterr()
+    rc = main(["profile", str(model), "--json", "--backend", "ort", "--shapes", "x:1x32", "--iterations",
+               str(ITERATIONS), "--warmup", str(WARMUP), "--threads", "1", "--per-layer-iterations", "20"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def panel_doc(qtbot: Any, model: Path) -> dict[str, Any]:
+    from trtstudio.ui.profile_panel import ProfilePanel
+
+    panel = ProfilePanel()
+    qtbot.addWidget(panel)
+    try:
+        with qtbot.waitSignal(panel.sig_model_ready, timeout=10_000):
+            panel.set_model(str(model))
+        panel.backend_combo.setCurrentIndex(panel.backend_combo.findData("ort"))
+        panel.count_mode.setCurrentIndex(0)  # iterations
+        panel.count_spin.setValue(ITERATIONS)
+        panel.warmup_spin.setValue(WARMUP)
+        panel.threads_spin.setValue(1)
+        panel.layers_spin.setValue(20)
+        assert panel.shapes() == {"x": (1, 32)}
+        with qtbot.waitSignal(panel.sig_run_finished, timeout=60_000) as blocker:
+            panel.start()
+        doc = blocker.args[0]
+    finally:
+        assert panel.shutdown(10_000)
+    assert isinstance(doc, dict)
+    return json.loads(json.dumps(doc, default=float))  # type: ignore[no-any-return]
+
+
+def test_cli_and_panel_produce_the_same_document(qtbot: Any, tiny: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cli = cli_doc(tiny, capsys)
+    gui = panel_doc(qtbot, tiny)
+    assert cli["schema"] == gui["schema"] == "trtstudio.profile/1"
+    assert structure(gui) == structure(cli)
+    # the same request: the settings recorded with each run are equal, value for value
+    assert gui["settings"] == cli["settings"]
+    sha = hashlib.sha256(tiny.read_bytes()).hexdigest()
+    for doc in (cli, gui):
+        assert doc["model"] == str(tiny) and doc["model_sha256"] == sha and doc["backend"] == "ort"
+        assert doc["shapes"] == {"x": [1, 32]} and doc["error"] is None and not doc["stopped"]
+        assert doc["latency_ms"]["count"] == ITERATIONS  # each from its own run
+        assert doc["throughput"]["inferences_per_s"] > 0
+
+
+def test_structure_tells_documents_apart() -> None:
+    a = {"schema": "s", "latency_ms": {"count": 1, "p99": 2.0}, "layers": [{"name": "x", "time_ms": 1.0}]}
+    assert structure(a) == structure({"schema": "t", "latency_ms": {"count": 5, "p99": None},
+                                      "layers": [{"name": "y", "time_ms": 3.0}]})
+    assert structure(a) != structure({**a, "latency_ms": {"count": 1}})
+    assert structure(a) != structure({**a, "layers": [{"name": "x"}]})
