@@ -119,6 +119,7 @@ class Workspace:
         nodes of the old model are dropped."""
         self.model, self.display, self.model_sha256 = model, display, sha256
         self._model_gen += 1
+        self.analysis = None  # it was made for the previous graph: the caller supplies the new one
         self.unsupported = []
         self.selection = Selection()
         self.events.emit("model", self)

@@ -88,27 +88,22 @@ def _summary(engine: Any, mapping: Any) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Read, map, diagnose, print. Exit 0; bad input raises InputError (exit 2)."""
-    from trtstudio.engine.diagnose import diagnose
+    from trtstudio.engine.analysis import analyze
     from trtstudio.engine.load import load_engine, require_layers
-    from trtstudio.engine.mapping import map_layers
 
     engine = load_engine(args.files, profile=args.profile)
     require_layers(engine)
     graph = None
-    mapping = None
     if args.onnx:
         from trtstudio.graph.model import load_model
 
         graph = load_model(args.onnx).graph
-        mapping = map_layers(engine, graph)
-    engine.findings = diagnose(engine, graph, model_precision=args.precision)
-    from trtstudio.engine.compat import machine_findings  # engine vs this machine's runtime, GPU, driver
-
-    engine.findings += machine_findings(engine, list(args.files))
+    # the one analysis (mapping, rules, engine vs this machine) the window and reports make too
+    analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files))
+    engine, mapping = analysis.engine, analysis.mapping
     if args.json:
-        doc = engine.to_json()
+        doc = analysis.to_json()
         if mapping is not None:
-            doc["mapping"] = mapping.to_json()
             doc["mapping"]["model"] = args.onnx
         if args.findings_only:
             doc = {"schema": doc["schema"], "source": doc["source"], "findings": doc["findings"],

@@ -92,17 +92,24 @@ def analyze(
     unsupported: Iterable[dict[str, Any]] | None = None,
     model_precision: str | None = None,
     columns: bool = False,
+    machine: Iterable[str] | None = None,
 ) -> Analysis:
     """Map ``engine`` to ``graph`` (a Model or Graph; None: keep the layers' own ``onnx_nodes``),
     run the diagnostics (``unsupported``: the parser's rejected nodes; ``model_precision``: what
     the model is meant to run in) and derive the per-node figures; ``columns`` also computes the
-    layer table's cells. Pure: ``engine`` is not changed."""
+    layer table's cells; ``machine`` (the files the engine was read from) adds the findings of
+    :func:`trtstudio.engine.compat.machine_findings` (can this machine run it: runtime, GPU, driver).
+    Pure: ``engine`` is not changed."""
     model_path = getattr(graph, "path", None)
     g = graph.graph if graph is not None and not hasattr(graph, "nodes") and hasattr(graph, "graph") else graph
     eng = _copy_engine(engine)
     mapping = map_layers(eng, g) if g is not None else None
     unsupported_list = [dict(u) for u in (unsupported or ())]
     findings = diagnose(eng, g, unsupported_list, model_precision=model_precision)
+    if machine is not None:
+        from trtstudio.engine.compat import machine_findings
+
+        findings += machine_findings(eng, list(machine))
     eng.findings = findings
     node_layers: dict[str, list[int]] = {}
     if mapping is not None:

@@ -209,7 +209,6 @@ def _run(run: Any) -> RunData | None:
 def make_session(model: Any = None, engine: Any = None, run: Any = None, accuracy: dict[str, Any] | None = None,
                  graph_png: bytes | None = None, title: str | None = None) -> Session:
     """A Session from live objects (see ``build_report`` for what each argument accepts)."""
-    from trtstudio.engine.diagnose import diagnose
     from trtstudio.report.session import engine_from_json
 
     m = _load_model(model)
@@ -226,11 +225,13 @@ def make_session(model: Any = None, engine: Any = None, run: Any = None, accurac
         if svg:
             session.graph_picture = Picture("image/svg+xml", svg.encode("utf-8"))
     if info is not None:
-        if m is not None and info.layers and not any(lay.onnx_nodes for lay in info.layers):
-            from trtstudio.engine.mapping import map_layers
+        findings = info.findings
+        unmapped = m is not None and info.layers and not any(lay.onnx_nodes for lay in info.layers)
+        if unmapped or not findings:  # not analysed yet (a window's engine comes analysed)
+            from trtstudio.engine.analysis import analyze
 
-            map_layers(info, m.graph)
-        findings = info.findings or diagnose(info, m.graph if m is not None else None)
+            analysis = analyze(info, m.graph if m is not None else None)
+            info, findings = analysis.engine, analysis.findings
         doc = info.to_json()
         doc["findings"] = [f.to_json() for f in findings]
         session.engines.append(EngineRecord(paths, engine_from_json(doc)))

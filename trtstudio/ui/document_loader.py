@@ -18,10 +18,12 @@ from trtstudio.ui.graph_scene import build_display
 from trtstudio.ui.workers import error_text, run_in_thread
 
 
-def _analyze(engine: Any, model: Any, unsupported: list[dict[str, Any]]) -> Any:
+def _analyze(engine: Any, model: Any, unsupported: list[dict[str, Any]], paths: list[str] | None) -> Any:
+    """The engine analysis with the table's columns and (with the files it was read from) the
+    engine-vs-this-machine findings."""
     from trtstudio.engine.analysis import analyze
 
-    return analyze(engine, model, unsupported, columns=True)
+    return analyze(engine, model, unsupported, columns=True, machine=paths or None)
 
 
 def _infer_shapes(model: Any) -> tuple[Any, dict[str, Any]]:
@@ -64,7 +66,7 @@ class DocumentLoader(QObject):
         self.w.prefs.remember(path)
         ws = self.w.workspace
         ws.disturb_runs(f"opened {Path(path).name} in this process")
-        engine, engine_gen = ws.engine, ws.token()[1]
+        engine, engine_gen, engine_paths = ws.engine, ws.token()[1], list(ws.engine_paths)
 
         def work() -> tuple[Any, ...]:
             from trtstudio.graph.model import load_model
@@ -72,7 +74,7 @@ class DocumentLoader(QObject):
 
             model = load_model(path, infer_shapes=False)  # shapes follow in another worker
             display = build_display(model.graph)
-            analysis = _analyze(engine, model, []) if engine is not None else None
+            analysis = _analyze(engine, model, [], engine_paths) if engine is not None else None
             return model, display, model.summary(), file_sha256(path), analysis
 
         def done(result: tuple[Any, ...]) -> None:
@@ -111,7 +113,7 @@ class DocumentLoader(QObject):
             from trtstudio.engine.load import load_engine
 
             engine = load_engine(paths)
-            return engine, _analyze(engine, model, unsupported)
+            return engine, _analyze(engine, model, unsupported, paths)
 
         def done(result: tuple[Any, Any]) -> None:
             engine, analysis = result
@@ -133,9 +135,10 @@ class DocumentLoader(QObject):
     def reanalyze(self) -> None:
         """Analyse the open engine against the open model again, in a worker (stale results are dropped)."""
         engine, model, unsupported, token = self.w.workspace.analysis_inputs()
+        paths = list(self.w.workspace.engine_paths)
         if engine is not None:
-            self.work("Analysing the engine...", lambda: _analyze(engine, model, unsupported),
-                       lambda a: self.w.workspace.set_analysis(a, token), name="analysis")
+            self.work("Analysing the engine...", lambda: _analyze(engine, model, unsupported, paths),
+                      lambda a: self.w.workspace.set_analysis(a, token), name="analysis")
 
     def check_support(self) -> None:
         """Engine > Check TensorRT support: the parser's verdict per node, without building."""

@@ -199,6 +199,7 @@ class ProfilePanel(QWidget):
         self._planned: dict[str, str] = {}  # input -> the run shape the plan filled in (edits differ)
         self._pending_model: str | None = None  # opened while a run of another model goes on
         self._request: ProfileRequest | None = None
+        self.last_outcome: ProfileOutcome | None = None  # the last finished run (samples included)
         self._build()
         self._sync_buttons()
 

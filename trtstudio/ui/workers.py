@@ -2,7 +2,8 @@
 
 Standard QThread wiring (STYLE.md): a worker QObject without parent is moved to a QThread without
 parent; ``thread.started -> worker.work``, ``worker finished -> thread.quit``, ``deleteLater`` on
-both. The task talks to the GUI only through queued signals, re-emitted by a ``WorkerHandle`` that
+the thread. The worker moves itself back to the GUI thread when its task ends and is deleted
+there (deleting a Python-wrapped QObject on the worker thread can deadlock with the GIL). The task talks to the GUI only through queued signals, re-emitted by a ``WorkerHandle`` that
 lives in the GUI thread; workers never touch widgets. Stop is cooperative: ``request_stop`` sets
 the task's flag (and the caller's ``cancel_state``); shutdown quits and waits, never terminates.
 
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QDialog, QLabel, QProgressBar, QPushButton
 
@@ -54,6 +55,13 @@ class _Worker(QObject):
             self.sig_done.emit(result)
         finally:
             self.sig_finished.emit()
+            # Hand the worker back to the GUI thread: its C++ side is then deleted there, with the
+            # GIL held. Deleted on this thread (deleteLater), ~QObject takes Qt's connection mutex
+            # and then waits for the GIL (shiboken's override lookup) while the GUI thread holds
+            # the GIL and waits for that mutex in connect(): a deadlock seen under load.
+            app = QCoreApplication.instance()
+            if app is not None:
+                self.moveToThread(app.thread())
 
 
 class WorkerHandle(QObject):
@@ -84,7 +92,6 @@ class WorkerHandle(QObject):
         self.worker.moveToThread(self.qthread)
         self.qthread.started.connect(self.worker.work)
         self.worker.sig_finished.connect(self.qthread.quit)
-        self.worker.sig_finished.connect(self.worker.deleteLater)
         self.qthread.finished.connect(self.qthread.deleteLater)
         # the handle lives in the GUI thread: these connections are queued
         self.worker.sig_done.connect(self._on_worker_done)
@@ -150,6 +157,7 @@ class WorkerHandle(QObject):
     @Slot()
     def _on_thread_finished(self) -> None:
         _unregister(self)
+        self.worker = None  # type: ignore[assignment]  # deleted here, on the GUI thread (see _Worker.work)
 
 
 def _unregister(handle: WorkerHandle) -> None:

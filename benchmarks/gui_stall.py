@@ -1,0 +1,126 @@
+"""How long the GUI thread stops answering while a model and engine files are opened, as a user would.
+
+    python benchmarks/gui_stall.py --model M.onnx --engine FILE [FILE ...]
+    python benchmarks/gui_stall.py --synthetic [--layers 50000]   # benchmarks/engine.py's engine + its ONNX
+
+Opens the real MainWindow offscreen, loads the model (``open_model``), waits until the window is
+idle, then opens the engine files (``open_engine``) and waits again. A 10 ms QTimer on the GUI
+thread records its ticks; a stall is the gap between two ticks beyond the timer's period. Prints
+one JSON line: ``{"max_stall_ms", "p99_stall_ms", "load_s", ...}``. Budget (issue 11): max stall
+<= 100 ms for a 100,000-node model and a 50,000-layer engine. ``--profile FILE`` writes a cProfile
+of the GUI thread during the load (what runs on it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+BUDGET_MS = 100.0
+
+
+def synthetic(layers: int, tmp: Path) -> tuple[Path, list[Path]]:
+    """benchmarks/engine.py's inspector JSON, profile and matching ONNX model (2 nodes per layer)."""
+    import engine as eb  # benchmarks/engine.py
+
+    doc, spec, profile = eb.make_engine(max(1, layers // eb.LAYERS_PER_BLOCK))
+    lp, pp, op = tmp / "bench.layers.json", tmp / "bench.profile.json", tmp / "bench.onnx"
+    lp.write_text(json.dumps(doc))
+    pp.write_text(json.dumps(profile))
+    eb.write_onnx(spec, op)
+    return op, [lp, pp]
+
+
+def measure(model: Path, engine_files: list[Path], profile_out: str | None = None) -> dict[str, object]:
+    import numpy as np
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from trtstudio.ui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([])
+    win = MainWindow()
+    win.resize(1400, 900)
+    win.show()
+    for _ in range(20):
+        app.processEvents()
+        time.sleep(0.01)
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    errors: list[str] = []
+    win.sig_error.connect(errors.append)
+    prof = None
+    if profile_out:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+    timer.start()
+    t0 = time.perf_counter()
+    phases = {}
+    for name, start in (("model", lambda: win.open_model(str(model))),
+                        ("engine", lambda: win.open_engine([str(p) for p in engine_files]) if engine_files else None)):
+        p0 = time.perf_counter()
+        start()
+        app.processEvents()
+        while True:
+            app.processEvents()
+            if not win.is_busy():
+                break
+            time.sleep(0.002)
+        for _ in range(30):  # the first paint of what arrived
+            app.processEvents()
+            time.sleep(0.005)
+        phases[f"{name}_s"] = round(time.perf_counter() - p0, 3)
+    load_s = time.perf_counter() - t0
+    timer.stop()
+    if prof is not None:
+        prof.disable()
+        prof.dump_stats(profile_out)
+    gaps = np.diff(np.asarray(ticks)) * 1000.0 if len(ticks) > 1 else np.zeros(1)
+    stalls = np.maximum(gaps - 10.0, 0.0)
+    out = {
+        "bench": "gui_stall", "model": str(model), "engine": [str(p) for p in engine_files],
+        "nodes": len(win.model.graph.nodes) if win.model is not None else None,
+        "layers": len(win.engine.layers) if win.engine is not None else None,
+        "findings": len(win.analysis.findings) if win.analysis is not None else None,
+        "max_stall_ms": round(float(stalls.max()), 1), "p99_stall_ms": round(float(np.percentile(stalls, 99)), 1),
+        "stalls_over_100ms": int((stalls > 100).sum()), "ticks": len(ticks), "load_s": round(load_s, 3),
+        **phases, "budget_ms": BUDGET_MS, "ok": bool(stalls.max() <= BUDGET_MS) and not errors, "errors": errors,
+    }
+    win.shutdown()
+    win.close()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model")
+    ap.add_argument("--engine", nargs="*", default=[])
+    ap.add_argument("--synthetic", action="store_true", help="benchmarks/engine.py's engine and model")
+    ap.add_argument("--layers", type=int, default=50_000)
+    ap.add_argument("--profile", help="write a cProfile of the load to this file")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.synthetic:
+            model, engine_files = synthetic(args.layers, Path(tmp))
+        elif args.model:
+            model, engine_files = Path(args.model), [Path(p) for p in args.engine]
+        else:
+            ap.error("give --model (and --engine) or --synthetic")
+        print(json.dumps(measure(model, engine_files, args.profile)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
