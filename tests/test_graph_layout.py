@@ -234,3 +234,21 @@ def test_count_crossings_known_cases() -> None:
     assert count_crossings(np.array([], dtype=np.int64), np.array([], dtype=np.int64)) == 0
     with pytest.raises(ValueError):
         count_crossings(np.arange(3), np.arange(2))
+
+
+def test_a_source_feeding_every_block_of_a_deep_chain_stays_bounded() -> None:
+    """One graph input used by each of 4,000 chained nodes (a shared mask or shape input) would need
+    ~8 million dummy nodes; the longest edges are drawn straight instead, ending on their nodes."""
+    from trtstudio.graph import layout as lay_mod
+
+    chain = 4000
+    n = chain + 1  # node 0 is the shared input
+    src = np.r_[np.arange(1, chain), np.zeros(chain, dtype=np.int64)]
+    dst = np.r_[np.arange(2, chain + 1), np.arange(1, chain + 1)]
+    out = layout(n, src, dst, sweeps=1)
+    assert out.layer[chain] - out.layer[1] == chain - 1  # the chain keeps its layers
+    pts = [out.edge_xy[out.edge_offsets[i]:out.edge_offsets[i + 1]] for i in range(src.size)]
+    dummies = sum(len(p) - 2 for p in pts)
+    assert dummies <= lay_mod._DUMMY_BUDGET * n
+    for i in range(src.size):  # every edge still runs from its source to its target
+        assert abs(pts[i][0, 0] - out.x[src[i]]) < 1e-6 and abs(pts[i][-1, 0] - out.x[dst[i]]) < 1e-6

@@ -32,6 +32,7 @@ import numpy as np
 DEFAULT_WIDTH = 160.0
 DEFAULT_HEIGHT = 36.0
 _BAND = 64  # layers re-sorted per pipelined sweep step (see _Orderer.band_sweep)
+_DUMMY_BUDGET = 16  # dummy nodes per real node before the longest edges are drawn straight
 _EDGE_POINTS_LIMIT = 20_000  # above this many input edges, Layout.edge_points is None (use edge_xy)
 
 
@@ -312,9 +313,20 @@ def _prepare(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.n
 def _split_long_edges(
     n: int, s: np.ndarray, d: np.ndarray, lay: np.ndarray, topo: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Dummy nodes for long edges. Returns (layer_all, init_key, tie, seg_u, seg_v, chain, chain_off)."""
+    """Dummy nodes for long edges. Returns (layer_all, init_key, tie, seg_u, seg_v, chain, chain_off).
+
+    When the dummies would pass ``_DUMMY_BUDGET`` per node (one graph input feeding every block of a
+    deep model: hundreds of millions of dummies), the longest edges get none: they are drawn
+    straight and take no part in crossing reduction."""
     span = lay[d] - lay[s]
     extra = span - 1
+    direct = np.zeros(span.size, dtype=bool)
+    budget = _DUMMY_BUDGET * max(n, 1)
+    if int(extra.sum()) > budget:
+        order = np.argsort(extra, kind="stable")
+        within = np.cumsum(extra[order]) <= budget
+        direct[order[~within]] = True
+        extra = np.where(direct, 0, extra)
     n_dummy = int(extra.sum())
     e_of_dummy = np.repeat(np.arange(s.size, dtype=np.int64), extra)
     first_dummy = np.cumsum(extra) - extra
@@ -323,15 +335,18 @@ def _split_long_edges(
     # initial order: visit order for real nodes; a dummy follows its edge's source
     key = np.r_[topo.astype(np.float64), topo[s][e_of_dummy] + 0.5]
     tie = np.r_[np.zeros(n, dtype=np.int64), topo[d][e_of_dummy]]
-    clen = span + 1
+    clen = extra + 2
     chain_off = np.r_[0, np.cumsum(clen)].astype(np.int64)
     chain = np.empty(int(chain_off[-1]), dtype=np.int64)
     starts = chain_off[:-1]
     chain[starts] = s
-    chain[starts + span] = d
+    chain[starts + clen - 1] = d
     chain[np.repeat(starts, extra) + step] = n + np.arange(n_dummy, dtype=np.int64)
-    seg_u = np.delete(chain, starts + span)
+    seg_u = np.delete(chain, starts + clen - 1)
     seg_v = np.delete(chain, starts)
+    if direct.any():  # a straight edge spans many layers: not a segment between adjacent layers
+        keep = ~np.repeat(direct, clen - 1)
+        seg_u, seg_v = seg_u[keep], seg_v[keep]
     return layer_all, key, tie, seg_u, seg_v, chain, chain_off
 
 

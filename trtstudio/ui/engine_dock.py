@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QLabel, QTabWidget, QTreeWidget, QTreeWidgetItem, QWidget
 
 from trtstudio.palette import SEVERITY_COLORS
+
+FINDINGS_CHUNK = 1000  # tree items added per event-loop turn
 
 
 class EngineTabs(QTabWidget):
@@ -24,6 +26,8 @@ class EngineTabs(QTabWidget):
         self.layer_table: Any = None
         self.charts: Any = None
         self.log_panel: Any = None
+        self._pending: list[Any] = []  # findings not yet added to the tree
+        self._gen = 0
         try:
             from trtstudio.ui.layer_table import LayerTableView
 
@@ -62,16 +66,35 @@ class EngineTabs(QTabWidget):
             self.charts.set_engine(eng)
         self.findings_view.clear()
         findings = analysis.findings if analysis is not None else []
+        self._pending = list(findings)
+        self._gen += 1
+        self.setTabText(self.indexOf(self.findings_view), f"Findings ({len(findings)})")
+        self._add_findings(self._gen)
+
+    def _add_findings(self, gen: int) -> None:
+        """Add the next chunk of findings; the rest follow on later event-loop turns, so tens of
+        thousands of findings never hold the GUI thread for long."""
+        if gen != self._gen:
+            return  # a newer analysis replaced them
+        chunk, self._pending = self._pending[:FINDINGS_CHUNK], self._pending[FINDINGS_CHUNK:]
+        brushes = {sev: QBrush(QColor(c)) for sev, c in SEVERITY_COLORS.items()}
+        other = QBrush(QColor("#333333"))
         items = []
-        for f in findings:
+        for f in chunk:
             item = QTreeWidgetItem([f.severity, f.kind, f.layer or "", f.message, f.hint])
             item.setData(0, Qt.ItemDataRole.UserRole, (f.layer_index, list(f.nodes)))
-            item.setForeground(0, QColor(SEVERITY_COLORS.get(f.severity, "#333333")))
+            item.setForeground(0, brushes.get(f.severity, other))
             items.append(item)
         self.findings_view.addTopLevelItems(items)
-        for c in range(4):
-            self.findings_view.resizeColumnToContents(c)
-        self.setTabText(self.indexOf(self.findings_view), f"Findings ({len(findings)})")
+        if self.findings_view.topLevelItemCount() == len(items):  # the first chunk sizes the columns
+            for c in range(4):
+                self.findings_view.resizeColumnToContents(c)
+        if self._pending:
+            QTimer.singleShot(0, lambda: self._add_findings(gen))
+
+    def finding_count(self) -> int:
+        """Findings listed so far (all of them once the chunks are in)."""
+        return self.findings_view.topLevelItemCount()
 
     def select_layers(self, positions: list[int]) -> None:
         """Select rows of the layer table (no signal loop: the table does not re-emit)."""

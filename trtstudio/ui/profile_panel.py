@@ -140,13 +140,15 @@ def read_model_inputs(path: str) -> list[dict[str, Any]]:
 def _specs_task(path: str, backend: str, factory: BackendFactory | None) -> Any:
     def task(state: TaskState) -> list[dict[str, Any]]:
         if path.lower().endswith(".onnx"):
-            from trtstudio.backends.inputs import run_plan
+            from trtstudio.backends.shapes import plan_shapes
 
             specs = read_model_inputs(path)
-            # the shape plan the run will use (user sizes aside): metadata, graph-pinned dims, a probe
-            plan = run_plan(path, {})
+            # the shape plan (metadata, graph-pinned dims, defaults) without the onnxruntime probe the
+            # run itself may make: a probe builds a session, too heavy to do on every model opened
+            plan = plan_shapes(path, {}, probe=False) if specs else None
+            by_name = {i.name: i for i in plan.inputs} if plan is not None else {}
             for spec in specs:
-                planned = plan.get(spec["name"]) if plan is not None else None
+                planned = by_name.get(spec["name"])
                 if planned is not None:
                     spec["run"] = list(planned.opt)
                     spec["sources"] = list(planned.sources)

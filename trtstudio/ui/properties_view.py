@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtWidgets import QTabWidget, QTextBrowser, QTreeWidget, QTreeWidgetItem, QWidget
 
 MAX_LAYERS_LISTED = 50
+MAX_IO_ROWS = 200  # inputs/outputs listed in the Model tab
 
 
 def fmt_bytes(n: int | None) -> str:
@@ -27,9 +28,13 @@ def fmt_bytes(n: int | None) -> str:
 def summary_html(s: dict[str, Any]) -> str:
     """The Model tab's page for ``Model.summary()``."""
     def io_rows(items: list[dict[str, Any]]) -> str:
-        return "".join(
+        rows = "".join(
             f"<tr><td>{html.escape(t['name'])}</td><td>{t['dtype']}</td>"
-            f"<td>[{html.escape(', '.join(str(d) for d in (t['shape'] or ['?'])))}]</td></tr>" for t in items)
+            f"<td>[{html.escape(', '.join(str(d) for d in (t['shape'] or ['?'])))}]</td></tr>"
+            for t in items[:MAX_IO_ROWS])
+        if len(items) > MAX_IO_ROWS:  # a page of 25,000 rows takes seconds to lay out
+            rows += f"<tr><td colspan=3><i>... {len(items) - MAX_IO_ROWS:,} more</i></td></tr>"
+        return rows
 
     ops = "".join(f"<tr><td>{html.escape(k)}</td><td align=right>{v}</td></tr>" for k, v in s["op_counts"].items())
     subs = "".join(f"<li>{html.escape(g['owner'])}: {g['nodes']} nodes</li>" for g in s["subgraphs"])
