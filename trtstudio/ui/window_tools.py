@@ -45,7 +45,7 @@ class WindowTools(QObject):
         scroll = QScrollArea()  # the panels' minimum size must not push the window beyond the screen
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        holder.setMinimumSize(520, 560)
+        holder.setMinimumWidth(520)  # its height: what the controls and plots need (the dock scrolls, nothing overlaps)
         scroll.setWidget(holder)
         return scroll
 
