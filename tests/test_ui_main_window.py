@@ -250,3 +250,30 @@ def test_status_bar_names_backends_and_gpu(qtbot, window: MainWindow) -> None:
     assert "backends:" in text and "GPU:" in text
     assert ("onnxruntime" in text) == any(i["name"] == "onnxruntime" and i["status"] == "ok"
                                           for i in window.environment)
+
+
+@pytest.mark.rtx
+def test_check_support_paints_the_graph(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """Engine > Check TensorRT support (the real TensorRT-RTX parser): the rejected node is flagged
+    and coloured unsupported, the others supported, before any build."""
+    pytest.importorskip("tensorrt_rtx")
+    from trtstudio.engine.overlay import SUPPORT_COLORS
+
+    p = tmp_path / "custom.onnx"
+    onnx.save(models.custom_op(), str(p))
+    _open(qtbot, window, p)
+    window.loader.check_support()
+    qtbot.waitUntil(lambda: window.loader.last_check is not None and not window.is_busy(), timeout=60000)
+    g, dg = window.model.graph, window.display
+    frob = dg.display_index(g.node_by_name["frob"])
+    assert window.view.flagged == {frob}
+    assert [u["node"] for u in window.workspace.unsupported] == ["frob"]
+    assert window.view.legend and window.view.legend[0][0] == "supported by TensorRT"
+    states = window.loader.last_check.node_states(g)
+    assert states["frob"]["state"] == "unsupported"
+    for node in g.nodes:
+        color = window.view.fill_color(dg.display_index(node.index)).name()
+        if states[node.name]["state"] == "supported":
+            assert color == SUPPORT_COLORS["supported"], node.name
+        else:
+            assert color in (SUPPORT_COLORS["unsupported"], SUPPORT_COLORS["boundary"]), node.name

@@ -89,3 +89,24 @@ def error_overlay(nodes: Sequence[Any], errors: dict[str, float]) -> Overlay | N
     legend = [(f"rel. error {worst:.3g} (worst)", heat(1.0)), (f"{worst / 2:.3g}", heat(0.5)), ("~0", heat(0.0)),
               ("not measured", UNMEASURED_COLOR)]
     return Overlay(colors, [False] * len(colors), legend)
+
+
+SUPPORT_COLORS = {"supported": "#59a14f", "unsupported": "#d62728", "boundary": "#f28e2b"}
+
+
+def support_overlay(nodes: Sequence[Any], states: dict[str, dict[str, Any]]) -> Overlay:
+    """Nodes coloured by TensorRT's support check (``CheckResult.node_states``): supported,
+    unsupported, and the first/last node of an unsupported partition (where the graph would be cut
+    between TensorRT and another runtime); nodes the check did not cover stay pale."""
+    colors = []
+    for n in nodes:
+        st = states.get(n.name)
+        if st is None:
+            colors.append(UNMEASURED_COLOR)
+        elif st["state"] == "unsupported":
+            colors.append(SUPPORT_COLORS["boundary"] if st.get("boundary") else SUPPORT_COLORS["unsupported"])
+        else:
+            colors.append(SUPPORT_COLORS["supported"])
+    legend = [("supported by TensorRT", SUPPORT_COLORS["supported"]), ("unsupported", SUPPORT_COLORS["unsupported"]),
+              ("unsupported partition edge", SUPPORT_COLORS["boundary"]), ("not checked", UNMEASURED_COLOR)]
+    return Overlay(colors, [False] * len(colors), legend)

@@ -41,6 +41,7 @@ class DocumentLoader(QObject):
         super().__init__(window)
         self.w = window
         self.summary: dict[str, Any] | None = None
+        self.last_check: Any = None  # the last backends.support.CheckResult of the open model
 
     def work(self, what: str, fn: Any, done: Any, name: str = "load") -> None:
         """Run ``fn()`` in a worker with the busy count held; ``done(result)`` on the GUI thread,
@@ -147,20 +148,23 @@ class DocumentLoader(QObject):
             self.w.sig_error.emit("open an ONNX model first (File > Open)")
             return
 
-        def work() -> tuple[Any, list[dict[str, Any]]]:
+        def work() -> tuple[Any, list[dict[str, Any]], Any]:
             from trtstudio.backends.support import check_support
+            from trtstudio.engine.overlay import support_overlay
 
             r = check_support(model.path)
             names = [n.name for n in model.graph.nodes]
             items = [{**e, "node": names[e["index"]] if 0 <= e["index"] < len(names) else e["node"]}
                      for e in r.unsupported]
-            return r, items
+            return r, items, support_overlay(model.graph.nodes, r.node_states(model.graph))
 
-        def done(result: tuple[Any, list[dict[str, Any]]]) -> None:
-            r, items = result
+        def done(result: tuple[Any, list[dict[str, Any]], Any]) -> None:
+            r, items, ov = result
             if model is not self.w.workspace.model:
                 return
+            self.last_check = r
             self.w.mark_unsupported(items)
+            self.w.show_overlay(ov)
             self.w.statusBar().showMessage(
                 f"TensorRT support ({r.method}): " + ("every node is supported" if r.supported else
                                                      f"{len(items)} node(s) unsupported, marked in red"), 15000)

@@ -357,7 +357,11 @@ class MainWindow(QMainWindow):
     def show_node_errors(self, errors: dict[str, float]) -> None:
         """Heat overlay: each node coloured by the relative error of its output against FP32 (darkest = worst)."""
         if self.display is not None:
-            paint_overlay(self.view, self.display, error_overlay(self.display.graph.nodes, errors))
+            self.show_overlay(error_overlay(self.display.graph.nodes, errors))
+
+    def show_overlay(self, ov: Any) -> None:
+        """Paint an ``engine.overlay.Overlay`` (support check, errors) on the main graph."""
+        paint_overlay(self.view, self.display, ov)
 
     # ---- dialogs -------------------------------------------------------------------------------
     # ---- reports and sessions (SessionController) --------------------------------------------

@@ -166,6 +166,69 @@ def _specs_task(path: str, backend: str, factory: BackendFactory | None) -> Any:
     return task
 
 
+def _where(spec: dict[str, Any]) -> str:
+    """``dim: source`` of each dynamic dim of an input spec that carries the plan's ``sources``."""
+    return "; ".join(f"{d}: {src}" for d, src in zip(spec["shape"], spec.get("sources", []), strict=False)
+                     if not isinstance(d, int))
+
+
+def _run_dims(spec: dict[str, Any]) -> list[int]:
+    return spec.get("run") or [d if isinstance(d, int) and d > 0 else 1 for d in spec["shape"]]
+
+
+def fill_shapes_table(table: QTableWidget, specs: list[dict[str, Any]]) -> dict[str, str]:
+    """Rows input / model shape / run shape (editable; the plan's value, its sources as tooltip).
+    Returns input -> the run shape text filled in."""
+    planned: dict[str, str] = {}
+    table.setRowCount(len(specs))
+    for r, spec in enumerate(specs):
+        dims = spec["shape"]
+        model_text = "x".join(str(d) for d in dims) if dims else "scalar"
+        planned[spec["name"]] = run_text = "x".join(map(str, _run_dims(spec)))
+        name_item = QTableWidgetItem(spec["name"])
+        name_item.setFlags(name_item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+        name_item.setToolTip(f"{spec['name']} ({spec['dtype']})")
+        model_item = QTableWidgetItem(f"{model_text}  {spec['dtype']}")
+        model_item.setFlags(model_item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+        run_item = QTableWidgetItem(run_text)
+        if spec.get("sources"):
+            run_item.setToolTip("where each size came from: " + _where(spec))
+        for c, item in enumerate((name_item, model_item, run_item)):
+            table.setItem(r, c, item)
+    return planned
+
+
+def shape_notes(specs: list[dict[str, Any]]) -> list[str]:
+    """A line per input with dynamic dims (what it runs as, and why), then the plan's warnings."""
+    notes = []
+    for spec in specs:
+        dims = spec["shape"]
+        if all(isinstance(d, int) and d > 0 for d in dims):
+            continue
+        model_text = "x".join(str(d) for d in dims)
+        run = "x".join(map(str, _run_dims(spec)))
+        how = f"runs as {run} ({_where(spec)})" if spec.get("sources") else f"defaulted to {run}"
+        notes.append(f"'{spec['name']}' has dynamic dims ({model_text}); {how}")
+    return notes + (specs[0].get("plan_warnings", []) if specs else [])
+
+
+def fill_layers_table(table: QTableWidget, rows: list[dict[str, Any]]) -> None:
+    """Per-layer rows (name, provider, ms), sortable."""
+    table.setSortingEnabled(False)
+    table.setRowCount(len(rows))
+    for r, row in enumerate(rows):
+        name = QTableWidgetItem(str(row.get("name", "")))
+        name.setToolTip(", ".join(row.get("onnx_nodes", [])) or str(row.get("name", "")))
+        ms = QTableWidgetItem()
+        ms.setData(Qt.ItemDataRole.DisplayRole, round(float(row.get("time_ms", 0.0)), 4))
+        prov = QTableWidgetItem(str(row.get("provider", "")).replace("ExecutionProvider", ""))
+        if row.get("fallback"):
+            prov.setToolTip("fell back to the CPU")
+        for c, item in enumerate((name, prov, ms)):
+            table.setItem(r, c, item)
+    table.setSortingEnabled(True)
+
+
 # request field -> the label of the control that sets it (the CLI shows its flags instead)
 FIELD_LABELS = {"shapes": "run shapes", "input": "input data", "iterations": "Measure", "warmup": "Warm-up",
                 "threads": "Threads", "layer_iterations": "Per-layer runs", "duration_s": "Measure (s)"}
@@ -395,35 +458,8 @@ class ProfilePanel(QWidget):
         if not isinstance(specs, list) or (path is not None and path != self._model):
             return
         self._specs = specs
-        self._planned = {}
-        self.shapes_table.setRowCount(len(specs))
-        notes = []
-        for r, spec in enumerate(specs):
-            dims = spec["shape"]
-            model_text = "x".join(str(d) for d in dims) if dims else "scalar"
-            run = spec.get("run") or [d if isinstance(d, int) and d > 0 else 1 for d in dims]
-            self._planned[spec["name"]] = "x".join(map(str, run))
-            name_item = QTableWidgetItem(spec["name"])
-            name_item.setFlags(name_item.flags() & ~Qt.ItemFlag.ItemIsEditable)
-            name_item.setToolTip(f"{spec['name']} ({spec['dtype']})")
-            model_item = QTableWidgetItem(f"{model_text}  {spec['dtype']}")
-            model_item.setFlags(model_item.flags() & ~Qt.ItemFlag.ItemIsEditable)
-            self.shapes_table.setItem(r, 0, name_item)
-            self.shapes_table.setItem(r, 1, model_item)
-            run_item = QTableWidgetItem("x".join(map(str, run)))
-            if spec.get("sources"):
-                run_item.setToolTip("where each size came from: " + "; ".join(
-                    f"{d}: {src}" for d, src in zip(dims, spec["sources"], strict=False) if not isinstance(d, int)))
-            self.shapes_table.setItem(r, 2, run_item)
-            if any(not (isinstance(d, int) and d > 0) for d in dims):
-                if spec.get("sources"):
-                    where = "; ".join(f"{d}: {src}" for d, src in zip(dims, spec["sources"], strict=False)
-                                      if not isinstance(d, int))
-                    notes.append(f"'{spec['name']}' has dynamic dims ({model_text}); runs as "
-                                 f"{'x'.join(map(str, run))} ({where})")
-                else:
-                    notes.append(f"'{spec['name']}' has dynamic dims ({model_text}); defaulted to {'x'.join(map(str, run))}")
-        notes.extend(specs[0].get("plan_warnings", []) if specs else [])
+        self._planned = fill_shapes_table(self.shapes_table, specs)
+        notes = shape_notes(specs)
         self.shapes_note.setText("\n".join(notes) + ("\nEdit 'run shape' to change." if notes else ""))
         self.shapes_note.setVisible(bool(notes))
         self._sync_buttons()
@@ -621,19 +657,7 @@ class ProfilePanel(QWidget):
             return
         rows = sorted(outcome.layers, key=lambda r: -float(r.get("time_ms", 0.0)))
         self._layer_rows = rows
-        self.layers_table.setSortingEnabled(False)
-        self.layers_table.setRowCount(len(rows))
-        for r, row in enumerate(rows):
-            name = QTableWidgetItem(str(row.get("name", "")))
-            name.setToolTip(", ".join(row.get("onnx_nodes", [])) or str(row.get("name", "")))
-            ms = QTableWidgetItem()
-            ms.setData(Qt.ItemDataRole.DisplayRole, round(float(row.get("time_ms", 0.0)), 4))
-            prov = QTableWidgetItem(str(row.get("provider", "")).replace("ExecutionProvider", ""))
-            if row.get("fallback"):
-                prov.setToolTip("fell back to the CPU")
-            for c, item in enumerate((name, prov, ms)):
-                self.layers_table.setItem(r, c, item)
-        self.layers_table.setSortingEnabled(True)
+        fill_layers_table(self.layers_table, rows)
         self.layers_table.setVisible(bool(rows))
         total = sum(float(r.get("time_ms", 0.0)) for r in rows)
         self.status_label.setText(f"per-layer: {len(rows)} layers, {total:.3f} ms in all")
