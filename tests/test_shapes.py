@@ -125,6 +125,19 @@ def test_profile_shape_failure_names_the_dims(tmp_path: Path, capsys: pytest.Cap
     assert "shape problem" in err and "images 1x3x30x30" in err and "--shapes" in err
 
 
+def test_profile_prints_and_returns_the_shape_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`profile` says where each size of a dynamic input came from, in JSON and in text."""
+    det = sm.detector(tmp_path / "det.onnx", imgsz=[64, 64])
+    assert main(["profile", str(det), "--backend", "ort", "--iterations", "3", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (images,) = [i for i in doc["shape_plan"]["inputs"] if i["name"] == "images"]
+    assert images["opt"][2:] == [64, 64] and doc["shapes"]["images"] == images["opt"]
+    assert any("metadata" in src for src in images["sources"])
+    assert main(["profile", str(det), "--backend", "ort", "--iterations", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "shape plan" in out and "metadata" in out
+
+
 @pytest.mark.rtx
 @needs_rtx
 def test_rtx_build_uses_metadata_and_defaults(tmp_path: Path) -> None:
