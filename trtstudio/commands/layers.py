@@ -102,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
     analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files))
     engine, mapping = analysis.engine, analysis.mapping
     if args.json:
-        doc = analysis.to_json()
+        from trtstudio.engine.readers import gc_paused
+
+        with gc_paused():
+            doc = analysis.to_json()
         if mapping is not None:
             doc["mapping"]["model"] = args.onnx
         if args.findings_only:
