@@ -8,6 +8,7 @@ result computed for something no longer open is dropped (the workspace's tokens)
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,17 @@ def _analyze(engine: Any, model: Any, unsupported: list[dict[str, Any]], paths: 
     from trtstudio.engine.analysis import analyze
 
     return analyze(engine, model, unsupported, columns=True, machine=paths or None)
+
+
+def _frozen_after(fn: Any) -> Any:
+    """``fn()`` with the cyclic GC paused, then its objects frozen (see DocumentLoader.work): a
+    collection started by a worker holds the GIL, so it stalls the GUI thread as much as one there."""
+    from trtstudio.engine.readers import gc_paused
+
+    with gc_paused():
+        result = fn()
+    gc.freeze()
+    return result
 
 
 def _infer_shapes(model: Any) -> tuple[Any, dict[str, Any]]:
@@ -52,6 +64,10 @@ class DocumentLoader(QObject):
             self.w.busy(-1)
             try:
                 done(result)
+                # A loaded model or engine is millions of long-lived objects without cycles. Moved to
+                # the permanent generation, the cyclic collector's full passes on the GUI thread no
+                # longer walk them (each pass took about a second with a 100k-node model open).
+                gc.freeze()
             except Exception as exc:  # noqa: BLE001 - a view that cannot show a result must not take the window down
                 self.w.sig_error.emit(f"{what.rstrip('.')}: {error_text(exc)}")
 
@@ -59,7 +75,7 @@ class DocumentLoader(QObject):
             self.w.busy(-1)
             self.w.sig_error.emit(error_text(exc))
 
-        run_in_thread(lambda _s: fn(), on_done=finished, on_error=failed, name=name)
+        run_in_thread(lambda _s: _frozen_after(fn), on_done=finished, on_error=failed, name=name)
 
     def open_model(self, path: str | os.PathLike[str]) -> None:
         """Load the model, its display graph, summary and (with an engine open) the analysis in a worker."""

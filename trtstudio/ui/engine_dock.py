@@ -45,6 +45,8 @@ class EngineTabs(QTabWidget):
             pass
         self.findings_view = QTreeWidget()
         self.findings_view.setHeaderLabels(["Severity", "Kind", "Layer", "Message", "Hint"])
+        self.findings_view.setUniformRowHeights(True)  # tens of thousands of rows: no per-row height pass
+        self.findings_view.setRootIsDecorated(False)
         self.findings_view.itemClicked.connect(self._on_findings_item_clicked)
         self.addTab(self.findings_view, "Findings")
         try:

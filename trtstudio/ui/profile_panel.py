@@ -166,6 +166,9 @@ def _specs_task(path: str, backend: str, factory: BackendFactory | None) -> Any:
     return task
 
 
+MAX_SHAPE_ROWS = 256  # inputs listed in the shapes table (a row per input of a 25,000-input model stalls)
+
+
 def _where(spec: dict[str, Any]) -> str:
     """``dim: source`` of each dynamic dim of an input spec that carries the plan's ``sources``."""
     return "; ".join(f"{d}: {src}" for d, src in zip(spec["shape"], spec.get("sources", []), strict=False)
@@ -180,6 +183,7 @@ def fill_shapes_table(table: QTableWidget, specs: list[dict[str, Any]]) -> dict[
     """Rows input / model shape / run shape (editable; the plan's value, its sources as tooltip).
     Returns input -> the run shape text filled in."""
     planned: dict[str, str] = {}
+    specs = specs[:MAX_SHAPE_ROWS]
     table.setRowCount(len(specs))
     for r, spec in enumerate(specs):
         dims = spec["shape"]
@@ -209,7 +213,10 @@ def shape_notes(specs: list[dict[str, Any]]) -> list[str]:
         run = "x".join(map(str, _run_dims(spec)))
         how = f"runs as {run} ({_where(spec)})" if spec.get("sources") else f"defaulted to {run}"
         notes.append(f"'{spec['name']}' has dynamic dims ({model_text}); {how}")
-    return notes + (specs[0].get("plan_warnings", []) if specs else [])
+    if len(specs) > MAX_SHAPE_ROWS:
+        notes.append(f"{len(specs):,} inputs: the first {MAX_SHAPE_ROWS} are listed; the others run with "
+                     "the planned shapes (set them with trtstudio profile --shapes)")
+    return notes[:20] + (specs[0].get("plan_warnings", [])[:20] if specs else [])
 
 
 def fill_layers_table(table: QTableWidget, rows: list[dict[str, Any]]) -> None:
