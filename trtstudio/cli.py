@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from trtstudio import __version__
 
 # Order is the order shown in --help.
-COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "precision", "scenario")
+COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "precision", "scenario",
+            "triton")
 
 # Arguments that name input files, checked (stat only: pipes, devices, unreadable files refused)
 # before a command runs. A command module may declare its own ``INPUTS``; "name/" accepts a folder.

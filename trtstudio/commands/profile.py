@@ -183,15 +183,13 @@ def render_text(doc: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``trtstudio profile``; exit 1 when the backend failed mid-run."""
-    doc = profile(args)
-    if args.json:
-        from trtstudio.fileio import dump
+    from trtstudio.commands._emit import emit
 
-        dump(doc, sys.stdout, indent=2, default=float)
-        sys.stdout.write("\n")
-    else:
-        print(render_text(doc))
-    if doc.get("error"):
-        print(f"error: {doc['error']}", file=sys.stderr)
-        return 1
-    return 0
+    return emit(profile(args), args.json, render_text, _write_json)
+
+
+def _write_json(doc: dict[str, Any]) -> None:
+    from trtstudio.fileio import dump
+
+    dump(doc, sys.stdout, indent=2, default=float)
+    sys.stdout.write("\n")

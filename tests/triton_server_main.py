@@ -1,0 +1,74 @@
+"""A real Triton server for the tests, run by the PyTriton venv's Python (not trtstudio's).
+
+Usage: python triton_server_main.py ONNX HTTP_PORT GRPC_PORT METRICS_PORT
+
+Serves two models on 127.0.0.1 with dynamic batching:
+- ``mobilenet``: the bundled sample ONNX model, run by ONNX Runtime inside the bound function;
+- ``identity``: returns its FP32 input (for load-generator overhead).
+PyTriton's access-token guard is switched off (statistics must be readable).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import onnxruntime as ort
+from pytriton.decorators import batch
+from pytriton.model_config import DynamicBatcher, ModelConfig, Tensor
+from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig
+
+
+def main() -> None:
+    onnx_path, http_port, grpc_port, metrics_port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+    inp = sess.get_inputs()[0]
+    out = sess.get_outputs()[0]
+    in_shape = tuple(int(d) for d in inp.shape[1:])
+    out_shape = tuple(int(d) if isinstance(d, int) else -1 for d in out.shape[1:])
+
+    @batch
+    def mobilenet(**inputs: np.ndarray) -> dict[str, np.ndarray]:
+        x = inputs[inp.name].astype(np.float32)
+        return {out.name: sess.run([out.name], {inp.name: x})[0]}
+
+    @batch
+    def identity(INPUT0: np.ndarray) -> dict[str, np.ndarray]:
+        return {"OUTPUT0": INPUT0}
+
+    config = TritonConfig(
+        http_address="127.0.0.1",
+        http_port=http_port,
+        grpc_address="127.0.0.1",
+        grpc_port=grpc_port,
+        metrics_port=metrics_port,
+        exit_on_error=True,
+        log_verbose=0,
+    )
+    # an empty list of restricted endpoints: statistics and the repository API need no token
+    with Triton(config=config, security_config=TritonSecurityConfig(restricted_endpoints=[])) as triton:
+        triton.bind(
+            model_name="mobilenet",
+            infer_func=mobilenet,
+            inputs=[Tensor(name=inp.name, dtype=np.float32, shape=in_shape)],
+            outputs=[Tensor(name=out.name, dtype=np.float32, shape=out_shape)],
+            config=ModelConfig(max_batch_size=8, batcher=DynamicBatcher(max_queue_delay_microseconds=500)),
+            strict=False,
+        )
+        triton.bind(
+            model_name="identity",
+            infer_func=identity,
+            inputs=[Tensor(name="INPUT0", dtype=np.float32, shape=(16,))],
+            outputs=[Tensor(name="OUTPUT0", dtype=np.float32, shape=(16,))],
+            config=ModelConfig(max_batch_size=64, batcher=DynamicBatcher(max_queue_delay_microseconds=100)),
+            strict=False,
+        )
+        print("TRTSTUDIO-TRITON-SERVING", flush=True)
+        triton.serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""``trtstudio triton URL MODEL``: load a model served by Triton Inference Server and sweep it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+HELP = "profile a model served by Triton Inference Server: concurrency or request-rate sweep, server-side breakdown"
+INPUTS: tuple[str, ...] = ()
+
+
+def _numbers(text: str, kind: type) -> list[Any]:
+    try:
+        values = [kind(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of numbers: {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"give positive numbers: {text!r}")
+    return values
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("url", help="server: host:port, http://host:port (8000) or grpc://host:port (8001)")
+    p.add_argument("model", help="model name in the server's repository")
+    p.add_argument("--version", default="", help="model version (default: the server's choice)")
+    p.add_argument("--protocol", choices=["http", "grpc"], help="default: from the URL (port 8001 = grpc)")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--concurrency", type=lambda t: _numbers(t, int), default=[1],
+                     help="requests in flight per step, e.g. 1,2,4,8 (default 1)")
+    how.add_argument("--rate", type=lambda t: _numbers(t, float), help="requests/s per step, e.g. 100,200")
+    p.add_argument("--poisson", action="store_true", help="with --rate: Poisson arrivals (default constant)")
+    p.add_argument("--batch", type=int, default=1, help="batch size of each request (default 1)")
+    p.add_argument("--window", type=float, default=1.0, help="measurement window in seconds (default 1)")
+    p.add_argument("--duration", type=float, help="cap each step at this many seconds")
+    p.add_argument("--requests", type=int, help="cap each step at this many requests")
+    p.add_argument("--latency-budget", type=float, metavar="MS", help="recommend the best step with p99 <= MS")
+    p.add_argument("--metrics", default="auto", help="Prometheus URL (default HOST:8002/metrics; 'none' to skip)")
+    p.add_argument("--timeout", type=float, default=10.0, help="per-request timeout in seconds (default 10)")
+    p.add_argument("--json", action="store_true", help="print the trtstudio.triton/1 document")
+
+
+def render_text(doc: dict[str, Any]) -> str:
+    """Server, model, a table of steps and the recommendation."""
+    srv, mdl = doc["server"], doc["model"]
+    lines = [f"server  {srv.get('name', 'triton')} {srv.get('version', '?')} ({doc['settings'].get('protocol', '')})",
+             f"model   {mdl.get('name')} v{mdl.get('version') or '-'}  max_batch_size {mdl.get('max_batch_size')}  "
+             f"inputs {mdl.get('input_shapes')}", ""]
+    head = f"{'step':>10} {'requests':>9} {'infer/s':>9} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} " \
+           f"{'queue us':>9} {'compute us':>11} {'stable':>7}"
+    lines.append(head)
+    for s in doc["steps"]:
+        key = "concurrency" if "concurrency" in s else "rate"
+        lat, srv_us = s.get("latency_ms") or {}, s.get("server_us") or {}
+        compute = sum(float(srv_us.get(k) or 0.0) for k in ("compute_input", "compute_infer", "compute_output"))
+        lines.append(f"{key[:4]} {s[key]:>5g} {s.get('requests', 0):>9} {s.get('throughput', 0.0):>9.1f} "
+                     f"{lat.get('p50', float('nan')):>8.3f} {lat.get('p90', float('nan')):>8.3f} "
+                     f"{lat.get('p99', float('nan')):>8.3f} {float(srv_us.get('queue') or 0.0):>9.0f} {compute:>11.0f} "
+                     f"{'yes' if s.get('stable') else 'no':>7}")
+        if s.get("error"):
+            lines.append(f"           error: {s['error']}")
+    rec = doc.get("recommendation")
+    if rec:
+        lines += ["", f"recommendation: {rec.get('reason') or rec}"]
+    if doc.get("error"):
+        lines.append(f"stopped early: {doc['error']} (the steps above were measured before)")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0; a server that fails mid-sweep gives exit 1 with the steps measured so far; a bad URL,
+    model or version is InputError (exit 2)."""
+    from trtstudio.errors import InputError
+    from trtstudio.triton.sweep import SweepSettings, run_sweep
+
+    if args.batch < 1:
+        raise InputError("--batch", "must be at least 1")
+    settings = SweepSettings(
+        concurrency=list(args.concurrency or [1]), rates=list(args.rate or []),
+        distribution="poisson" if args.poisson else "constant", batch=args.batch, window_s=args.window,
+        duration_s=args.duration, max_requests=args.requests, latency_budget_ms=args.latency_budget,
+        timeout_s=args.timeout)
+    metrics = None if str(args.metrics).lower() == "none" else args.metrics
+    result = run_sweep(args.url, args.model, settings, version=args.version, protocol=args.protocol, metrics=metrics)
+    doc = result.to_json()
+    doc["settings"]["protocol"] = args.protocol or ("grpc" if args.url.startswith("grpc") or
+                                                    args.url.rstrip("/").endswith(":8001") else "http")
+    from trtstudio.commands._emit import emit
+    from trtstudio.jsonio import dumps, write_stdout
+
+    return emit(doc, args.json, render_text, lambda d: write_stdout(dumps(d, indent=2)), where=args.url)

@@ -1,0 +1,303 @@
+"""Connection to a Triton server: URL parsing, server/model facts, inputs, statistics, metrics.
+
+``tritonclient`` is imported lazily; every failure a user can cause (bad URL, unreachable server,
+unknown model or version, model not ready) becomes a one-line ``InputError``.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trtstudio.errors import BackendError, InputError
+
+# KServe v2 datatypes -> numpy dtypes (BYTES is not generated: no shape rule for strings).
+DTYPES = {
+    "BOOL": "bool", "UINT8": "uint8", "UINT16": "uint16", "UINT32": "uint32", "UINT64": "uint64",
+    "INT8": "int8", "INT16": "int16", "INT32": "int32", "INT64": "int64",
+    "FP16": "float16", "FP32": "float32", "FP64": "float64",
+}
+STAT_KEYS = ("queue", "compute_input", "compute_infer", "compute_output", "cache_hit", "cache_miss")
+DEFAULT_PORTS = {"http": 8000, "grpc": 8001}
+
+
+def import_tritonclient(protocol: str) -> Any:
+    """The tritonclient module of ``protocol`` (``http`` or ``grpc``), or a BackendError naming the extra."""
+    try:
+        if protocol == "grpc":
+            import tritonclient.grpc as mod
+        else:
+            import tritonclient.http as mod
+    except ImportError as exc:
+        raise BackendError(f"tritonclient[{protocol}] is not installed ({exc}); pip install 'trtstudio[triton]'") from None
+    return mod
+
+
+def parse_url(url: str, protocol: str | None = None) -> tuple[str, str]:
+    """``(host:port, protocol)`` from ``host:port``, ``http://host:port`` or ``grpc://host:port``."""
+    m = re.fullmatch(r"(?:(http|grpc)://)?([A-Za-z0-9.\-_\[\]:]+?)(?::(\d+))?/?", url.strip())
+    if not m or not m.group(2):
+        raise InputError(url, "not a server URL (host:port, http://host:port or grpc://host:port)")
+    scheme, host, port = m.group(1), m.group(2), m.group(3)
+    proto = protocol or scheme or ("grpc" if port == "8001" else "http")
+    if proto not in DEFAULT_PORTS:
+        raise InputError(url, f"unknown protocol {proto!r} (http or grpc)")
+    if scheme and protocol and scheme != protocol:
+        raise InputError(url, f"the URL says {scheme} but --protocol says {protocol}")
+    return f"{host}:{port or DEFAULT_PORTS[proto]}", proto
+
+
+def _exc_text(exc: BaseException) -> str:
+    msg = getattr(exc, "message", None)
+    text = (msg() if callable(msg) else None) or str(exc)
+    return " ".join(str(text).split())[:300] or type(exc).__name__
+
+
+@dataclass
+class ModelInfo:
+    """What trtstudio needs of a served model: I/O, batching, instances, platform."""
+
+    name: str
+    version: str
+    platform: str
+    max_batch_size: int
+    inputs: list[dict[str, Any]]
+    outputs: list[dict[str, Any]]
+    dynamic_batching: dict[str, Any] | None
+    instance_groups: list[dict[str, Any]]
+    versions: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "version": self.version, "platform": self.platform,
+            "max_batch_size": self.max_batch_size, "inputs": self.inputs, "outputs": self.outputs,
+            "dynamic_batching": self.dynamic_batching, "instance_groups": self.instance_groups,
+            "versions": self.versions,
+        }
+
+
+def _io(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for it in items:
+        dims = it.get("dims", it.get("shape", []))
+        out.append({"name": it["name"], "datatype": str(it.get("datatype", it.get("data_type", ""))).replace("TYPE_", ""),
+                    "dims": [int(d) for d in dims]})
+    return out
+
+
+class TritonTarget:
+    """A synchronous handle on one server (facts and statistics; the load uses the asyncio clients)."""
+
+    def __init__(self, url: str, protocol: str | None = None, timeout_s: float = 10.0) -> None:
+        self.url, self.protocol = parse_url(url, protocol)
+        self.timeout_s = timeout_s
+        self._mod = import_tritonclient(self.protocol)
+        try:
+            if self.protocol == "grpc":
+                self.client = self._mod.InferenceServerClient(self.url)
+            else:
+                self.client = self._mod.InferenceServerClient(
+                    self.url, connection_timeout=timeout_s, network_timeout=timeout_s)
+        except Exception as exc:  # noqa: BLE001 - any client construction failure is a bad URL
+            raise InputError(url, f"cannot open a {self.protocol} client: {_exc_text(exc)}") from None
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except Exception:  # noqa: BLE001 - closing a dead connection is not an error
+            pass
+
+    def __enter__(self) -> TritonTarget:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, what: str, fn: Any, *args: Any, **kw: Any) -> Any:
+        if self.protocol == "grpc":
+            kw.setdefault("client_timeout", self.timeout_s)
+            kw.setdefault("as_json", True) if what != "live" else None
+        try:
+            return fn(*args, **kw)
+        except Exception as exc:  # noqa: BLE001 - tritonclient raises its own and socket errors
+            raise InputError(self.url, f"{what}: {_exc_text(exc)}") from None
+
+    def server_info(self) -> dict[str, Any]:
+        """Version and extensions; InputError when the server is unreachable or not live."""
+        if not self._call("live", self.client.is_server_live):
+            raise InputError(self.url, "server is not live")
+        meta = self._call("server metadata", self.client.get_server_metadata)
+        return {"url": self.url, "protocol": self.protocol, "name": meta.get("name", ""),
+                "version": meta.get("version", ""), "extensions": list(meta.get("extensions", []))}
+
+    def repository_index(self) -> list[dict[str, Any]]:
+        """Models in the repository: name, version, state (READY, UNAVAILABLE, ...)."""
+        idx = self._call("repository index", self.client.get_model_repository_index)
+        if isinstance(idx, dict):
+            idx = idx.get("models", [])
+        return [{"name": m.get("name", ""), "version": str(m.get("version", "")), "state": m.get("state", ""),
+                 "reason": m.get("reason", "")} for m in idx]
+
+    def model_info(self, model: str, version: str = "") -> ModelInfo:
+        """Metadata and config summary; InputError for an unknown or not-ready model or version."""
+        index = self.repository_index()
+        known = [m for m in index if m["name"] == model]
+        if index and not known:
+            names = ", ".join(sorted({m["name"] for m in index})) or "none"
+            raise InputError(self.url, f"no model {model!r} on the server (it serves {names})")
+        try:
+            ready = self.client.is_model_ready(model, version, **({"client_timeout": self.timeout_s} if self.protocol == "grpc" else {}))
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(self.url, f"model {model!r} version {version or 'latest'}: {_exc_text(exc)}") from None
+        if not ready:
+            states = ", ".join(f"v{m['version']} {m['state']}" for m in known) or "unknown"
+            raise InputError(self.url, f"model {model!r} version {version or 'latest'} is not ready ({states})")
+        meta = self._call(f"model {model!r} metadata", self.client.get_model_metadata, model, version)
+        cfg = self._call(f"model {model!r} config", self.client.get_model_config, model, version)
+        cfg = cfg.get("config", cfg)
+        db = cfg.get("dynamic_batching")
+        return ModelInfo(
+            name=model, version=version,
+            platform=cfg.get("platform") or cfg.get("backend") or meta.get("platform", ""),
+            max_batch_size=int(cfg.get("max_batch_size", 0) or 0),
+            inputs=_io(cfg.get("input", []) or meta.get("inputs", [])),
+            outputs=_io(cfg.get("output", []) or meta.get("outputs", [])),
+            dynamic_batching=db if isinstance(db, dict) else None,
+            instance_groups=[{"kind": g.get("kind", ""), "count": int(g.get("count", 1) or 1)}
+                             for g in cfg.get("instance_group", [])],
+            versions=sorted(str(v) for v in meta.get("versions", [])),
+        )
+
+    def statistics(self, model: str, version: str = "") -> dict[str, Any]:
+        """Cumulative per-model statistics: ``{success: (count, ns), queue: ..., inference_count, execution_count}``."""
+        doc = self._call("statistics", self.client.get_inference_statistics, model, version)
+        return parse_statistics(doc, model, version)
+
+
+def parse_statistics(doc: dict[str, Any], model: str, version: str = "") -> dict[str, Any]:
+    """Sum the statistics extension's entries of ``model`` (one version or all) into counts and ns."""
+    total: dict[str, Any] = {k: [0, 0] for k in ("success", "fail", *STAT_KEYS)}
+    total["inference_count"] = 0
+    total["execution_count"] = 0
+    for st in doc.get("model_stats", []):
+        if st.get("name") != model or (version and str(st.get("version")) != str(version)):
+            continue
+        inf = st.get("inference_stats", {})
+        for k in ("success", "fail", *STAT_KEYS):
+            d = inf.get(k, {})
+            total[k][0] += int(d.get("count", 0) or 0)
+            total[k][1] += int(d.get("ns", 0) or 0)
+        total["inference_count"] += int(st.get("inference_count", 0) or 0)
+        total["execution_count"] += int(st.get("execution_count", 0) or 0)
+    return total
+
+
+def stats_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Per-interval figures: requests, executions, and mean µs per request of each server phase."""
+    n = after["success"][0] - before["success"][0]
+    out: dict[str, Any] = {
+        "requests": n,
+        "failed": after["fail"][0] - before["fail"][0],
+        "inferences": after["inference_count"] - before["inference_count"],
+        "executions": after["execution_count"] - before["execution_count"],
+    }
+    us: dict[str, float] = {}
+    for k in ("queue", "compute_input", "compute_infer", "compute_output"):
+        c = after[k][0] - before[k][0]
+        us[k] = (after[k][1] - before[k][1]) / c / 1e3 if c else 0.0
+    for k in ("cache_hit", "cache_miss"):
+        out[k] = after[k][0] - before[k][0]
+    c = n or 1
+    us["request"] = (after["success"][1] - before["success"][1]) / c / 1e3 if n else 0.0
+    out["server_us"] = us
+    return out
+
+
+# -- Prometheus /metrics ------------------------------------------------------------------------
+
+_METRIC_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+([-+0-9.eEinfNa]+)")
+WANTED_METRICS = ("nv_inference_request_success", "nv_inference_request_failure", "nv_inference_count",
+                  "nv_inference_exec_count", "nv_inference_request_duration_us", "nv_inference_queue_duration_us",
+                  "nv_inference_compute_infer_duration_us", "nv_gpu_utilization", "nv_gpu_memory_used_bytes",
+                  "nv_gpu_memory_total_bytes", "nv_energy_consumption", "nv_gpu_power_usage")
+
+
+def parse_metrics(text: str, model: str | None = None) -> dict[str, float]:
+    """Sum the wanted ``nv_*`` series (those of ``model`` for per-model series) of a /metrics page."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line or line[0] == "#":
+            continue
+        m = _METRIC_LINE.match(line)
+        if not m or m.group(1) not in WANTED_METRICS:
+            continue
+        labels = m.group(2) or ""
+        if model and 'model="' in labels and f'model="{model}"' not in labels:
+            continue
+        try:
+            out[m.group(1)] = out.get(m.group(1), 0.0) + float(m.group(3))
+        except ValueError:
+            continue
+    return out
+
+
+def scrape_metrics(url: str, model: str | None = None, timeout_s: float = 2.0) -> dict[str, float] | None:
+    """The parsed /metrics page, or None when it cannot be reached (metrics are optional)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as r:  # noqa: S310 - a user-given server URL
+            return parse_metrics(r.read().decode("utf-8", "replace"), model)
+    except Exception:  # noqa: BLE001 - unreachable metrics only mean no GPU figures
+        return None
+
+
+def metrics_url(server_url: str, given: str | None = None) -> str:
+    """``given`` or ``http://HOST:8002/metrics``."""
+    if given:
+        return given if "://" in given else f"http://{given}"
+    host = server_url.rsplit(":", 1)[0]
+    return f"http://{host}:8002/metrics"
+
+
+# -- inputs -------------------------------------------------------------------------------------
+
+def make_inputs(info: ModelInfo, batch: int = 1, shapes: dict[str, tuple[int, ...]] | None = None,
+                data: dict[str, np.ndarray] | None = None, seed: int = 0) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Arrays per input, by the same rules as local runs (``backends.inputs.build_feeds``).
+
+    Shapes come from ``--shapes`` (full shapes, batch included) or the config dims with the batch
+    prepended when ``max_batch_size > 0``; a dynamic dim without ``--shapes`` is an InputError.
+    """
+    from trtstudio.backends.inputs import build_feeds
+
+    if batch < 1:
+        raise InputError("--batch", "must be at least 1")
+    if info.max_batch_size == 0 and batch != 1:
+        raise InputError("--batch", f"model {info.name!r} does not batch (max_batch_size 0)")
+    if info.max_batch_size and batch > info.max_batch_size:
+        raise InputError("--batch", f"{batch} exceeds the model's max_batch_size {info.max_batch_size}")
+    specs = []
+    for i in info.inputs:
+        if i["datatype"] not in DTYPES:
+            raise InputError(info.name, f"input {i['name']!r} has datatype {i['datatype']}; trtstudio generates numeric inputs only")
+        specs.append({"name": i["name"], "dtype": DTYPES[i["datatype"]], "dims": i["dims"]})
+
+    def resolve(spec: dict[str, Any], requested: tuple[int, ...] | None) -> tuple[tuple[int, ...], str | None]:
+        full = ([batch] if info.max_batch_size else []) + list(spec["dims"])
+        if requested is not None:
+            if len(requested) != len(full) or any(f >= 0 and f != r for f, r in zip(full, requested, strict=True)):
+                raise InputError("--shapes", f"input {spec['name']!r} takes shape {full}, got {list(requested)}")
+            return tuple(requested), None
+        if any(d < 0 for d in full):
+            raise InputError("--shapes", f"input {spec['name']!r} has dynamic dims {full}; give --shapes {spec['name']}:...")
+        return tuple(full), None
+
+    return build_feeds(specs, shapes or {}, data, resolve, seed=seed)
+
+
+def numpy_to_triton(dtype: np.dtype[Any]) -> str:
+    inv = {v: k for k, v in DTYPES.items()}
+    return inv[np.dtype(dtype).name]

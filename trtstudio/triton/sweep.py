@@ -1,0 +1,376 @@
+"""Load generation and perf_analyzer-like sweeps against a Triton server (asyncio, Qt-free).
+
+One *step* holds the load at a fixed concurrency (N requests always in flight) or at a request
+rate (constant or Poisson arrivals) and measures it in windows: per window the client latencies
+and throughput, and the statistics extension's deltas (queue, compute input/infer/output, cache).
+A step is *stable* when its last three windows agree within 10 % in throughput and mean latency
+(perf_analyzer's rule); it ends then, at ``max_windows``, at ``duration_s`` or at ``max_requests``.
+At the end of a step the load stops, in-flight requests drain, and the statistics are read once
+more, so the server's request count for the step equals the client's.
+
+A failure mid-way (server gone, model unloaded, HTTP/gRPC error, timeout) ends the sweep with a
+one-line ``error`` in the result; the steps measured so far (and the partial one) are kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trtstudio.triton import SCHEMA
+from trtstudio.triton.client import (
+    ModelInfo,
+    TritonTarget,
+    _exc_text,
+    import_tritonclient,
+    metrics_url,
+    numpy_to_triton,
+    parse_statistics,
+    scrape_metrics,
+    stats_delta,
+)
+
+PERCENTILES = (50, 90, 95, 99)
+
+
+@dataclass
+class SweepSettings:
+    """What to run: steps of concurrency (or request rate), batch, windows and limits."""
+
+    concurrency: list[int] = field(default_factory=lambda: [1])
+    rates: list[float] = field(default_factory=list)  # requests/s; when given, rate mode replaces concurrency
+    distribution: str = "constant"  # or "poisson"
+    batch: int = 1
+    window_s: float = 1.0
+    stability: float = 0.10
+    stable_windows: int = 3
+    max_windows: int = 10
+    duration_s: float | None = None  # cap per step
+    max_requests: int | None = None  # cap per step
+    latency_budget_ms: float | None = None
+    budget_percentile: int = 99
+    timeout_s: float = 10.0
+    seed: int = 0
+
+    def steps(self) -> list[tuple[str, float]]:
+        if self.rates:
+            return [("rate", float(r)) for r in self.rates]
+        return [("concurrency", float(c)) for c in self.concurrency]
+
+
+def latency_figures(lat_s: np.ndarray) -> dict[str, float]:
+    """p50/p90/p95/p99/mean/min/max of latencies given in seconds, in ms."""
+    if lat_s.size == 0:
+        return {f"p{p}": math.nan for p in PERCENTILES} | {"mean": math.nan, "min": math.nan, "max": math.nan}
+    ms = lat_s * 1e3
+    q = np.percentile(ms, PERCENTILES)
+    out = {f"p{p}": float(v) for p, v in zip(PERCENTILES, q, strict=True)}
+    out.update(mean=float(ms.mean()), min=float(ms.min()), max=float(ms.max()))
+    return out
+
+
+def is_stable(windows: list[dict[str, Any]], n: int = 3, tol: float = 0.10) -> bool:
+    """perf_analyzer's rule: the last ``n`` windows' throughput and mean latency each within ``tol`` of their mean."""
+    if len(windows) < n:
+        return False
+    last = windows[-n:]
+    for key in ("throughput", "latency_mean_ms"):
+        vals = np.array([w[key] for w in last], dtype=float)
+        if not np.all(np.isfinite(vals)) or vals.mean() <= 0:
+            return False
+        if np.any(np.abs(vals - vals.mean()) > tol * vals.mean()):
+            return False
+    return True
+
+
+def recommend(steps: list[dict[str, Any]], budget_ms: float | None, percentile: int = 99) -> dict[str, Any] | None:
+    """The highest-throughput step whose latency percentile is within the budget (any step without one)."""
+    key = f"p{percentile}"
+    ok = [s for s in steps if s["requests"] > 0 and not s.get("error")
+          and (budget_ms is None or s["latency_ms"][key] <= budget_ms)]
+    if not ok:
+        return {"step": None, "reason": f"no step has {key} <= {budget_ms} ms"} if steps else None
+    best = max(ok, key=lambda s: s["throughput"])
+    label = f"concurrency {best['concurrency']}" if "concurrency" in best else f"rate {best['rate']}/s"
+    cond = f" with {key} {best['latency_ms'][key]:.2f} ms <= {budget_ms} ms" if budget_ms is not None else ""
+    return {"step": best["index"], "mode": "concurrency" if "concurrency" in best else "rate",
+            "value": best.get("concurrency", best.get("rate")), "throughput": best["throughput"],
+            "latency_ms": best["latency_ms"][key], "budget_ms": budget_ms, "percentile": percentile,
+            "reason": f"{label}: {best['throughput']:.1f} infer/s{cond}"}
+
+
+class _Recorder:
+    """Completion times and latencies (seconds, perf_counter), appended by the request coroutines."""
+
+    def __init__(self) -> None:
+        self.ends: list[float] = []
+        self.lats: list[float] = []
+        self.error: str | None = None
+
+    def window(self, t0: float, t1: float) -> np.ndarray:
+        ends = np.asarray(self.ends)
+        lats = np.asarray(self.lats)
+        return lats[(ends >= t0) & (ends < t1)]
+
+
+class LoadGenerator:
+    """asyncio clients over one server and model, reused across steps (one event loop)."""
+
+    def __init__(self, url: str, protocol: str, info: ModelInfo, feeds: dict[str, np.ndarray], timeout_s: float = 10.0) -> None:
+        self.url, self.protocol, self.info, self.timeout_s = url, protocol, info, timeout_s
+        mod = import_tritonclient(protocol)
+        self._sync_mod = mod
+        self._inputs = []
+        for name, arr in feeds.items():
+            ii = mod.InferInput(name, list(arr.shape), numpy_to_triton(arr.dtype))
+            if protocol == "http":
+                ii.set_data_from_numpy(arr, binary_data=True)
+            else:
+                ii.set_data_from_numpy(arr)
+            self._inputs.append(ii)
+        self.client: Any = None
+
+    async def open(self, conn_limit: int = 256) -> None:
+        if self.protocol == "grpc":
+            import tritonclient.grpc.aio as aio
+
+            self.client = aio.InferenceServerClient(self.url)
+        else:
+            import tritonclient.http.aio as aio
+
+            self.client = aio.InferenceServerClient(self.url, conn_limit=conn_limit, conn_timeout=self.timeout_s)
+
+    async def close(self) -> None:
+        if self.client is not None:
+            try:
+                await self.client.close()
+            except Exception:  # noqa: BLE001 - closing after a failure
+                pass
+            self.client = None
+
+    async def infer(self) -> Any:
+        if self.protocol == "grpc":
+            return await self.client.infer(self.info.name, self._inputs, model_version=self.info.version,
+                                           client_timeout=self.timeout_s)
+        return await self.client.infer(self.info.name, self._inputs, model_version=self.info.version)
+
+    async def statistics(self) -> dict[str, Any]:
+        kw = {"as_json": True} if self.protocol == "grpc" else {}
+        doc = await self.client.get_inference_statistics(self.info.name, self.info.version, **kw)
+        return parse_statistics(doc, self.info.name, self.info.version)
+
+    # -- load shapes ---------------------------------------------------------------------------
+
+    async def _one(self, rec: _Recorder, stop: asyncio.Event) -> None:
+        t0 = time.perf_counter()
+        try:
+            await self.infer()
+        except Exception as exc:  # noqa: BLE001 - any request failure ends the step
+            if rec.error is None:
+                rec.error = _exc_text(exc)
+            stop.set()
+            return
+        t1 = time.perf_counter()
+        rec.ends.append(t1)
+        rec.lats.append(t1 - t0)
+
+    async def _closed_loop(self, rec: _Recorder, stop: asyncio.Event, limit: list[int]) -> None:
+        while not stop.is_set() and limit[0] > 0:
+            limit[0] -= 1
+            await self._one(rec, stop)
+
+    async def _open_loop(self, rate: float, poisson: bool, rng: np.random.Generator, rec: _Recorder,
+                         stop: asyncio.Event, limit: list[int], tasks: set[asyncio.Task[None]]) -> None:
+        t_next = time.perf_counter()
+        max_outstanding = max(64, int(rate * self.timeout_s))
+        while not stop.is_set() and limit[0] > 0:
+            t_next += rng.exponential(1.0 / rate) if poisson else 1.0 / rate
+            delay = t_next - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if len(tasks) >= max_outstanding:
+                continue  # the server cannot keep up: drop the arrival rather than grow without bound
+            limit[0] -= 1
+            task = asyncio.create_task(self._one(rec, stop))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    async def run_step(self, index: int, mode: str, value: float, s: SweepSettings,
+                       should_stop: Callable[[], bool], on_window: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
+        """One step of the sweep; returns its figures (with ``error`` when it failed)."""
+        rec = _Recorder()
+        stop = asyncio.Event()
+        limit = [s.max_requests if s.max_requests else 1 << 62]
+        error: str | None = None
+        try:
+            before = await self.statistics()
+        except Exception as exc:  # noqa: BLE001
+            before, error = None, f"statistics: {_exc_text(exc)}"
+        tasks: set[asyncio.Task[None]] = set()
+        if mode == "concurrency":
+            runners = [asyncio.create_task(self._closed_loop(rec, stop, limit)) for _ in range(int(value))]
+        else:
+            rng = np.random.default_rng(s.seed + index)
+            runners = [asyncio.create_task(self._open_loop(value, s.distribution == "poisson", rng, rec, stop, limit, tasks))]
+        t_start = time.perf_counter()
+        windows: list[dict[str, Any]] = []
+        prev_stats = before
+        stable = False
+        while error is None and not stop.is_set():
+            t0 = time.perf_counter()
+            deadline = t0 + s.window_s
+            while time.perf_counter() < deadline and not stop.is_set() and limit[0] > 0:
+                await asyncio.sleep(min(0.02, max(0.0, deadline - time.perf_counter())))
+            t1 = time.perf_counter()
+            lat = rec.window(t0, t1)
+            w: dict[str, Any] = {"step": index, mode: value, "t": t1 - t_start, "requests": int(lat.size),
+                                 "throughput": lat.size * s.batch / (t1 - t0)}
+            lf = latency_figures(lat)
+            w["latency_mean_ms"] = lf["mean"]
+            w["latency_ms"] = lf
+            try:
+                now = await self.statistics()
+                if prev_stats is not None:
+                    w["server"] = stats_delta(prev_stats, now)
+                prev_stats = now
+            except Exception as exc:  # noqa: BLE001 - the server went away mid-step
+                if rec.error is None:
+                    rec.error = f"statistics: {_exc_text(exc)}"
+                stop.set()
+            if rec.error is None:
+                windows.append(w)
+                if on_window is not None:
+                    on_window(w)
+            stable = is_stable(windows, s.stable_windows, s.stability)
+            if (stable or len(windows) >= s.max_windows or should_stop() or limit[0] <= 0
+                    or (s.duration_s is not None and t1 - t_start >= s.duration_s)):
+                break
+        stop.set()
+        await asyncio.gather(*runners, return_exceptions=True)
+        if tasks:
+            await asyncio.gather(*list(tasks), return_exceptions=True)
+        t_end = time.perf_counter()
+        error = error or rec.error
+        step: dict[str, Any] = {"index": index, mode: int(value) if mode == "concurrency" else value,
+                                "batch": s.batch, "requests": len(rec.lats), "stable": stable,
+                                "windows": windows, "duration_s": t_end - t_start}
+        # figures from the stable windows (the last three), else from every window
+        used = windows[-s.stable_windows:] if stable else windows
+        if used:
+            t_lo = t_start + used[0]["t"] - s.window_s * 1.5
+            t_hi = t_start + used[-1]["t"] + 1e-9
+            ends = np.asarray(rec.ends)
+            lat = np.asarray(rec.lats)[(ends > t_lo) & (ends <= t_hi)]
+            step["throughput"] = sum(w["throughput"] for w in used) / len(used)
+        else:
+            lat = np.asarray(rec.lats)
+            step["throughput"] = len(rec.lats) * s.batch / max(t_end - t_start, 1e-9)
+        step["latency_ms"] = latency_figures(lat)
+        if before is not None:
+            try:
+                after = await self.statistics()
+                total = stats_delta(before, after)
+                step["server_requests"] = total["requests"]
+                step["server_failed"] = total["failed"]
+                step["server_executions"] = total["executions"]
+                step["server_us"] = total["server_us"]
+                step["cache"] = {"hit": total["cache_hit"], "miss": total["cache_miss"]}
+                comp = [sum(w["server"]["server_us"][k] for k in ("compute_input", "compute_infer", "compute_output"))
+                        for w in windows if "server" in w and w["server"]["requests"]]
+                step["server_compute_p50_us"] = float(np.median(comp)) if comp else None
+                mean_ms = step["latency_ms"]["mean"]
+                if math.isfinite(mean_ms):
+                    step["client_overhead_us"] = mean_ms * 1e3 - total["server_us"]["request"]
+            except Exception as exc:  # noqa: BLE001
+                error = error or f"statistics: {_exc_text(exc)}"
+        if error:
+            step["error"] = error
+        return step
+
+
+@dataclass
+class SweepResult:
+    """The ``trtstudio.triton/1`` document being built; ``to_json`` gives it to writers and the CLI."""
+
+    server: dict[str, Any]
+    model: dict[str, Any]
+    settings: dict[str, Any]
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    recommendation: dict[str, Any] | None = None
+    error: str | None = None
+    stopped: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "server": self.server, "model": self.model, "settings": self.settings,
+                "steps": self.steps, "metrics": self.metrics, "recommendation": self.recommendation,
+                "error": self.error, "stopped": self.stopped}
+
+
+def prepare(url: str, model: str, version: str = "", protocol: str | None = None, batch: int = 1,
+            shapes: dict[str, tuple[int, ...]] | None = None, data: dict[str, np.ndarray] | None = None,
+            timeout_s: float = 10.0) -> tuple[TritonTarget, dict[str, Any], ModelInfo, dict[str, np.ndarray]]:
+    """Connect, read server and model facts, make inputs; InputError for anything the user got wrong."""
+    target = TritonTarget(url, protocol, timeout_s)
+    try:
+        server = target.server_info()
+        info = target.model_info(model, version)
+        from trtstudio.triton.client import make_inputs
+
+        feeds, _notes = make_inputs(info, batch, shapes, data)
+    except BaseException:
+        target.close()
+        raise
+    return target, server, info, feeds
+
+
+def run_sweep(url: str, model: str, settings: SweepSettings, *, version: str = "", protocol: str | None = None,
+              shapes: dict[str, tuple[int, ...]] | None = None, data: dict[str, np.ndarray] | None = None,
+              metrics: str | None = "auto", should_stop: Callable[[], bool] = lambda: False,
+              on_window: Callable[[dict[str, Any]], None] | None = None,
+              on_step: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+    """Run every step of ``settings``; raises InputError before the load for bad URL/model/inputs.
+
+    ``metrics``: a /metrics URL, ``"auto"`` (HOST:8002) or None. ``should_stop`` is polled each
+    window (cooperative stop); ``on_window``/``on_step`` are called from this thread.
+    """
+    target, server, info, feeds = prepare(url, model, version, protocol, settings.batch, shapes, data, settings.timeout_s)
+    target.close()
+    murl = metrics_url(target.url, None if metrics == "auto" else metrics) if metrics else None
+    result = SweepResult(server=server, model=info.to_json() | {"input_shapes": {k: list(v.shape) for k, v in feeds.items()}},
+                         settings={k: getattr(settings, k) for k in settings.__dataclass_fields__} | {"metrics_url": murl})
+    gen = LoadGenerator(target.url, target.protocol, info, feeds, settings.timeout_s)
+
+    async def main() -> None:
+        await gen.open(conn_limit=max([int(c) for c in settings.concurrency] + [64]) + 4)
+        try:
+            for i, (mode, value) in enumerate(settings.steps()):
+                if should_stop():
+                    result.stopped = True
+                    break
+                m0 = await asyncio.to_thread(scrape_metrics, murl, model) if murl else None
+                step = await gen.run_step(i, mode, value, settings, should_stop, on_window)
+                m1 = await asyncio.to_thread(scrape_metrics, murl, model) if murl else None
+                if m0 is not None and m1 is not None:
+                    step["metrics"] = {k: m1[k] - m0.get(k, 0.0) if not k.startswith(("nv_gpu_util", "nv_gpu_mem", "nv_gpu_power"))
+                                       else m1[k] for k in m1}
+                result.steps.append(step)
+                if on_step is not None:
+                    on_step(step)
+                if step.get("error"):
+                    result.error = f"step {i} ({mode} {step[mode]}): {step['error']}"
+                    break
+            if should_stop() and not result.error:
+                result.stopped = True
+        finally:
+            await gen.close()
+
+    asyncio.run(main())
+    result.recommendation = recommend(result.steps, settings.latency_budget_ms, settings.budget_percentile)
+    return result
