@@ -20,7 +20,7 @@ from trtstudio import __version__
 
 # Order is the order shown in --help.
 COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "precision", "scenario",
-            "triton")
+            "triton", "triton-config")
 
 # Arguments that name input files, checked (stat only: pipes, devices, unreadable files refused)
 # before a command runs. A command module may declare its own ``INPUTS``; "name/" accepts a folder.
@@ -42,9 +42,9 @@ _GUI_PACKAGES = {"PySide6", "pyqtgraph", "shiboken6"}
 
 def _load(name: str):  # type: ignore[no-untyped-def]
     try:
-        return importlib.import_module(f"trtstudio.commands.{name}")
+        return importlib.import_module(f"trtstudio.commands.{name.replace('-', '_')}")
     except ModuleNotFoundError as exc:
-        if exc.name == f"trtstudio.commands.{name}":
+        if exc.name == f"trtstudio.commands.{name.replace('-', '_')}":
             return None
         raise
 
