@@ -95,3 +95,35 @@ def test_server_dying_mid_sweep_keeps_the_steps_measured(tmp_path: Path) -> None
     assert doc["error"] and len(doc["steps"]) >= 1
     assert doc["steps"][0]["requests"] > 0 and not doc["steps"][0].get("error")
     assert err.strip().startswith("error: ") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.gui
+def test_window_dialog_sweeps_live(qtbot, server: Server) -> None:  # type: ignore[no-untyped-def]
+    """Profile > Triton Inference Server: the dialog runs the same sweep in a worker and draws it live."""
+    pytest.importorskip("PySide6")
+    from trtstudio.ui.triton_panel import TritonDialog
+
+    dlg = TritonDialog(url=f"127.0.0.1:{server.http}", model="identity")
+    qtbot.addWidget(dlg)
+    dlg.steps_edit.setText("1,2")
+    dlg.window_spin.setValue(0.3)
+    dlg.budget_spin.setValue(1000.0)
+    with qtbot.waitSignal(dlg.sig_finished, timeout=120_000) as blocker:
+        dlg.start()
+        assert not dlg.start_button.isEnabled()
+    doc = blocker.args[0]
+    assert doc["schema"] == "trtstudio.triton/1" and not doc["error"]
+    assert dlg.table.rowCount() == len(doc["steps"]) == 2
+    assert [dlg.table.item(r, 1).text() for r in range(2)] == [str(s["requests"]) for s in doc["steps"]]
+    x, _ = dlg.p50_curve.getData()
+    assert x is not None and len(x) >= 2  # one point per measurement window, drawn while it ran
+    assert "Recommendation: concurrency" in dlg.recommendation_label.text()
+    assert dlg.start_button.isEnabled()
+    dlg.steps_edit.setText("0,x")
+    dlg.start()
+    assert "positive numbers" in dlg.status_label.text() or "invalid literal" in dlg.status_label.text()
+    dlg.url_edit.setText(f"127.0.0.1:{free_ports(1)[0]}")
+    dlg.steps_edit.setText("1")
+    with qtbot.waitSignal(dlg.sig_finished, timeout=60_000) as blocker:
+        dlg.start()
+    assert "refused" in blocker.args[0]["error"] and "refused" in dlg.status_label.text()

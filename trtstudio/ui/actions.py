@@ -51,6 +51,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("&Profile", "&Start", "F5", "tools.start_profile"),
     ActionSpec("&Profile", "S&top", "Shift+F5", "tools.stop_profile"),
     ActionSpec("&Profile", "S&cenario (several models)...", None, "tools.open_scenario_dialog"),
+    ActionSpec("&Profile", "&Triton Inference Server...", None, "tools.open_triton_dialog"),
     ActionSpec("&Help", "Check &environment...", None, "tools.check_environment"),
     ActionSpec("&Help", "&About", None, "tools.about"),
 )

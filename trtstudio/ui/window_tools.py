@@ -87,6 +87,16 @@ class WindowTools(QObject):
         self.w.scenario_dialog = ScenarioDialog(self.w, models=[str(self.w.model.path)] if self.w.model else [])
         self.w.scenario_dialog.show()
 
+    def open_triton_dialog(self) -> None:
+        """Profile > Triton Inference Server: sweep a served model (the open model's name prefilled)."""
+        from pathlib import Path
+
+        from trtstudio.ui.triton_panel import TritonDialog
+
+        name = Path(self.w.model.path).stem if self.w.model is not None else ""
+        self.w.triton_dialog = TritonDialog(self.w, model=name)
+        self.w.triton_dialog.show()
+
     def start_profile(self) -> None:
         if self.w.profile_panel is not None:
             self.w.profile_dock.show()
