@@ -274,8 +274,15 @@ class LoadGenerator:
         step["latency_ms"] = latency_figures(lat)
         if before is not None:
             try:
-                after = await self.statistics()
-                total = stats_delta(before, after)
+                # Triton records a request's statistics after its response is sent: read again briefly
+                # until the server has counted every request the client saw answered.
+                settle = time.perf_counter() + 1.0
+                while True:
+                    after = await self.statistics()
+                    total = stats_delta(before, after)
+                    if total["requests"] >= len(rec.lats) or time.perf_counter() >= settle:
+                        break
+                    await asyncio.sleep(0.01)
                 step["server_requests"] = total["requests"]
                 step["server_failed"] = total["failed"]
                 step["server_executions"] = total["executions"]
