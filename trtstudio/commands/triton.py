@@ -70,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     """Exit 0; a server that fails mid-sweep gives exit 1 with the steps measured so far; a bad URL,
     model or version is InputError (exit 2)."""
     from trtstudio.errors import InputError
+    from trtstudio.triton.client import parse_url
     from trtstudio.triton.sweep import SweepSettings, run_sweep
 
     if args.batch < 1:
@@ -82,8 +83,7 @@ def run(args: argparse.Namespace) -> int:
     metrics = None if str(args.metrics).lower() == "none" else args.metrics
     result = run_sweep(args.url, args.model, settings, version=args.version, protocol=args.protocol, metrics=metrics)
     doc = result.to_json()
-    doc["settings"]["protocol"] = args.protocol or ("grpc" if args.url.startswith("grpc") or
-                                                    args.url.rstrip("/").endswith(":8001") else "http")
+    doc["settings"]["protocol"] = parse_url(args.url, args.protocol)[1]
     from trtstudio.commands._emit import emit
     from trtstudio.jsonio import dumps, write_stdout
 

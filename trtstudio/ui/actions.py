@@ -2,7 +2,8 @@
 
 A slot path names a method reachable from the window (``"sessions.export_report_dialog"``,
 ``"current_view().fit"``: a call in the path is made when the action fires, so it reaches the view
-current then). ``"-"`` is a separator; a menu of ``None`` adds a window-wide shortcut only.
+current then). ``"-"`` is a separator; a menu of ``None`` adds a window-wide shortcut only; a slot
+``"@key"`` is filled by the window (a submenu named by the text, or in place when the text is empty).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(None, "Next match", "F3", "search_ctl.find_next"),
     ActionSpec(None, "Previous match", "Shift+F3", "search_ctl.find_previous"),
     ActionSpec("&View", "-"),
-    ActionSpec("&View", "@docks"),
+    ActionSpec("&View", "", None, "@docks"),
     ActionSpec("&View", "&Theme", None, "@themes"),
     ActionSpec("&Engine", "&Build engine...", "Ctrl+B", "tools.open_build_dialog"),
     ActionSpec("&Engine", "Check TensorRT &support...", "Ctrl+K", "loader.check_support"),
@@ -72,8 +73,8 @@ def resolve(window: Any, path: str) -> Callable[[], Any]:
 
 
 def build_menus(window: Any, special: dict[str, Callable[[Any], None]]) -> dict[str, QAction]:
-    """Create the menus and actions of :data:`ACTIONS` on ``window``; rows whose text (or slot)
-    starts with ``@`` call ``special[key](menu)``. Returns the named actions."""
+    """Create the menus and actions of :data:`ACTIONS` on ``window``; rows whose slot
+    is ``@key`` call ``special[key](menu)``. Returns the named actions."""
     menus: dict[str, Any] = {}
     named: dict[str, QAction] = {}
     for spec in ACTIONS:
@@ -81,10 +82,8 @@ def build_menus(window: Any, special: dict[str, Callable[[Any], None]]) -> dict[
         if spec.menu is not None:
             menu = menus.get(spec.menu) or window.menuBar().addMenu(spec.menu)
             menus[spec.menu] = menu
-        key = spec.slot if spec.slot.startswith("@") else spec.text
-        if key.startswith("@"):
-            target = menu.addMenu(spec.text) if spec.slot.startswith("@") else menu
-            special[key](target)
+        if spec.slot.startswith("@"):  # filled by the window: in a submenu named ``text``, or in place
+            special[spec.slot](menu.addMenu(spec.text) if spec.text else menu)
             continue
         if spec.text == "-":
             menu.addSeparator()

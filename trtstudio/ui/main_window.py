@@ -387,7 +387,8 @@ class MainWindow(QMainWindow):
     def is_busy(self) -> bool:
         return self._loading > 0
 
-    def _box(self, icon: QMessageBox.Icon, title: str, text: str, detail: str = "") -> QMessageBox:
+    def message_box(self, icon: QMessageBox.Icon, title: str, text: str, detail: str = "") -> QMessageBox:
+        """A non-modal message box (deleted on close; the last few are kept referenced)."""
         box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         if detail:
@@ -401,7 +402,7 @@ class MainWindow(QMainWindow):
         """One line, in a non-blocking dialog; nothing that was open is closed."""
         self.last_error = message
         self.statusBar().showMessage(f"error: {message}", 15000)
-        self._box(QMessageBox.Icon.Critical, "trtstudio", message)
+        self.message_box(QMessageBox.Icon.Critical, "trtstudio", message)
 
     # ---- settings, recent files, theme ------------------------------------------------------
     def recent_files(self) -> list[str]:

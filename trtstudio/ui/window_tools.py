@@ -119,14 +119,9 @@ class WindowTools(QObject):
             return
         result = outcome.result
         status = "failed" if result is not None and result.error else (
-            "stopped" if outcome.to_dict().get("stopped") else "finished")
+            "stopped" if result is not None and result.stopped else "finished")
         self.w.workspace.update_run(entry, status=status, record=outcome.record,
                                   data=outcome.run_data() if result is not None else None)
-
-    def last_run(self) -> Any:
-        """The latest finished run of the open model as report RunData (None when there is none)."""
-        entry = self.w.workspace.last_run()
-        return entry.data if entry is not None else None
 
     def show_environment(self) -> None:
         """Status bar: which backends and GPU are usable. Probed once in a worker (NVML, libcuda, ORT)."""
@@ -153,7 +148,7 @@ class WindowTools(QObject):
                 if r.get("status") != "ok" and r.get("fix"):
                     line += f"\n         fix: {r['fix']}"
                 lines.append(line)
-            box = self.w._box(QMessageBox.Icon.Information, "Check environment",
+            box = self.w.message_box(QMessageBox.Icon.Information, "Check environment",
                             "What trtstudio can use on this machine:", "\n".join(lines))
             box.setInformativeText("\n".join(ln.split("\n")[0] for ln in lines))
 
