@@ -121,7 +121,10 @@ def test_window_dialog_sweeps_live(qtbot, server: Server) -> None:  # type: igno
     assert dlg.start_button.isEnabled()
     dlg.steps_edit.setText("0,x")
     dlg.start()
-    assert "positive numbers" in dlg.status_label.text() or "invalid literal" in dlg.status_label.text()
+    assert "comma-separated list of numbers" in dlg.status_label.text() and "0,x" in dlg.status_label.text()
+    dlg.steps_edit.setText("0,1")
+    dlg.start()
+    assert "positive numbers" in dlg.status_label.text() and dlg.start_button.isEnabled()
     dlg.url_edit.setText(f"127.0.0.1:{free_ports(1)[0]}")
     dlg.steps_edit.setText("1")
     with qtbot.waitSignal(dlg.sig_finished, timeout=60_000) as blocker:

@@ -9,14 +9,16 @@ HELP = "profile a model served by Triton Inference Server: concurrency or reques
 INPUTS: tuple[str, ...] = ()
 
 
-def _numbers(text: str, kind: type) -> list[Any]:
-    try:
-        values = [kind(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a comma-separated list of numbers: {text!r}") from None
-    if not values or any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"give positive numbers: {text!r}")
-    return values
+def _steps(kind: type) -> Any:
+    def parse(text: str) -> list[Any]:
+        from trtstudio.triton.sweep import parse_steps
+
+        try:
+            return parse_steps(text, kind)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -25,9 +27,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--version", default="", help="model version (default: the server's choice)")
     p.add_argument("--protocol", choices=["http", "grpc"], help="default: from the URL (port 8001 = grpc)")
     how = p.add_mutually_exclusive_group()
-    how.add_argument("--concurrency", type=lambda t: _numbers(t, int), default=[1],
+    how.add_argument("--concurrency", type=_steps(int), default=[1],
                      help="requests in flight per step, e.g. 1,2,4,8 (default 1)")
-    how.add_argument("--rate", type=lambda t: _numbers(t, float), help="requests/s per step, e.g. 100,200")
+    how.add_argument("--rate", type=_steps(float), help="requests/s per step, e.g. 100,200")
     p.add_argument("--poisson", action="store_true", help="with --rate: Poisson arrivals (default constant)")
     p.add_argument("--batch", type=int, default=1, help="batch size of each request (default 1)")
     p.add_argument("--window", type=float, default=1.0, help="measurement window in seconds (default 1)")
@@ -48,14 +50,13 @@ def render_text(doc: dict[str, Any]) -> str:
     head = f"{'step':>10} {'requests':>9} {'infer/s':>9} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} " \
            f"{'queue us':>9} {'compute us':>11} {'stable':>7}"
     lines.append(head)
+    from trtstudio.triton.sweep import step_figures
+
     for s in doc["steps"]:
-        key = "concurrency" if "concurrency" in s else "rate"
-        lat, srv_us = s.get("latency_ms") or {}, s.get("server_us") or {}
-        compute = sum(float(srv_us.get(k) or 0.0) for k in ("compute_input", "compute_infer", "compute_output"))
-        lines.append(f"{key[:4]} {s[key]:>5g} {s.get('requests', 0):>9} {s.get('throughput', 0.0):>9.1f} "
-                     f"{lat.get('p50', float('nan')):>8.3f} {lat.get('p90', float('nan')):>8.3f} "
-                     f"{lat.get('p99', float('nan')):>8.3f} {float(srv_us.get('queue') or 0.0):>9.0f} {compute:>11.0f} "
-                     f"{'yes' if s.get('stable') else 'no':>7}")
+        f = step_figures(s)
+        lines.append(f"{f['mode'][:4]} {f['value']:>5g} {f['requests']:>9} {f['throughput']:>9.1f} "
+                     f"{f['p50']:>8.3f} {f['p90']:>8.3f} {f['p99']:>8.3f} {f['queue_us']:>9.0f} {f['compute_us']:>11.0f} "
+                     f"{'yes' if f['stable'] else 'no':>7}")
         if s.get("error"):
             lines.append(f"           error: {s['error']}")
     rec = doc.get("recommendation")

@@ -64,6 +64,38 @@ class SweepSettings:
         return [("concurrency", float(c)) for c in self.concurrency]
 
 
+COMPUTE_PHASES = ("compute_input", "compute_infer", "compute_output")
+
+
+def parse_steps(text: str, kind: type) -> list[Any]:
+    """``"1,2,4"`` -> ``[1, 2, 4]`` (``kind`` int for concurrency, float for rates); ValueError
+    naming the text for anything else, or for a value that is not positive."""
+    try:
+        values = [kind(v) for v in text.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise ValueError(f"not a comma-separated list of numbers: {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise ValueError(f"give positive numbers separated by commas, not {text!r}")
+    return values
+
+
+def compute_us(server_us: dict[str, Any] | None) -> float:
+    """The server's compute time per request (input + infer + output), in µs."""
+    return sum(float((server_us or {}).get(k) or 0.0) for k in COMPUTE_PHASES)
+
+
+def step_figures(step: dict[str, Any]) -> dict[str, Any]:
+    """What a table row shows of one step: mode and value, requests, throughput, p50/p90/p99 (ms),
+    server queue and compute (µs per request), stable."""
+    mode = "concurrency" if "concurrency" in step else "rate"
+    lat, srv = step.get("latency_ms") or {}, step.get("server_us") or {}
+    nan = float("nan")
+    return {"mode": mode, "value": step[mode], "requests": int(step.get("requests", 0)),
+            "throughput": float(step.get("throughput", 0.0)), "p50": float(lat.get("p50", nan)),
+            "p90": float(lat.get("p90", nan)), "p99": float(lat.get("p99", nan)),
+            "queue_us": float(srv.get("queue") or 0.0), "compute_us": compute_us(srv), "stable": bool(step.get("stable"))}
+
+
 def latency_figures(lat_s: np.ndarray) -> dict[str, float]:
     """p50/p90/p95/p99/mean/min/max of latencies given in seconds, in ms."""
     if lat_s.size == 0:

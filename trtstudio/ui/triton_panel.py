@@ -30,16 +30,10 @@ from PySide6.QtWidgets import (
 )
 
 from trtstudio.tasks import TaskEvent, TaskState
+from trtstudio.triton.sweep import compute_us, step_figures
 from trtstudio.ui.workers import WorkerDialog
 
 STEP_COLUMNS = ("step", "requests", "infer/s", "p50 ms", "p99 ms", "queue µs", "compute µs", "stable")
-
-
-def _numbers(text: str, kind: type) -> list[Any]:
-    values = [kind(v) for v in text.replace(" ", "").split(",") if v]
-    if not values or any(v <= 0 for v in values):
-        raise ValueError(f"give positive numbers separated by commas, not {text!r}")
-    return values
 
 
 class TritonDialog(WorkerDialog):
@@ -134,10 +128,10 @@ class TritonDialog(WorkerDialog):
     # -- control ---------------------------------------------------------------------------------
     def settings(self) -> Any:
         """The SweepSettings the form describes (ValueError for malformed steps)."""
-        from trtstudio.triton.sweep import SweepSettings
+        from trtstudio.triton.sweep import SweepSettings, parse_steps
 
         rate = self.mode_combo.currentIndex() == 1
-        values = _numbers(self.steps_edit.text(), float if rate else int)
+        values = parse_steps(self.steps_edit.text(), float if rate else int)
         budget = self.budget_spin.value() or None
         return SweepSettings(concurrency=[] if rate else values, rates=values if rate else [],
                              batch=self.batch_spin.value(), window_s=self.window_spin.value(), latency_budget_ms=budget)
@@ -199,19 +193,14 @@ class TritonDialog(WorkerDialog):
         lat = [w.get("latency_ms") or {} for w in self._windows]
         self.p50_curve.setData(xs, [float(v.get("p50") or 0.0) for v in lat])
         self.p99_curve.setData(xs, [float(v.get("p99") or 0.0) for v in lat])
-        srv = [w.get("server") or {} for w in self._windows]
-        per = [s.get("server_us") or {} for s in srv]
+        per = [(w.get("server") or {}).get("server_us") or {} for w in self._windows]
         self.queue_curve.setData(xs, [float(p.get("queue") or 0.0) for p in per])
-        self.compute_curve.setData(xs, [sum(float(p.get(k) or 0.0) for k in ("compute_input", "compute_infer",
-                                                                             "compute_output")) for p in per])
+        self.compute_curve.setData(xs, [compute_us(p) for p in per])
 
     def _add_step_row(self, s: dict[str, Any]) -> None:
-        key = "concurrency" if "concurrency" in s else "rate"
-        lat, srv = s.get("latency_ms") or {}, s.get("server_us") or {}
-        compute = sum(float(srv.get(k) or 0.0) for k in ("compute_input", "compute_infer", "compute_output"))
-        cells = (f"{key} {s[key]:g}", f"{s.get('requests', 0)}", f"{s.get('throughput', 0.0):.1f}",
-                 f"{float(lat.get('p50') or 0.0):.3f}", f"{float(lat.get('p99') or 0.0):.3f}",
-                 f"{float(srv.get('queue') or 0.0):.0f}", f"{compute:.0f}", "yes" if s.get("stable") else "no")
+        f = step_figures(s)
+        cells = (f"{f['mode']} {f['value']:g}", f"{f['requests']}", f"{f['throughput']:.1f}", f"{f['p50']:.3f}",
+                 f"{f['p99']:.3f}", f"{f['queue_us']:.0f}", f"{f['compute_us']:.0f}", "yes" if f["stable"] else "no")
         r = self.table.rowCount()
         self.table.insertRow(r)
         for c, text in enumerate(cells):
