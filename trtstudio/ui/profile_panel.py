@@ -106,17 +106,24 @@ def backend_availability(model_path: str) -> dict[str, str | None]:
     return out
 
 
-def read_model_inputs(path: str) -> list[dict[str, Any]]:
-    """Input specs (name, dtype, shape with str/'?' for dynamic dims) of an ONNX model, without weights."""
+def _load_proto(path: str) -> Any:
+    """The ModelProto of ``path`` without external weights; InputError for an unreadable file."""
     import onnx
-    from onnx import helper
 
     try:
-        model = onnx.load(path, load_external_data=False)
+        return onnx.load(path, load_external_data=False)
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except Exception as exc:  # noqa: BLE001 - onnx raises DecodeError and others
         raise InputError(path, f"not a readable ONNX model: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+
+
+def read_model_inputs(path: str, model: Any = None) -> list[dict[str, Any]]:
+    """Input specs (name, dtype, shape with str/'?' for dynamic dims) of an ONNX model, without
+    weights (``model``: its ModelProto when already loaded)."""
+    from onnx import helper
+
+    model = model if model is not None else _load_proto(path)
     inits = {i.name for i in model.graph.initializer}
     specs = []
     for vi in model.graph.input:
@@ -142,10 +149,11 @@ def _specs_task(path: str, backend: str, factory: BackendFactory | None) -> Any:
         if path.lower().endswith(".onnx"):
             from trtstudio.backends.shapes import plan_shapes
 
-            specs = read_model_inputs(path)
+            proto = _load_proto(path)  # once: parsing a big model holds the GIL (a GUI stall) for a second
+            specs = read_model_inputs(path, proto)
             # the shape plan (metadata, graph-pinned dims, defaults) without the onnxruntime probe the
             # run itself may make: a probe builds a session, too heavy to do on every model opened
-            plan = plan_shapes(path, {}, probe=False) if specs else None
+            plan = plan_shapes(proto, {}, probe=False) if specs else None
             by_name = {i.name: i for i in plan.inputs} if plan is not None else {}
             for spec in specs:
                 planned = by_name.get(spec["name"])
