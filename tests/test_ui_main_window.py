@@ -277,3 +277,20 @@ def test_check_support_paints_the_graph(qtbot, window: MainWindow, tmp_path: Pat
             assert color == SUPPORT_COLORS["supported"], node.name
         else:
             assert color in (SUPPORT_COLORS["unsupported"], SUPPORT_COLORS["boundary"]), node.name
+
+
+@pytest.mark.rtx
+def test_support_overlay_survives_the_reanalysis_it_starts(qtbot, window: MainWindow, sample_model: Path) -> None:
+    """With an engine open, the support check's rejections start a new engine analysis; the support
+    colours stay on the graph when it arrives."""
+    pytest.importorskip("tensorrt_rtx")
+    log = sample_model.with_name("mobilenetv2_035.rtx-sm86.build.log")
+    _open(qtbot, window, sample_model)
+    with qtbot.waitSignal(window.sig_engine_loaded, timeout=60000):
+        window.open_engine([str(log)])
+    qtbot.waitUntil(lambda: window.analysis is not None and not window.is_busy(), timeout=60000)
+    before = window.analysis
+    window.loader.check_support()
+    qtbot.waitUntil(lambda: window.loader.last_check is not None and window.analysis is not before
+                    and not window.is_busy(), timeout=60000)
+    assert window.view.legend and window.view.legend[0][0] == "supported by TensorRT"

@@ -228,7 +228,8 @@ class MainWindow(QMainWindow):
 
     def _on_workspace_analysis(self, ws: Workspace) -> None:
         self.engine_tabs.show_analysis(ws.analysis, ws.engine)
-        self._apply_overlay(self.overlay.currentText())
+        if self.overlay.currentText() != "Op category":  # a support or error overlay stays until replaced
+            self._apply_overlay(self.overlay.currentText())
 
     def mark_unsupported(self, items: list[dict[str, Any]]) -> None:
         """The nodes the TensorRT parser rejects: marked on the graph and taken into the analysis."""
