@@ -97,9 +97,7 @@ class DocumentLoader(QObject):
         def done(result: tuple[Any, ...]) -> None:
             model, display, summary, sha, analysis = result
             while self.w.tabs.count() > 1:  # nested tabs of the previous model
-                w = self.w.tabs.widget(1)
-                self.w.tabs.removeTab(1)
-                w.deleteLater()
+                self.w.close_subgraph_tab(1)
             self.summary = summary
             ws.set_model(model, display, sha)
             if analysis is not None and ws.token()[1] == engine_gen:

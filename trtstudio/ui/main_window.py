@@ -76,7 +76,7 @@ class MainWindow(QMainWindow):
 
         self.tabs = QTabWidget()
         self.tabs.setTabsClosable(True)
-        self.tabs.tabCloseRequested.connect(self._on_tabs_close)
+        self.tabs.tabCloseRequested.connect(self.close_subgraph_tab)
         self.view = self._new_view()
         self.tabs.addTab(self.view, "Graph")
         self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
@@ -328,7 +328,8 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(v)
         return v
 
-    def _on_tabs_close(self, index: int) -> None:
+    def close_subgraph_tab(self, index: int) -> None:
+        """Close the subgraph tab at ``index`` (the main graph, tab 0, stays)."""
         if index > 0:
             w = self.tabs.widget(index)
             self.tabs.removeTab(index)

@@ -51,7 +51,8 @@ class SessionController(QObject):
             self.w.sig_error.emit("nothing to report yet: open a model or engine files, or run a profile")
             return
         inputs = ws.report_inputs(self._graph_png())
-        others = [r for r in ws.runs if r.data is not None and r not in ws.runs_of_model()]
+        mine = ws.runs_of_model()
+        others = [r for r in ws.runs if r.data is not None and r not in mine]
         if others:
             self.w.statusBar().showMessage(
                 f"{len(others)} run(s) of other models are not in this report (each report is about one model)", 10000)
