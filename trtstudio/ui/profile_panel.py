@@ -160,8 +160,8 @@ def _specs_task(path: str, backend: str, factory: BackendFactory | None) -> Any:
                 if planned is not None:
                     spec["run"] = list(planned.opt)
                     spec["sources"] = list(planned.sources)
-            if specs and plan is not None:
-                specs[0]["plan_warnings"] = list(plan.warnings)
+            if specs and plan is not None:  # the plan's own words on each guessed size
+                specs[0]["plan_warnings"] = list(plan.warnings) + list(plan.notes)
             return specs
         from trtstudio.backends.base import open_backend
 
@@ -211,20 +211,19 @@ def fill_shapes_table(table: QTableWidget, specs: list[dict[str, Any]]) -> dict[
 
 
 def shape_notes(specs: list[dict[str, Any]]) -> list[str]:
-    """A line per input with dynamic dims (what it runs as, and why), then the plan's warnings."""
-    notes = []
-    for spec in specs:
-        dims = spec["shape"]
-        if all(isinstance(d, int) and d > 0 for d in dims):
-            continue
-        model_text = "x".join(str(d) for d in dims)
-        run = "x".join(map(str, _run_dims(spec)))
-        how = f"runs as {run} ({_where(spec)})" if spec.get("sources") else f"defaulted to {run}"
-        notes.append(f"'{spec['name']}' has dynamic dims ({model_text}); {how}")
+    """What was guessed: the shape plan's warnings and notes (sizes taken from metadata or the graph
+    need none: the run-shape tooltip says where they came from); without a plan (an engine file), a
+    line per input with dynamic dims."""
+    if specs and "plan_warnings" in specs[0]:
+        notes = list(specs[0]["plan_warnings"][:20])
+    else:
+        notes = [f"'{spec['name']}' has dynamic dims ({'x'.join(str(d) for d in spec['shape'])}); defaulted to "
+                 f"{'x'.join(map(str, _run_dims(spec)))}" for spec in specs
+                 if not all(isinstance(d, int) and d > 0 for d in spec["shape"])][:20]
     if len(specs) > MAX_SHAPE_ROWS:
         notes.append(f"{len(specs):,} inputs: the first {MAX_SHAPE_ROWS} are listed; the others run with "
                      "the planned shapes (set them with trtstudio profile --shapes)")
-    return notes[:20] + (specs[0].get("plan_warnings", [])[:20] if specs else [])
+    return notes
 
 
 def fill_layers_table(table: QTableWidget, rows: list[dict[str, Any]]) -> None:
