@@ -32,10 +32,8 @@ def _frozen_after(fn: Any) -> Any:
     collection started by a worker holds the GIL, so it stalls the GUI thread as much as one there."""
     from trtstudio.engine.readers import gc_paused
 
-    with gc_paused():
-        result = fn()
-    gc.freeze()
-    return result
+    with gc_paused():  # freezes what it made on the way out
+        return fn()
 
 
 def _infer_shapes(model: Any) -> tuple[Any, dict[str, Any]]:
