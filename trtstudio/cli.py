@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["--_infer-shapes"] and len(args_in) == 2:
+        return _infer_child(args_in[1])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
@@ -113,6 +116,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("TRTSTUDIO_DEBUG"):
             raise
         return _internal_error(exc)
+
+
+def _infer_child(path: str) -> int:
+    """The child process of the window's shape inference (graph.model.infer_shapes_later(isolated=True)):
+    its result as JSON on standard output."""
+    from trtstudio.graph.model import inferred_table
+    from trtstudio.jsonio import dumps, write_stdout
+
+    try:
+        doc = inferred_table(path)
+    except Exception as exc:  # noqa: BLE001 - the parent turns this line into a warning
+        print(f"error: {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        return 2
+    write_stdout(dumps(doc, check_finite=False))
+    return 0
 
 
 def _internal_error(exc: BaseException) -> int:

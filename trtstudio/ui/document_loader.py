@@ -36,10 +36,15 @@ def _frozen_after(fn: Any) -> Any:
         return fn()
 
 
+# Above this many nodes shape inference runs in a child process: ONNX's inference holds the GIL
+# for its whole run (about 10 us a node), which would freeze the window's thread that long.
+ISOLATED_INFERENCE_NODES = 5000
+
+
 def _infer_shapes(model: Any) -> tuple[Any, dict[str, Any]]:
     from trtstudio.graph.model import infer_shapes_later
 
-    infer_shapes_later(model)
+    infer_shapes_later(model, isolated=len(model.graph.nodes) > ISOLATED_INFERENCE_NODES)
     return model, model.summary()
 
 
