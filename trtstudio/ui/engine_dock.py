@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QTreeWidget, QTreeWidgetItem, 
 
 from trtstudio.palette import SEVERITY_COLORS
 
-FINDINGS_CHUNK = 1000  # tree items added per event-loop turn
+FINDINGS_CHUNK = 500  # tree items added per event-loop turn
 
 
 class EngineTabs(QTabWidget):
@@ -62,16 +62,24 @@ class EngineTabs(QTabWidget):
         ``engine`` (no analysis yet) the table shows the engine as read."""
         eng = analysis.engine if analysis is not None else engine
         columns = analysis.columns if analysis is not None else None
+        self._gen += 1
+        gen = self._gen
         if self.layer_table is not None:
             self.layer_table.set_engine(eng, columns)
-        if self.charts is not None:
-            self.charts.set_engine(eng)
         self.findings_view.clear()
         findings = analysis.findings if analysis is not None else []
         self._pending = list(findings)
-        self._gen += 1
         self.setTabText(self.indexOf(self.findings_view), f"Findings ({len(findings)})")
-        self._add_findings(self._gen)
+        # The charts and the findings follow on later event-loop turns: with 50,000 layers each
+        # part takes tens of milliseconds, and together they held the GUI thread a quarter second.
+        QTimer.singleShot(0, lambda: self._show_rest(gen, eng, columns))
+
+    def _show_rest(self, gen: int, engine: Any, columns: Any) -> None:
+        if gen != self._gen:
+            return  # a newer analysis replaced this one
+        if self.charts is not None:
+            self.charts.set_engine(engine, columns)
+        QTimer.singleShot(0, lambda: self._add_findings(gen))
 
     def _add_findings(self, gen: int) -> None:
         """Add the next chunk of findings; the rest follow on later event-loop turns, so tens of
