@@ -161,9 +161,12 @@ class Workspace:
         self.events.emit("unsupported", self)
 
     # -- runs -----------------------------------------------------------------------------------
-    def add_run(self, request: Any, state: Any = None) -> RunEntry:
-        """A run of ``request`` (a ProfileRequest) starts; returns its entry."""
+    def add_run(self, request: Any, state: Any = None, status: str | None = None) -> RunEntry:
+        """A run of ``request`` (a ProfileRequest) starts (``status``: its first status, e.g.
+        "running"); returns its entry. The views hear of it once."""
         entry = RunEntry(model=str(request.model), backend=str(request.backend), request=request, state=state)
+        if status is not None:
+            entry.status = status
         if self.model_path is not None and os.path.abspath(entry.model) == os.path.abspath(self.model_path):
             entry.model_sha256 = self.model_sha256
         self.runs.append(entry)

@@ -107,8 +107,7 @@ class WindowTools(QObject):
             self.w.profile_panel.stop()
 
     def on_run_started(self, request: Any, state: Any) -> None:
-        self.panel_run = self.w.workspace.add_run(request, state)
-        self.w.workspace.update_run(self.panel_run, status="running")
+        self.panel_run = self.w.workspace.add_run(request, state, status="running")
 
     def on_run_outcome(self, request: Any, outcome: Any) -> None:
         entry, self.panel_run = self.panel_run, None
