@@ -159,17 +159,21 @@ class Graph:
 
     def edges(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """(src node, dst node, tensor name) for every data edge between two nodes of this graph."""
+        tget, implicit = self.tensors.get, self.implicit_inputs
         src: list[int] = []
         dst: list[int] = []
         names: list[str] = []
+        add_src, add_dst, add_name = src.append, dst.append, names.append
         for node in self.nodes:
-            used = node.inputs + self.implicit_inputs.get(node.index, [])
-            for tname in used:
-                t = self.tensors.get(tname)
-                if t is not None and t.producer is not None and t.producer != node.index:
-                    src.append(t.producer)
-                    dst.append(node.index)
-                    names.append(tname)
+            i = node.index
+            for tname in (node.inputs + implicit.get(i, []) if implicit else node.inputs):
+                t = tget(tname)
+                if t is not None:
+                    p = t.producer
+                    if p is not None and p != i:
+                        add_src(p)
+                        add_dst(i)
+                        add_name(tname)
         return np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), names
 
     def initializer_array(self, name: str) -> np.ndarray | None:
