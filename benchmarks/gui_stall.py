@@ -21,10 +21,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stallwatch import watch_stalls  # noqa: E402
 
 BUDGET_MS = 100.0
 
@@ -39,29 +39,6 @@ def synthetic(layers: int, tmp: Path) -> tuple[Path, list[Path]]:
     pp.write_text(json.dumps(profile))
     eb.write_onnx(spec, op)
     return op, [lp, pp]
-
-
-def _watch_stalls(ticks: list[float], out: list[list[object]]) -> Any:
-    """A thread that, while the GUI thread has not ticked for over 100 ms, notes the GUI thread's
-    innermost frames every 20 ms ([time, ms since the last tick, frames]); returns its stop."""
-    import threading
-    import traceback
-
-    main_id = threading.get_ident()
-    done = threading.Event()
-
-    def run() -> None:
-        while not done.wait(0.02):
-            if not ticks:
-                continue
-            gap = time.perf_counter() - ticks[-1]
-            frame = sys._current_frames().get(main_id)
-            if gap > 0.1 and frame is not None:
-                frames = [f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in traceback.extract_stack(frame)[-5:]]
-                out.append([time.perf_counter(), round(gap * 1000), frames[::-1]])
-
-    threading.Thread(target=run, daemon=True, name="stall-watch").start()
-    return done.set
 
 
 def measure(model: Path, engine_files: list[Path], profile_out: str | None = None,
@@ -92,7 +69,7 @@ def measure(model: Path, engine_files: list[Path], profile_out: str | None = Non
         prof = cProfile.Profile()
         prof.enable()
     stall_stacks: list[list[object]] = []
-    stop_watch = _watch_stalls(ticks, stall_stacks) if where else None
+    stop_watch = watch_stalls(ticks, stall_stacks) if where else None
     timer.start()
     t0 = time.perf_counter()
     phases = {}
