@@ -14,8 +14,20 @@ if TYPE_CHECKING:
 GUI_SWITCH_INTERVAL_S = 0.0005
 
 
+def _skip_feature_scan() -> None:
+    """PySide6 hooks every later import to read the module's source (``inspect.getsource``) and see
+    whether it opts in to ``from __feature__ import snake_case/true_property``; nothing in this
+    application does, and the scan cost 0.2 s of every start (pyqtgraph alone is 150 modules).
+    The check is private to shiboken's ``feature`` module: where it is not there, nothing changes."""
+    feature = sys.modules.get("shibokensupport.feature")
+    if feature is not None and callable(getattr(feature, "_mod_uses_pyside", None)):
+        setattr(feature, "_mod_uses_pyside", lambda _module: False)  # noqa: B010 - a module without stubs
+
+
 def _app() -> QApplication:
     from PySide6.QtWidgets import QApplication
+
+    _skip_feature_scan()
 
     app = QApplication.instance()
     if not isinstance(app, QApplication):  # none yet (a bare QCoreApplication cannot show windows)
