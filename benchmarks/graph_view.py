@@ -179,13 +179,14 @@ def main() -> None:
         r = first_frame(args.onnx, args.where)
         print(json.dumps({"run": r}), flush=True)
         runs.append(r)
-    summary: dict[str, object] = {"model": args.onnx, "nodes": runs[-1].get("nodes")}
+    summary: dict[str, object] = {"model": args.onnx, "nodes": runs[-1].get("nodes") if runs else None}
     for key in ("first_frame_s", "max_stall_ms", "p99_stall_ms", "window_shown_s"):
         vals = [float(r[key]) for r in runs if key in r]
         if vals:
             summary[key] = round(statistics.median(vals), 3)
     summary["budgets"] = BUDGETS
-    summary["within_budget"] = all(float(summary.get(k, 1e9)) <= v for k, v in BUDGETS.items())  # type: ignore[arg-type]
+    if runs:
+        summary["within_budget"] = all(float(summary.get(k, 1e9)) <= v for k, v in BUDGETS.items())  # type: ignore[arg-type]
     if args.frames:
         summary.update(frames(args.onnx, args.size))
     print(json.dumps(summary))
