@@ -68,8 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
-    if args_in[:1] == ["--_infer-shapes"] and len(args_in) == 2:
-        return _infer_child(args_in[1])
+    if len(args_in) == 2 and args_in[0] in ("--_infer-shapes", "--_json-lines"):  # trtstudio.children.FLAGS
+        return _child(args_in[0], args_in[1])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
@@ -118,9 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _internal_error(exc)
 
 
-def _infer_child(path: str) -> int:
-    """The child process of the window's shape inference (graph.model.infer_shapes_later(isolated=True)):
-    its result as JSON on standard output."""
+def _child(flag: str, path: str) -> int:
+    """A child process of the window (see trtstudio.children): its result on standard output."""
+    if flag == "--_json-lines":
+        from trtstudio.children import write_json_lines
+
+        return write_json_lines(path, sys.stdout.buffer)
     from trtstudio.graph.model import inferred_table
     from trtstudio.jsonio import dumps, write_stdout
 

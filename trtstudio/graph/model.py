@@ -549,8 +549,6 @@ def infer_shapes_later(model: Model, *, isolated: bool = False) -> list[str]:
             gc.enable()
 
 
-# The child process of an isolated inference is this program again with this first argument.
-INFER_CHILD_FLAG = "--_infer-shapes"
 _CHILD_TIMEOUT_S = 900.0
 
 
@@ -578,21 +576,14 @@ def inferred_table(path: str) -> dict[str, Any]:
     return {"warnings": warnings, "table": _table(graph)}
 
 
-def _child_command() -> list[str]:
-    import sys
-
-    if getattr(sys, "frozen", False):  # the PyInstaller bundle: the executable is the trtstudio command
-        return [sys.executable, INFER_CHILD_FLAG]
-    return [sys.executable, "-m", "trtstudio.cli", INFER_CHILD_FLAG]
-
-
 def _infer_in_child(path: str) -> tuple[list[str], dict[str, Any] | None]:
     import subprocess
 
-    from trtstudio import jsonio
+    from trtstudio import children, jsonio
 
     try:
-        done = subprocess.run([*_child_command(), path], capture_output=True, timeout=_CHILD_TIMEOUT_S, check=False)
+        done = subprocess.run(children.command(children.INFER_SHAPES_FLAG, path), capture_output=True,
+                              timeout=_CHILD_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
         return [f"shape inference took over {_CHILD_TIMEOUT_S:.0f} s and was stopped; shapes may be missing"], None
     except OSError as exc:

@@ -185,7 +185,17 @@ def read_text(path: Path) -> str:
 
 
 def loads_json(path: Path, text: str) -> Any:
-    """JSON (orjson, else the standard library) with malformed or truncated JSON as one InputError line."""
+    """JSON (orjson, else the standard library) with malformed or truncated JSON as one InputError line.
+
+    In a thread that parses responsively (the window's loader workers, see :mod:`trtstudio.children`)
+    a big document is parsed in pieces that a child process cuts, so that no single call holds the
+    GIL long; where the child cannot, it is parsed here in one go."""
+    from trtstudio import children
+
+    if len(text) >= children.RESPONSIVE_MIN_BYTES and children.parsing_responsively():
+        doc = children.load_json_in_pieces(str(path))
+        if doc is not None:
+            return doc
     try:
         return jsonio.loads(text)
     except json.JSONDecodeError as exc:

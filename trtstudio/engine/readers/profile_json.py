@@ -45,6 +45,7 @@ def read(path: Path, text: str) -> EngineInfo:
             name = str(name)
         layers.append(Layer(len(layers), name, guess_type(name), None, [], [], None, None, None, None, [], 0.0, None,
                             layer_time(rec, count), {PROFILE_ONLY: True}))
+        doc[i] = None  # freed record by record, not all at once at the end (see info_from_layer_doc)
     info = EngineInfo(layers=layers, detailed=False)
     if count is not None:
         info.build_settings["profile_iterations"] = count
