@@ -84,7 +84,11 @@ class EngineChartsView(QWidget):
         """Show the time split of ``engine`` (clears the charts when it has no per-layer times);
         ``columns``: the analysis's table columns, whose split was computed off the GUI thread."""
         self._engine = engine
-        total = (engine.total_time_ms if engine else None) or 0.0
+        if columns is not None and engine is not None:
+            times = columns.num["total_ms"]
+            total = float(np.nansum(times)) if len(times) else 0.0
+        else:
+            total = (engine.total_time_ms if engine else None) or 0.0
         if columns is not None:
             by_type, by_prec = columns.time_by_type, columns.time_by_precision
         else:
