@@ -62,7 +62,7 @@ def _finish():
     worst5 = sorted(zip(gaps_raw, ticks_end), reverse=True)[:5]
     out["worst_stalls"] = [[round(g * 1000), round(t - g - t0_perf + (t0_wall - t_spawn), 2)] for g, t in worst5]
     if stall_stacks:
-        out["stall_stacks"] = [[round(t - t0_perf + (t0_wall - t_spawn), 2), g, fr] for t, g, fr in stall_stacks]
+        out["stall_stacks"] = [[round(t - t0_perf + (t0_wall - t_spawn), 2), *rest] for t, *rest in stall_stacks]
     print(json.dumps(out), flush=True)
     os._exit(0)
 

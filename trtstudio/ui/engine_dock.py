@@ -89,6 +89,7 @@ class EngineTabs(QTabWidget):
         self.findings_view = QTreeView()
         self.findings_view.setModel(self.findings_model)
         self.findings_view.setUniformRowHeights(True)  # tens of thousands of rows: no per-row height pass
+        self.findings_view.header().setResizeContentsPrecision(0)  # size columns from the rows in view
         self.findings_view.setRootIsDecorated(False)
         self.findings_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.findings_view.clicked.connect(self._on_findings_view_clicked)
