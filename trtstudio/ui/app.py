@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
 
-GUI_SWITCH_INTERVAL_S = 0.0005
+GUI_SWITCH_INTERVAL_S = 0.0001
 
 
 def _skip_feature_scan() -> None:
@@ -34,8 +34,10 @@ def _app() -> QApplication:
         app = QApplication(sys.argv[:1])
     # Workers load, lay out and analyse in Python threads. Each Qt call releases the GIL, and the
     # GUI thread then waits up to the switch interval (5 ms by default) to get it back from a busy
-    # worker: a frame of a few hundred Qt calls took a second while a model loaded. 0.5 ms keeps
-    # the window's frames short at a cost of about 1 % to the workers.
+    # worker: a frame of a few hundred Qt calls took a second while a model loaded. At 0.1 ms the
+    # longest stall while a 100k-node model loads fell from 1.8 s (5 ms) and 0.23-0.27 s (0.5 ms)
+    # to 0.19-0.21 s (medians of 4 runs of benchmarks/graph_view.py); the workers lose a switch of
+    # a few microseconds per 0.1 ms only while the GUI thread waits for the GIL.
     sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
     app.setApplicationName("trtstudio")
     app.setOrganizationName("trtstudio")
