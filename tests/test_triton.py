@@ -5,12 +5,14 @@ fixtures on loopback ports. Skips only where that environment cannot be built.""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytestmark = [pytest.mark.triton, pytest.mark.timeout(900)]
@@ -98,14 +100,35 @@ def test_server_dying_mid_sweep_keeps_the_steps_measured(tmp_path: Path) -> None
 
 
 @pytest.mark.gui
-def test_window_dialog_sweeps_live(qtbot, server: Server) -> None:  # type: ignore[no-untyped-def]
+def test_window_dialog_sweeps_live(qtbot, server: Server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Profile > Triton Inference Server: the dialog runs the same sweep in a worker and draws it live."""
     pytest.importorskip("PySide6")
     from trtstudio.ui.triton_panel import TritonDialog
 
     dlg = TritonDialog(url=f"127.0.0.1:{server.http}", model="identity")
     qtbot.addWidget(dlg)
+    # the repository browser lists what the server's index says, and picking a model fills the form
+    import tritonclient.http as th
+
+    with th.InferenceServerClient(f"127.0.0.1:{server.http}") as c:
+        index = c.get_model_repository_index()  # empty under PyTriton: its models are loaded by override
+        loaded = c.get_inference_statistics()["model_stats"]
+        cfg = c.get_model_config("identity")
+    dlg.model_edit.setText("")
+    dlg.connect_button.click()
+    qtbot.waitUntil(lambda: dlg.models_table.rowCount() > 0 and dlg.start_button.isEnabled(), timeout=60_000)
+    listed = [(dlg.models_table.item(r, 0).text(), dlg.models_table.item(r, 2).text())
+              for r in range(dlg.models_table.rowCount())]
+    assert sorted(n for n, _ in listed) == sorted({m["name"] for m in index} | {m["name"] for m in loaded})
+    assert {state for _, state in listed} == {"READY"}
+    row = next(r for r, (name, _) in enumerate(listed) if name == "identity")
+    dlg.models_table.selectRow(row)
+    assert dlg.model_edit.text() == "identity"
+    summary = dlg.config_label.text()
+    assert f"max_batch_size: {cfg.get('max_batch_size', 0)}" in summary
+    assert all(i["name"] in summary for i in cfg["input"])
     dlg.steps_edit.setText("1,2")
+    dlg.metrics_edit.setText(f"127.0.0.1:{server.metrics}/metrics")
     dlg.window_spin.setValue(0.3)
     dlg.budget_spin.setValue(1000.0)
     with qtbot.waitSignal(dlg.sig_finished, timeout=120_000) as blocker:
@@ -115,8 +138,26 @@ def test_window_dialog_sweeps_live(qtbot, server: Server) -> None:  # type: igno
     assert doc["schema"] == "trtstudio.triton/1" and not doc["error"]
     assert dlg.table.rowCount() == len(doc["steps"]) == 2
     assert [dlg.table.item(r, 1).text() for r in range(2)] == [str(s["requests"]) for s in doc["steps"]]
-    x, _ = dlg.p50_curve.getData()
-    assert x is not None and len(x) >= 2  # one point per measurement window, drawn while it ran
+    panels = dlg.panels
+    n_req = sum(s["requests"] for s in doc["steps"])
+    x, y = panels.sample_curve.getData()
+    assert x is not None and 0 < len(x) <= n_req and np.all(np.diff(x) >= 0)  # every request's latency, in time order
+    bx, p50 = panels.p50_curve.getData()
+    _, p99 = panels.p99_curve.getData()
+    assert bx is not None and len(bx) >= 2 and np.all(p99 >= p50)  # rolling bands
+    hx, hy = panels.hist_curve.getData()
+    assert hy is not None and int(hy.sum()) <= len(y) and int(hy.sum()) >= 0.99 * len(y)
+    tx, rate = panels.throughput_curve.getData()
+    assert rate is not None and len(rate) >= 2 and float(rate.max()) > 0
+    # the breakdown is stacked: each part's top is at or above the one below, the last is the client mean
+    tops = [c.getData()[1] for c in panels.part_curves]
+    assert all(np.all(hi >= lo - 1e-9) for lo, hi in zip(tops, tops[1:], strict=False))
+    assert len(tops[-1]) >= 2 and float(tops[-1].min()) > 0
+    assert panels.gpu_label.text() == "no GPU metrics from this server"  # the CPU server has no GPU series
+    assert all(s.get("metrics") for s in doc["steps"])  # /metrics answered: the absence is the server's
+    assert panels.gpu_plot.isHidden() and not panels.gpu_label.isHidden()
+    out = Path(os.environ.get("TRTSTUDIO_SHOT_DIR", str(tmp_path)))
+    dlg.grab().save(str(out / "triton_dialog.png"))
     assert "Recommendation: concurrency" in dlg.recommendation_label.text()
     assert dlg.start_button.isEnabled()
     dlg.steps_edit.setText("0,x")
