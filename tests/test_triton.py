@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+from html import escape as html_escape
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +157,10 @@ def test_window_dialog_sweeps_live(qtbot, server: Server, tmp_path: Path) -> Non
     assert panels.gpu_label.text() == "no GPU metrics from this server"  # the CPU server has no GPU series
     assert all(s.get("metrics") for s in doc["steps"])  # /metrics answered: the absence is the server's
     assert panels.gpu_plot.isHidden() and not panels.gpu_label.isHidden()
+    assert dlg.export_button.isEnabled()
+    page = Path(dlg.export_report(str(tmp_path / "dialog.md"))).read_text()  # the same report as the CLI's
+    assert page.count("| concurrency ") == 2 and doc["recommendation"]["reason"] in page
+    assert dlg.export_report(str(tmp_path / "dialog.txt")) == "" and "no Triton report format" in dlg.status_label.text()
     out = Path(os.environ.get("TRTSTUDIO_SHOT_DIR", str(tmp_path)))
     dlg.grab().save(str(out / "triton_dialog.png"))
     assert "Recommendation: concurrency" in dlg.recommendation_label.text()
@@ -171,3 +176,60 @@ def test_window_dialog_sweeps_live(qtbot, server: Server, tmp_path: Path) -> Non
     with qtbot.waitSignal(dlg.sig_finished, timeout=60_000) as blocker:
         dlg.start()
     assert "refused" in blocker.args[0]["error"] and "refused" in dlg.status_label.text()
+
+
+def _compare(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "trtstudio.cli", "compare", *argv], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_session_report_and_compare(server: Server, tmp_path: Path) -> None:
+    """--session/--report on `trtstudio triton`, then `trtstudio compare` across the two sessions."""
+    import tritonclient.http as th
+
+    with th.InferenceServerClient(f"127.0.0.1:{server.http}") as c:
+        cfg = c.get_model_config("identity")
+    a, b, html, md = (tmp_path / n for n in ("http.json", "grpc.json", "r.html", "r.md"))
+    common = ("identity", "--concurrency", "1,2", "--window", "0.3", "--latency-budget", "1000",
+              "--metrics", f"127.0.0.1:{server.metrics}/metrics")
+    r = _cli(f"127.0.0.1:{server.http}", *common, "--session", str(a), "--report", str(html), "--json")
+    assert r.returncode == 0, r.stderr
+    printed = json.loads(r.stdout)
+    saved = json.loads(a.read_text())
+    assert saved == printed and saved["schema"] == "trtstudio.triton/1"
+    page = html.read_text()
+    assert "<svg" in page and page.count("<polyline") == 3  # p50, p90, p99 curves
+    for s in saved["steps"]:
+        assert f"<td>concurrency {s['concurrency']}</td><td>{s['requests']}</td>" in page
+    assert html_escape(saved["recommendation"]["reason"]) in page
+    assert f"max_batch_size: {cfg['max_batch_size']}" in page
+    r = _cli(f"127.0.0.1:{server.grpc}", *common, "--protocol", "grpc", "--session", str(b), "--report", str(md))
+    assert r.returncode == 0, r.stderr
+    other = json.loads(b.read_text())
+    text = md.read_text()
+    assert "| step |" in text and text.count("| concurrency ") == len(other["steps"])
+
+    r = _compare(str(a), str(b), "--names", "http,grpc", "--json")
+    assert r.returncode == 0, r.stderr
+    comp = json.loads(r.stdout)
+    assert comp["schema"] == "trtstudio.triton-comparison/1" and comp["baseline"] == "http"
+    assert [st["concurrency"] for st in comp["steps"]] == [1, 2]
+    for st, sa, sb in zip(comp["steps"], saved["steps"], other["steps"], strict=True):
+        base, new = st["sessions"]
+        assert base["throughput_delta"] == 0.0
+        assert new["throughput_delta"] == pytest.approx(sb["throughput"] - sa["throughput"])
+        assert new["p99_delta_ms"] == pytest.approx(sb["latency_ms"]["p99"] - sa["latency_ms"]["p99"])
+    assert [s["recommendation"] for s in comp["sessions"]] == [saved["recommendation"], other["recommendation"]]
+    r = _compare(str(a), str(b))
+    assert r.returncode == 0 and "recommendations:" in r.stdout and "concurrency 2" in r.stdout
+
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"schema": "trtstudio.triton/1", "steps": [')
+    notours = tmp_path / "other.json"
+    notours.write_text(json.dumps({"schema": "trtstudio.report/1"}))
+    for bad, why in ((broken, "cannot read Triton session JSON"), (notours, "not a Triton session")):
+        r = _compare(str(a), str(bad))
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr.count("\n") == 1 and r.stderr.startswith(f"error: {bad}: ") and why in r.stderr
+    r = _cli(f"127.0.0.1:{server.http}", "identity", "--report", str(tmp_path / "r.txt"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no Triton report format" in r.stderr

@@ -100,12 +100,16 @@ class TritonDialog(WorkerDialog):
         self.start_button.clicked.connect(self.start)
         self.cancel_button = QPushButton("Stop")
         self.cancel_button.clicked.connect(self._cancel_task)
+        self.export_button = QPushButton("Export report…")
+        self.export_button.setToolTip("The sweep as a report (.html, .md) or a Triton session (.json)")
+        self.export_button.clicked.connect(self._on_export_clicked)
+        self.export_button.setEnabled(False)
         self.progress = QProgressBar()
         self.phase_label = QLabel("")
         self.status_label = QLabel("")
         self.status_label.setWordWrap(True)
         buttons = QHBoxLayout()
-        for widget in (self.start_button, self.cancel_button, self.progress, self.phase_label):
+        for widget in (self.start_button, self.cancel_button, self.export_button, self.progress, self.phase_label):
             buttons.addWidget(widget)
 
         self.panels = TritonLivePanels()
@@ -207,6 +211,30 @@ class TritonDialog(WorkerDialog):
             why = m.get("config_error") or m.get("reason") or f"the model is {m.get('state') or 'not ready'}"
             self.config_label.setText(f"<b>{m['name']}</b>: no config ({why})")
 
+    def export_report(self, path: str) -> str:
+        """Write the last sweep as a report or session (by extension); "" and a status line on failure."""
+        from trtstudio.tasks import error_text
+        from trtstudio.triton.report import write_report
+
+        if not self.document or not self.document.get("steps"):
+            self._show_status("nothing to export: run a sweep first", error=True)
+            return ""
+        try:
+            written = str(write_report(self.document, path))
+        except Exception as exc:  # noqa: BLE001 - any failure is one line in the dialog
+            self._show_status(f"export failed: {error_text(exc)}", error=True)
+            return ""
+        self._show_status(f"wrote {written}")
+        return written
+
+    def _on_export_clicked(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getSaveFileName(self, "Export Triton report", "triton-report.html",
+                                              "HTML (*.html);;Markdown (*.md);;Triton session (*.json)")
+        if path:
+            self.export_report(path)
+
     def start(self) -> None:
         """Start the sweep (errors in the form are shown, not raised)."""
         if self._handle is not None and not self._handle.is_done():
@@ -245,6 +273,7 @@ class TritonDialog(WorkerDialog):
     def _set_running(self, running: bool) -> None:
         self.start_button.setEnabled(not running)
         self.connect_button.setEnabled(not running)
+        self.export_button.setEnabled(not running and bool(self.document and self.document.get("steps")))
         self.cancel_button.setEnabled(running)
         for w in (self.url_edit, self.model_edit, self.protocol_combo, self.metrics_edit, self.mode_combo, self.steps_edit,
                   self.batch_spin, self.window_spin, self.budget_spin):
