@@ -233,3 +233,30 @@ def test_session_report_and_compare(server: Server, tmp_path: Path) -> None:
         assert r.stderr.count("\n") == 1 and r.stderr.startswith(f"error: {bad}: ") and why in r.stderr
     r = _cli(f"127.0.0.1:{server.http}", "identity", "--report", str(tmp_path / "r.txt"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no Triton report format" in r.stderr
+
+
+@pytest.mark.gui
+def test_gpu_panel_draws_metrics_when_the_server_has_them(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The tests' server runs on the CPU; a GPU server's /metrics page (Triton's own series names)
+    goes through the same parser and the panel plots it per step instead of the 'no GPU' line."""
+    pytest.importorskip("PySide6")
+    from trtstudio.triton.client import parse_metrics
+    from trtstudio.ui.triton_live import TritonLivePanels
+
+    rng = np.random.default_rng(0)
+    panels = TritonLivePanels()
+    qtbot.addWidget(panels)
+    utils = rng.uniform(0.1, 0.9, 3)
+    for i, u in enumerate(utils):
+        page = (f'nv_gpu_utilization{{gpu_uuid="GPU-1"}} {u}\n'
+                f'nv_gpu_memory_used_bytes{{gpu_uuid="GPU-1"}} {(i + 1) * 2**30}\n'
+                f'nv_gpu_power_usage{{gpu_uuid="GPU-1"}} {100 + i}\n'
+                f'nv_inference_count{{model="other",version="1"}} 5\n')
+        panels.add_step({"index": i, "concurrency": i + 1, "requests": 10, "throughput": 100.0 * (i + 1),
+                         "latency_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0}, "metrics": parse_metrics(page, "m")})
+    assert not panels.gpu_plot.isHidden()
+    _, y = panels.gpu_curves["GPU utilisation"].getData()
+    assert np.allclose(y, 100 * utils)
+    _, mem = panels.gpu_curves["GPU memory"].getData()
+    assert list(mem) == [1.0, 2.0, 3.0]
+    assert "GPU power 102 W" in panels.gpu_label.text()

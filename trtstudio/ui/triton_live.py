@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from trtstudio.profiling.live import histogram, latency_view, rolling_bands, throughput_series
+from trtstudio.profiling.live import histogram, latency_view, peak_decimate, rolling_bands, throughput_series
 from trtstudio.triton.sweep import BREAKDOWN_PARTS, breakdown_us, gpu_figures
 
 MAX_SAMPLES = 200_000  # requests kept for the latency panels (the oldest go first)
@@ -138,7 +138,7 @@ class TritonLivePanels(QWidget):
             return
         stats = {"median": float(np.median(ms)), "p99": float(np.percentile(ms, 99)),
                  "p999": float(np.percentile(ms, 99.9))}
-        self.sample_curve.setData(t, ms)
+        self.sample_curve.setData(*peak_decimate(t, ms, finite=True))  # min/max per bucket: spikes survive
         bands = rolling_bands(t, ms, bins=200, min_per_bin=20)
         if bands is not None:
             tc, p50, p99 = bands
