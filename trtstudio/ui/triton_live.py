@@ -10,18 +10,15 @@ these widgets only call setData/setText.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from trtstudio.profiling.live import histogram, latency_view, peak_decimate, rolling_bands, throughput_series
-from trtstudio.triton.sweep import BREAKDOWN_PARTS, breakdown_us, gpu_figures
+from trtstudio.triton.live import TritonLive
+from trtstudio.triton.sweep import gpu_figures
 
-MAX_SAMPLES = 200_000  # requests kept for the latency panels (the oldest go first)
 PART_COLOURS = ("#d62728", "#8c564b", "#2ca02c", "#bcbd22", "#7f7f7f")
 PART_LABELS = ("queue", "compute input", "compute infer", "compute output", "client/network")
 GPU_COLOURS = ("#2ca02c", "#1f77b4", "#ff7f0e", "#9467bd")
@@ -97,10 +94,7 @@ class TritonLivePanels(QWidget):
         self.clear()
 
     def clear(self) -> None:
-        self._t0: float | None = None
-        self._t = np.empty(0)
-        self._ms = np.empty(0)
-        self._windows: list[dict[str, Any]] = []
+        self._live = TritonLive()
         self._steps: list[dict[str, Any]] = []
         for c in (self.sample_curve, self.p50_curve, self.p99_curve, self.hist_curve, self.throughput_curve,
                   self._base_curve, *self.part_curves, *self.step_curves.values(), *self.gpu_curves.values()):
@@ -110,18 +104,29 @@ class TritonLivePanels(QWidget):
         self.gpu_label.setText("GPU figures come from the server's /metrics after each step")
 
     # -- feeding ---------------------------------------------------------------------------------
-    def add_window(self, w: dict[str, Any]) -> None:
-        """One measurement window (with its ``samples_t``/``samples_ms`` when the sweep sent them)."""
-        t = np.asarray(w.get("samples_t", ()), dtype=float)
-        ms = np.asarray(w.get("samples_ms", ()), dtype=float)
-        if self._t0 is None:
-            self._t0 = float(t[0]) - 1e-3 if t.size else time.perf_counter()
-        self._t = np.concatenate((self._t, t - self._t0))[-MAX_SAMPLES:]
-        self._ms = np.concatenate((self._ms, ms))[-MAX_SAMPLES:]
-        self._windows.append({k: v for k, v in w.items() if not k.startswith("samples_")}
-                             | {"t_end": float(t[-1] - self._t0) if t.size else float(self._t[-1]) if self._t.size else 0.0})
-        self._draw_latency()
-        self._draw_breakdown()
+    def add_window(self, w: dict[str, Any], frame: dict[str, Any] | None = None) -> None:
+        """One measurement window: draw ``frame`` (``TritonLive.add_window``'s, computed in the worker),
+        or compute it here from the window's ``samples_t``/``samples_ms``."""
+        self.draw_frame(frame if frame is not None else self._live.add_window(w))
+
+    def draw_frame(self, frame: dict[str, Any]) -> None:
+        if "samples" in frame:
+            self.sample_curve.setData(*frame["samples"])
+            if frame["bands"] is not None:
+                tc, p50, p99 = frame["bands"]
+                self.p50_curve.setData(tc, p50)
+                self.p99_curve.setData(tc, p99)
+            self.spikes.setData(*frame["spikes"])
+            self.latency_plot.setYRange(0.0, frame["top"], padding=0)
+            edges, counts, note = frame["hist"]
+            self.hist_curve.setData(edges, counts)
+            self.hist_note.setHtml(f"<span style='color:#555'>{note}</span>" if note else "")
+            self.hist_note.setPos(float(edges[-1]), float(counts.max()) if counts.size else 0.0)
+            self.throughput_curve.setData(*frame["throughput"])
+        if frame.get("breakdown") is not None:
+            xs, tops = frame["breakdown"]
+            for curve, y in zip((self._base_curve, *self.part_curves), tops, strict=True):
+                curve.setData(xs, y)
 
     def add_step(self, step: dict[str, Any]) -> None:
         self._steps.append(step)
@@ -132,40 +137,6 @@ class TritonLivePanels(QWidget):
         self._draw_gpu()
 
     # -- drawing ---------------------------------------------------------------------------------
-    def _draw_latency(self) -> None:
-        t, ms = self._t, self._ms
-        if ms.size == 0:
-            return
-        stats = {"median": float(np.median(ms)), "p99": float(np.percentile(ms, 99)),
-                 "p999": float(np.percentile(ms, 99.9))}
-        self.sample_curve.setData(*peak_decimate(t, ms, finite=True))  # min/max per bucket: spikes survive
-        bands = rolling_bands(t, ms, bins=200, min_per_bin=20)
-        if bands is not None:
-            tc, p50, p99 = bands
-            self.p50_curve.setData(tc, p50)
-            self.p99_curve.setData(tc, p99)
-        top, idx = latency_view(t, ms, stats)
-        self.spikes.setData(t[idx], ms[idx])
-        self.latency_plot.setYRange(0.0, top, padding=0)
-        counts, edges, note = histogram(ms, stats)
-        self.hist_curve.setData(edges, counts)
-        self.hist_note.setHtml(f"<span style='color:#555'>{note}</span>" if note else "")
-        self.hist_note.setPos(float(edges[-1]), float(counts.max()) if counts.size else 0.0)
-        width = max(0.25, min(1.0, float(t[-1] - t[0]) / 60.0)) if t.size > 1 else 0.25
-        x, rate = throughput_series(t, width)
-        self.throughput_curve.setData(x, rate)
-
-    def _draw_breakdown(self) -> None:
-        rows = [(w["t_end"], b) for w in self._windows if (b := breakdown_us(w)) is not None]
-        if not rows:
-            return
-        xs = np.array([r[0] for r in rows])
-        acc = np.zeros(len(rows))
-        self._base_curve.setData(xs, acc.copy())
-        for part, curve in zip(BREAKDOWN_PARTS, self.part_curves, strict=True):
-            acc = acc + np.array([r[1][part] for r in rows])
-            curve.setData(xs, acc.copy())
-
     def _draw_gpu(self) -> None:
         series: dict[str, list[tuple[float, float]]] = {}
         units: dict[str, str] = {}

@@ -260,11 +260,18 @@ class TritonDialog(WorkerDialog):
         self._show_status(f"connecting to {url}…")
 
         def task(state: TaskState) -> Any:
+            from trtstudio.triton.live import TritonLive
             from trtstudio.triton.sweep import run_sweep
+
+            live = TritonLive()  # the panels' maths runs here, in the worker; the GUI only draws frames
+
+            def on_window(w: dict[str, Any]) -> None:
+                frame = live.add_window(w)
+                state.event("window", window={k: v for k, v in w.items() if not k.startswith("samples_")}, frame=frame)
 
             return run_sweep(url, model, settings, protocol=protocol, metrics=metrics,
                              should_stop=state.is_stop_requested,
-                             on_window=lambda w: state.event("window", window=w),
+                             on_window=on_window,
                              on_step=lambda s: state.event("step", step=s))
 
         self._task = "sweep"
@@ -287,7 +294,7 @@ class TritonDialog(WorkerDialog):
             w = value.data["window"]
             self._windows.append(w)
             self.phase_label.setText(f"step {w['step'] + 1}: {w['throughput']:.0f} infer/s")
-            self.panels.add_window(w)
+            self.panels.add_window(w, value.data.get("frame"))
         elif value.kind == "step":
             self._steps.append(value.data["step"])
             self.progress.setValue(len(self._steps))
