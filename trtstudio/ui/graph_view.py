@@ -14,6 +14,7 @@ chain; re-layouts of big graphs run in a worker).
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterable
 
@@ -59,6 +60,11 @@ class GraphView(QWidget):
         self._painter = GraphPainter(self)
         self.legend_strip = GraphLegend(self._painter.small)
         self._relayout = Relayout()
+        # Set while the graph's layout is complete; cleared while a big graph is laid out in a worker.
+        # Work that can wait (the profile panel's input specs) waits on it, so it does not compete
+        # with the layout and the first paints for the GIL.
+        self.layout_settled = threading.Event()
+        self.layout_settled.set()
         self._drag_start: QPointF | None = None
         self._drag_offset = QPointF()
         self._moved = False
@@ -82,7 +88,10 @@ class GraphView(QWidget):
         self._user_moved = False
         self.fit()
         if dg is not None and not dg.placement.complete:  # only the top is placed: the rest in a worker
+            self.layout_settled.clear()
             self._start_relayout(dg.folding)
+        else:
+            self.layout_settled.set()
 
     @property
     def legend(self) -> list[tuple[str, str]]:
@@ -151,6 +160,8 @@ class GraphView(QWidget):
         before = (float(dg.lay.x[anchor]), float(dg.lay.y[anchor])) if anchor >= 0 else None
         was_partial = not dg.placement.complete
         dg.apply(placement)
+        if dg.placement.complete:
+            self.layout_settled.set()
         if not self.colors.is_overlay:
             self.colors.set_categories(dg)  # the legend lists the categories shown now
         if was_partial and not self._user_moved and not self._pending_center:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
+import time
 from functools import lru_cache, partial
 from typing import Any
 
@@ -144,8 +146,16 @@ def read_model_inputs(path: str, model: Any = None) -> list[dict[str, Any]]:
     return specs
 
 
-def _specs_task(path: str, backend: str, factory: BackendFactory | None, proto: Any = None) -> Any:
+SPECS_WAIT_S = 10.0  # how long the input specs wait for the window's layout to settle (see set_model)
+
+
+def _specs_task(path: str, backend: str, factory: BackendFactory | None, proto: Any = None,
+                wait_for: threading.Event | None = None) -> Any:
     def task(state: TaskState) -> list[dict[str, Any]]:
+        if wait_for is not None:  # the window lays a big graph out: read the inputs after that
+            end = time.monotonic() + SPECS_WAIT_S
+            while not wait_for.wait(0.1) and time.monotonic() < end:
+                state.check()
         if path.lower().endswith(".onnx"):
             from trtstudio.backends.shapes import plan_shapes
 
@@ -268,6 +278,7 @@ class ProfilePanel(QWidget):
     def __init__(self, parent: QWidget | None = None, backend_factory: BackendFactory | None = None) -> None:
         super().__init__(parent)
         self.backend_factory = backend_factory  # (name, path, **options) -> Backend; tests inject doubles
+        self.wait_for: threading.Event | None = None  # set by the window: see _specs_task
         self._model: str | None = None
         self._specs: list[dict[str, Any]] = []
         self._run: WorkerHandle | None = None
@@ -463,7 +474,8 @@ class ProfilePanel(QWidget):
         if self._loader is not None:
             self._loader.request_stop()
         self._loader = run_in_thread(
-            _specs_task(self._model, str(self.backend_combo.currentData()), self.backend_factory, proto),
+            _specs_task(self._model, str(self.backend_combo.currentData()), self.backend_factory, proto,
+                        self.wait_for),
             # a later set_model wins: results for a model no longer shown are dropped
             on_done=partial(self._on_specs_done, path=self._model),
             on_error=partial(self._on_specs_error, path=self._model),

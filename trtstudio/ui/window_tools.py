@@ -35,6 +35,7 @@ class WindowTools(QObject):
             from trtstudio.ui.profile_panel import ProfilePanel
 
             self.w.profile_panel = ProfilePanel()
+            self.w.profile_panel.wait_for = self.w.view.layout_settled
             holder.addTab(self.w.profile_panel, "Profile")
             self.w.profile_panel.sig_layer_times.connect(
                 lambda rows: self.w.statusBar().showMessage(f"per-layer profile: {len(rows)} entries", 5000))
