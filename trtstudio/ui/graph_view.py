@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 import numpy as np
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import QToolTip, QWidget
 
@@ -30,6 +30,7 @@ from trtstudio.ui.graph_paint import TEXT_SCALE, GraphPainter
 from trtstudio.ui.graph_relayout import Relayout
 from trtstudio.ui.graph_scene import DisplayGraph, Placement
 
+FIRST_FRAME_MS = 60  # a big graph's full layout starts this long after its top is shown
 READABLE_SCALE = 0.6  # the first frame of a big graph is never smaller than this
 SYNC_RELAYOUT = 5000  # re-layouts (fold toggle, unfolding a hit) of bigger graphs run in a worker
 
@@ -65,6 +66,7 @@ class GraphView(QWidget):
         # with the layout and the first paints for the GIL.
         self.layout_settled = threading.Event()
         self.layout_settled.set()
+        self._rest_pending: DisplayGraph | None = None  # shown in part; its full layout starts soon
         self._drag_start: QPointF | None = None
         self._drag_offset = QPointF()
         self._moved = False
@@ -89,9 +91,15 @@ class GraphView(QWidget):
         self.fit()
         if dg is not None and not dg.placement.complete:  # only the top is placed: the rest in a worker
             self.layout_settled.clear()
-            self._start_relayout(dg.folding)
+            # after the first frame: the worker's layout and that paint competed for the GIL
+            self._rest_pending = dg
+            QTimer.singleShot(FIRST_FRAME_MS, lambda: self._start_rest(dg))
         else:
             self.layout_settled.set()
+
+    def _start_rest(self, dg: DisplayGraph) -> None:
+        if self._rest_pending is dg and dg is self.dg:  # no other layout was asked for meanwhile
+            self._start_relayout(dg.folding)
 
     @property
     def legend(self) -> list[tuple[str, str]]:
@@ -150,6 +158,7 @@ class GraphView(QWidget):
 
     def _start_relayout(self, wanted: Folding) -> None:
         assert self.dg is not None
+        self._rest_pending = None
         self._relayout.start(self.dg, wanted, sync=self.dg.n <= SYNC_RELAYOUT, done=self._on_relayout_done)
 
     def _on_relayout_done(self, dg: DisplayGraph, placement: Placement) -> None:
