@@ -133,7 +133,7 @@ def is_reformat(lay: Layer) -> bool:
     """A layer that only changes format or type (Reformat, CopyNode, legacy "reformatter")."""
     return (
         lay.type == "Reformat"
-        or bool(lay.attrs.get("reformat"))
+        or bool(lay.own_attrs().get("reformat"))
         or lay.name.startswith("Reformatting CopyNode")
         or " reformatter " in lay.name
     )
@@ -220,7 +220,8 @@ class _Ctx:
             if cls is None:
                 cls = by_type[key] = (ltype == "Reformat", ltype.startswith("Plugin"), is_conv(lay) or is_gemm(lay),
                                       ltype in _NOT_COMPUTE)
-            refm = cls[0] or (bool(lay.attrs.get("reformat")) if lay.attrs else False) or (
+            own = lay.own_attrs()
+            refm = cls[0] or (bool(own.get("reformat")) if own else False) or (
                 name.startswith("Reformatting CopyNode") or " reformatter " in name)
             plug = False
             if refm:
@@ -486,9 +487,9 @@ def _tensor_cores(ctx: _Ctx) -> list[Finding]:
         if p not in LOW:
             continue
         t = lay.tactic.lower()
-        if any(x in t for x in _NO_TC_EXEMPT) or _is_depthwise(lay):
+        if any(x in t for x in _NO_TC_EXEMPT) or uses_tensor_cores(lay.tactic) is not False:
             continue
-        if uses_tensor_cores(lay.tactic) is not False:
+        if _is_depthwise(lay):  # reads the layer's Groups: last, only for the few it concerns
             continue
         out.append(_finding(
             "no_tensor_cores", "warning", lay,

@@ -43,7 +43,7 @@ def detect_format(path: str | Path) -> str:
 
 
 def _is_profile_only(info: EngineInfo) -> bool:
-    return bool(info.layers) and all(lay.attrs.get(PROFILE_ONLY) for lay in info.layers)
+    return bool(info.layers) and all(lay.own_attrs().get(PROFILE_ONLY) for lay in info.layers)
 
 
 def _has_layers(info: EngineInfo) -> bool:
@@ -76,13 +76,13 @@ def match_times(layers: list[Layer], timed: list[Layer]) -> tuple[int, list[str]
 
 def select_profile(info: EngineInfo, profile: int = 0) -> None:
     """Keep the layers of one optimization profile (tagged by the readers) and say so in a warning."""
-    profiles = sorted({int(lay.attrs.get(PROFILE, 0)) for lay in info.layers})
+    profiles = sorted({int(lay.own_attrs().get(PROFILE, 0)) for lay in info.layers})
     if len(profiles) <= 1:
         return
     if profile not in profiles:
         raise InputError(info.sources[0] if info.sources else None,
                          f"no optimization profile {profile}; the engine has {len(profiles)}")
-    kept = [lay for lay in info.layers if int(lay.attrs.get(PROFILE, 0)) == profile]
+    kept = [lay for lay in info.layers if int(lay.own_attrs().get(PROFILE, 0)) == profile]
     info.warnings.append(
         f"the engine has {len(profiles)} optimization profiles; showing profile {profile} "
         f"({len(kept)} of {len(info.layers)} layers)"

@@ -7,20 +7,30 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+import msgspec
 
 SCHEMA = "trtstudio.layers/1"
 
 
-@dataclass(slots=True)
-class TensorDesc:
-    """One input or output of a layer (or of the engine)."""
+class TensorDesc(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """One input or output of a layer (or of the engine).
 
-    name: str
-    shape: list[int | str] | None = None
-    dtype: str | None = None  # "FP32", "FP16", "INT8", "BF16", "FP8", "INT32", "BOOL", ...
-    format: str | None = None  # e.g. "Row major linear FP32", "Channel major FP16 format where channel % 8 == 0"
-    raw: str | None = None  # the original format/type string when it had to be parsed
+    A msgspec Struct whose field names in JSON are the inspector's keys: the inspector reader's
+    fast path (:mod:`trtstudio.engine.readers._fast`) decodes a layer's tensors straight into it.
+    A tensor with any other key (other spellings some tools write: Type, DataType, Shape, Format)
+    fails that decoding, and the document is read the general way (``_common.tensor_from_dict``).
+    ``dtype`` and ``raw`` are derived, never read: their JSON names cannot occur in a document.
+    """
+
+    name: str = msgspec.field(name="Name")
+    shape: list[int | str] | None = msgspec.field(default=None, name="Dimensions")
+    dtype: str | None = msgspec.field(default=None, name="trtstudio:dtype")  # "FP32", "FP16", "INT8", ...
+    # e.g. "Row major linear FP32", "Channel major FP16 format where channel % 8 == 0"
+    format: str | None = msgspec.field(default=None, name="Format/Datatype")
+    raw: str | None = msgspec.field(default=None, name="trtstudio:raw")  # the format/type string when parsed
+    location: str | None = msgspec.field(default=None, name="Location")  # "Device" / "Host", as the source said
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "shape": self.shape, "dtype": self.dtype, "format": self.format}
@@ -71,6 +81,12 @@ class Layer:
                      self.tactic_value, self.stream, self.metadata, list(self.onnx_nodes), self.mapping_confidence,
                      self.origin, self.time, self.attrs)
 
+    def own_attrs(self) -> dict[str, Any]:
+        """``attrs`` for the keys trtstudio itself sets and reads (``reformat``, ``profile``,
+        ``profile_only``): the same dict, but a :class:`SourcedLayer` does not parse its record
+        for them."""
+        return self.attrs
+
     @property
     def precision(self) -> str | None:
         """The layer's compute precision: its first input's dtype (the input/weight type, as TREx reads
@@ -120,6 +136,72 @@ class Layer:
 
 
 _LAYER_KEYS = Layer(0, "").to_json().keys()
+
+
+_ATTRS_SLOT = Layer.__dict__["attrs"]  # the slot behind Layer.attrs (a member descriptor)
+_LAYER_FIELDS = Layer.__dataclass_fields__.keys()  # type: ignore[attr-defined]
+
+
+class SourcedLayer(Layer):
+    """A Layer that still holds its source record (raw JSON bytes): the record's keys beyond the
+    ones Layer has fields for (a convolution's Kernel, Stride, Weights...) are parsed into
+    ``attrs`` when ``attrs`` is first read. The inspector reader's fast path makes these: most
+    layers' extra keys are never looked at, and parsing them took a third of the read.
+
+    ``attrs`` then holds what an eager reader would have put there, in the same order (the
+    record's keys first, then what the readers added). Copies and pickles are plain Layers."""
+
+    __slots__ = ("source",)
+
+    source: Any  # bytes-like JSON of the record, or None once parsed
+    # the inspector record keys that Layer has fields for (the rest go to attrs)
+    known: ClassVar[frozenset[str]] = frozenset(
+        ("Name", "LayerType", "Inputs", "Outputs", "ParameterType", "TacticName", "TacticValue", "StreamId",
+         "Metadata", "Origin")
+    )
+
+    @property  # type: ignore[override]
+    def attrs(self) -> dict[str, Any]:
+        d: dict[str, Any] = _ATTRS_SLOT.__get__(self)
+        src = self.source
+        if src is not None:
+            self.source = None
+            from trtstudio.jsonio import loads
+
+            rec = loads(bytes(src))
+            known = self.known
+            extra = {k: v for k, v in rec.items() if k not in known} if type(rec) is dict else {}
+            if extra:
+                own = dict(d)
+                d.clear()
+                d.update(extra)
+                d.update(own)
+        return d
+
+    @attrs.setter
+    def attrs(self, value: dict[str, Any]) -> None:
+        self.source = None
+        _ATTRS_SLOT.__set__(self, value)
+
+    def own_attrs(self) -> dict[str, Any]:
+        return _ATTRS_SLOT.__get__(self)  # type: ignore[no-any-return]
+
+    def shallow_copy(self) -> Layer:
+        out = SourcedLayer(self.index, self.name, self.type, self.parameter_type, self.inputs, self.outputs,
+                           self.tactic, self.tactic_value, self.stream, self.metadata, list(self.onnx_nodes),
+                           self.mapping_confidence, self.origin, self.time, _ATTRS_SLOT.__get__(self))
+        out.source = self.source  # the same dict: whichever copy parses first fills it for both
+        return out
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Layer, tuple(getattr(self, f) for f in _LAYER_FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Layer):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _LAYER_FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def count_non_finite_doc(doc: dict[str, Any]) -> int:

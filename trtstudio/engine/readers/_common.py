@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from trtstudio.engine.model import EngineInfo, Layer, LayerTime, TensorDesc
+from trtstudio.engine.model import EngineInfo, Layer, LayerTime, SourcedLayer, TensorDesc
 from trtstudio.errors import InputError
 
 # Key in Layer.attrs marking a layer that was made from a profile record (no layer information).
@@ -151,19 +151,18 @@ def tensor_from_dict(d: Any) -> TensorDesc:
     if dims is None:
         dims = get("Shape")
     name = get("Name", "")
+    loc = get("Location")
     return TensorDesc(
         name if type(name) is str else str(name),
         dims if type(dims) is list else _shape(dims),
         dtype,
         fmt_out,
         raw,
+        loc if loc is None or type(loc) is str else str(loc),
     )
 
 
-_KNOWN_KEYS = frozenset(
-    ("Name", "LayerType", "Inputs", "Outputs", "ParameterType", "TacticName", "TacticValue", "StreamId",
-     "Metadata", "Origin")
-)
+_KNOWN_KEYS = SourcedLayer.known
 
 
 def layer_from_dict(index: int, d: dict[str, Any]) -> Layer:
@@ -247,7 +246,7 @@ def assign_profiles(layers: list[Layer]) -> int:
             if m:
                 current = max(current, int(m.group(1)))
         if current:
-            lay.attrs[PROFILE] = current
+            lay.own_attrs()[PROFILE] = current
         seen = max(seen, current)
     return seen + 1
 

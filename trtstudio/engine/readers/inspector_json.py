@@ -30,4 +30,10 @@ def _sniff(head: str, path: Path) -> bool:
 )
 def read(path: Path, text: str) -> EngineInfo:
     """Read an engine inspector JSON document."""
+    from trtstudio.engine.readers import _fast
+
+    if _fast.use_fast_path(text):
+        info = _fast.read_layer_doc(text)
+        if info is not None:
+            return info
     return info_from_layer_doc(path, loads_json(path, text), consume=True)

@@ -27,6 +27,17 @@ def _sniff(head: str, path: Path) -> bool:
           kind="profile")
 def read(path: Path, text: str) -> EngineInfo:
     """Read a per-layer profile into profile-only layers with LayerTime."""
+    from trtstudio.engine.readers import _fast
+
+    if _fast.use_fast_path(text):
+        fast = _fast.read_profile(text)
+        if fast is not None:
+            return fast
+    return read_general(path, text)
+
+
+def read_general(path: Path, text: str) -> EngineInfo:
+    """:func:`read` without its fast path: any valid profile, the error line for the rest."""
     doc = loads_json(path, text)
     if not isinstance(doc, list):
         raise InputError(path, 'unknown profile schema: expected a JSON list [{"count": N}, {"name", "timeMs"...}]')

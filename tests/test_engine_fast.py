@@ -1,0 +1,215 @@
+"""The readers' fast path (msgspec, :mod:`trtstudio.engine.readers._fast`) gives what the general
+path gives, or steps aside: on every real TensorRT output in ../shared/fixtures/trt-real, on
+generated documents (hypothesis), and for the lazily parsed ``attrs`` of a SourcedLayer."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from trtstudio import children, jsonio
+from trtstudio.engine.model import Layer, SourcedLayer
+from trtstudio.engine.readers import _fast, profile_json, read_file
+from trtstudio.engine.readers._common import info_from_layer_doc
+from trtstudio.errors import InputError
+
+FIX = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "trt-real"
+
+
+def _json_files(kind: str) -> list[Path]:
+    if not FIX.is_dir():
+        return []
+    out = []
+    for p in sorted(FIX.rglob("*.json")):
+        try:
+            doc = json.loads(p.read_text(errors="replace"))
+        except ValueError:
+            continue
+        if kind == "layers" and isinstance(doc, dict) and isinstance(doc.get("Layers"), list):
+            out.append(p)
+        elif kind == "profile" and isinstance(doc, list) and doc and isinstance(doc[0], dict) and "count" in doc[0]:
+            out.append(p)
+    return out
+
+
+def _general(text: str) -> Any:
+    try:
+        return info_from_layer_doc(Path("x.json"), jsonio.loads(text))
+    except (InputError, TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+        return exc
+
+
+def _same_info(fast: Any, general: Any) -> None:
+    assert not isinstance(general, Exception), f"the general path refused what the fast path read: {general}"
+    assert len(fast.layers) == len(general.layers)
+    for a, b in zip(fast.layers, general.layers, strict=True):
+        assert a == b
+        assert list(a.attrs) == list(b.attrs)  # the same keys in the same order
+    assert fast.io_tensors == general.io_tensors
+    assert fast.build_settings == general.build_settings
+    assert fast.detailed == general.detailed and fast.warnings == general.warnings
+
+
+LAYER_FILES = _json_files("layers")
+PROFILE_FILES = _json_files("profile")
+
+
+def _read_fast_where_possible(files: list[Path], fast_read: Any, check: Any) -> int:
+    """Read each file by the fast path; ``check(path, text, result)`` where it did; how many did."""
+    n = 0
+    for p in files:
+        text = p.read_text(errors="replace")
+        fast = fast_read(text)
+        if fast is not None:
+            n += 1
+            check(p, text, fast)
+    return n
+
+
+@pytest.mark.skipif(not LAYER_FILES, reason="../shared/fixtures/trt-real not present")
+def test_real_layer_documents_read_the_same_by_both_paths() -> None:
+    n = _read_fast_where_possible(LAYER_FILES, _fast.read_layer_doc, lambda p, text, fast: _same_info(fast, _general(text)))
+    # the detailed documents (all but names-only ones) take the fast path; the fixtures hold 25
+    assert n >= len(LAYER_FILES) // 2, f"only {n} of {len(LAYER_FILES)} read fast"
+
+
+def _same_profile(path: Path, text: str, fast: Any) -> None:
+    general = profile_json.read_general(path, text)
+    assert fast.layers == general.layers
+    assert fast.build_settings == general.build_settings
+
+
+@pytest.mark.skipif(not PROFILE_FILES, reason="../shared/fixtures/trt-real not present")
+def test_real_profiles_read_the_same_by_both_paths() -> None:
+    assert _read_fast_where_possible(PROFILE_FILES, _fast.read_profile, _same_profile) == len(PROFILE_FILES)
+
+
+CONV = {
+    "Name": "conv1 + relu1", "LayerType": "CaskConvolution", "ParameterType": "Convolution",
+    "Inputs": [{"Name": "x", "Location": "Device", "Dimensions": [1, 3, 224, 224],
+                "Format/Datatype": "Row major linear FP32"}],
+    "Outputs": [{"Name": "y", "Location": "Device", "Dimensions": [1, 64, 112, 112],
+                 "Format/Datatype": "Channel major FP16 format where channel % 8 == 0"}],
+    "Kernel": [7, 7], "Groups": 1, "Weights": {"Type": "Half", "Count": 9408},
+    "TacticName": "sm80_xmma_fprop_implicit_gemm", "TacticValue": "0x1", "StreamId": 0,
+    "Metadata": "[ONNX Layer: conv1]\x1e[ONNX Layer: relu1]",
+}
+
+
+def test_extra_keys_are_parsed_into_attrs_when_first_read() -> None:
+    cp = {"Name": "Reformatting CopyNode for Input Tensor 0 to conv2", "LayerType": "NoOp", "Inputs": [],
+          "Outputs": []}
+    text = json.dumps({"Layers": [CONV, cp], "Bindings": ["x", "y"]})
+    info = _fast.read_layer_doc(text)
+    assert info is not None
+    conv, copy_node = info.layers
+    assert isinstance(conv, SourcedLayer) and conv.source is not None
+    assert conv.own_attrs() == {} and conv.source is not None  # reading our own keys parses nothing
+    assert copy_node.own_attrs() == {"reformat": True}
+    assert conv.attrs == {"Kernel": [7, 7], "Groups": 1, "Weights": {"Type": "Half", "Count": 9408}}
+    assert conv.source is None  # parsed once
+    assert conv.inputs[0].dtype == "FP32" and conv.outputs[0].dtype == "FP16"
+    assert conv.inputs[0].location == "Device"
+    assert [t.name for t in info.io_tensors] == ["x", "y"]
+    _same_info(info, _general(text))
+
+
+def test_copies_share_attrs_and_pickles_are_plain_layers() -> None:
+    info = _fast.read_layer_doc(json.dumps({"Layers": [CONV]}))
+    assert info is not None
+    lay = info.layers[0]
+    twin = lay.shallow_copy()
+    assert isinstance(twin, SourcedLayer)
+    twin.own_attrs()["profile"] = 2  # what assign_profiles writes
+    assert lay.attrs["profile"] == 2 and list(lay.attrs) == ["Kernel", "Groups", "Weights", "profile"]
+    assert twin.attrs == lay.attrs
+    for other in (pickle.loads(pickle.dumps(lay)), copy.copy(lay), copy.deepcopy(lay)):
+        assert type(other) is Layer
+        assert other == lay and lay == other
+    changed = copy.copy(lay)
+    changed.name = "other"
+    assert changed != lay
+
+
+def test_a_document_without_extra_keys_makes_plain_layers() -> None:
+    rec = {k: v for k, v in CONV.items() if k not in ("Kernel", "Groups", "Weights")}
+    info = _fast.read_layer_doc(json.dumps({"Layers": [rec]}))
+    assert info is not None and type(info.layers[0]) is Layer and info.layers[0].attrs == {}
+
+
+@pytest.mark.parametrize("doc", [
+    {"Layers": ["conv1", "relu1"]},  # names only
+    {"Layers": [{"LayerType": "Convolution"}]},  # no Name
+    {"Layers": [{"Name": 3}]},  # a Name that is not a string
+    {"Layers": [{"Name": "a", "Inputs": [{"Name": "x", "Type": "Half"}]}]},  # another tensor spelling
+    {"Layers": [{"Name": "a", "Inputs": ["x"]}]},  # tensors by name
+    {"Layers": [{"Name": "a", "Inputs": [{"Name": "x", "Dimensions": [1.5]}]}]},
+    {"Layers": {"Name": "a"}},
+    [],
+])
+def test_other_shapes_step_aside(doc: Any) -> None:
+    text = json.dumps(doc)
+    assert _fast.read_layer_doc(text) is None
+
+
+def test_nan_literals_and_bad_profiles_step_aside() -> None:
+    assert _fast.read_layer_doc('{"Layers": [{"Name": "a", "Inputs": [], "X": NaN}]}') is None
+    assert _fast.read_profile('[{"count": 5}, {"name": "a", "timeMs": NaN}]') is None
+    assert _fast.read_profile('[{"count": 5}, {"timeMs": 1.0}]') is None
+    assert _fast.read_profile('[{"count": 5}, "a"]') is None
+
+
+def test_the_window_parses_big_documents_in_pieces_not_fast(monkeypatch: pytest.MonkeyPatch,
+                                                            tmp_path: Path) -> None:
+    path = tmp_path / "e.layers.json"
+    path.write_text(json.dumps({"Layers": [CONV] * 50}))
+    calls: list[int] = []
+    real = _fast.read_layer_doc
+    monkeypatch.setattr(_fast, "read_layer_doc", lambda text: calls.append(1) or real(text))
+    read_file(path)
+    assert calls == [1]
+    monkeypatch.setattr(children, "RESPONSIVE_MIN_BYTES", 100)
+    with children.responsive_parsing():
+        info = read_file(path).info
+    assert calls == [1]  # the pieces path read it
+    assert len(info.layers) == 50 and info.layers[0].attrs["Kernel"] == [7, 7]
+
+
+_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8)
+_value = st.one_of(st.none(), st.booleans(), st.integers(-5, 2**70), st.floats(allow_nan=False, allow_infinity=False),
+                   _text, st.lists(st.integers(-1, 64), max_size=4))
+_tensor = st.one_of(
+    _text,
+    st.dictionaries(st.sampled_from(["Name", "Dimensions", "Format/Datatype", "Location", "Format", "Type",
+                                     "DataType", "Shape", "Other"]),
+                    st.one_of(_value, st.sampled_from(["Row major linear FP32", "Half", "Int8", "Channel major FP16"])),
+                    max_size=5),
+)
+_layer = st.one_of(
+    _text,
+    st.fixed_dictionaries(
+        {"Name": st.one_of(_text, st.sampled_from(["Reformatting CopyNode for x", "PWN(a, b)", "{ForeignNode[a...b]}",
+                                                    "conv [profile 1]"]))},
+        optional={"LayerType": st.one_of(st.none(), _text, st.sampled_from(["Reformat", "CaskConvolution"])),
+                  "ParameterType": _value, "Inputs": st.one_of(st.none(), st.lists(_tensor, max_size=3)),
+                  "Outputs": st.lists(_tensor, max_size=3), "TacticName": _value, "TacticValue": _value,
+                  "StreamId": _value, "Metadata": _value, "Origin": _value, "Kernel": _value, "Groups": _value},
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.fixed_dictionaries({"Layers": st.lists(_layer, max_size=5)},
+                             optional={"Bindings": st.lists(_text, max_size=3)}))
+def test_generated_documents_read_the_same_or_step_aside(doc: dict[str, Any]) -> None:
+    text = json.dumps(doc)
+    fast = _fast.read_layer_doc(text)
+    if fast is not None:
+        _same_info(fast, _general(text))

@@ -1,0 +1,189 @@
+"""The inspector and profile JSON of its usual shape, decoded in one C pass (msgspec).
+
+The general readers (:func:`._common.info_from_layer_doc`, :mod:`.profile_json`) parse a document
+into dicts and then build a Layer from each. Here msgspec decodes straight into structs: a
+layer's tensors into :class:`~trtstudio.engine.model.TensorDesc` itself, its other fields into a
+small struct that a Layer is then made from.
+
+Keys beyond the ones Layer has fields for (a convolution's Kernel, Stride, Weights...) go to
+``Layer.attrs``. Most documents that have them have them on every convolution, and nothing reads
+them while an engine opens: such a document is decoded a second time into each record's raw
+bytes, and :class:`~trtstudio.engine.model.SourcedLayer` parses them into ``attrs`` when someone
+asks. A document without them (the first decode refuses unknown keys) needs neither.
+
+Each function returns None where the document is not of that shape (a string where an object
+was expected, a layer without a Name, a tensor key spelt another way, NaN literals, bad UTF-8...):
+the caller then reads it the general way, which gives the same result or the error line for the
+user. The result is the one the general reader gives, field for field (``tests/test_engine_fast.py``
+and ``benchmarks/engine_identity.py`` compare them).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from trtstudio.engine.model import EngineInfo, Layer, LayerTime, SourcedLayer, TensorDesc
+from trtstudio.engine.readers._common import (
+    PROFILE_ONLY,
+    _format_info,
+    _num,
+    assign_profiles,
+    guess_type,
+    io_from_json,
+)
+
+_UNSET: Any = msgspec.UNSET
+
+
+class _Layer(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    Name: str
+    LayerType: Any = None
+    ParameterType: Any = None
+    Inputs: list[TensorDesc] | None = None
+    Outputs: list[TensorDesc] | None = None
+    TacticName: Any = None
+    TacticValue: Any = None
+    StreamId: Any = None
+    Metadata: Any = None
+    Origin: Any = None
+
+
+class _LayerWithMore(_Layer, forbid_unknown_fields=False, gc=False):
+    """A record with keys beyond these (they stay in its raw bytes)."""
+
+
+class _Doc(msgspec.Struct, gc=False):
+    Layers: list[_Layer]
+    Bindings: Any = None
+    IOTensors: Any = msgspec.field(default=None, name="I/O Tensors")
+
+
+class _DocWithMore(msgspec.Struct, gc=False):
+    Layers: list[_LayerWithMore]
+    Bindings: Any = None
+    IOTensors: Any = msgspec.field(default=None, name="I/O Tensors")
+
+
+class _RawDoc(msgspec.Struct, gc=False):
+    Layers: list[msgspec.Raw]
+
+
+class _Timing(msgspec.Struct, gc=False):
+    name: Any = _UNSET
+    count: Any = _UNSET
+    timeMs: Any = None
+    averageMs: Any = None
+    medianMs: Any = None
+    percentage: Any = None
+
+
+_DOC = msgspec.json.Decoder(_Doc)
+_DOC_WITH_MORE = msgspec.json.Decoder(_DocWithMore)
+_RAW = msgspec.json.Decoder(_RawDoc)
+_PROFILE = msgspec.json.Decoder(list[_Timing])
+_LAYER_KEY_UNKNOWN = re.compile(r"Object contains unknown field `.*` - at `\$\.Layers\[\d+\]`", re.S)
+_FAILED = (msgspec.ValidationError, msgspec.DecodeError, UnicodeEncodeError)
+
+
+def use_fast_path(text: str) -> bool:
+    """False where a big document must be parsed in pieces (the window's loader threads, see
+    :func:`trtstudio.engine.readers.loads_json`): one decode of it would hold the GIL too long."""
+    from trtstudio import children
+
+    return len(text) < children.RESPONSIVE_MIN_BYTES or not children.parsing_responsively()
+
+
+def _encoded(text: str | bytes) -> bytes:
+    return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+
+
+def read_layer_doc(text: str | bytes) -> EngineInfo | None:
+    """EngineInfo from a detailed inspector document (``{"Layers": [{...}, ...]}``), or None."""
+    data = _encoded(text)
+    raws: list[msgspec.Raw] | None = None
+    try:
+        doc: _Doc | _DocWithMore = _DOC.decode(data)
+    except msgspec.ValidationError as exc:
+        if not _LAYER_KEY_UNKNOWN.fullmatch(str(exc)):
+            return None
+        try:
+            doc = _DOC_WITH_MORE.decode(data)
+            raws = _RAW.decode(data).Layers
+        except _FAILED:
+            return None
+    except _FAILED:
+        return None
+    info = EngineInfo(io_tensors=io_from_json({"Bindings": doc.Bindings, "I/O Tensors": doc.IOTensors}))
+    layers: list[Layer] = []
+    append = layers.append
+    formats: dict[str | None, tuple[str | None, str | None, str | None]] = {}
+    for i, r in enumerate(doc.Layers):
+        name = r.Name
+        ltype = r.LayerType
+        tactic = r.TacticName
+        tval = r.TacticValue
+        stream = r.StreamId
+        own: dict[str, Any] = {}
+        if ltype is None:
+            ltype = guess_type(name)
+        elif ltype != "Reformat" and "Reformatting CopyNode" in name:
+            own["reformat"] = True
+        ins = r.Inputs
+        outs = r.Outputs
+        for tensors in (ins, outs):
+            if tensors:
+                for t in tensors:  # dtype and format from the format string, as tensor_from_dict does
+                    fi = formats.get(t.format)
+                    if fi is None:
+                        fi = formats[t.format] = _format_info(t.format, None)
+                    t.dtype, t.format, t.raw = fi
+        args: tuple[Any, ...] = (i, name, ltype if type(ltype) is str else str(ltype), r.ParameterType, ins or [], outs or [],
+                str(tactic) if tactic else None, str(tval) if tval not in (None, "") else None,
+                stream if isinstance(stream, int) else None, r.Metadata, [], 0.0, r.Origin, None, own)
+        if raws is None:
+            append(Layer(*args))
+        else:
+            lay = SourcedLayer(*args)
+            lay.source = raws[i]
+            append(lay)
+    info.layers = layers
+    n_profiles = assign_profiles(layers)
+    if n_profiles > 1:
+        info.build_settings["optimization_profiles"] = n_profiles
+    return info
+
+
+def read_profile(text: str | bytes) -> EngineInfo | None:
+    """The profile reader's EngineInfo from ``[{"count": N}, {"name", "timeMs", ...}, ...]``, or None."""
+    try:
+        recs = _PROFILE.decode(_encoded(text))
+    except _FAILED:
+        return None
+    count: int | None = None
+    layers: list[Layer] = []
+    append = layers.append
+    num = _num
+    for rec in recs:
+        name = rec.name
+        if name is _UNSET:
+            c = rec.count
+            if c is not _UNSET and isinstance(c, (int, float)):
+                count = int(c)
+                continue
+            return None  # the general reader says what is wrong
+        if type(name) is not str:
+            name = str(name)
+        append(Layer(len(layers), name, guess_type(name), None, [], [], None, None, None, None, [], 0.0, None,
+                     LayerTime(num(rec.timeMs), num(rec.averageMs), num(rec.medianMs), num(rec.percentage),
+                               count),
+                     {PROFILE_ONLY: True}))
+    info = EngineInfo(layers=layers, detailed=False)
+    if count is not None:
+        info.build_settings["profile_iterations"] = count
+    return info
+
+
+__all__ = ["read_layer_doc", "read_profile", "use_fast_path"]
