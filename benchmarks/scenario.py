@@ -1,14 +1,33 @@
 """Budgets of the scenario runner, printed as JSON lines.
 
-overhead: one model through the scenario runner (contention with one model, timeline on) against the
-  plain profile runner (profiling/runner.py) on the same open backend, interleaved trials in the
-  same run; budget: scenario median latency <= plain median + 2 %.
+overhead: one model through the scenario runner (``run_contention`` with one model, timeline on, GPU
+  sampler on where a GPU runs) against the plain profile runner (``profiling/runner.Runner``) on the
+  same open backend object, in one process. Budget: the scenario's median latency <= the plain
+  runner's + 2 %.
+  Both runners get the same configuration: the backend object (one wrapper kind for both), the
+  thread placement (a fresh worker thread measures while the main thread waits in
+  ``join(timeout=0.2)``, as ``scenario._run_phase`` does), the warm-up (the plain runner's cold
+  inference counts as one more warm-up for the scenario), a fixed number of measured inferences per
+  trial, and the CPUs (``--cpus``: pinned with sched_setaffinity before anything starts a thread).
+  Trials alternate in ABBA order (pair k runs plain-scenario when k is even, scenario-plain when odd,
+  so a linear drift of clocks, caches or neighbours falls on both sides); each pair gives the ratio
+  of the scenario's trial median to the plain trial median. The result is the median of the per-pair
+  ratios with a bootstrap 95 % confidence interval (pairs resampled), as overhead in percent, and a
+  verdict: ``met`` when the CI's upper bound is <= +2 %, ``not met`` when its lower bound is > +2 %,
+  ``undecided`` otherwise. ``--control`` runs the plain runner on both sides (an A/A run: the
+  ratio should straddle 1 and the verdict be ``met``; it shows what the method itself resolves).
 probe:    the largest-block probe (cudaMalloc bisection, capped at 8 GiB) on a GPU, repeated; budget
   <= 50 ms; three uncapped probes for comparison. Also on a heap fragmented on purpose (every other
   1 GiB block of a row freed) to see what the probe finds.
 
-    python benchmarks/scenario.py overhead [--backend ort|torch|torch-cuda] [--onnx sample|FILE] [--n 2000] [--trials 7]
+    python benchmarks/scenario.py overhead [--backend ort|torch|torch-cuda] [--onnx sample|mlp|FILE]
+        [--batch 1] [--threads 1] [--n 300] [--pairs 30] [--warmup 20] [--cpus auto|none|2,3]
+        [--no-gpu-sampling] [--control] [--out FILE]
     python benchmarks/scenario.py probe [--repeats 20] [--device 0]
+
+``--onnx``: 'sample' is the bundled mobilenetv2_035 (input batch x 3 x 224 x 224); 'mlp' the FP16 MLP
+of scenario_gpu.py (8 x Linear 4096 + GELU, torch.export, input batch x 4096; needs torch), GPU-bound
+at large batches; no value: the MatMul model of benchmarks/profiling.py (ORT, 64 x 256).
 """
 
 from __future__ import annotations
@@ -16,10 +35,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +49,26 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SAMPLE = ROOT / "trtstudio" / "resources" / "sample" / "mobilenetv2_035.onnx"
+BUDGET_PERCENT = 2.0
 
 
-def _emit(doc: dict[str, Any]) -> None:
-    print(json.dumps(doc, default=float), flush=True)
+def _emit(doc: dict[str, Any], out: str | None = None) -> None:
+    line = json.dumps(doc, default=float)
+    print(line, flush=True)
+    if out:
+        with open(out, "a") as fh:
+            fh.write(line + "\n")
 
 
 class _Borrowed:
-    """The open backend lent to the scenario: its close() is left to the benchmark."""
+    """The open backend lent to both runners: ``close()`` is left to the benchmark (the scenario
+    closes what its opener gave it). ``infer_once`` is the backend's own bound method."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
-        self.name, self.notes = inner.name, []
+        self.name: str = inner.name
+        self.notes: list[str] = []
+        self.infer_once = inner.infer_once
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -48,60 +77,154 @@ class _Borrowed:
         pass
 
 
+def pin_cpus(spec: str) -> list[int] | None:
+    """Pin this thread (and every thread started after it) to CPUs: 'none', a list '2,3', or 'auto'
+    (the last two CPUs this process may use when it may use 4 or more; else no pinning)."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if spec == "none":
+        return None
+    cpus = allowed[-2:] if spec == "auto" and len(allowed) >= 4 else None
+    if spec not in ("auto", "none"):
+        cpus = [int(c) for c in spec.split(",") if c.strip()]
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    return cpus
+
+
+def bootstrap_median_ci(values: np.ndarray, reps: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    """95 % percentile-bootstrap interval of the median of ``values`` (resampled with replacement)."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, values.size, (reps, values.size))
+    meds = np.median(values[idx], axis=1)
+    lo, hi = np.percentile(meds, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def verdict(ci_percent: tuple[float, float], budget: float = BUDGET_PERCENT) -> str:
+    """'met' (the CI lies at or under the budget), 'not met' (it lies above), else 'undecided'."""
+    lo, hi = ci_percent
+    if hi <= budget:
+        return "met"
+    if lo > budget:
+        return "not met"
+    return "undecided"
+
+
+def _machine(backend: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"host": platform.node(), "python": platform.python_version(),
+                           "cpu_count": os.cpu_count(), "affinity": sorted(os.sched_getaffinity(0))}
+    try:
+        with open("/proc/cpuinfo") as fh:
+            out["cpu"] = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), None)
+    except OSError:
+        pass
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        out["torch"] = torch.__version__
+        if getattr(backend, "cuda", False):
+            out["gpu"] = torch.cuda.get_device_name(backend.device)
+            out["cuda"] = torch.version.cuda
+    ort = sys.modules.get("onnxruntime")
+    if ort is not None:
+        out["onnxruntime"] = ort.__version__
+    return out
+
+
+def _model(args: argparse.Namespace) -> tuple[str, dict[str, tuple[int, ...]]]:
+    """The model file and its input shapes for ``--onnx``."""
+    if args.onnx == "sample":
+        return str(SAMPLE), {"input": (args.batch, 3, 224, 224)}
+    tmp = tempfile.mkdtemp()
+    if args.onnx == "mlp":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from scenario_gpu import make_models  # the FP16 MLP the GPU run uses
+
+        return make_models(Path(tmp))["mlp"], {"x": (args.batch, 4096)}
+    if args.onnx is None:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from profiling import make_model  # the profiling benchmark's MatMul model
+
+        path = os.path.join(tmp, "m.onnx")
+        make_model(path, 256)
+        return path, {}
+    return args.onnx, {}
+
+
+def _waited(work: Callable[[], Any]) -> Any:
+    """Run ``work`` on a fresh thread; wait the way the scenario waits for its workers."""
+    box: list[Any] = []
+    t = threading.Thread(target=lambda: box.append(work()), name="trtstudio-bench-plain", daemon=True)
+    t.start()
+    while t.is_alive():
+        t.join(timeout=0.2)
+    return box[0]
+
+
 def overhead(args: argparse.Namespace) -> dict[str, Any]:
+    """The A/B comparison described in the module docstring; one JSON line per pair, then the result."""
+    cpus = pin_cpus(args.cpus)  # before any library starts a thread
     from trtstudio.backends.base import open_backend
     from trtstudio.profiling import scenario as sc
     from trtstudio.profiling.runner import RunConfig, Runner
 
-    model = str(SAMPLE) if args.onnx == "sample" else args.onnx
-    if model is None:
-        sys.path.insert(0, str(ROOT / "benchmarks"))
-        from profiling import make_model  # the profiling benchmark's MatMul model
-
-        model = os.path.join(tempfile.mkdtemp(), "m.onnx")
-        make_model(model, 256)
+    model, shapes = _model(args)
     options: dict[str, Any] = {"threads": args.threads} if args.backend == "ort" and args.threads else {}
     backend = open_backend(args.backend, model, **options)
-    shapes = {"input": (args.batch, 3, 224, 224)} if args.onnx == "sample" else {}
     backend.prepare_inputs(shapes)
     borrowed = _Borrowed(backend)
-    plain_m, scen_m, thread_m = [], [], []
+    sampling = args.gpu_sampling and bool(getattr(backend, "cuda", False))
 
-    def plain_run() -> float:
-        return float(Runner(backend, RunConfig(warmup=20, iterations=args.n)).run().latency()["median"])
+    def plain() -> float:
+        r = _waited(lambda: Runner(borrowed, RunConfig(warmup=args.warmup, iterations=args.n)).run())  # type: ignore[arg-type]
+        if r.error is not None:
+            raise r.error
+        assert r.count == args.n
+        return float(r.latency()["median"])
 
-    def plain_in_thread() -> float:  # the runner on a worker thread, as the window runs it
-        box: list[float] = []
-        t = threading.Thread(target=lambda: box.append(plain_run()))
-        t.start()
-        t.join()
-        return box[0]
-
-    def scenario_run() -> float:
-        s = sc.run_contention([sc.ModelSpec(model, args.backend)],
-                              sc.ContentionConfig(iterations=args.n, warmup=20, alone=False, gpu_sampling=False),
-                              opener=lambda spec: borrowed)
+    def scenario() -> float:
+        cfg = sc.ContentionConfig(iterations=args.n, warmup=args.warmup + 1, alone=False, gpu_sampling=sampling)
+        s = sc.run_contention([sc.ModelSpec(model, args.backend)], cfg, opener=lambda spec: borrowed)  # type: ignore[arg-type,return-value]
         if hasattr(backend, "set_time_origin"):  # the plain runner's trials must not pay for the timeline
             backend.set_time_origin(None)
-        return float(s.models[0]["together"]["median"])
+        if s.failure is not None:
+            raise RuntimeError(s.failure.one_line())
+        together = s.models[0]["together"]
+        assert together["count"] == args.n
+        return float(together["median"])
 
-    for trial in range(args.trials):
-        order = [plain_run, plain_in_thread, scenario_run]
-        if trial % 2:
-            order.reverse()  # ABC CBA: drift (clocks, caches) falls on both sides
-        got = {f.__name__: f() for f in order}
-        plain_m.append(got["plain_run"])
-        thread_m.append(got["plain_in_thread"])
-        scen_m.append(got["scenario_run"])
-        _emit({"bench": "scenario_overhead_trial", "trial": trial, "plain_median_ms": got["plain_run"],
-               "plain_thread_median_ms": got["plain_in_thread"], "scenario_median_ms": got["scenario_run"]})
+    b_side = plain if args.control else scenario
+    a_ms, b_ms = [], []
+    t0 = time.perf_counter()
+    for k in range(args.pairs):
+        if k % 2 == 0:
+            a, b = plain(), b_side()
+        else:
+            b, a = b_side(), plain()
+        a_ms.append(a)
+        b_ms.append(b)
+        _emit({"bench": "scenario_overhead_pair", "pair": k, "order": "AB" if k % 2 == 0 else "BA",
+               "plain_median_ms": a, "scenario_median_ms": b, "ratio": b / a}, args.out)
+    wall = time.perf_counter() - t0
+    machine = _machine(backend)
     backend.close()
-    p, pt, q = float(np.median(plain_m)), float(np.median(thread_m)), float(np.median(scen_m))
-    pct, pct_t = (q - p) / p * 100.0, (q - pt) / pt * 100.0
-    return {"bench": "scenario_overhead", "backend": args.backend, "model": Path(model).name, "n": args.n,
-            "trials": args.trials, "plain_median_ms": p, "plain_thread_median_ms": pt, "scenario_median_ms": q,
-            "overhead_percent": pct, "overhead_vs_thread_percent": pct_t, "budget_percent": 2.0,
-            "within_budget": max(pct, pct_t) <= 2.0}
+    pa, pb = np.array(a_ms), np.array(b_ms)
+    ratios = pb / pa
+    med = float(np.median(ratios))
+    lo, hi = bootstrap_median_ci(ratios)
+    ci_pct = ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
+    return {
+        "bench": "scenario_overhead", "control_aa": bool(args.control), "backend": args.backend,
+        "model": Path(model).name, "shapes": {k: list(v) for k, v in shapes.items()} or "model's own",
+        "threads": options.get("threads"), "n_per_trial": args.n, "warmup": args.warmup, "pairs": args.pairs,
+        "order": "ABBA (pair k: plain first when k is even)", "cpus_pinned": cpus,
+        "gpu_sampling": sampling, "timeline": True, "machine": machine,
+        "plain_median_ms": float(np.median(pa)), "scenario_median_ms": float(np.median(pb)),
+        "plain_trials_ms": {"min": float(pa.min()), "max": float(pa.max())},
+        "scenario_trials_ms": {"min": float(pb.min()), "max": float(pb.max())},
+        "ratio_median": med, "ratio_ci95": [lo, hi], "ratio_spread": [float(ratios.min()), float(ratios.max())],
+        "overhead_percent": (med - 1.0) * 100.0, "overhead_ci95_percent": list(ci_pct),
+        "budget_percent": BUDGET_PERCENT, "verdict": verdict(ci_pct), "trials_wall_s": wall,
+    }
 
 
 def probe(args: argparse.Namespace) -> dict[str, Any]:
@@ -160,11 +283,17 @@ def main() -> None:
     sub = ap.add_subparsers(dest="what", required=True)
     o = sub.add_parser("overhead")
     o.add_argument("--backend", default="ort")
-    o.add_argument("--onnx", help="'sample' or an .onnx/.pt2 file (default: a MatMul model)")
+    o.add_argument("--onnx", help="'sample', 'mlp' or an .onnx/.pt2 file (default: a MatMul model)")
     o.add_argument("--batch", type=int, default=1)
-    o.add_argument("--threads", type=int, default=1)
-    o.add_argument("--n", type=int, default=2000)
-    o.add_argument("--trials", type=int, default=7)
+    o.add_argument("--threads", type=int, default=1, help="ORT intra-op threads")
+    o.add_argument("--n", type=int, default=300, help="measured inferences per trial")
+    o.add_argument("--pairs", type=int, default=30, help="ABBA pairs of trials")
+    o.add_argument("--warmup", type=int, default=20)
+    o.add_argument("--cpus", default="auto", help="auto, none, or a list such as 2,3")
+    o.add_argument("--no-gpu-sampling", dest="gpu_sampling", action="store_false",
+                   help="the scenario without its GPU sampler thread")
+    o.add_argument("--control", action="store_true", help="A/A: the plain runner on both sides")
+    o.add_argument("--out", help="also append the JSON lines to this file")
     p = sub.add_parser("probe")
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--device", type=int, default=0)
@@ -172,7 +301,7 @@ def main() -> None:
     t0 = time.perf_counter()
     doc = overhead(args) if args.what == "overhead" else probe(args)
     doc["wall_s"] = time.perf_counter() - t0
-    _emit(doc)
+    _emit(doc, getattr(args, "out", None))
 
 
 if __name__ == "__main__":
