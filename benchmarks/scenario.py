@@ -87,7 +87,10 @@ def pin_cpus(spec: str) -> list[int] | None:
     if spec not in ("auto", "none"):
         cpus = [int(c) for c in spec.split(",") if c.strip()]
     if cpus:
-        os.sched_setaffinity(0, cpus)
+        try:
+            os.sched_setaffinity(0, cpus)
+        except OSError:  # a sandbox that refuses affinity: run unpinned, and say so
+            return None
     return cpus
 
 
