@@ -220,7 +220,7 @@ def overhead(args: argparse.Namespace) -> dict[str, Any]:
         "model": Path(model).name, "shapes": {k: list(v) for k, v in shapes.items()} or "model's own",
         "threads": options.get("threads"), "n_per_trial": args.n, "warmup": args.warmup, "pairs": args.pairs,
         "order": "ABBA (pair k: plain first when k is even)", "cpus_pinned": cpus,
-        "gpu_sampling": sampling, "timeline": True, "machine": machine,
+        "gpu_sampling": sampling and not args.control, "timeline": not args.control, "machine": machine,
         "plain_median_ms": float(np.median(pa)), "scenario_median_ms": float(np.median(pb)),
         "plain_trials_ms": {"min": float(pa.min()), "max": float(pa.max())},
         "scenario_trials_ms": {"min": float(pb.min()), "max": float(pb.max())},
