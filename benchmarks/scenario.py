@@ -16,13 +16,19 @@ overhead: one model through the scenario runner (``run_contention`` with one mod
   verdict: ``met`` when the CI's upper bound is <= +2 %, ``not met`` when its lower bound is > +2 %,
   ``undecided`` otherwise. ``--control`` runs the plain runner on both sides (an A/A run: the
   ratio should straddle 1 and the verdict be ``met``; it shows what the method itself resolves).
+  Trial length: on the H200 the launch-bound sample (torch-cuda, batch 1) flips between ~1.9 and
+  ~3.5 ms states that last about a second, in A/A runs too; 300-inference trials left 30 pairs
+  undecided (CI about +-3 %), 50-inference trials with 100+ pairs resolve it (CI about +-1.2 %).
+  Use short trials and many pairs (``--n 50 --pairs 300 --seconds 120``) on such models;
+  ``--seconds`` ends a run on time with the pairs measured so far.
 probe:    the largest-block probe (cudaMalloc bisection, capped at 8 GiB) on a GPU, repeated; budget
   <= 50 ms; three uncapped probes for comparison. Also on a heap fragmented on purpose (every other
   1 GiB block of a row freed) to see what the probe finds.
 
     python benchmarks/scenario.py overhead [--backend ort|torch|torch-cuda] [--onnx sample|mlp|FILE]
         [--batch 1] [--threads 1] [--n 300] [--pairs 30] [--warmup 20] [--cpus auto|none|2,3]
-        [--no-gpu-sampling] [--control] [--out FILE]
+        [--no-gpu-sampling] [--control] [--out FILE] [--seconds S]
+    python benchmarks/scenario.py summary FILE   # the result again from an --out file's pair lines
     python benchmarks/scenario.py probe [--repeats 20] [--device 0]
 
 ``--onnx``: 'sample' is the bundled mobilenetv2_035 (input batch x 3 x 224 x 224); 'mlp' the FP16 MLP
@@ -199,6 +205,8 @@ def overhead(args: argparse.Namespace) -> dict[str, Any]:
     a_ms, b_ms = [], []
     t0 = time.perf_counter()
     for k in range(args.pairs):
+        if args.seconds is not None and time.perf_counter() - t0 >= args.seconds:
+            break  # the time budget is spent: summarise the pairs measured
         if k % 2 == 0:
             a, b = plain(), b_side()
         else:
@@ -210,24 +218,41 @@ def overhead(args: argparse.Namespace) -> dict[str, Any]:
     wall = time.perf_counter() - t0
     machine = _machine(backend)
     backend.close()
-    pa, pb = np.array(a_ms), np.array(b_ms)
+    return {
+        "bench": "scenario_overhead", "control_aa": bool(args.control), "backend": args.backend,
+        "model": Path(model).name, "shapes": {k: list(v) for k, v in shapes.items()} or "model's own",
+        "threads": options.get("threads"), "n_per_trial": args.n, "warmup": args.warmup,
+        "order": "ABBA (pair k: plain first when k is even)", "cpus_pinned": cpus,
+        "gpu_sampling": sampling and not args.control, "timeline": not args.control, "machine": machine,
+        **summarise(a_ms, b_ms), "pairs_asked": args.pairs, "trials_wall_s": wall,
+    }
+
+
+def summarise(plain_ms: list[float], scenario_ms: list[float]) -> dict[str, Any]:
+    """The figures of paired trial medians: median of the per-pair ratios, its bootstrap CI, verdict."""
+    pa, pb = np.asarray(plain_ms, np.float64), np.asarray(scenario_ms, np.float64)
     ratios = pb / pa
     med = float(np.median(ratios))
     lo, hi = bootstrap_median_ci(ratios)
     ci_pct = ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
     return {
-        "bench": "scenario_overhead", "control_aa": bool(args.control), "backend": args.backend,
-        "model": Path(model).name, "shapes": {k: list(v) for k, v in shapes.items()} or "model's own",
-        "threads": options.get("threads"), "n_per_trial": args.n, "warmup": args.warmup, "pairs": args.pairs,
-        "order": "ABBA (pair k: plain first when k is even)", "cpus_pinned": cpus,
-        "gpu_sampling": sampling and not args.control, "timeline": not args.control, "machine": machine,
-        "plain_median_ms": float(np.median(pa)), "scenario_median_ms": float(np.median(pb)),
+        "pairs": int(ratios.size), "plain_median_ms": float(np.median(pa)), "scenario_median_ms": float(np.median(pb)),
         "plain_trials_ms": {"min": float(pa.min()), "max": float(pa.max())},
         "scenario_trials_ms": {"min": float(pb.min()), "max": float(pb.max())},
         "ratio_median": med, "ratio_ci95": [lo, hi], "ratio_spread": [float(ratios.min()), float(ratios.max())],
         "overhead_percent": (med - 1.0) * 100.0, "overhead_ci95_percent": list(ci_pct),
-        "budget_percent": BUDGET_PERCENT, "verdict": verdict(ci_pct), "trials_wall_s": wall,
+        "budget_percent": BUDGET_PERCENT, "verdict": verdict(ci_pct),
     }
+
+
+def summary(args: argparse.Namespace) -> dict[str, Any]:
+    """``summarise`` over the pair lines of an ``overhead --out`` file (a run cut short included)."""
+    docs = [json.loads(line) for line in Path(args.file).read_text().splitlines() if line.strip()]
+    pairs = [d for d in docs if d.get("bench") == "scenario_overhead_pair"]
+    if not pairs:
+        raise SystemExit(f"error: {args.file}: no scenario_overhead_pair lines")
+    return {"bench": "scenario_overhead_summary", "file": Path(args.file).name,
+            **summarise([d["plain_median_ms"] for d in pairs], [d["scenario_median_ms"] for d in pairs])}
 
 
 def probe(args: argparse.Namespace) -> dict[str, Any]:
@@ -297,12 +322,15 @@ def main() -> None:
                    help="the scenario without its GPU sampler thread")
     o.add_argument("--control", action="store_true", help="A/A: the plain runner on both sides")
     o.add_argument("--out", help="also append the JSON lines to this file")
+    o.add_argument("--seconds", type=float, help="start no pair after this many seconds of trials")
+    m = sub.add_parser("summary")
+    m.add_argument("file", help="an overhead --out file: the result from its pair lines")
     p = sub.add_parser("probe")
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--device", type=int, default=0)
     args = ap.parse_args()
     t0 = time.perf_counter()
-    doc = overhead(args) if args.what == "overhead" else probe(args)
+    doc = {"overhead": overhead, "probe": probe, "summary": summary}[args.what](args)
     doc["wall_s"] = time.perf_counter() - t0
     _emit(doc, getattr(args, "out", None))
 

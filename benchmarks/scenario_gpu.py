@@ -276,8 +276,9 @@ def overhead(quick: bool) -> dict[str, Any]:
 
     from scenario import overhead as run_overhead
 
-    return run_overhead(ap.Namespace(backend="torch-cuda", onnx="sample", batch=1, threads=None, n=300,
-                                     pairs=10 if quick else 30, warmup=20, cpus="auto", gpu_sampling=True,
+    # short trials, many pairs: this launch-bound model's speed flips between states that last about a second
+    return run_overhead(ap.Namespace(backend="torch-cuda", onnx="sample", batch=1, threads=None, n=50, pairs=300,
+                                     seconds=60.0 if quick else 180.0, warmup=20, cpus="auto", gpu_sampling=True,
                                      control=False, out=None))
 
 
