@@ -10,7 +10,8 @@ has 6 layers: ``Conv + Relu`` (CaskConvolution), a ``Reformatting CopyNode``, ``
 ``PWN(Mul, Sigmoid)``, with Metadata on 90 % of the non-reformat layers, a profile JSON with
 per-layer times, and a few unaligned, FP32 and non-tensor-core layers for the rules to find.
 
-Budgets: read + map + diagnose <= 2 s; sorting one column of 50k rows <= 200 ms.
+Budgets (issue 16): read + map + diagnose <= 0.8 s and peak RSS <= 400 MiB (measured in a fresh
+process); sorting one column of 50k rows <= 200 ms.
 Prints JSON lines (one per measurement).
 """
 
@@ -26,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+BUDGET_S = 0.8  # read + map + diagnose at 50,000 layers (issue 16)
+RSS_BUDGET_MIB = 400.0  # peak RSS of the same, model included
 NODES_PER_BLOCK = 12
 LAYERS_PER_BLOCK = 6
 TC = "sm80_xmma_fprop_implicit_gemm_f16f16_f16f16_f16_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16"
@@ -163,10 +166,53 @@ def bench_pipeline(n_layers: int, tmp: Path) -> list[Any]:
         by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
     _emit(bench="engine_pipeline", layers=len(engine.layers), nodes=len(model.graph.nodes),
           json_bytes=os.path.getsize(layers_path), read_s=round(t_read, 3), map_s=round(t_map, 3),
-          diagnose_s=round(t_diag, 3), total_s=round(total, 3), budget_s=2.0, ok=total <= 2.0,
+          diagnose_s=round(t_diag, 3), total_s=round(total, 3), budget_s=BUDGET_S, ok=total <= BUDGET_S,
           mapped_layers=len(engine.layers) - len(mapping.unmapped_layers), unmapped_nodes=len(mapping.unmapped_nodes),
           by_confidence={str(k): v for k, v in sorted(mapping.by_confidence.items())}, findings=by_kind)
+    _emit(**peak_rss(onnx_path, layers_path, prof_path))
     return engine.layers
+
+
+RSS_CHILD = r"""
+import json, sys
+
+
+def hwm_kib():  # VmHWM: peak RSS of this program (ru_maxrss would count the parent's, forked before exec)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+from trtstudio.engine.diagnose import diagnose
+from trtstudio.engine.load import load_engine
+from trtstudio.engine.mapping import map_layers
+from trtstudio.graph.model import load_model
+model = load_model(sys.argv[1], infer_shapes=False)
+after_model = hwm_kib()
+engine = load_engine(sys.argv[2:])
+map_layers(engine, model.graph)
+diagnose(engine, model.graph)
+peak = hwm_kib()
+print(json.dumps({"after_model_kib": after_model, "peak_kib": peak}))
+"""
+
+
+def peak_rss(onnx_path: Path, layers_path: Path, prof_path: Path) -> dict[str, Any]:
+    """Peak RSS of a fresh process that loads the model, then reads, maps and diagnoses the engine
+    (this process holds the generated documents, which would count too)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", RSS_CHILD, str(onnx_path), str(layers_path), str(prof_path)],
+                         capture_output=True, text=True, env=env, check=True)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    peak = r["peak_kib"] / 1024
+    return {"bench": "engine_pipeline_rss", "peak_rss_mib": round(peak, 1),
+            "model_only_rss_mib": round(r["after_model_kib"] / 1024, 1), "budget_mib": RSS_BUDGET_MIB,
+            "ok": peak <= RSS_BUDGET_MIB}
 
 
 def columns(layers: list[Any]) -> dict[str, np.ndarray]:

@@ -8,7 +8,8 @@ idle, then opens the engine files (``open_engine``) and waits again. A 10 ms QTi
 thread records its ticks; a stall is the gap between two ticks beyond the timer's period. Prints
 one JSON line: ``{"max_stall_ms", "p99_stall_ms", "load_s", ...}``. Budget (issue 11): max stall
 <= 100 ms for a 100,000-node model and a 50,000-layer engine. ``--profile FILE`` writes a cProfile
-of the GUI thread during the load (what runs on it).
+of the GUI thread during the load (what runs on it); ``--where`` samples the GUI thread's stack
+during each stall over 100 ms (``stall_stacks``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stallwatch import watch_stalls  # noqa: E402
 
 BUDGET_MS = 100.0
 
@@ -39,7 +41,8 @@ def synthetic(layers: int, tmp: Path) -> tuple[Path, list[Path]]:
     return op, [lp, pp]
 
 
-def measure(model: Path, engine_files: list[Path], profile_out: str | None = None) -> dict[str, object]:
+def measure(model: Path, engine_files: list[Path], profile_out: str | None = None,
+            where: bool = False) -> dict[str, object]:
     import numpy as np
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
@@ -65,6 +68,8 @@ def measure(model: Path, engine_files: list[Path], profile_out: str | None = Non
 
         prof = cProfile.Profile()
         prof.enable()
+    stall_stacks: list[list[object]] = []
+    stop_watch = watch_stalls(ticks, stall_stacks) if where else None
     timer.start()
     t0 = time.perf_counter()
     phases = {}
@@ -84,6 +89,8 @@ def measure(model: Path, engine_files: list[Path], profile_out: str | None = Non
         phases[f"{name}_s"] = round(time.perf_counter() - p0, 3)
     load_s = time.perf_counter() - t0
     timer.stop()
+    if stop_watch is not None:
+        stop_watch()
     if prof is not None:
         prof.disable()
         prof.dump_stats(profile_out)
@@ -98,6 +105,8 @@ def measure(model: Path, engine_files: list[Path], profile_out: str | None = Non
         "stalls_over_100ms": int((stalls > 100).sum()), "ticks": len(ticks), "load_s": round(load_s, 3),
         **phases, "budget_ms": BUDGET_MS, "ok": bool(stalls.max() <= BUDGET_MS) and not errors, "errors": errors,
     }
+    if where:
+        out["stall_stacks"] = [[round((t - t0), 2), *rest] for t, *rest in stall_stacks]  # type: ignore[operator]
     win.shutdown()
     win.close()
     return out
@@ -110,6 +119,8 @@ def main() -> int:
     ap.add_argument("--synthetic", action="store_true", help="benchmarks/engine.py's engine and model")
     ap.add_argument("--layers", type=int, default=50_000)
     ap.add_argument("--profile", help="write a cProfile of the load to this file")
+    ap.add_argument("--where", action="store_true",
+                    help="also list what the GUI thread ran during each stall over 100 ms (stall_stacks)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.synthetic:
@@ -118,7 +129,7 @@ def main() -> int:
             model, engine_files = Path(args.model), [Path(p) for p in args.engine]
         else:
             ap.error("give --model (and --engine) or --synthetic")
-        print(json.dumps(measure(model, engine_files, args.profile)), flush=True)
+        print(json.dumps(measure(model, engine_files, args.profile, args.where)), flush=True)
     return 0
 
 

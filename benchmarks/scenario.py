@@ -16,24 +16,28 @@ overhead: one model through the scenario runner (``run_contention`` with one mod
   verdict: ``met`` when the CI's upper bound is <= +2 %, ``not met`` when its lower bound is > +2 %,
   ``undecided`` otherwise. ``--control`` runs the plain runner on both sides (an A/A run: the
   ratio should straddle 1 and the verdict be ``met``; it shows what the method itself resolves).
+  ``--main-thread`` also runs the plain runner on the main thread after each pair (as the CLI runs
+  it) and reports the scenario's overhead against that too (``vs_main_thread``), for reference.
   Trial length: on the H200 the launch-bound sample (torch-cuda, batch 1) flips between ~1.9 and
   ~3.5 ms states that last about a second, in A/A runs too; 300-inference trials left 30 pairs
-  undecided (CI about +-3 %), 50-inference trials with 100+ pairs resolve it (CI about +-1.2 %).
-  Use short trials and many pairs (``--n 50 --pairs 300 --seconds 120``) on such models;
-  ``--seconds`` ends a run on time with the pairs measured so far.
+  undecided (CI about +-3 %), 50-inference trials with 100+ pairs resolve it (CI about +-1.2 %);
+  150 pairs of 100 gave -1.8 % [-3.1, +1.5] there (CPU here: -0.25 % [-2.8, +1.5]). Hence the
+  defaults (``--n 100 --pairs 150``); shorter still on such models (``--n 50 --pairs 300
+  --seconds 120``). ``--seconds`` ends a run on time with the pairs measured so far.
 probe:    the largest-block probe (cudaMalloc bisection, capped at 8 GiB) on a GPU, repeated; budget
   <= 50 ms; three uncapped probes for comparison. Also on a heap fragmented on purpose (every other
   1 GiB block of a row freed) to see what the probe finds.
 
     python benchmarks/scenario.py overhead [--backend ort|torch|torch-cuda] [--onnx sample|mlp|FILE]
-        [--batch 1] [--threads 1] [--n 300] [--pairs 30] [--warmup 20] [--cpus auto|none|2,3]
-        [--no-gpu-sampling] [--control] [--out FILE] [--seconds S]
+        [--batch 1] [--threads 1] [--n 100] [--pairs 150] [--warmup 20] [--cpus auto|none|2,3]
+        [--no-gpu-sampling] [--control] [--main-thread] [--out FILE] [--seconds S]
     python benchmarks/scenario.py summary FILE   # the result again from an --out file's pair lines
     python benchmarks/scenario.py probe [--repeats 20] [--device 0]
 
 ``--onnx``: 'sample' is the bundled mobilenetv2_035 (input batch x 3 x 224 x 224); 'mlp' the FP16 MLP
 of scenario_gpu.py (8 x Linear 4096 + GELU, torch.export, input batch x 4096; needs torch), GPU-bound
-at large batches; no value: the MatMul model of benchmarks/profiling.py (ORT, 64 x 256).
+at large batches (``--mlp`` is the same as ``--onnx mlp``; ``--trials`` the same as ``--pairs``); no
+value: the MatMul model of benchmarks/profiling.py (ORT, 64 x 256).
 """
 
 from __future__ import annotations
@@ -176,6 +180,8 @@ def overhead(args: argparse.Namespace) -> dict[str, Any]:
     from trtstudio.profiling import scenario as sc
     from trtstudio.profiling.runner import RunConfig, Runner
 
+    if getattr(args, "mlp", False):
+        args.onnx = "mlp"
     model, shapes = _model(args)
     options: dict[str, Any] = {"threads": args.threads} if args.backend == "ort" and args.threads else {}
     backend = open_backend(args.backend, model, **options)
@@ -201,8 +207,15 @@ def overhead(args: argparse.Namespace) -> dict[str, Any]:
         assert together["count"] == args.n
         return float(together["median"])
 
+    def plain_main() -> float:  # the plain runner on this (the main) thread, as the CLI runs it
+        r = Runner(borrowed, RunConfig(warmup=args.warmup, iterations=args.n)).run()  # type: ignore[arg-type]
+        if r.error is not None:
+            raise r.error
+        return float(r.latency()["median"])
+
+    main_thread = getattr(args, "main_thread", False)
     b_side = plain if args.control else scenario
-    a_ms, b_ms = [], []
+    a_ms, b_ms, m_ms = [], [], []
     t0 = time.perf_counter()
     for k in range(args.pairs):
         if args.seconds is not None and time.perf_counter() - t0 >= args.seconds:
@@ -213,8 +226,12 @@ def overhead(args: argparse.Namespace) -> dict[str, Any]:
             b, a = b_side(), plain()
         a_ms.append(a)
         b_ms.append(b)
+        extra: dict[str, float] = {}
+        if main_thread:
+            m_ms.append(plain_main())
+            extra = {"plain_main_median_ms": m_ms[-1]}
         _emit({"bench": "scenario_overhead_pair", "pair": k, "order": "AB" if k % 2 == 0 else "BA",
-               "plain_median_ms": a, "scenario_median_ms": b, "ratio": b / a}, args.out)
+               "plain_median_ms": a, "scenario_median_ms": b, "ratio": b / a, **extra}, args.out)
     wall = time.perf_counter() - t0
     machine = _machine(backend)
     backend.close()
@@ -225,6 +242,7 @@ def overhead(args: argparse.Namespace) -> dict[str, Any]:
         "order": "ABBA (pair k: plain first when k is even)", "cpus_pinned": cpus,
         "gpu_sampling": sampling and not args.control, "timeline": not args.control, "machine": machine,
         **summarise(a_ms, b_ms), "pairs_asked": args.pairs, "trials_wall_s": wall,
+        **({"vs_main_thread": summarise(m_ms, b_ms)} if main_thread and m_ms else {}),
     }
 
 
@@ -312,15 +330,20 @@ def main() -> None:
     o = sub.add_parser("overhead")
     o.add_argument("--backend", default="ort")
     o.add_argument("--onnx", help="'sample', 'mlp' or an .onnx/.pt2 file (default: a MatMul model)")
+    o.add_argument("--mlp", action="store_true", help="the same as --onnx mlp")
     o.add_argument("--batch", type=int, default=1)
     o.add_argument("--threads", type=int, default=1, help="ORT intra-op threads")
-    o.add_argument("--n", type=int, default=300, help="measured inferences per trial")
-    o.add_argument("--pairs", type=int, default=30, help="ABBA pairs of trials")
+    # Short trials, many of them: launch-bound models switch between speed states every second or
+    # so (trial medians of ~1.9 or ~3.5 ms on the H200); short adjacent trials fall in the same state.
+    o.add_argument("--n", type=int, default=100, help="measured inferences per trial")
+    o.add_argument("--pairs", "--trials", dest="pairs", type=int, default=150, help="ABBA pairs of trials")
     o.add_argument("--warmup", type=int, default=20)
     o.add_argument("--cpus", default="auto", help="auto, none, or a list such as 2,3")
     o.add_argument("--no-gpu-sampling", dest="gpu_sampling", action="store_false",
                    help="the scenario without its GPU sampler thread")
     o.add_argument("--control", action="store_true", help="A/A: the plain runner on both sides")
+    o.add_argument("--main-thread", action="store_true",
+                   help="also the plain runner on the main thread after each pair (reported as vs_main_thread)")
     o.add_argument("--out", help="also append the JSON lines to this file")
     o.add_argument("--seconds", type=float, help="start no pair after this many seconds of trials")
     m = sub.add_parser("summary")

@@ -279,7 +279,7 @@ def overhead(quick: bool) -> dict[str, Any]:
     # short trials, many pairs: this launch-bound model's speed flips between states that last about a second
     return run_overhead(ap.Namespace(backend="torch-cuda", onnx="sample", batch=1, threads=None, n=50, pairs=300,
                                      seconds=60.0 if quick else 180.0, warmup=20, cpus="auto", gpu_sampling=True,
-                                     control=False, out=None))
+                                     control=False, main_thread=False, mlp=False, out=None))
 
 
 def devices(models: dict[str, str]) -> dict[str, Any]:

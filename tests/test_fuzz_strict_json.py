@@ -84,3 +84,29 @@ def test_inspect_and_profile_json_are_strict(world: dict[str, Path]) -> None:
                           "--json"])
     doc = harness.check(o, json_out=True)
     assert o.rc == 0 and doc["latency_ms"]["median"] > 0  # type: ignore[index]
+
+
+def test_layer_doc_count_equals_the_generic_count() -> None:
+    """The layers command counts non-finite numbers by walking each layer's known fields; on any
+    engine (hostile times and shapes included) it finds exactly what the generic walk finds."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from trtstudio.engine.model import EngineInfo, Layer, LayerTime, TensorDesc, count_non_finite_doc
+    from trtstudio.jsonio import count_non_finite
+
+    num = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5))
+    dim = st.one_of(st.integers(-1, 64), st.text(max_size=3), st.floats(allow_nan=True, allow_infinity=True))
+    tensor = st.builds(TensorDesc, st.text(max_size=4), st.one_of(st.none(), st.lists(dim, max_size=4)))
+    layer = st.builds(
+        Layer, st.integers(0, 9), st.text(max_size=5), inputs=st.lists(tensor, max_size=2),
+        outputs=st.lists(tensor, max_size=2), mapping_confidence=st.floats(allow_nan=True, allow_infinity=True),
+        time=st.one_of(st.none(), st.builds(LayerTime, num, num, num, num)))
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(layer, max_size=6), st.dictionaries(st.text(max_size=3), num, max_size=3))
+    def check(layers: list[Layer], latency: dict[str, float]) -> None:
+        doc = EngineInfo(layers=layers, latency_ms=latency).to_json()
+        assert count_non_finite_doc(doc) == count_non_finite(doc)
+
+    check()

@@ -25,17 +25,31 @@ def _state(model: Model) -> Any:
     return model.summary(), _tensors(model.graph), model.warnings
 
 
+@pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "child-process"])
 @pytest.mark.parametrize("make", [models.conv_net, models.with_subgraphs, models.custom_op])
-def test_deferred_shapes_equal_eager(tmp_path: Path, make: Any) -> None:
+def test_deferred_shapes_equal_eager(tmp_path: Path, make: Any, isolated: bool) -> None:
     path = tmp_path / "m.onnx"
     onnx.save(make(), path)
     eager = load_model(path)
     lazy = load_model(path, infer_shapes=False)
     before = _tensors(lazy.graph)
     tensor_objects = {name: id(t) for name, t in lazy.graph.tensors.items()}
-    infer_shapes_later(lazy)
+    infer_shapes_later(lazy, isolated=isolated)
     assert _state(lazy) == _state(eager)
     # the Tensor objects views hold are the ones filled in
     assert all(id(lazy.graph.tensors[n]) == i for n, i in tensor_objects.items())
     if make is models.conv_net:  # intermediate shapes come only from inference
         assert before != _tensors(lazy.graph)
+
+
+def test_isolated_inference_failure_is_a_warning(tmp_path: Path) -> None:
+    """The child cannot read the file any more (it was replaced by garbage after the load): the
+    model keeps what it had and says why in one warning line."""
+    path = tmp_path / "m.onnx"
+    onnx.save(models.conv_net(), path)
+    lazy = load_model(path, infer_shapes=False)
+    before = _tensors(lazy.graph)
+    path.write_bytes(b"\x08\x07garbage" * 10)
+    added = infer_shapes_later(lazy, isolated=True)
+    assert len(added) == 1 and added[0].startswith("shape inference failed") and str(path) in added[0]
+    assert _tensors(lazy.graph) == before and lazy.warnings[-1] == added[0]

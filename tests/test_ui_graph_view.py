@@ -205,7 +205,9 @@ def test_big_graph_shows_its_top_first_and_the_rest_follows(qtbot, tmp_path: Pat
         view.set_display(dg)
         top = sorted(_drawn_nodes(view))
         assert top and all(i < dg.node_offset + 60 for i in top)  # the first frame: the top, placed
+        assert not view.layout_settled.is_set()  # work that can wait waits for the rest
     assert dg.placement.complete and dg.folded_count == 200
+    assert view.layout_settled.is_set()
     assert int((~dg.hidden).sum()) == dg.n - 200  # everything else placed now
     assert view.scale >= READABLE_SCALE and min(view.node_rect(i).top() for i in _drawn_nodes(view)) >= 0
     _shot(view, tmp_path / "big_after_full_layout.png")

@@ -228,3 +228,35 @@ def test_selection_survives_sorting_and_filtered_rows_are_not_selected(qtbot, ta
     table.type_combo.setCurrentIndex(table.type_combo.findData("CaskPooling"))
     table.select_layers(wanted + pooling)
     assert sorted(table.selected_layers()) == sorted(pooling)
+
+
+def test_findings_tab_lists_and_links_the_analysis(qtbot, trt_real: Path) -> None:
+    """The Findings tab shows every finding of a real engine's analysis (as rows of a model, not
+    items); clicking one emits its layer and nodes; a second analysis replaces the rows."""
+    from trtstudio.engine.analysis import analyze
+    from trtstudio.engine.load import load_engine
+    from trtstudio.ui.engine_dock import EngineTabs
+
+    folder = trt_real / RESNET
+    if not folder.is_dir():
+        pytest.skip(f"fixture {RESNET} absent")
+    engine = load_engine([folder / "resnet18_fp16.graph.json", folder / "resnet18_fp16.profile.json"])
+    analysis = analyze(engine, columns=True)
+    assert analysis.findings
+    tabs = EngineTabs()
+    qtbot.addWidget(tabs)
+    tabs.show_analysis(analysis)
+    qtbot.waitUntil(lambda: tabs.finding_count() == len(analysis.findings), timeout=5000)
+    assert tabs.tabText(tabs.indexOf(tabs.findings_view)) == f"Findings ({len(analysis.findings)})"
+    model = tabs.findings_model
+    row = next(r for r in range(model.rowCount()) if model.finding(r).layer_index is not None)
+    f = model.finding(row)
+    assert [model.data(model.index(row, c)) for c in range(5)] == [f.severity, f.kind, f.layer or "", f.message,
+                                                                    f.hint]
+    with qtbot.waitSignal(tabs.sig_finding_clicked) as clicked:
+        tabs.findings_view.clicked.emit(model.index(row, 3))
+    assert clicked.args == [f.layer_index, list(f.nodes)]
+    fewer = analyze(engine.__class__(layers=engine.layers[:5]), columns=True)
+    assert len(fewer.findings) != len(analysis.findings)
+    tabs.show_analysis(fewer)
+    qtbot.waitUntil(lambda: tabs.finding_count() == len(fewer.findings), timeout=5000)

@@ -381,3 +381,17 @@ def test_run_in_thread_reports_errors_and_stops_cooperatively(qtbot: Any) -> Non
     assert workers.shutdown_all(5_000) == []
     assert not h2.is_running() and run_state.is_stop_requested()
     assert not workers.live_threads()
+
+
+def test_input_specs_wait_for_the_window_layout(qtbot: Any, panel: Any, tiny: Path) -> None:
+    """While the window lays a big graph out (``wait_for`` cleared), the panel names the model at
+    once but reads its inputs only when the layout has settled."""
+    gate = threading.Event()
+    panel.wait_for = gate
+    panel.set_model(str(tiny))
+    assert panel.model_label.text() == tiny.name
+    qtbot.wait(400)
+    assert panel.shapes_table.rowCount() == 0
+    with qtbot.waitSignal(panel.sig_model_ready, timeout=10_000):
+        gate.set()
+    assert panel.shapes_table.rowCount() == 1

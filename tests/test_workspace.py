@@ -102,6 +102,11 @@ def test_each_change_emits_its_event(two_models: tuple[Path, Path]) -> None:
     entry = ws.add_run(ProfileRequest(str(a)))
     ws.update_run(entry, status="running")
     assert rec.seen == ["model", "engine", "unsupported", "accuracy", "selection", "runs", "runs"]
+    # a run that starts running is announced once, already running
+    statuses: list[str] = []
+    ws.events.connect("runs", lambda w: statuses.append(w.runs[-1].status))
+    ws.add_run(ProfileRequest(str(a)), status="running")
+    assert statuses == ["running"]
 
 
 # -- runs keep their own model -------------------------------------------------------------------------------

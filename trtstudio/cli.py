@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if len(args_in) == 2 and args_in[0] in ("--_infer-shapes", "--_json-lines"):  # trtstudio.children.FLAGS
+        return _child(args_in[0], args_in[1])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
@@ -113,6 +116,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("TRTSTUDIO_DEBUG"):
             raise
         return _internal_error(exc)
+
+
+def _child(flag: str, path: str) -> int:
+    """A child process of the window (see trtstudio.children): its result on standard output."""
+    if flag == "--_json-lines":
+        from trtstudio.children import write_json_lines
+
+        return write_json_lines(path, sys.stdout.buffer)
+    from trtstudio.graph.model import inferred_table
+    from trtstudio.jsonio import dumps, write_stdout
+
+    try:
+        doc = inferred_table(path)
+    except Exception as exc:  # noqa: BLE001 - the parent turns this line into a warning
+        print(f"error: {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        return 2
+    write_stdout(dumps(doc, check_finite=False))
+    return 0
 
 
 def _internal_error(exc: BaseException) -> int:

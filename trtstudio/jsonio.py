@@ -103,3 +103,17 @@ def write_stdout(data: bytes) -> None:
     sys.stdout.flush()
     buf.write(data)
     buf.flush()
+
+
+def read_json_file(path: Any, what: str) -> Any:
+    """The JSON document in ``path``; InputError "cannot read WHAT: ..." naming the file when it is
+    not UTF-8 JSON or nests too deeply."""
+    from trtstudio.errors import InputError
+    from trtstudio.fileio import read_bytes
+
+    try:
+        return json.loads(read_bytes(path).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(path, f"cannot read {what}: {exc}") from None
+    except RecursionError:
+        raise InputError(path, f"cannot read {what}: nested too deeply") from None

@@ -25,6 +25,7 @@ from typing import Any
 
 from trtstudio.engine.analysis import Analysis
 from trtstudio.engine.model import EngineInfo
+from trtstudio.release import release_later
 
 EVENTS = ("model", "engine", "analysis", "unsupported", "runs", "selection", "accuracy")
 
@@ -117,6 +118,8 @@ class Workspace:
         """Open ``model`` (a ``graph.model.Model``). Runs stay as they are (each knows its model); the
         analysis becomes stale (the window recomputes it for the new graph); the parser's rejected
         nodes of the old model are dropped."""
+        release_later(self.model if self.model is not model else None,
+                      self.display if self.display is not display else None, self.analysis)
         self.model, self.display, self.model_sha256 = model, display, sha256
         self._model_gen += 1
         self.analysis = None  # it was made for the previous graph: the caller supplies the new one
@@ -128,6 +131,7 @@ class Workspace:
     def set_engine(self, engine: EngineInfo | None, paths: Iterable[str] = (), analysis: Analysis | None = None) -> None:
         """Open ``engine`` (read from ``paths``), with its ``analysis`` when the loader made one for
         the model open now."""
+        release_later(self.engine if self.engine is not engine else None, self.analysis)
         self.engine = engine
         self.engine_paths = [str(p) for p in paths]
         self._engine_gen += 1
@@ -150,6 +154,8 @@ class Workspace:
         """Accept ``analysis`` if it was computed for what is open now (``token``); False when stale."""
         if token != self.token():
             return False
+        if self.analysis is not analysis:
+            release_later(self.analysis)
         self.analysis = analysis
         self.events.emit("analysis", self)
         return True
@@ -161,9 +167,12 @@ class Workspace:
         self.events.emit("unsupported", self)
 
     # -- runs -----------------------------------------------------------------------------------
-    def add_run(self, request: Any, state: Any = None) -> RunEntry:
-        """A run of ``request`` (a ProfileRequest) starts; returns its entry."""
+    def add_run(self, request: Any, state: Any = None, status: str | None = None) -> RunEntry:
+        """A run of ``request`` (a ProfileRequest) starts (``status``: its first status, e.g.
+        "running"); returns its entry. The views hear of it once."""
         entry = RunEntry(model=str(request.model), backend=str(request.backend), request=request, state=state)
+        if status is not None:
+            entry.status = status
         if self.model_path is not None and os.path.abspath(entry.model) == os.path.abspath(self.model_path):
             entry.model_sha256 = self.model_sha256
         self.runs.append(entry)

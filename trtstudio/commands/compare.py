@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 HELP = "compare sessions (FP32 vs FP16 vs INT8, two builds): latency, speed-ups, memory, accuracy, layer diff"
@@ -27,14 +26,9 @@ def _load(path: str) -> Any:
 
     p = Path(path)
     if p.suffix.lower() == ".json":
-        from trtstudio.fileio import read_bytes
+        from trtstudio.jsonio import read_json_file
 
-        try:
-            doc = json.loads(read_bytes(p).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(p, f"cannot read report JSON: {exc}") from None
-        except RecursionError:
-            raise InputError(p, "cannot read report JSON: nested too deeply") from None
+        doc = read_json_file(p, "report JSON")
         if not isinstance(doc, dict) or doc.get("schema") != "trtstudio.report/1":
             raise InputError(p, "not a trtstudio report JSON (schema trtstudio.report/1)")
         try:
@@ -58,6 +52,10 @@ def run(args: argparse.Namespace) -> int:
 
     if len(args.inputs) < 2:
         raise InputError(None, "compare needs at least two sessions")
+    from trtstudio.triton.report import is_triton_file
+
+    if any(is_triton_file(p) for p in args.inputs):
+        return _run_triton(args)
     if not args.output and not args.json:
         raise InputError(None, "give -o OUT (.html, .pdf, .json) or --json")
     if args.output:
@@ -78,4 +76,30 @@ def run(args: argparse.Namespace) -> int:
             print(f"{s['name']:<30} median {'-' if med is None else f'{med:.4f} ms':>12}  speed-up {'-' if sp is None else f'{sp:.2f}x'}")
         for p in written:
             print(f"wrote {p}")
+    return 0
+
+
+def _run_triton(args: argparse.Namespace) -> int:
+    """Triton sessions (``trtstudio triton --session``): per matching step, throughput and p50/p99
+    deltas against the first, and each session's recommendation (trtstudio.triton-comparison/1)."""
+    from pathlib import Path
+
+    from trtstudio.errors import InputError
+    from trtstudio.jsonio import dumps, write_stdout
+    from trtstudio.triton.report import compare_sessions, comparison_text, load_session, write_session
+
+    names = [n.strip() for n in args.names.split(",")] if args.names else [Path(p).stem for p in args.inputs]
+    if len(names) != len(args.inputs):
+        raise InputError(None, f"--names has {len(names)} labels for {len(args.inputs)} inputs")
+    if args.output and Path(args.output).suffix.lower() != ".json":
+        raise InputError(args.output, "Triton sessions compare to .json (or --json / text)")
+    comp = compare_sessions([load_session(p) for p in args.inputs], names)
+    if args.output:
+        write_session(comp, args.output)
+    if args.json:
+        write_stdout(dumps(comp, indent=2))
+    else:
+        print(comparison_text(comp))
+        if args.output:
+            print(f"wrote {args.output}")
     return 0

@@ -111,9 +111,12 @@ def run(args: argparse.Namespace) -> int:
         if args.findings_only:
             doc = {"schema": doc["schema"], "source": doc["source"], "findings": doc["findings"],
                    "warnings": doc["warnings"]}
+        from trtstudio.engine.model import count_non_finite_doc
+        from trtstudio.fileio import warn_non_finite
         from trtstudio.jsonio import dumps, write_stdout
 
-        write_stdout(dumps(doc, indent=args.indent))
+        write_stdout(dumps(doc, indent=args.indent, check_finite=False))
+        warn_non_finite(count_non_finite_doc(doc))
         return 0
     out: list[str] = []
     if not args.findings_only:

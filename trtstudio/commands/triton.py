@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 HELP = "profile a model served by Triton Inference Server: concurrency or request-rate sweep, server-side breakdown"
@@ -39,6 +40,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", default="auto", help="Prometheus URL (default HOST:8002/metrics; 'none' to skip)")
     p.add_argument("--timeout", type=float, default=10.0, help="per-request timeout in seconds (default 10)")
     p.add_argument("--json", action="store_true", help="print the trtstudio.triton/1 document")
+    p.add_argument("--session", metavar="S", help="save the sweep as a Triton session (JSON; for `trtstudio compare`)")
+    p.add_argument("--report", metavar="R", help="write a report: .html, .md or .json (curve, breakdown, config, recommendation)")
 
 
 def render_text(doc: dict[str, Any]) -> str:
@@ -82,9 +85,19 @@ def run(args: argparse.Namespace) -> int:
         duration_s=args.duration, max_requests=args.requests, latency_budget_ms=args.latency_budget,
         timeout_s=args.timeout)
     metrics = None if str(args.metrics).lower() == "none" else args.metrics
+    from trtstudio.triton.report import REPORT_EXTENSIONS
+
+    if args.report and not str(args.report).lower().endswith(REPORT_EXTENSIONS):
+        raise InputError(args.report, f"no Triton report format for this extension (use {', '.join(REPORT_EXTENSIONS)})")
     result = run_sweep(args.url, args.model, settings, version=args.version, protocol=args.protocol, metrics=metrics)
     doc = result.to_json()
     doc["settings"]["protocol"] = parse_url(args.url, args.protocol)[1]
+    from trtstudio.triton.report import write_report, write_session
+
+    written = [write_session(doc, args.session)] if args.session else []
+    written += [write_report(doc, args.report)] if args.report else []
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr)
     from trtstudio.commands._emit import emit
     from trtstudio.jsonio import dumps, write_stdout
 

@@ -177,12 +177,14 @@ def _dim(shape: Sequence[Any] | None, i: int) -> int | None:
 
 
 class _Ctx:
-    def __init__(self, engine: EngineInfo, op_of: dict[str, str]) -> None:
+    def __init__(self, engine: EngineInfo, op_of: dict[str, str], qdq_nodes: set[str] | None = None,
+                 shape_nodes: set[str] | None = None) -> None:
         self.engine = engine
         self.total = engine.total_time_ms
         self.op_of = op_of
-        self.qdq_nodes = {n for n, op in op_of.items() if op in _QDQ_OPS}
-        self.shape_nodes = {n for n, op in op_of.items() if op in _SHAPE_OPS}
+        self.qdq_nodes = qdq_nodes if qdq_nodes is not None else {n for n, op in op_of.items() if op in _QDQ_OPS}
+        self.shape_nodes = (shape_nodes if shape_nodes is not None
+                            else {n for n, op in op_of.items() if op in _SHAPE_OPS})
         self._qdq_ids: set[int] = set()
         self._compute_ids: set[int] = set()
         self.io = {t.name for t in engine.io_tensors}
@@ -197,30 +199,47 @@ class _Ctx:
         self.compute: list[Layer] = []
         self.shape_ops: list[Layer] = []
         producer, consumers = self.producer, self.consumers
+        producer_setdefault = producer.setdefault
+        consumers_get = consumers.get
+        # what the type alone says, per (type, parameter_type): a few dozen pairs in any engine
+        by_type: dict[tuple[str, str | None], tuple[bool, bool, bool, bool]] = {}
+        is_qdq_layer, is_shape_op = self._is_qdq_layer, self._is_shape_op
         for lay in engine.layers:
             for t in lay.outputs:
-                producer.setdefault(t.name, lay)
+                producer_setdefault(t.name, lay)
             for t in lay.inputs:
-                consumers.setdefault(t.name, []).append(lay)
-            refm = is_reformat(lay)
+                lst = consumers_get(t.name)
+                if lst is None:
+                    consumers[t.name] = [lay]
+                else:
+                    lst.append(lay)
+            ltype, name = lay.type, lay.name
+            ptype = lay.parameter_type
+            key = (ltype, ptype if type(ptype) is str else None)  # the rules match strings only
+            cls = by_type.get(key)
+            if cls is None:
+                cls = by_type[key] = (ltype == "Reformat", ltype.startswith("Plugin"), is_conv(lay) or is_gemm(lay),
+                                      ltype in _NOT_COMPUTE)
+            refm = cls[0] or (bool(lay.attrs.get("reformat")) if lay.attrs else False) or (
+                name.startswith("Reformatting CopyNode") or " reformatter " in name)
             plug = False
             if refm:
                 self.reformats.append(lay)
-            elif is_plugin(lay):
+            elif cls[1] or "[PluginV2" in name or "[PluginV3" in name:
                 plug = True
                 self.plugins.append(lay)
-            elif is_conv(lay) or is_gemm(lay):
+            elif cls[2]:
                 self.conv_gemm.append(lay)
-            if "{" in lay.name or lay.type == "DLA":
+            if "{" in name or ltype == "DLA":
                 self.region_layers.append(lay)
-            qdq = self._is_qdq_layer(lay)
+            qdq = is_qdq_layer(lay)
             if qdq:
                 self.qdq.append(lay)
                 self._qdq_ids.add(id(lay))
-            if not (refm or plug or qdq or lay.type in _NOT_COMPUTE) and lay.precision is not None:
+            if not (refm or plug or qdq or cls[3]) and lay.precision is not None:
                 self.compute.append(lay)
                 self._compute_ids.add(id(lay))
-            if self._is_shape_op(lay):
+            if is_shape_op(lay):
                 self.shape_ops.append(lay)
 
     def _is_shape_op(self, lay: Layer) -> bool:
@@ -601,12 +620,20 @@ def diagnose(
 def _diagnose(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, Any]] | None,
               model_precision: str | None) -> list[Finding]:
     op_of: dict[str, str] = {}
+    qdq_nodes: set[str] = set()
+    shape_nodes: set[str] = set()
     if graph is not None:
         g = graph.graph if not hasattr(graph, "nodes") and hasattr(graph, "graph") else graph
-        op_of = {n.name: n.op_type for n in g.nodes}
+        for n in g.nodes:  # one pass over a graph of up to 100,000s of nodes
+            name, op = n.name, n.op_type
+            op_of[name] = op
+            if op in _QDQ_OPS:
+                qdq_nodes.add(name)
+            elif op in _SHAPE_OPS:
+                shape_nodes.add(name)
         if engine.layers and not any(lay.onnx_nodes for lay in engine.layers):
             map_layers(engine, g)
-    ctx = _Ctx(engine, op_of)
+    ctx = _Ctx(engine, op_of, qdq_nodes, shape_nodes)
     findings: list[Finding] = []
     if not engine.detailed:
         findings.append(Finding(

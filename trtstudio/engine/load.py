@@ -52,11 +52,8 @@ def _has_layers(info: EngineInfo) -> bool:
 
 def match_times(layers: list[Layer], timed: list[Layer]) -> tuple[int, list[str]]:
     """Copy ``timed`` layers' times onto ``layers`` by name; returns (matched, unmatched names)."""
-    exact: dict[str, Layer] = {}
-    loose: dict[str, Layer] = {}
-    for lay in layers:
-        exact.setdefault(lay.name, lay)
-        loose.setdefault(base_name(lay.name), lay)
+    exact = {lay.name: lay for lay in reversed(layers)}  # the first layer of a name wins
+    loose: dict[str, Layer] | None = None  # by base_name, made when an exact name fails
     matched = 0
     unmatched: list[str] = []
     used: set[int] = set()
@@ -65,6 +62,8 @@ def match_times(layers: list[Layer], timed: list[Layer]) -> tuple[int, list[str]
             continue
         target = exact.get(t.name)
         if target is None or id(target) in used:
+            if loose is None:
+                loose = {base_name(lay.name): lay for lay in reversed(layers)}
             target = loose.get(base_name(t.name))
         if target is None or id(target) in used:
             unmatched.append(t.name)

@@ -33,6 +33,10 @@ class LayerColumns:
     precision: list[str] = field(default_factory=list)
     haystack: list[str] = field(default_factory=list)
     has_times: bool = False
+    types: list[str] = field(default_factory=list)  # distinct layer types, sorted (the filter's choices)
+    precisions: list[str] = field(default_factory=list)  # distinct precisions, sorted
+    time_by_type: list[tuple[str, float]] = field(default_factory=list)  # see time_by
+    time_by_precision: list[tuple[str, float]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return int(self.severity.size)
@@ -99,6 +103,27 @@ def _layer_strings(lay: Layer) -> dict[str, str]:
     }
 
 
+MAX_BARS = 16  # time_by: beyond this many groups the smallest are summed into "other"
+UNKNOWN = "unknown"
+
+
+def time_by(engine: EngineInfo | None, key: str) -> list[tuple[str, float]]:
+    """Total layer time (ms) grouped by ``"type"`` or ``"precision"``, largest first; layers without
+    a time are left out. Beyond :data:`MAX_BARS` groups the smallest are summed into ``other``."""
+    sums: dict[str, float] = {}
+    for lay in engine.layers if engine else ():
+        t = lay.time
+        if t is None or t.total_ms is None:
+            continue
+        name = (lay.type if key == "type" else lay.precision) or UNKNOWN
+        sums[name] = sums.get(name, 0.0) + float(t.total_ms)
+    items = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(items) > MAX_BARS:
+        rest = sum(v for _, v in items[MAX_BARS - 1:])
+        items = items[: MAX_BARS - 1] + [("other", rest)]
+    return items
+
+
 def layer_columns(engine: EngineInfo | None, findings: Iterable[Finding] | None = None) -> LayerColumns:
     """The table columns of ``engine`` (``findings``: the analysis's, else ``engine.findings``)."""
     layers: list[Layer] = engine.layers if engine else []
@@ -140,5 +165,9 @@ def layer_columns(engine: EngineInfo | None, findings: Iterable[Finding] | None 
     cols.text = {k: v for k, v in text.items() if not k.endswith("_full")}
     cols.num = nums
     cols.precision = [lay.precision or "" for lay in layers]
+    cols.types = sorted(set(text.get("type", ())) - {""})
+    cols.precisions = sorted(set(cols.precision) - {""})
+    cols.time_by_type = time_by(engine, "type")
+    cols.time_by_precision = time_by(engine, "precision")
     cols.haystack = [f"{s['name']}\n{s['type']}\n{s['tactic']}\n{s['nodes']}".lower() for s in strings]
     return cols

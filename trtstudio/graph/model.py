@@ -29,6 +29,10 @@ _INFER_IN_MEMORY_LIMIT = 1_500_000_000
 
 DTYPE_NAMES: dict[int, str] = {}
 
+# onnx.TensorProto.EXTERNAL and onnx.AttributeProto.{TENSOR, GRAPH, TENSORS, GRAPHS} (fixed by the ONNX spec)
+_EXTERNAL = 1
+_ATTR_TENSOR, _ATTR_GRAPH, _ATTR_TENSORS, _ATTR_GRAPHS = 4, 5, 9, 10
+
 
 def dtype_name(elem_type: int) -> str:
     """ONNX TensorProto element type -> short lower-case name ("float32", "float16", "int64", ...)."""
@@ -155,17 +159,21 @@ class Graph:
 
     def edges(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """(src node, dst node, tensor name) for every data edge between two nodes of this graph."""
+        tget, implicit = self.tensors.get, self.implicit_inputs
         src: list[int] = []
         dst: list[int] = []
         names: list[str] = []
+        add_src, add_dst, add_name = src.append, dst.append, names.append
         for node in self.nodes:
-            used = node.inputs + self.implicit_inputs.get(node.index, [])
-            for tname in used:
-                t = self.tensors.get(tname)
-                if t is not None and t.producer is not None and t.producer != node.index:
-                    src.append(t.producer)
-                    dst.append(node.index)
-                    names.append(tname)
+            i = node.index
+            for tname in (node.inputs + implicit.get(i, []) if implicit else node.inputs):
+                t = tget(tname)
+                if t is not None:
+                    p = t.producer
+                    if p is not None and p != i:
+                        add_src(p)
+                        add_dst(i)
+                        add_name(tname)
         return np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), names
 
     def initializer_array(self, name: str) -> np.ndarray | None:
@@ -275,9 +283,14 @@ def _shape_of(type_proto: Any) -> tuple[str, list[int | str] | None]:
     return dtype, dims
 
 
-def _build_graph(gproto: Any, base_dir: str, owner: str | None, depth: int, outer: set[str]) -> Graph:
+def _build_graph(gproto: Any, base_dir: str, owner: str | None, depth: int, outer: set[str],
+                 external: list[Any] | None = None) -> Graph:
+    """The Graph of ``gproto`` (and its subgraphs); ``external`` collects the initializer and
+    attribute TensorProtos whose data lies in external files, for :func:`_check_external`."""
     tensors: dict[str, Tensor] = {}
     initializers = {init.name: init for init in gproto.initializer}
+    if external is not None:
+        external.extend(init for init in gproto.initializer if init.data_location == _EXTERNAL)
     for init in gproto.initializer:
         tensors[init.name] = Tensor(init.name, dtype_name(init.data_type), [int(d) for d in init.dims], "initializer")
     for vi in gproto.value_info:
@@ -305,12 +318,13 @@ def _build_graph(gproto: Any, base_dir: str, owner: str | None, depth: int, oute
     graph = Graph(gproto.name or "main", nodes, tensors, inputs, outputs, initializers, owner, depth, base_dir,
                   by_name)
     local: set[str] = set(initializers) | set(inputs)
+    synced = 0  # nodes[:synced] have their outputs in ``local`` (needed only where a subgraph starts)
     for i, np_ in enumerate(gproto.node):
-        name = np_.name or f"{np_.op_type}_{i}"
+        onnx_name, op = np_.name, np_.op_type
+        name = onnx_name or f"{op}_{i}"
         if name in by_name:
             name = f"{name}#{i}"
-        node = Node(i, name, np_.op_type, np_.domain, [x for x in np_.input if x], list(np_.output), np_.name,
-                    proto=np_)
+        node = Node(i, name, op, np_.domain, [x for x in np_.input if x], list(np_.output), onnx_name, {}, np_)
         nodes.append(node)
         by_name[name] = i
         for tname in node.inputs:
@@ -328,11 +342,22 @@ def _build_graph(gproto: Any, base_dir: str, owner: str | None, depth: int, oute
                 raise ValueError(f"tensor '{tname}' is produced by two nodes ({nodes[t.producer].name}, {name})")
             t.producer = i
         for attr in np_.attribute:
-            subs = [attr.g] if attr.type == attr.GRAPH else list(attr.graphs) if attr.type == attr.GRAPHS else []
-            visible = (outer | local) if subs else set()
+            atype = attr.type
+            if atype == _ATTR_TENSOR or atype == _ATTR_TENSORS:
+                if external is not None:
+                    external.extend(x for x in ([attr.t] if atype == _ATTR_TENSOR else attr.tensors)
+                                    if x.data_location == _EXTERNAL)
+                continue
+            subs = [attr.g] if atype == _ATTR_GRAPH else list(attr.graphs) if atype == _ATTR_GRAPHS else []
+            if not subs:
+                continue
+            for before in nodes[synced:i]:
+                local.update(before.outputs)
+            synced = i
+            visible = outer | local
             for k, sub in enumerate(subs):
                 key = attr.name if len(subs) == 1 else f"{attr.name}[{k}]"
-                body = _build_graph(sub, base_dir, f"{name}.{key}", depth + 1, visible)
+                body = _build_graph(sub, base_dir, f"{name}.{key}", depth + 1, visible, external)
                 node.subgraphs[key] = body
                 implicit = sorted(
                     {t for t in _free_tensors(body) if t in visible or t in tensors}
@@ -340,7 +365,6 @@ def _build_graph(gproto: Any, base_dir: str, owner: str | None, depth: int, oute
                 if implicit:
                     graph.implicit_inputs.setdefault(i, [])
                     graph.implicit_inputs[i].extend(x for x in implicit if x not in graph.implicit_inputs[i])
-        local.update(node.outputs)
     _check_order(graph)
     return graph
 
@@ -363,6 +387,15 @@ def _check_order(graph: Graph) -> None:
     n = len(graph.nodes)
     if n == 0:
         return
+    if not graph.implicit_inputs:
+        # Consumers are recorded in node order: when every tensor's first consumer comes after its
+        # producer, every edge points forward and file order is a topological order.
+        for tensor in graph.tensors.values():
+            p = tensor.producer
+            if p is not None and tensor.consumers and tensor.consumers[0] <= p:
+                break
+        else:
+            return
     indeg = np.zeros(n, dtype=np.int64)
     succ: list[list[int]] = [[] for _ in range(n)]
     for node in graph.nodes:
@@ -387,14 +420,13 @@ def _check_order(graph: Graph) -> None:
         raise ValueError(f"graph is cyclic: {n - seen} nodes lie on a cycle (e.g. {', '.join(stuck)})")
 
 
-def _check_external(model: onnx.ModelProto, base_dir: str, path: str) -> None:
-    """Every external-data reference must name a regular file inside the model's folder, with numeric
-    offset/length that fit it. Nothing outside the folder is opened (a model is untrusted input)."""
-    from onnx.external_data_helper import _get_all_tensors, uses_external_data
-
+def _check_external(external: list[Any], base_dir: str, path: str) -> None:
+    """Every external-data reference (``external``: the TensorProtos :func:`_build_graph` found with
+    external data) must name a regular file inside the model's folder, with numeric offset/length
+    that fit it. Nothing outside the folder is opened (a model is untrusted input)."""
     root = os.path.realpath(base_dir)
-    for tensor in _get_all_tensors(model):
-        if uses_external_data(tensor):
+    for tensor in external:
+        if tensor.data_location == _EXTERNAL:
             info = {e.key: e.value for e in tensor.external_data}
             loc = info.get("location", "")
             full = os.path.realpath(os.path.join(root, loc))
@@ -484,14 +516,27 @@ def _adopt_shapes(graph: Graph, inferred: Graph) -> None:
                 _adopt_shapes(body, inode.subgraphs[key])
 
 
-def infer_shapes_later(model: Model) -> list[str]:
+def infer_shapes_later(model: Model, *, isolated: bool = False) -> list[str]:
     """Run the shape inference a ``load_model(path, infer_shapes=False)`` skipped (in a worker: it
     takes about as long as the load) and fill in the model's tensors in place, so that the model
-    then equals what ``load_model(path)`` returns. Returns the warnings it added to ``model.warnings``."""
+    then equals what ``load_model(path)`` returns. Returns the warnings it added to ``model.warnings``.
+
+    ``isolated``: infer in a child process (:func:`inferred_table` there) and adopt only its
+    dtypes and shapes. ONNX's shape inference is C++ that holds the GIL for its whole run (about a
+    second at 100,000 nodes), which froze the window's thread however it was scheduled; a crash in
+    it on a hostile model costs a warning instead of the application. ``model.proto`` then stays
+    the file's own protobuf (without the inferred ``value_info``).
+    """
+    if isolated:
+        warnings, table = _infer_in_child(model.path)
+        if table is not None:
+            _adopt_table(model.graph, table)
+        model.warnings.extend(warnings)
+        return warnings
     was = gc.isenabled()
     gc.disable()
     try:
-        warnings: list[str] = []
+        warnings = []
         proto = _inferred_proto(model.proto, model.path, warnings)
         if proto is not model.proto:
             inferred = _build_graph(proto.graph, model.graph.base_dir, None, 0, set())
@@ -502,6 +547,76 @@ def infer_shapes_later(model: Model) -> list[str]:
     finally:
         if was:
             gc.enable()
+
+
+_CHILD_TIMEOUT_S = 900.0
+
+
+def _table(graph: Graph) -> dict[str, Any]:
+    """The dtypes and shapes of ``graph``'s tensors in order, with its nodes' subgraphs."""
+    return {
+        "t": [[t.name, t.dtype, t.shape, t.kind] for t in graph.tensors.values()],
+        "s": [[i, key, _table(body)] for i, node in enumerate(graph.nodes) for key, body in node.subgraphs.items()],
+    }
+
+
+def inferred_table(path: str) -> dict[str, Any]:
+    """What the child of an isolated inference prints: ``{"warnings", "table"}`` for the model at
+    ``path`` after shape inference (``table`` None when inference failed). The collector stays
+    off: the child exits when it has printed this, and its passes tripled the time."""
+    gc.disable()
+    import onnx
+
+    original = onnx.load(path, load_external_data=False)  # the parent's load_model has checked the file
+    warnings: list[str] = []
+    proto = _inferred_proto(original, path, warnings)
+    if proto is original:
+        return {"warnings": warnings, "table": None}
+    graph = _build_graph(proto.graph, os.path.dirname(path) or ".", None, 0, set())
+    return {"warnings": warnings, "table": _table(graph)}
+
+
+def _infer_in_child(path: str) -> tuple[list[str], dict[str, Any] | None]:
+    import subprocess
+
+    from trtstudio import children, jsonio
+
+    try:
+        done = subprocess.run(children.command(children.INFER_SHAPES_FLAG, path), capture_output=True,
+                              timeout=_CHILD_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return [f"shape inference took over {_CHILD_TIMEOUT_S:.0f} s and was stopped; shapes may be missing"], None
+    except OSError as exc:
+        return [f"shape inference could not start ({exc}); shapes may be missing"], None
+    if done.returncode != 0:
+        err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = err[-1][:200] if err else f"exit status {done.returncode}"
+        return [f"shape inference failed, shapes may be missing: {why}"], None
+    try:
+        doc = jsonio.loads(done.stdout)
+        return [str(w) for w in doc["warnings"]], doc["table"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return [f"shape inference failed, shapes may be missing: unreadable result ({exc})"], None
+
+
+def _adopt_table(graph: Graph, table: dict[str, Any]) -> None:
+    """:func:`_adopt_shapes` from a child's :func:`_table`: the same tensor order, the same objects kept."""
+    old = graph.tensors
+    merged: dict[str, Tensor] = {}
+    for name, dtype, shape, kind in table["t"]:
+        mine = old.get(name)
+        if mine is None:
+            merged[name] = Tensor(name, dtype, shape, kind)  # a value_info no node touches
+            continue
+        mine.dtype, mine.shape, mine.kind = dtype, shape, kind
+        merged[name] = mine
+    for name, t in old.items():
+        merged.setdefault(name, t)
+    old.clear()
+    old.update(merged)
+    for i, key, sub in table["s"]:
+        if 0 <= i < len(graph.nodes) and key in graph.nodes[i].subgraphs:
+            _adopt_table(graph.nodes[i].subgraphs[key], sub)
 
 
 def _inferred_proto(proto: onnx.ModelProto, spath: str, warnings: list[str]) -> onnx.ModelProto:
@@ -551,14 +666,15 @@ def _load_model(path: str | os.PathLike[str], infer_shapes: bool) -> Model:
         raise InputError(spath, f"unsupported IR version {proto.ir_version} (this onnx {onnx.__version__} reads up to "
                                 f"{onnx.IR_VERSION}); upgrade onnx")
     base_dir = str(p.parent)
-    _check_external(proto, base_dir, spath)
     warnings: list[str] = []
-    if infer_shapes:
+    external: list[Any] = []
+    if infer_shapes:  # it reads no external data (load_external_data=False); those files are checked below
         proto = _inferred_proto(proto, spath, warnings)
     try:
-        graph = _build_graph(proto.graph, base_dir, None, 0, set())
+        graph = _build_graph(proto.graph, base_dir, None, 0, set(), external)
     except ValueError as exc:
         raise InputError(spath, str(exc)) from None
+    _check_external(external, base_dir, spath)
     warnings.extend(_content_warnings(proto, graph))
     opsets = {(o.domain or "ai.onnx"): int(o.version) for o in proto.opset_import}
     producer = f"{proto.producer_name} {proto.producer_version}".strip()

@@ -178,6 +178,56 @@ class TritonTarget:
         return parse_statistics(doc, model, version)
 
 
+def browse_repository(url: str, protocol: str | None = None, timeout_s: float = 10.0,
+                      max_configs: int = 64) -> dict[str, Any]:
+    """The server, its repository index and the config summary of each READY model (the first
+    ``max_configs``): ``{server, models: [{name, version, state, reason, config?, config_error?}]}``."""
+    with TritonTarget(url, protocol, timeout_s) as target:
+        server = target.server_info()
+        models = target.repository_index()
+        # models loaded with a config override (PyTriton, model-control explicit) are not in the
+        # repository index; the statistics of every loaded model name them
+        known = {(m["name"], m["version"]) for m in models} | {(m["name"], "") for m in models}
+        doc = target._call("statistics", target.client.get_inference_statistics, "")
+        for st in doc.get("model_stats", []) if isinstance(doc, dict) else []:
+            name, version = st.get("name", ""), str(st.get("version", ""))
+            if name and (name, version) not in known and (name, "") not in known:
+                models.append({"name": name, "version": version, "state": "READY",
+                               "reason": "loaded, not in the repository index"})
+                known.add((name, version))
+        for m in models:
+            if m["state"] != "READY" or max_configs <= 0:
+                continue
+            max_configs -= 1
+            try:
+                m["config"] = target.model_info(m["name"], m["version"]).to_json()
+            except InputError as exc:
+                m["config_error"] = str(exc)
+    return {"server": server, "models": models}
+
+
+def config_summary(model: dict[str, Any]) -> list[str]:
+    """A served model's config (``ModelInfo.to_json()``) as short lines for dialogs and reports."""
+    db = model.get("dynamic_batching")
+    if db is None:
+        batching = "off"
+    else:
+        sizes = db.get("preferred_batch_size") or []
+        delay = db.get("max_queue_delay_microseconds")
+        batching = "on" + (f", preferred {sizes}" if sizes else "") + (f", max queue delay {delay} µs" if delay else "")
+    groups = ", ".join(f"{g.get('count', 1)} x {g.get('kind', '') or 'auto'}" for g in model.get("instance_groups") or []) or "default"
+
+    def io(items: list[dict[str, Any]]) -> str:
+        return ", ".join(f"{t['name']} {t.get('datatype', '')} {t.get('dims', [])}" for t in items) or "none"
+
+    return [f"platform/backend: {model.get('platform') or 'unknown'}",
+            f"max_batch_size: {model.get('max_batch_size', 0)}",
+            f"dynamic batching: {batching}",
+            f"instance groups: {groups}",
+            f"inputs: {io(model.get('inputs') or [])}",
+            f"outputs: {io(model.get('outputs') or [])}"]
+
+
 def parse_statistics(doc: dict[str, Any], model: str, version: str = "") -> dict[str, Any]:
     """Sum the statistics extension's entries of ``model`` (one version or all) into counts and ns."""
     total: dict[str, Any] = {k: [0, 0] for k in ("success", "fail", *STAT_KEYS)}

@@ -84,6 +84,38 @@ def compute_us(server_us: dict[str, Any] | None) -> float:
     return sum(float((server_us or {}).get(k) or 0.0) for k in COMPUTE_PHASES)
 
 
+BREAKDOWN_PARTS = ("queue", "compute_input", "compute_infer", "compute_output", "client_network")
+
+
+def breakdown_us(window: dict[str, Any]) -> dict[str, float] | None:
+    """Where a window's mean request time went (µs): the server's phases and the client/network rest
+    (client mean latency minus the server's request time, never below 0); None without server figures."""
+    server = window.get("server") or {}
+    us = server.get("server_us")
+    if not us or not server.get("requests"):
+        return None
+    out = {k: float(us.get(k) or 0.0) for k in BREAKDOWN_PARTS[:4]}
+    mean_ms = float((window.get("latency_ms") or {}).get("mean") or math.nan)
+    rest = mean_ms * 1e3 - float(us.get("request") or 0.0)
+    out["client_network"] = max(rest, 0.0) if math.isfinite(rest) else 0.0
+    return out
+
+
+GPU_METRICS = (("nv_gpu_utilization", "GPU utilisation", 100.0, "%"),
+               ("nv_gpu_memory_used_bytes", "GPU memory", 1.0 / 2**30, "GiB"),
+               ("nv_gpu_power_usage", "GPU power", 1.0, "W"),
+               ("nv_energy_consumption", "energy", 1.0, "J"))
+
+
+def gpu_figures(metrics: dict[str, float] | None) -> dict[str, tuple[float, str]]:
+    """The GPU figures of a step's scraped metrics (label -> (value, unit)); empty when the server has none."""
+    out: dict[str, tuple[float, str]] = {}
+    for key, label, scale, unit in GPU_METRICS:
+        if metrics and key in metrics:
+            out[label] = (float(metrics[key]) * scale, unit)
+    return out
+
+
 def step_figures(step: dict[str, Any]) -> dict[str, Any]:
     """What a table row shows of one step: mode and value, requests, throughput, p50/p90/p99 (ms),
     server queue and compute (µs per request), stable."""
@@ -145,10 +177,12 @@ class _Recorder:
         self.lats: list[float] = []
         self.error: str | None = None
 
-    def window(self, t0: float, t1: float) -> np.ndarray:
+    def window(self, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
+        """Completion times and latencies (s) of the requests that ended in [t0, t1)."""
         ends = np.asarray(self.ends)
         lats = np.asarray(self.lats)
-        return lats[(ends >= t0) & (ends < t1)]
+        mask = (ends >= t0) & (ends < t1)
+        return ends[mask], lats[mask]
 
 
 class LoadGenerator:
@@ -260,7 +294,7 @@ class LoadGenerator:
             while time.perf_counter() < deadline and not stop.is_set() and limit[0] > 0:
                 await asyncio.sleep(min(0.02, max(0.0, deadline - time.perf_counter())))
             t1 = time.perf_counter()
-            lat = rec.window(t0, t1)
+            ends_w, lat = rec.window(t0, t1)
             w: dict[str, Any] = {"step": index, mode: value, "t": t1 - t_start, "requests": int(lat.size),
                                  "throughput": lat.size * s.batch / (t1 - t0)}
             lf = latency_figures(lat)
@@ -278,7 +312,8 @@ class LoadGenerator:
             if rec.error is None:
                 windows.append(w)
                 if on_window is not None:
-                    on_window(w)
+                    # the window's requests for live panels (perf_counter end times, ms); not kept in the document
+                    on_window(w | {"samples_t": ends_w, "samples_ms": lat * 1e3})
             stable = is_stable(windows, s.stable_windows, s.stability)
             if (stable or len(windows) >= s.max_windows or should_stop() or limit[0] <= 0
                     or (s.duration_s is not None and t1 - t_start >= s.duration_s)):

@@ -30,18 +30,22 @@ def _analyze(engine: Any, model: Any, unsupported: list[dict[str, Any]], paths: 
 def _frozen_after(fn: Any) -> Any:
     """``fn()`` with the cyclic GC paused, then its objects frozen (see DocumentLoader.work): a
     collection started by a worker holds the GIL, so it stalls the GUI thread as much as one there."""
+    from trtstudio.children import responsive_parsing
     from trtstudio.engine.readers import gc_paused
 
-    with gc_paused():
-        result = fn()
-    gc.freeze()
-    return result
+    with gc_paused(), responsive_parsing():  # freezes what it made on the way out; big JSON in pieces
+        return fn()
+
+
+# Above this many nodes shape inference runs in a child process: ONNX's inference holds the GIL
+# for its whole run (about 10 us a node), which would freeze the window's thread that long.
+ISOLATED_INFERENCE_NODES = 5000
 
 
 def _infer_shapes(model: Any) -> tuple[Any, dict[str, Any]]:
     from trtstudio.graph.model import infer_shapes_later
 
-    infer_shapes_later(model)
+    infer_shapes_later(model, isolated=len(model.graph.nodes) > ISOLATED_INFERENCE_NODES)
     return model, model.summary()
 
 

@@ -2,35 +2,16 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from trtstudio.engine.model import EngineInfo
+from trtstudio.engine.table import LayerColumns, time_by
 from trtstudio.palette import OTHER_PRECISION_COLOR, PRECISION_COLORS
 
-MAX_BARS = 16  # the rest is summed into one "other" bar
 TYPE_COLOR = "#6a9fd4"
-UNKNOWN = "unknown"
-
-
-def time_by(engine: EngineInfo, key: str) -> list[tuple[str, float]]:
-    """Total layer time (ms) grouped by ``"type"`` or ``"precision"``, largest first; layers without
-    a time are left out. Beyond :data:`MAX_BARS` groups the smallest are summed into ``other``."""
-    sums: dict[str, float] = defaultdict(float)
-    for lay in engine.layers:
-        if lay.time is None or lay.time.total_ms is None:
-            continue
-        name = (lay.type if key == "type" else lay.precision) or UNKNOWN
-        sums[name] += float(lay.time.total_ms)
-    items = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))
-    if len(items) > MAX_BARS:
-        rest = sum(v for _, v in items[MAX_BARS - 1:])
-        items = items[: MAX_BARS - 1] + [("other", rest)]
-    return items
 
 
 class _BarChart(pg.PlotWidget):
@@ -99,12 +80,19 @@ class EngineChartsView(QWidget):
         lay.addWidget(self.message)
         lay.addLayout(charts, 1)
 
-    def set_engine(self, engine: EngineInfo | None) -> None:
-        """Show the time split of ``engine`` (clears the charts when it has no per-layer times)."""
+    def set_engine(self, engine: EngineInfo | None, columns: LayerColumns | None = None) -> None:
+        """Show the time split of ``engine`` (clears the charts when it has no per-layer times);
+        ``columns``: the analysis's table columns, whose split was computed off the GUI thread."""
         self._engine = engine
-        total = (engine.total_time_ms if engine else None) or 0.0
-        by_type = time_by(engine, "type") if engine else []
-        by_prec = time_by(engine, "precision") if engine else []
+        if columns is not None and engine is not None:
+            times = columns.num["total_ms"]
+            total = float(np.nansum(times)) if len(times) else 0.0
+        else:
+            total = (engine.total_time_ms if engine else None) or 0.0
+        if columns is not None:
+            by_type, by_prec = columns.time_by_type, columns.time_by_precision
+        else:
+            by_type, by_prec = time_by(engine, "type"), time_by(engine, "precision")
         self.by_type.set_bars(by_type, [TYPE_COLOR] * len(by_type), total)
         self.by_precision.set_bars(
             by_prec, [PRECISION_COLORS.get(name, OTHER_PRECISION_COLOR) for name, _ in by_prec], total)
@@ -114,7 +102,8 @@ class EngineChartsView(QWidget):
             self.message.setText("This engine has no per-layer times: load a profile "
                                  "(trtexec --dumpProfile --exportProfile=profile.json) with its layer information.")
         else:
-            n = sum(1 for lay in engine.layers if lay.time and lay.time.total_ms is not None)
+            n = int((~np.isnan(columns.num["total_ms"])).sum()) if columns is not None else sum(
+                1 for lay in engine.layers if lay.time and lay.time.total_ms is not None)
             self.message.setText(f"Per-layer time of {n} layers, {total:.4g} ms in all "
                                  f"(sum over the profiled runs).")
         self.message.setVisible(True)

@@ -4,13 +4,56 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QLabel, QTabWidget, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QTabWidget, QTreeView, QWidget
 
 from trtstudio.palette import SEVERITY_COLORS
 
-FINDINGS_CHUNK = 1000  # tree items added per event-loop turn
+FINDING_COLUMNS = ("Severity", "Kind", "Layer", "Message", "Hint")
+
+
+class FindingsModel(QAbstractTableModel):
+    """The findings of one analysis as rows (no item objects: tens of thousands of findings are
+    shown, and replaced, in constant time). ``Qt.UserRole`` of a row: (layer index, node names)."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._findings: list[Any] = []
+        self._brushes = {sev: QBrush(QColor(c)) for sev, c in SEVERITY_COLORS.items()}
+        self._other = QBrush(QColor("#333333"))
+
+    def set_findings(self, findings: list[Any]) -> None:
+        self.beginResetModel()
+        self._findings = findings
+        self.endResetModel()
+
+    def finding(self, row: int) -> Any:
+        return self._findings[row]
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._findings)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(FINDING_COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return FINDING_COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        f = self._findings[index.row()]
+        col = index.column()
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return (f.severity, f.kind, f.layer or "", f.message, f.hint)[col]
+        if role == Qt.ItemDataRole.ForegroundRole and col == 0:
+            return self._brushes.get(f.severity, self._other)
+        if role == Qt.ItemDataRole.UserRole:
+            return f.layer_index, list(f.nodes)
+        return None
 
 
 class EngineTabs(QTabWidget):
@@ -26,7 +69,6 @@ class EngineTabs(QTabWidget):
         self.layer_table: Any = None
         self.charts: Any = None
         self.log_panel: Any = None
-        self._pending: list[Any] = []  # findings not yet added to the tree
         self._gen = 0
         try:
             from trtstudio.ui.layer_table import LayerTableView
@@ -43,11 +85,15 @@ class EngineTabs(QTabWidget):
             self.addTab(self.charts, "Time by type / precision")
         except ImportError:
             pass
-        self.findings_view = QTreeWidget()
-        self.findings_view.setHeaderLabels(["Severity", "Kind", "Layer", "Message", "Hint"])
+        self.findings_model = FindingsModel(self)
+        self.findings_view = QTreeView()
+        self.findings_view.setModel(self.findings_model)
         self.findings_view.setUniformRowHeights(True)  # tens of thousands of rows: no per-row height pass
+        self.findings_view.header().setResizeContentsPrecision(0)  # size columns from the rows in view
         self.findings_view.setRootIsDecorated(False)
-        self.findings_view.itemClicked.connect(self._on_findings_item_clicked)
+        self.findings_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.findings_view.clicked.connect(self._on_findings_view_clicked)
+        self._sized = False
         self.addTab(self.findings_view, "Findings")
         try:
             from trtstudio.ui.log_panel import LogPanel
@@ -62,47 +108,41 @@ class EngineTabs(QTabWidget):
         ``engine`` (no analysis yet) the table shows the engine as read."""
         eng = analysis.engine if analysis is not None else engine
         columns = analysis.columns if analysis is not None else None
+        self._gen += 1
+        gen = self._gen
         if self.layer_table is not None:
             self.layer_table.set_engine(eng, columns)
-        if self.charts is not None:
-            self.charts.set_engine(eng)
-        self.findings_view.clear()
-        findings = analysis.findings if analysis is not None else []
-        self._pending = list(findings)
-        self._gen += 1
+        findings = list(analysis.findings) if analysis is not None else []
         self.setTabText(self.indexOf(self.findings_view), f"Findings ({len(findings)})")
-        self._add_findings(self._gen)
+        # The charts and the findings follow on later event-loop turns: with 50,000 layers each
+        # part takes tens of milliseconds, and together they held the GUI thread a quarter second.
+        QTimer.singleShot(0, lambda: self._show_rest(gen, eng, columns, findings))
 
-    def _add_findings(self, gen: int) -> None:
-        """Add the next chunk of findings; the rest follow on later event-loop turns, so tens of
-        thousands of findings never hold the GUI thread for long."""
+    def _show_rest(self, gen: int, engine: Any, columns: Any, findings: list[Any]) -> None:
         if gen != self._gen:
-            return  # a newer analysis replaced them
-        chunk, self._pending = self._pending[:FINDINGS_CHUNK], self._pending[FINDINGS_CHUNK:]
-        brushes = {sev: QBrush(QColor(c)) for sev, c in SEVERITY_COLORS.items()}
-        other = QBrush(QColor("#333333"))
-        items = []
-        for f in chunk:
-            item = QTreeWidgetItem([f.severity, f.kind, f.layer or "", f.message, f.hint])
-            item.setData(0, Qt.ItemDataRole.UserRole, (f.layer_index, list(f.nodes)))
-            item.setForeground(0, brushes.get(f.severity, other))
-            items.append(item)
-        self.findings_view.addTopLevelItems(items)
-        if self.findings_view.topLevelItemCount() == len(items):  # the first chunk sizes the columns
+            return  # a newer analysis replaced this one
+        if self.charts is not None:
+            self.charts.set_engine(engine, columns)
+        QTimer.singleShot(0, lambda: self._show_findings(gen, findings))
+
+    def _show_findings(self, gen: int, findings: list[Any]) -> None:
+        if gen != self._gen:
+            return
+        self.findings_model.set_findings(findings)
+        if findings and not self._sized:  # the first findings size the columns (from the rows in view)
+            self._sized = True
             for c in range(4):
                 self.findings_view.resizeColumnToContents(c)
-        if self._pending:
-            QTimer.singleShot(0, lambda: self._add_findings(gen))
 
     def finding_count(self) -> int:
-        """Findings listed so far (all of them once the chunks are in)."""
-        return self.findings_view.topLevelItemCount()
+        """Findings listed."""
+        return self.findings_model.rowCount()
 
     def select_layers(self, positions: list[int]) -> None:
         """Select rows of the layer table (no signal loop: the table does not re-emit)."""
         if self.layer_table is not None:
             self.layer_table.select_layers(positions)
 
-    def _on_findings_item_clicked(self, item: QTreeWidgetItem) -> None:
-        layer_index, nodes = item.data(0, Qt.ItemDataRole.UserRole)
+    def _on_findings_view_clicked(self, index: QModelIndex) -> None:
+        layer_index, nodes = self.findings_model.data(index, Qt.ItemDataRole.UserRole)
         self.sig_finding_clicked.emit(layer_index, list(nodes))

@@ -14,11 +14,12 @@ chain; re-layouts of big graphs run in a worker).
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterable
 
 import numpy as np
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import QToolTip, QWidget
 
@@ -29,6 +30,7 @@ from trtstudio.ui.graph_paint import TEXT_SCALE, GraphPainter
 from trtstudio.ui.graph_relayout import Relayout
 from trtstudio.ui.graph_scene import DisplayGraph, Placement
 
+FIRST_FRAME_MS = 60  # a big graph's full layout starts this long after its top is shown
 READABLE_SCALE = 0.6  # the first frame of a big graph is never smaller than this
 SYNC_RELAYOUT = 5000  # re-layouts (fold toggle, unfolding a hit) of bigger graphs run in a worker
 
@@ -59,6 +61,12 @@ class GraphView(QWidget):
         self._painter = GraphPainter(self)
         self.legend_strip = GraphLegend(self._painter.small)
         self._relayout = Relayout()
+        # Set while the graph's layout is complete; cleared while a big graph is laid out in a worker.
+        # Work that can wait (the profile panel's input specs) waits on it, so it does not compete
+        # with the layout and the first paints for the GIL.
+        self.layout_settled = threading.Event()
+        self.layout_settled.set()
+        self._rest_pending: DisplayGraph | None = None  # shown in part; its full layout starts soon
         self._drag_start: QPointF | None = None
         self._drag_offset = QPointF()
         self._moved = False
@@ -82,6 +90,15 @@ class GraphView(QWidget):
         self._user_moved = False
         self.fit()
         if dg is not None and not dg.placement.complete:  # only the top is placed: the rest in a worker
+            self.layout_settled.clear()
+            # after the first frame: the worker's layout and that paint competed for the GIL
+            self._rest_pending = dg
+            QTimer.singleShot(FIRST_FRAME_MS, lambda: self._start_rest(dg))
+        else:
+            self.layout_settled.set()
+
+    def _start_rest(self, dg: DisplayGraph) -> None:
+        if self._rest_pending is dg and dg is self.dg:  # no other layout was asked for meanwhile
             self._start_relayout(dg.folding)
 
     @property
@@ -141,6 +158,7 @@ class GraphView(QWidget):
 
     def _start_relayout(self, wanted: Folding) -> None:
         assert self.dg is not None
+        self._rest_pending = None
         self._relayout.start(self.dg, wanted, sync=self.dg.n <= SYNC_RELAYOUT, done=self._on_relayout_done)
 
     def _on_relayout_done(self, dg: DisplayGraph, placement: Placement) -> None:
@@ -151,6 +169,8 @@ class GraphView(QWidget):
         before = (float(dg.lay.x[anchor]), float(dg.lay.y[anchor])) if anchor >= 0 else None
         was_partial = not dg.placement.complete
         dg.apply(placement)
+        if dg.placement.complete:
+            self.layout_settled.set()
         if not self.colors.is_overlay:
             self.colors.set_categories(dg)  # the legend lists the categories shown now
         if was_partial and not self._user_moved and not self._pending_center:

@@ -221,7 +221,7 @@ class MainWindow(QMainWindow):
         self.side_tabs.show_summary(self.loader.summary or model.summary())
         if self.profile_panel is not None:
             try:
-                self.profile_panel.set_model(model.path)
+                self.profile_panel.set_model(model.path, getattr(model, "proto", None))
             except Exception as exc:  # noqa: BLE001 - the model still opens
                 self.statusBar().showMessage(f"profiling unavailable for this model: {exc}", 8000)
         self._apply_overlay(self.overlay.currentText())

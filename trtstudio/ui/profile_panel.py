@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
+import time
 from functools import lru_cache, partial
 from typing import Any
 
@@ -144,16 +146,26 @@ def read_model_inputs(path: str, model: Any = None) -> list[dict[str, Any]]:
     return specs
 
 
-def _specs_task(path: str, backend: str, factory: BackendFactory | None) -> Any:
+SPECS_WAIT_S = 10.0  # how long the input specs wait for the window's layout to settle (see set_model)
+
+
+def _specs_task(path: str, backend: str, factory: BackendFactory | None, proto: Any = None,
+                wait_for: threading.Event | None = None) -> Any:
     def task(state: TaskState) -> list[dict[str, Any]]:
+        if wait_for is not None:  # the window lays a big graph out: read the inputs after that
+            end = time.monotonic() + SPECS_WAIT_S
+            while not wait_for.wait(0.1) and time.monotonic() < end:
+                state.check()
         if path.lower().endswith(".onnx"):
             from trtstudio.backends.shapes import plan_shapes
 
-            proto = _load_proto(path)  # once: parsing a big model holds the GIL (a GUI stall) for a second
-            specs = read_model_inputs(path, proto)
+            # the window's own ModelProto when it has one: parsing a big model holds the GIL (a GUI
+            # stall) for as long as it takes
+            model_proto = proto if proto is not None else _load_proto(path)
+            specs = read_model_inputs(path, model_proto)
             # the shape plan (metadata, graph-pinned dims, defaults) without the onnxruntime probe the
             # run itself may make: a probe builds a session, too heavy to do on every model opened
-            plan = plan_shapes(proto, {}, probe=False) if specs else None
+            plan = plan_shapes(model_proto, {}, probe=False) if specs else None
             by_name = {i.name: i for i in plan.inputs} if plan is not None else {}
             for spec in specs:
                 planned = by_name.get(spec["name"])
@@ -266,6 +278,7 @@ class ProfilePanel(QWidget):
     def __init__(self, parent: QWidget | None = None, backend_factory: BackendFactory | None = None) -> None:
         super().__init__(parent)
         self.backend_factory = backend_factory  # (name, path, **options) -> Backend; tests inject doubles
+        self.wait_for: threading.Event | None = None  # set by the window: see _specs_task
         self._model: str | None = None
         self._specs: list[dict[str, Any]] = []
         self._run: WorkerHandle | None = None
@@ -427,8 +440,9 @@ class ProfilePanel(QWidget):
             self._split.setSizes([self._side.sizeHint().height(), 10_000])
 
     # -- model -----------------------------------------------------------------------------------
-    def set_model(self, path: str) -> None:
-        """Show ``path`` (an .onnx model or an engine); its inputs are read in a worker and fill the
+    def set_model(self, path: str, proto: Any = None) -> None:
+        """Show ``path`` (an .onnx model or an engine; ``proto``: its ModelProto when the caller has
+        parsed it); its inputs are read in a worker and fill the
         shapes table when ready (``sig_model_ready``). Backends that cannot run it here are disabled.
         While a run goes on, the panel keeps showing the model that runs (a run is never relabelled)
         and switches to ``path`` when that run has ended."""
@@ -460,7 +474,8 @@ class ProfilePanel(QWidget):
         if self._loader is not None:
             self._loader.request_stop()
         self._loader = run_in_thread(
-            _specs_task(self._model, str(self.backend_combo.currentData()), self.backend_factory),
+            _specs_task(self._model, str(self.backend_combo.currentData()), self.backend_factory, proto,
+                        self.wait_for),
             # a later set_model wins: results for a model no longer shown are dropped
             on_done=partial(self._on_specs_done, path=self._model),
             on_error=partial(self._on_specs_error, path=self._model),

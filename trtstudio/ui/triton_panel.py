@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -30,9 +30,11 @@ from PySide6.QtWidgets import (
 )
 
 from trtstudio.tasks import TaskEvent, TaskState
-from trtstudio.triton.sweep import compute_us, step_figures
+from trtstudio.triton.sweep import step_figures
+from trtstudio.ui.triton_live import TritonLivePanels
 from trtstudio.ui.workers import WorkerDialog
 
+MODEL_COLUMNS = ("model", "version", "state", "reason")
 STEP_COLUMNS = ("step", "requests", "infer/s", "p50 ms", "p99 ms", "queue µs", "compute µs", "stable")
 
 
@@ -44,14 +46,18 @@ class TritonDialog(WorkerDialog):
     def __init__(self, parent: QWidget | None = None, url: str = "localhost:8000", model: str = "") -> None:
         super().__init__(parent)
         self.setWindowTitle("Triton Inference Server sweep")
-        self.resize(1000, 720)
+        self.resize(1280, 900)
         self.document: dict[str, Any] | None = None
         self._windows: list[dict[str, Any]] = []
         self._steps: list[dict[str, Any]] = []
+        self._task = ""  # "browse" or "sweep": what the running worker does
+        self.repository: dict[str, Any] | None = None
 
         form = QFormLayout()
         self.url_edit = QLineEdit(url)
         self.model_edit = QLineEdit(model)
+        self.metrics_edit = QLineEdit()
+        self.metrics_edit.setPlaceholderText("auto: HOST:8002/metrics; 'none' to skip")
         self.protocol_combo = QComboBox()
         self.protocol_combo.addItems(["auto (8001 = gRPC)", "http", "grpc"])
         self.mode_combo = QComboBox()
@@ -70,45 +76,43 @@ class TritonDialog(WorkerDialog):
         row = QHBoxLayout()
         row.addWidget(self.mode_combo)
         row.addWidget(self.steps_edit, 1)
+        self.connect_button = QPushButton("Connect")
+        self.connect_button.setToolTip("List the server's models (repository index) and their configs")
+        self.connect_button.clicked.connect(self.browse)
+        server_row = QHBoxLayout()
+        server_row.addWidget(self.url_edit, 1)
+        server_row.addWidget(self.connect_button)
+        form.addRow("Server", server_row)
         fields: tuple[tuple[str, QWidget], ...] = (
-            ("Server", self.url_edit), ("Model", self.model_edit), ("Protocol", self.protocol_combo))
+            ("Model", self.model_edit), ("Protocol", self.protocol_combo), ("Metrics", self.metrics_edit))
         for label, field in fields:
             form.addRow(label, field)
-        form.addRow("Steps", row)
+        form2 = QFormLayout()
+        form2.addRow("Steps", row)
         fields = (("Batch", self.batch_spin), ("Window", self.window_spin), ("p99 budget", self.budget_spin))
         for label, field in fields:
-            form.addRow(label, field)
+            form2.addRow(label, field)
+        forms = QHBoxLayout()
+        forms.addLayout(form, 1)
+        forms.addLayout(form2, 1)
 
         self.start_button = QPushButton("Start")
         self.start_button.clicked.connect(self.start)
         self.cancel_button = QPushButton("Stop")
         self.cancel_button.clicked.connect(self._cancel_task)
+        self.export_button = QPushButton("Export report…")
+        self.export_button.setToolTip("The sweep as a report (.html, .md) or a Triton session (.json)")
+        self.export_button.clicked.connect(self._on_export_clicked)
+        self.export_button.setEnabled(False)
         self.progress = QProgressBar()
         self.phase_label = QLabel("")
         self.status_label = QLabel("")
         self.status_label.setWordWrap(True)
         buttons = QHBoxLayout()
-        for widget in (self.start_button, self.cancel_button, self.progress, self.phase_label):
+        for widget in (self.start_button, self.cancel_button, self.export_button, self.progress, self.phase_label):
             buttons.addWidget(widget)
 
-        self.latency_plot = pg.PlotWidget(title="Client latency per window")
-        self.latency_plot.setLabel("left", "ms")
-        self.latency_plot.setLabel("bottom", "window")
-        self.latency_plot.addLegend()
-        self.p50_curve = self.latency_plot.plot(pen=pg.mkPen("#1f77b4", width=2), name="p50")
-        self.p99_curve = self.latency_plot.plot(pen=pg.mkPen("#ff7f0e", width=2), name="p99")
-        self.server_plot = pg.PlotWidget(title="Server time per request")
-        self.server_plot.setLabel("left", "µs")
-        self.server_plot.addLegend()
-        self.queue_curve = self.server_plot.plot(pen=pg.mkPen("#d62728", width=2), name="queue")
-        self.compute_curve = self.server_plot.plot(pen=pg.mkPen("#2ca02c", width=2), name="compute")
-        self.curve_plot = pg.PlotWidget(title="Latency vs throughput (finished steps)")
-        self.curve_plot.setLabel("left", "p99 ms")
-        self.curve_plot.setLabel("bottom", "inferences/s")
-        self.step_curve = self.curve_plot.plot(pen=pg.mkPen("#9467bd", width=2), symbol="o")
-        plots = QHBoxLayout()
-        for p in (self.latency_plot, self.server_plot, self.curve_plot):
-            plots.addWidget(p)
+        self.panels = TritonLivePanels()
 
         self.table = QTableWidget(0, len(STEP_COLUMNS))
         self.table.setHorizontalHeaderLabels(list(STEP_COLUMNS))
@@ -117,11 +121,31 @@ class TritonDialog(WorkerDialog):
         self.recommendation_label.setWordWrap(True)
 
         lay = QVBoxLayout(self)
-        lay.addLayout(form)
+        lay.addLayout(forms)
         lay.addLayout(buttons)
         lay.addWidget(self.status_label)
-        lay.addLayout(plots, 3)
-        lay.addWidget(self.table, 2)
+        lay.addWidget(self.panels, 4)
+        self.models_table = QTableWidget(0, len(MODEL_COLUMNS))
+        self.models_table.setHorizontalHeaderLabels(list(MODEL_COLUMNS))
+        self.models_table.verticalHeader().setVisible(False)
+        self.models_table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.models_table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.models_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.models_table.itemSelectionChanged.connect(self._on_models_selection_changed)
+        self.config_label = QLabel("Connect to list the server's models.")
+        self.config_label.setWordWrap(True)
+        self.config_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        for t in (self.table, self.models_table):
+            t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+            t.horizontalHeader().setStretchLastSection(True)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.table, 3)
+        repo_box = QVBoxLayout()
+        repo_box.addWidget(self.models_table, 1)
+        repo_box.addWidget(self.config_label)
+        bottom.addLayout(repo_box, 2)
+        lay.addLayout(bottom, 2)
         lay.addWidget(self.recommendation_label)
         self._set_running(False)
 
@@ -135,6 +159,81 @@ class TritonDialog(WorkerDialog):
         budget = self.budget_spin.value() or None
         return SweepSettings(concurrency=[] if rate else values, rates=values if rate else [],
                              batch=self.batch_spin.value(), window_s=self.window_spin.value(), latency_budget_ms=budget)
+
+    def browse(self) -> None:
+        """Read the server's repository index and model configs in a worker."""
+        if self._handle is not None and not self._handle.is_done():
+            return
+        url = self.url_edit.text().strip()
+        if not url:
+            self._show_status("give the server (host:port)", error=True)
+            return
+        protocol = {1: "http", 2: "grpc"}.get(self.protocol_combo.currentIndex())
+        self._show_status(f"reading the model repository of {url}…")
+
+        def task(state: TaskState) -> Any:
+            from trtstudio.triton.client import browse_repository
+
+            return browse_repository(url, protocol)
+
+        self._task = "browse"
+        self._start_task(task, "triton-browse")
+
+    def _show_repository(self, repo: dict[str, Any]) -> None:
+        self.repository = repo
+        models = repo.get("models", [])
+        self.models_table.setRowCount(0)
+        for m in models:
+            r = self.models_table.rowCount()
+            self.models_table.insertRow(r)
+            for c, key in enumerate(("name", "version", "state", "reason")):
+                self.models_table.setItem(r, c, QTableWidgetItem(str(m.get(key, ""))))
+        server = repo.get("server", {})
+        self._show_status(f"{server.get('name', 'server')} {server.get('version', '')} at {server.get('url', '')}: "
+                          f"{len(models)} model(s), {sum(m['state'] == 'READY' for m in models)} ready")
+        current = self.model_edit.text().strip()
+        rows = [i for i, m in enumerate(models) if m["name"] == current] or [
+            i for i, m in enumerate(models) if m["state"] == "READY"]
+        if rows:
+            self.models_table.selectRow(rows[0])
+
+    def _on_models_selection_changed(self) -> None:
+        rows = {i.row() for i in self.models_table.selectedIndexes()}
+        if not rows or self.repository is None:
+            return
+        from trtstudio.triton.client import config_summary
+
+        m = self.repository["models"][min(rows)]
+        self.model_edit.setText(m["name"])
+        if "config" in m:
+            self.config_label.setText(f"<b>{m['name']}</b><br>" + "<br>".join(config_summary(m["config"])))
+        else:
+            why = m.get("config_error") or m.get("reason") or f"the model is {m.get('state') or 'not ready'}"
+            self.config_label.setText(f"<b>{m['name']}</b>: no config ({why})")
+
+    def export_report(self, path: str) -> str:
+        """Write the last sweep as a report or session (by extension); "" and a status line on failure."""
+        from trtstudio.tasks import error_text
+        from trtstudio.triton.report import write_report
+
+        if not self.document or not self.document.get("steps"):
+            self._show_status("nothing to export: run a sweep first", error=True)
+            return ""
+        try:
+            written = str(write_report(self.document, path))
+        except Exception as exc:  # noqa: BLE001 - any failure is one line in the dialog
+            self._show_status(f"export failed: {error_text(exc)}", error=True)
+            return ""
+        self._show_status(f"wrote {written}")
+        return written
+
+    def _on_export_clicked(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getSaveFileName(self, "Export Triton report", "triton-report.html",
+                                              "HTML (*.html);;Markdown (*.md);;Triton session (*.json)")
+        if path:
+            self.export_report(path)
 
     def start(self) -> None:
         """Start the sweep (errors in the form are shown, not raised)."""
@@ -150,27 +249,40 @@ class TritonDialog(WorkerDialog):
             self._show_status("give the server (host:port) and the model name", error=True)
             return
         protocol = {1: "http", 2: "grpc"}.get(self.protocol_combo.currentIndex())
+        given = self.metrics_edit.text().strip()
+        metrics = None if given.lower() == "none" else (given or "auto")
         self._windows, self._steps, self.document = [], [], None
         self.table.setRowCount(0)
+        self.panels.clear()
         self.recommendation_label.setText("")
         self.progress.setRange(0, len(settings.steps()))
         self.progress.setValue(0)
         self._show_status(f"connecting to {url}…")
 
         def task(state: TaskState) -> Any:
+            from trtstudio.triton.live import TritonLive
             from trtstudio.triton.sweep import run_sweep
 
-            return run_sweep(url, model, settings, protocol=protocol, metrics=None,
+            live = TritonLive()  # the panels' maths runs here, in the worker; the GUI only draws frames
+
+            def on_window(w: dict[str, Any]) -> None:
+                frame = live.add_window(w)
+                state.event("window", window={k: v for k, v in w.items() if not k.startswith("samples_")}, frame=frame)
+
+            return run_sweep(url, model, settings, protocol=protocol, metrics=metrics,
                              should_stop=state.is_stop_requested,
-                             on_window=lambda w: state.event("window", window=w),
+                             on_window=on_window,
                              on_step=lambda s: state.event("step", step=s))
 
+        self._task = "sweep"
         self._start_task(task, "triton")
 
     def _set_running(self, running: bool) -> None:
         self.start_button.setEnabled(not running)
+        self.connect_button.setEnabled(not running)
+        self.export_button.setEnabled(not running and bool(self.document and self.document.get("steps")))
         self.cancel_button.setEnabled(running)
-        for w in (self.url_edit, self.model_edit, self.protocol_combo, self.mode_combo, self.steps_edit,
+        for w in (self.url_edit, self.model_edit, self.protocol_combo, self.metrics_edit, self.mode_combo, self.steps_edit,
                   self.batch_spin, self.window_spin, self.budget_spin):
             w.setEnabled(not running)
 
@@ -182,20 +294,11 @@ class TritonDialog(WorkerDialog):
             w = value.data["window"]
             self._windows.append(w)
             self.phase_label.setText(f"step {w['step'] + 1}: {w['throughput']:.0f} infer/s")
-            self._draw_windows()
+            self.panels.add_window(w, value.data.get("frame"))
         elif value.kind == "step":
             self._steps.append(value.data["step"])
             self.progress.setValue(len(self._steps))
             self._add_step_row(value.data["step"])
-
-    def _draw_windows(self) -> None:
-        xs = list(range(len(self._windows)))
-        lat = [w.get("latency_ms") or {} for w in self._windows]
-        self.p50_curve.setData(xs, [float(v.get("p50") or 0.0) for v in lat])
-        self.p99_curve.setData(xs, [float(v.get("p99") or 0.0) for v in lat])
-        per = [(w.get("server") or {}).get("server_us") or {} for w in self._windows]
-        self.queue_curve.setData(xs, [float(p.get("queue") or 0.0) for p in per])
-        self.compute_curve.setData(xs, [compute_us(p) for p in per])
 
     def _add_step_row(self, s: dict[str, Any]) -> None:
         f = step_figures(s)
@@ -205,11 +308,12 @@ class TritonDialog(WorkerDialog):
         self.table.insertRow(r)
         for c, text in enumerate(cells):
             self.table.setItem(r, c, QTableWidgetItem(text))
-        done = [x for x in self._steps if x.get("requests")]
-        self.step_curve.setData([float(x["throughput"]) for x in done], [float(x["latency_ms"]["p99"]) for x in done])
-        self.curve_plot.autoRange()
+        self.panels.add_step(s)
 
     def _on_worker_done(self, result: object) -> None:
+        if self._task == "browse":
+            self._show_repository(result if isinstance(result, dict) else {})
+            return
         doc = result.to_json() if hasattr(result, "to_json") else {}
         self.document = doc
         rec = doc.get("recommendation") or {}
@@ -222,6 +326,9 @@ class TritonDialog(WorkerDialog):
         self.sig_finished.emit(doc)
 
     def _on_worker_error(self, exc: object) -> None:
+        if self._task == "browse":
+            self._show_task_error(exc, "Reading the model repository")
+            return
         self.document = {"schema": "trtstudio.triton/1", "error": self._show_task_error(exc, "Triton sweep")}
         self.sig_finished.emit(self.document)
 

@@ -35,6 +35,7 @@ class WindowTools(QObject):
             from trtstudio.ui.profile_panel import ProfilePanel
 
             self.w.profile_panel = ProfilePanel()
+            self.w.profile_panel.wait_for = self.w.view.layout_settled
             holder.addTab(self.w.profile_panel, "Profile")
             self.w.profile_panel.sig_layer_times.connect(
                 lambda rows: self.w.statusBar().showMessage(f"per-layer profile: {len(rows)} entries", 5000))
@@ -107,8 +108,7 @@ class WindowTools(QObject):
             self.w.profile_panel.stop()
 
     def on_run_started(self, request: Any, state: Any) -> None:
-        self.panel_run = self.w.workspace.add_run(request, state)
-        self.w.workspace.update_run(self.panel_run, status="running")
+        self.panel_run = self.w.workspace.add_run(request, state, status="running")
 
     def on_run_outcome(self, request: Any, outcome: Any) -> None:
         entry, self.panel_run = self.panel_run, None

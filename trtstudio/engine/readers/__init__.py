@@ -185,7 +185,17 @@ def read_text(path: Path) -> str:
 
 
 def loads_json(path: Path, text: str) -> Any:
-    """JSON (orjson, else the standard library) with malformed or truncated JSON as one InputError line."""
+    """JSON (orjson, else the standard library) with malformed or truncated JSON as one InputError line.
+
+    In a thread that parses responsively (the window's loader workers, see :mod:`trtstudio.children`)
+    a big document is parsed in pieces that a child process cuts, so that no single call holds the
+    GIL long; where the child cannot, it is parsed here in one go."""
+    from trtstudio import children
+
+    if len(text) >= children.RESPONSIVE_MIN_BYTES and children.parsing_responsively():
+        doc = children.load_json_in_pieces(str(path))
+        if doc is not None:
+            return doc
     try:
         return jsonio.loads(text)
     except json.JSONDecodeError as exc:
@@ -211,6 +221,7 @@ def gc_paused() -> Iterator[None]:
 
     Parsing a 50,000-layer document creates millions of objects and none of them cycles; with the
     collector running, its repeated full passes over the growing heap cost 4x the parsing itself.
+    On the way out everything alive is frozen (``gc.freeze``), so later passes skip it too.
     """
     was = gc.isenabled()
     gc.disable()
@@ -218,6 +229,11 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was:
+            # Re-enabled as they were, the collector's next pass would walk every object made
+            # meanwhile (a full pass over a 50k-layer engine and its graph takes about a second):
+            # they are long-lived and acyclic, so they go to the permanent generation first.
+            # Objects there are still freed by reference counting when the last user drops them.
+            gc.freeze()
             gc.enable()
 
 

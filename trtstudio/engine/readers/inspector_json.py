@@ -30,4 +30,4 @@ def _sniff(head: str, path: Path) -> bool:
 )
 def read(path: Path, text: str) -> EngineInfo:
     """Read an engine inspector JSON document."""
-    return info_from_layer_doc(path, loads_json(path, text))
+    return info_from_layer_doc(path, loads_json(path, text), consume=True)

@@ -40,11 +40,12 @@ def read(path: Path, text: str) -> EngineInfo:
                 count = int(rec["count"])
                 continue
             raise InputError(path, f'unknown profile schema: record {i} has no "name"')
-        name = str(rec["name"])
-        layers.append(
-            Layer(index=len(layers), name=name, type=guess_type(name), time=layer_time(rec, count),
-                  attrs={PROFILE_ONLY: True})
-        )
+        name = rec["name"]
+        if type(name) is not str:
+            name = str(name)
+        layers.append(Layer(len(layers), name, guess_type(name), None, [], [], None, None, None, None, [], 0.0, None,
+                            layer_time(rec, count), {PROFILE_ONLY: True}))
+        doc[i] = None  # freed record by record, not all at once at the end (see info_from_layer_doc)
     info = EngineInfo(layers=layers, detailed=False)
     if count is not None:
         info.build_settings["profile_iterations"] = count

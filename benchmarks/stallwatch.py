@@ -1,0 +1,37 @@
+"""What the GUI thread runs while it stalls: a sampling thread for the stall benchmarks."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def watch_stalls(ticks: list[float], out: list[list[object]]) -> Any:
+    """A thread that, while the GUI thread has not ticked for over 100 ms, notes the GUI thread's
+    innermost frames every 20 ms, and the other threads' ([time, ms since the last tick, frames,
+    other threads' top frames]); returns its stop."""
+    import threading
+    import traceback
+
+    main_id = threading.get_ident()
+    done = threading.Event()
+
+    def run() -> None:
+        while not done.wait(0.02):
+            if not ticks:
+                continue
+            gap = time.perf_counter() - ticks[-1]
+            frame = sys._current_frames().get(main_id)
+            if gap > 0.1 and frame is not None:
+                frames = [f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in traceback.extract_stack(frame)[-5:]]
+                others = []
+                for ident, fr in sys._current_frames().items():
+                    if ident not in (main_id, threading.get_ident()):
+                        top = traceback.extract_stack(fr)[-2:]
+                        others.append(" <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in top[::-1]))
+                out.append([time.perf_counter(), round(gap * 1000), frames[::-1], others])
+
+    threading.Thread(target=run, daemon=True, name="stall-watch").start()
+    return done.set

@@ -1,0 +1,136 @@
+"""Work the window hands to a child process of this same program, because in-process it would hold
+the GIL (C code that never releases it) long enough to freeze the window's thread.
+
+A child is ``trtstudio FLAG ARG`` (``python -m trtstudio.cli FLAG ARG`` from a source tree, the
+bundle's executable when frozen); :func:`trtstudio.cli.main` routes the two private flags here:
+
+- ``--_infer-shapes MODEL``: ONNX shape inference (:func:`trtstudio.graph.model.inferred_table`).
+- ``--_json-lines FILE``: a JSON document re-written one piece per line (:func:`write_json_lines`),
+  which the parent parses piece by piece (:func:`load_json_in_pieces`), so no single parse holds
+  the GIL for long. orjson parses a 56 MB engine description in one call of about 0.25 s.
+
+Responsive parsing is asked for per thread (:func:`responsive_parsing`): the window's loader
+workers do; the command line parses in one go, which is fastest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import IO, Any
+
+INFER_SHAPES_FLAG = "--_infer-shapes"
+JSON_LINES_FLAG = "--_json-lines"
+FLAGS = (INFER_SHAPES_FLAG, JSON_LINES_FLAG)
+
+# Documents at least this big are parsed in pieces by a responsive thread (about 30 ms of orjson).
+RESPONSIVE_MIN_BYTES = 8 * 1024 * 1024
+_LIST_PIECES_MIN = 64  # top-level lists shorter than this travel as one line
+
+_local = threading.local()
+
+
+def command(flag: str, arg: str) -> list[str]:
+    """The command line of a child running ``flag arg``."""
+    if getattr(sys, "frozen", False):  # the PyInstaller bundle: the executable is the trtstudio command
+        return [sys.executable, flag, arg]
+    return [sys.executable, "-m", "trtstudio.cli", flag, arg]
+
+
+@contextlib.contextmanager
+def responsive_parsing() -> Iterator[None]:
+    """Within this block, this thread parses big JSON files in pieces (see the module docstring)."""
+    before = getattr(_local, "on", False)
+    _local.on = True
+    try:
+        yield
+    finally:
+        _local.on = before
+
+
+def parsing_responsively() -> bool:
+    return bool(getattr(_local, "on", False))
+
+
+def write_json_lines(path: str, out: IO[bytes]) -> int:
+    """The child's side: parse ``path`` with orjson and write it as lines: ``["a", n]`` and n
+    element lines for a top-level list; for an object, ``["k", key, value]`` per member, or
+    ``["l", key, n]`` and n element lines for a long list. Exit status 0, or 3 where orjson
+    refuses the document (NaN literals, huge integers, malformed): the parent then parses it itself
+    and reports what is wrong."""
+    import gc
+
+    import orjson
+
+    gc.disable()  # a million objects and no cycles; this process ends when it has written them
+    try:
+        with open(path, "rb") as fh:
+            doc = orjson.loads(fh.read())
+    except (OSError, orjson.JSONDecodeError):
+        return 3
+
+    def emit(x: Any) -> None:
+        out.write(orjson.dumps(x, option=orjson.OPT_APPEND_NEWLINE))
+
+    if isinstance(doc, list):
+        emit(["a", len(doc)])
+        for x in doc:
+            emit(x)
+    elif isinstance(doc, dict):
+        for k, v in doc.items():
+            if isinstance(v, list) and len(v) >= _LIST_PIECES_MIN:
+                emit(["l", k, len(v)])
+                for x in v:
+                    emit(x)
+            else:
+                emit(["k", k, v])
+    else:
+        emit(["v", doc])
+    out.flush()
+    return 0
+
+
+def load_json_in_pieces(path: str) -> Any | None:
+    """The parent's side: the document at ``path`` parsed from a child's lines, each line parsed on
+    its own; None when the child could not do it (the caller then parses in one go)."""
+    import orjson
+
+    try:
+        proc = subprocess.Popen(command(JSON_LINES_FLAG, path), stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+    assert proc.stdout is not None
+    read = proc.stdout.readline
+    loads = orjson.loads
+    try:
+        doc: Any = None
+        while True:
+            line = read()
+            if not line:
+                break
+            head = loads(line)
+            kind = head[0]
+            if kind == "a":
+                doc = [loads(read()) for _ in range(head[1])]
+            elif kind == "v":
+                doc = head[1]
+            else:
+                if doc is None:
+                    doc = {}
+                if kind == "k":
+                    doc[head[1]] = head[2]
+                else:  # "l"
+                    doc[head[1]] = [loads(read()) for _ in range(head[2])]
+        ok = proc.wait() == 0
+    except (orjson.JSONDecodeError, IndexError, TypeError, ValueError):
+        ok = False
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+    return doc if ok else None
