@@ -1,17 +1,43 @@
 """Budgets of the scenario runner, printed as JSON lines.
 
-overhead: one model through the scenario runner (contention with one model, timeline on) against the
-  plain profile runner (profiling/runner.py) on the same open backend: paired trials in ABBA order,
-  the plain runner on a worker thread as the scenario runs each model (and, for reference, on the
-  main thread); the overhead is the median of the per-trial ratios with a bootstrap 95 % interval.
-  Budget: <= 2 %. Verdict: met (interval within 2 %), not met (interval above), undecided.
+overhead: one model through the scenario runner (``run_contention`` with one model, timeline on, GPU
+  sampler on where a GPU runs) against the plain profile runner (``profiling/runner.Runner``) on the
+  same open backend object, in one process. Budget: the scenario's median latency <= the plain
+  runner's + 2 %.
+  Both runners get the same configuration: the backend object (one wrapper kind for both), the
+  thread placement (a fresh worker thread measures while the main thread waits in
+  ``join(timeout=0.2)``, as ``scenario._run_phase`` does), the warm-up (the plain runner's cold
+  inference counts as one more warm-up for the scenario), a fixed number of measured inferences per
+  trial, and the CPUs (``--cpus``: pinned with sched_setaffinity before anything starts a thread).
+  Trials alternate in ABBA order (pair k runs plain-scenario when k is even, scenario-plain when odd,
+  so a linear drift of clocks, caches or neighbours falls on both sides); each pair gives the ratio
+  of the scenario's trial median to the plain trial median. The result is the median of the per-pair
+  ratios with a bootstrap 95 % confidence interval (pairs resampled), as overhead in percent, and a
+  verdict: ``met`` when the CI's upper bound is <= +2 %, ``not met`` when its lower bound is > +2 %,
+  ``undecided`` otherwise. ``--control`` runs the plain runner on both sides (an A/A run: the
+  ratio should straddle 1 and the verdict be ``met``; it shows what the method itself resolves).
+  ``--main-thread`` also runs the plain runner on the main thread after each pair (as the CLI runs
+  it) and reports the scenario's overhead against that too (``vs_main_thread``), for reference.
+  Trial length: on the H200 the launch-bound sample (torch-cuda, batch 1) flips between ~1.9 and
+  ~3.5 ms states that last about a second, in A/A runs too; 300-inference trials left 30 pairs
+  undecided (CI about +-3 %), 50-inference trials with 100+ pairs resolve it (CI about +-1.2 %);
+  150 pairs of 100 gave -1.8 % [-3.1, +1.5] there (CPU here: -0.25 % [-2.8, +1.5]). Hence the
+  defaults (``--n 100 --pairs 150``); shorter still on such models (``--n 50 --pairs 300
+  --seconds 120``). ``--seconds`` ends a run on time with the pairs measured so far.
 probe:    the largest-block probe (cudaMalloc bisection, capped at 8 GiB) on a GPU, repeated; budget
   <= 50 ms; three uncapped probes for comparison. Also on a heap fragmented on purpose (every other
   1 GiB block of a row freed) to see what the probe finds.
 
-    python benchmarks/scenario.py overhead [--backend ort|torch|torch-cuda] [--onnx sample|FILE | --mlp] [--batch B]
-                                           [--n 100] [--trials 150]
+    python benchmarks/scenario.py overhead [--backend ort|torch|torch-cuda] [--onnx sample|mlp|FILE]
+        [--batch 1] [--threads 1] [--n 100] [--pairs 150] [--warmup 20] [--cpus auto|none|2,3]
+        [--no-gpu-sampling] [--control] [--main-thread] [--out FILE] [--seconds S]
+    python benchmarks/scenario.py summary FILE   # the result again from an --out file's pair lines
     python benchmarks/scenario.py probe [--repeats 20] [--device 0]
+
+``--onnx``: 'sample' is the bundled mobilenetv2_035 (input batch x 3 x 224 x 224); 'mlp' the FP16 MLP
+of scenario_gpu.py (8 x Linear 4096 + GELU, torch.export, input batch x 4096; needs torch), GPU-bound
+at large batches (``--mlp`` is the same as ``--onnx mlp``; ``--trials`` the same as ``--pairs``); no
+value: the MatMul model of benchmarks/profiling.py (ORT, 64 x 256).
 """
 
 from __future__ import annotations
@@ -19,10 +45,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +62,23 @@ SAMPLE = ROOT / "trtstudio" / "resources" / "sample" / "mobilenetv2_035.onnx"
 BUDGET_PERCENT = 2.0
 
 
-def _emit(doc: dict[str, Any]) -> None:
-    print(json.dumps(doc, default=float), flush=True)
+def _emit(doc: dict[str, Any], out: str | None = None) -> None:
+    line = json.dumps(doc, default=float)
+    print(line, flush=True)
+    if out:
+        with open(out, "a") as fh:
+            fh.write(line + "\n")
 
 
 class _Borrowed:
-    """The open backend lent to the scenario: its close() is left to the benchmark."""
+    """The open backend lent to both runners: ``close()`` is left to the benchmark (the scenario
+    closes what its opener gave it). ``infer_once`` is the backend's own bound method."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
-        self.name, self.notes = inner.name, []
+        self.name: str = inner.name
+        self.notes: list[str] = []
+        self.infer_once = inner.infer_once
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -52,118 +87,190 @@ class _Borrowed:
         pass
 
 
-def bootstrap_median_ci(values: list[float], resamples: int = 10000, seed: int = 0) -> tuple[float, float]:
-    """95 % bootstrap confidence interval of the median of ``values``."""
-    v = np.asarray(values, dtype=float)
+def pin_cpus(spec: str) -> list[int] | None:
+    """Pin this thread (and every thread started after it) to CPUs: 'none', a list '2,3', or 'auto'
+    (the last two CPUs this process may use when it may use 4 or more; else no pinning)."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if spec == "none":
+        return None
+    cpus = allowed[-2:] if spec == "auto" and len(allowed) >= 4 else None
+    if spec not in ("auto", "none"):
+        cpus = [int(c) for c in spec.split(",") if c.strip()]
+    if cpus:
+        try:
+            os.sched_setaffinity(0, cpus)
+        except OSError:  # a sandbox that refuses affinity: run unpinned, and say so
+            return None
+    return cpus
+
+
+def bootstrap_median_ci(values: np.ndarray, reps: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    """95 % percentile-bootstrap interval of the median of ``values`` (resampled with replacement)."""
     rng = np.random.default_rng(seed)
-    meds = np.median(v[rng.integers(0, len(v), size=(resamples, len(v)))], axis=1)
+    idx = rng.integers(0, values.size, (reps, values.size))
+    meds = np.median(values[idx], axis=1)
     lo, hi = np.percentile(meds, [2.5, 97.5])
     return float(lo), float(hi)
 
 
-def verdict(ci: tuple[float, float], budget_percent: float) -> str:
-    """met: the whole interval within the budget; not met: the whole interval beyond it."""
-    if ci[1] <= budget_percent:
+def verdict(ci_percent: tuple[float, float], budget: float = BUDGET_PERCENT) -> str:
+    """'met' (the CI lies at or under the budget), 'not met' (it lies above), else 'undecided'."""
+    lo, hi = ci_percent
+    if hi <= budget:
         return "met"
-    if ci[0] > budget_percent:
+    if lo > budget:
         return "not met"
     return "undecided"
 
 
-def _mlp_model(tmp: str) -> str:
-    """The FP16 MLP of benchmarks/scenario_gpu.py as a torch.export program (GPU-bound, not launch-bound)."""
-    import torch
+def _machine(backend: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"host": platform.node(), "python": platform.python_version(),
+                           "cpu_count": os.cpu_count(), "affinity": sorted(os.sched_getaffinity(0))}
+    try:
+        with open("/proc/cpuinfo") as fh:
+            out["cpu"] = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), None)
+    except OSError:
+        pass
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        out["torch"] = torch.__version__
+        if getattr(backend, "cuda", False):
+            out["gpu"] = torch.cuda.get_device_name(backend.device)
+            out["cuda"] = torch.version.cuda
+    ort = sys.modules.get("onnxruntime")
+    if ort is not None:
+        out["onnxruntime"] = ort.__version__
+    return out
 
-    class MLP(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.a = torch.nn.Linear(4096, 4096)
-            self.b = torch.nn.Linear(4096, 4096)
 
-        def forward(self, x: Any) -> Any:
-            return self.b(torch.relu(self.a(x)))
+def _model(args: argparse.Namespace) -> tuple[str, dict[str, tuple[int, ...]]]:
+    """The model file and its input shapes for ``--onnx``."""
+    if args.onnx == "sample":
+        return str(SAMPLE), {"input": (args.batch, 3, 224, 224)}
+    tmp = tempfile.mkdtemp()
+    if args.onnx == "mlp":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from scenario_gpu import make_models  # the FP16 MLP the GPU run uses
 
-    batch = torch.export.Dim("batch", min=1, max=65536)
-    ep = torch.export.export(MLP().half().eval(), (torch.randn(16, 4096, dtype=torch.half),),
-                             dynamic_shapes={"x": {0: batch}})
-    path = os.path.join(tmp, "mlp_fp16.pt2")
-    torch.export.save(ep, path)
-    return path
+        return make_models(Path(tmp))["mlp"], {"x": (args.batch, 4096)}
+    if args.onnx is None:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from profiling import make_model  # the profiling benchmark's MatMul model
+
+        path = os.path.join(tmp, "m.onnx")
+        make_model(path, 256)
+        return path, {}
+    return args.onnx, {}
+
+
+def _waited(work: Callable[[], Any]) -> Any:
+    """Run ``work`` on a fresh thread; wait the way the scenario waits for its workers."""
+    box: list[Any] = []
+    t = threading.Thread(target=lambda: box.append(work()), name="trtstudio-bench-plain", daemon=True)
+    t.start()
+    while t.is_alive():
+        t.join(timeout=0.2)
+    return box[0]
 
 
 def overhead(args: argparse.Namespace) -> dict[str, Any]:
-    """Paired, interleaved trials: each trial runs the plain runner on a worker thread (as the window
-    runs it, and as the scenario runs each model) and the scenario runner, in ABBA order, on the same
-    open backend; the overhead is the median over trials of (scenario / plain - 1), with a bootstrap
-    95 % interval. The plain runner on the main thread (as the CLI runs it) is measured in each trial
-    too and reported beside it."""
+    """The A/B comparison described in the module docstring; one JSON line per pair, then the result."""
+    cpus = pin_cpus(args.cpus)  # before any library starts a thread
     from trtstudio.backends.base import open_backend
     from trtstudio.profiling import scenario as sc
     from trtstudio.profiling.runner import RunConfig, Runner
 
-    if args.mlp:
-        model = _mlp_model(tempfile.mkdtemp())
-        shapes: dict[str, Any] = {"x": (args.batch, 4096)}
-    elif args.onnx == "sample":
-        model, shapes = str(SAMPLE), {"input": (args.batch, 3, 224, 224)}
-    elif args.onnx:
-        model, shapes = args.onnx, {}
-    else:
-        sys.path.insert(0, str(ROOT / "benchmarks"))
-        from profiling import make_model  # the profiling benchmark's MatMul model
-
-        model, shapes = os.path.join(tempfile.mkdtemp(), "m.onnx"), {}
-        make_model(model, 256)
+    if getattr(args, "mlp", False):
+        args.onnx = "mlp"
+    model, shapes = _model(args)
     options: dict[str, Any] = {"threads": args.threads} if args.backend == "ort" and args.threads else {}
     backend = open_backend(args.backend, model, **options)
     backend.prepare_inputs(shapes)
     borrowed = _Borrowed(backend)
+    sampling = args.gpu_sampling and bool(getattr(backend, "cuda", False))
 
-    def plain_run() -> float:
-        return float(Runner(backend, RunConfig(warmup=20, iterations=args.n)).run().latency()["median"])
+    def plain() -> float:
+        r = _waited(lambda: Runner(borrowed, RunConfig(warmup=args.warmup, iterations=args.n)).run())  # type: ignore[arg-type]
+        if r.error is not None:
+            raise r.error
+        assert r.count == args.n
+        return float(r.latency()["median"])
 
-    def plain_in_thread() -> float:
-        box: list[float] = []
-        t = threading.Thread(target=lambda: box.append(plain_run()))
-        t.start()
-        t.join()
-        return box[0]
-
-    def scenario_run() -> float:
-        s = sc.run_contention([sc.ModelSpec(model, args.backend)],
-                              sc.ContentionConfig(iterations=args.n, warmup=20, alone=False, gpu_sampling=False),
-                              opener=lambda spec: borrowed)
+    def scenario() -> float:
+        cfg = sc.ContentionConfig(iterations=args.n, warmup=args.warmup + 1, alone=False, gpu_sampling=sampling)
+        s = sc.run_contention([sc.ModelSpec(model, args.backend)], cfg, opener=lambda spec: borrowed)  # type: ignore[arg-type,return-value]
         if hasattr(backend, "set_time_origin"):  # the plain runner's trials must not pay for the timeline
             backend.set_time_origin(None)
-        return float(s.models[0]["together"]["median"])
+        if s.failure is not None:
+            raise RuntimeError(s.failure.one_line())
+        together = s.models[0]["together"]
+        assert together["count"] == args.n
+        return float(together["median"])
 
-    over_thread: list[float] = []  # percent, per trial
-    over_main: list[float] = []
-    medians: dict[str, list[float]] = {"plain_thread": [], "scenario": [], "plain_main": []}
-    for trial in range(args.trials):
-        if trial % 2 == 0:  # ABBA: A B | B A | A B ...
-            t, q = plain_in_thread(), scenario_run()
+    def plain_main() -> float:  # the plain runner on this (the main) thread, as the CLI runs it
+        r = Runner(borrowed, RunConfig(warmup=args.warmup, iterations=args.n)).run()  # type: ignore[arg-type]
+        if r.error is not None:
+            raise r.error
+        return float(r.latency()["median"])
+
+    main_thread = getattr(args, "main_thread", False)
+    b_side = plain if args.control else scenario
+    a_ms, b_ms, m_ms = [], [], []
+    t0 = time.perf_counter()
+    for k in range(args.pairs):
+        if args.seconds is not None and time.perf_counter() - t0 >= args.seconds:
+            break  # the time budget is spent: summarise the pairs measured
+        if k % 2 == 0:
+            a, b = plain(), b_side()
         else:
-            q, t = scenario_run(), plain_in_thread()
-        m = plain_run()
-        medians["plain_thread"].append(t)
-        medians["scenario"].append(q)
-        medians["plain_main"].append(m)
-        over_thread.append((q / t - 1.0) * 100.0)
-        over_main.append((q / m - 1.0) * 100.0)
-        _emit({"bench": "scenario_overhead_trial", "trial": trial, "plain_thread_median_ms": t,
-               "scenario_median_ms": q, "plain_main_median_ms": m})
+            b, a = b_side(), plain()
+        a_ms.append(a)
+        b_ms.append(b)
+        extra: dict[str, float] = {}
+        if main_thread:
+            m_ms.append(plain_main())
+            extra = {"plain_main_median_ms": m_ms[-1]}
+        _emit({"bench": "scenario_overhead_pair", "pair": k, "order": "AB" if k % 2 == 0 else "BA",
+               "plain_median_ms": a, "scenario_median_ms": b, "ratio": b / a, **extra}, args.out)
+    wall = time.perf_counter() - t0
+    machine = _machine(backend)
     backend.close()
-    ci_t, ci_m = bootstrap_median_ci(over_thread), bootstrap_median_ci(over_main)
     return {
-        "bench": "scenario_overhead", "backend": args.backend, "model": Path(model).name, "batch": args.batch,
-        "n": args.n, "trials": args.trials, "design": "paired ABBA trials on one open backend",
-        "median_ms": {k: float(np.median(v)) for k, v in medians.items()},
-        "overhead_percent": float(np.median(over_thread)), "overhead_ci95_percent": ci_t,
-        "overhead_vs_main_thread_percent": float(np.median(over_main)), "overhead_vs_main_thread_ci95_percent": ci_m,
-        "budget_percent": BUDGET_PERCENT, "verdict": verdict(ci_t, BUDGET_PERCENT),
-        "verdict_vs_main_thread": verdict(ci_m, BUDGET_PERCENT),
+        "bench": "scenario_overhead", "control_aa": bool(args.control), "backend": args.backend,
+        "model": Path(model).name, "shapes": {k: list(v) for k, v in shapes.items()} or "model's own",
+        "threads": options.get("threads"), "n_per_trial": args.n, "warmup": args.warmup,
+        "order": "ABBA (pair k: plain first when k is even)", "cpus_pinned": cpus,
+        "gpu_sampling": sampling and not args.control, "timeline": not args.control, "machine": machine,
+        **summarise(a_ms, b_ms), "pairs_asked": args.pairs, "trials_wall_s": wall,
+        **({"vs_main_thread": summarise(m_ms, b_ms)} if main_thread and m_ms else {}),
     }
+
+
+def summarise(plain_ms: list[float], scenario_ms: list[float]) -> dict[str, Any]:
+    """The figures of paired trial medians: median of the per-pair ratios, its bootstrap CI, verdict."""
+    pa, pb = np.asarray(plain_ms, np.float64), np.asarray(scenario_ms, np.float64)
+    ratios = pb / pa
+    med = float(np.median(ratios))
+    lo, hi = bootstrap_median_ci(ratios)
+    ci_pct = ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
+    return {
+        "pairs": int(ratios.size), "plain_median_ms": float(np.median(pa)), "scenario_median_ms": float(np.median(pb)),
+        "plain_trials_ms": {"min": float(pa.min()), "max": float(pa.max())},
+        "scenario_trials_ms": {"min": float(pb.min()), "max": float(pb.max())},
+        "ratio_median": med, "ratio_ci95": [lo, hi], "ratio_spread": [float(ratios.min()), float(ratios.max())],
+        "overhead_percent": (med - 1.0) * 100.0, "overhead_ci95_percent": list(ci_pct),
+        "budget_percent": BUDGET_PERCENT, "verdict": verdict(ci_pct),
+    }
+
+
+def summary(args: argparse.Namespace) -> dict[str, Any]:
+    """``summarise`` over the pair lines of an ``overhead --out`` file (a run cut short included)."""
+    docs = [json.loads(line) for line in Path(args.file).read_text().splitlines() if line.strip()]
+    pairs = [d for d in docs if d.get("bench") == "scenario_overhead_pair"]
+    if not pairs:
+        raise SystemExit(f"error: {args.file}: no scenario_overhead_pair lines")
+    return {"bench": "scenario_overhead_summary", "file": Path(args.file).name,
+            **summarise([d["plain_median_ms"] for d in pairs], [d["scenario_median_ms"] for d in pairs])}
 
 
 def probe(args: argparse.Namespace) -> dict[str, Any]:
@@ -222,22 +329,33 @@ def main() -> None:
     sub = ap.add_subparsers(dest="what", required=True)
     o = sub.add_parser("overhead")
     o.add_argument("--backend", default="ort")
-    o.add_argument("--onnx", help="'sample' or an .onnx/.pt2 file (default: a MatMul model)")
+    o.add_argument("--onnx", help="'sample', 'mlp' or an .onnx/.pt2 file (default: a MatMul model)")
+    o.add_argument("--mlp", action="store_true", help="the same as --onnx mlp")
     o.add_argument("--batch", type=int, default=1)
-    o.add_argument("--threads", type=int, default=1)
-    o.add_argument("--mlp", action="store_true", help="the FP16 MLP (torch.export; needs torch) instead of --onnx")
-    # Short runs, many of them: launch-bound models switch between speed regimes every few seconds
-    # (run medians of 2.0 or 3.5 ms on the H200); short adjacent runs fall in the same regime.
-    o.add_argument("--n", type=int, default=100, help="inferences per run")
-    o.add_argument("--trials", type=int, default=150, help="paired trials")
+    o.add_argument("--threads", type=int, default=1, help="ORT intra-op threads")
+    # Short trials, many of them: launch-bound models switch between speed states every second or
+    # so (trial medians of ~1.9 or ~3.5 ms on the H200); short adjacent trials fall in the same state.
+    o.add_argument("--n", type=int, default=100, help="measured inferences per trial")
+    o.add_argument("--pairs", "--trials", dest="pairs", type=int, default=150, help="ABBA pairs of trials")
+    o.add_argument("--warmup", type=int, default=20)
+    o.add_argument("--cpus", default="auto", help="auto, none, or a list such as 2,3")
+    o.add_argument("--no-gpu-sampling", dest="gpu_sampling", action="store_false",
+                   help="the scenario without its GPU sampler thread")
+    o.add_argument("--control", action="store_true", help="A/A: the plain runner on both sides")
+    o.add_argument("--main-thread", action="store_true",
+                   help="also the plain runner on the main thread after each pair (reported as vs_main_thread)")
+    o.add_argument("--out", help="also append the JSON lines to this file")
+    o.add_argument("--seconds", type=float, help="start no pair after this many seconds of trials")
+    m = sub.add_parser("summary")
+    m.add_argument("file", help="an overhead --out file: the result from its pair lines")
     p = sub.add_parser("probe")
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--device", type=int, default=0)
     args = ap.parse_args()
     t0 = time.perf_counter()
-    doc = overhead(args) if args.what == "overhead" else probe(args)
+    doc = {"overhead": overhead, "probe": probe, "summary": summary}[args.what](args)
     doc["wall_s"] = time.perf_counter() - t0
-    _emit(doc)
+    _emit(doc, getattr(args, "out", None))
 
 
 if __name__ == "__main__":

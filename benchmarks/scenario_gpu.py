@@ -113,7 +113,7 @@ def _profile_one(name: str, path: str, shapes: dict[str, tuple[int, ...]], itera
         d = r.to_dict()
         keep = {k: d[k] for k in ("latency_ms", "jitter_ms", "parts_ms", "cold_ms", "throughput", "warnings", "error")}
         keep["memory"] = {**b.memory(), **{k: v for k, v in d["memory"].items() if isinstance(v, dict)}}
-        keep.update(open_s=open_s, notes=list(b.notes), shapes={k: list(v) for k, v in b.shapes.items()},
+        keep.update(open_s=open_s, notes=list(b.notes), shapes={k: list(v) for k, v in getattr(b, "shapes", {}).items()},
                     load_times=getattr(b, "load_times", {}))
         return keep
     finally:
@@ -125,10 +125,11 @@ def profile() -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     for batch, n in ((1, 1000), (32, 500)):
-        shapes = {"input": (batch, 3, 224, 224)}
+        shapes: dict[str, tuple[int, ...]] = {"input": (batch, 3, 224, 224)}
         out[f"torch_cuda_b{batch}"] = _profile_one("torch-cuda", SAMPLE, shapes, n, device=0)
         out[f"ort_cpu_b{batch}"] = _profile_one("ort", SAMPLE, shapes, 200 if batch == 1 else 50)
-    out["torch_cuda_b32_pageable"] = _profile_one("torch-cuda", SAMPLE, {"input": (32, 3, 224, 224)}, 300, pinned=False)
+    b32: dict[str, tuple[int, ...]] = {"input": (32, 3, 224, 224)}
+    out["torch_cuda_b32_pageable"] = _profile_one("torch-cuda", SAMPLE, b32, 300, pinned=False)
     # the same input through both: outputs agree?
     t = open_backend("torch-cuda", SAMPLE)
     o = open_backend("ort", SAMPLE)
@@ -155,7 +156,7 @@ def contention(models: dict[str, str], quick: bool) -> dict[str, Any]:
     from trtstudio.profiling.timeline import chrome_trace
 
     out: dict[str, Any] = {}
-    cases = [("sample_b32", SAMPLE, {"input": (32, 3, 224, 224)}, 200 if quick else 300),
+    cases: list[tuple[str, str, dict[str, tuple[int, ...]], int]] = [("sample_b32", SAMPLE, {"input": (32, 3, 224, 224)}, 200 if quick else 300),
              ("mlp_fp16_b8192", models["mlp"], {"x": (8192, 4096)}, 60 if quick else 100)]
     for label, path, shapes, iters in cases:
         for n in (2, 4):
@@ -275,8 +276,10 @@ def overhead(quick: bool) -> dict[str, Any]:
 
     from scenario import overhead as run_overhead
 
-    return run_overhead(ap.Namespace(backend="torch-cuda", onnx="sample", batch=1, threads=None,
-                                     n=500 if quick else 1000, trials=5))
+    # short trials, many pairs: this launch-bound model's speed flips between states that last about a second
+    return run_overhead(ap.Namespace(backend="torch-cuda", onnx="sample", batch=1, threads=None, n=50, pairs=300,
+                                     seconds=60.0 if quick else 180.0, warmup=20, cpus="auto", gpu_sampling=True,
+                                     control=False, main_thread=False, mlp=False, out=None))
 
 
 def devices(models: dict[str, str]) -> dict[str, Any]:
@@ -313,7 +316,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     section("env", env)
     models = make_models(tmp)
-    plan = [("profile", profile), ("contention", contention, models, args.quick), ("cycles", cycles, models),
+    plan: list[tuple[Any, ...]] = [("profile", profile), ("contention", contention, models, args.quick), ("cycles", cycles, models),
             ("probe", probe), ("coldstart", coldstart, models), ("oom", oom, models), ("devices", devices, models),
             ("overhead", overhead, args.quick), ("soak", soak, models, args.soak_seconds)]
     for name, fn, *fargs in plan:

@@ -180,6 +180,25 @@ def test_timeline_summary_per_device_and_ring() -> None:
     assert {H2D, D2H} <= set(a["kind"].tolist())
 
 
+@settings(max_examples=60, deadline=None)
+@given(capacity=st.integers(1, 12), batches=st.lists(st.integers(0, 20), min_size=1, max_size=6))
+def test_timeline_batches_store_what_single_adds_store(capacity: int, batches: list[int]) -> None:
+    one, many = Timeline(capacity), Timeline(capacity)
+    for t in (one, many):
+        t.add_row("w", "cpu")
+    seq = 0
+    for size in batches:
+        batch = [(i % 4, float(seq + i), float(seq + i) + 0.5, seq + i) for i in range(size)]
+        for kind, a, b, n in batch:
+            one.add(0, kind, a, b, n)
+        many.add_many(0, batch)
+        seq += size
+    assert many.count == one.count == seq and many.dropped == one.dropped
+    x, y = one.arrays(), many.arrays()
+    for key in x:
+        np.testing.assert_array_equal(x[key], y[key])
+
+
 # -- devices -------------------------------------------------------------------------------------
 def test_parse_devices() -> None:
     assert parse_devices(None, 3, 1) == [1, 1, 1]

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from trtstudio.profiling.scenario_memory import (
     snapshot,
 )
 from trtstudio.profiling.stats import latency_stats
-from trtstudio.profiling.timeline import HOST, Timeline
+from trtstudio.profiling.timeline import COMPUTE, D2H, H2D, HOST, Timeline
 
 SCHEMA = "trtstudio.scenario/1"
 KINDS = ("contention", "cycles", "soak", "coldstart")
@@ -254,48 +255,70 @@ def cpu_work(ms: float, scratch: np.ndarray) -> None:
         np.dot(scratch, scratch)
 
 
+_FLUSH_INTERVALS = 192  # a worker hands its timeline intervals over in batches of about this many ...
+_FLUSH_S = 0.05  # ... or at least this often, so a live view lags by no more
+
+
 def _lane_loop(lane: _Lane, group: _Group, cfg: ContentionConfig, state: ScenarioState,
                timeline: Timeline | None, t_origin: float) -> None:
-    """One model's worker: warm up, wait for the others, measure until every lane reached its count."""
+    """One model's worker: warm up, wait for the others, measure until every lane reached its count.
+
+    The measured loop does what the plain runner's does (one ``infer_once``, a live sample, an exact
+    sample) plus the timeline's intervals, which are gathered in a local list and handed to the
+    timeline in batches; lookups are resolved before the loop."""
     backend, perf = lane.backend, time.perf_counter
-    live, exact, row = lane.live, lane.exact, lane.row
+    infer = backend.infer_once
+    live_append, exact_add, row = lane.live.append, lane.exact.add, lane.row
+    stop_requested, all_done = state.is_stop_requested, group.all_done.is_set
     scratch = np.ones((96, 96), np.float32) if cfg.cpu_load_ms > 0 else None
     cap = cfg.iterations * cfg.max_factor
+    flush = partial(timeline.add_many, row) if timeline is not None and row is not None else None
+    has_marks = hasattr(backend, "stage_marks")
+    pending: list[tuple[int, float, float, int]] = []
+    t0 = flushed = perf()
+    n = 0
     try:
         for _ in range(cfg.warmup):
-            if state.is_stop_requested():
+            if stop_requested():
                 break
-            backend.infer_once()
+            infer()
         group.barrier.wait(timeout=600)
-        t0 = perf()
-        n = 0
-        while not (state.is_stop_requested() or group.all_done.is_set()):
+        t0 = flushed = perf()
+        while not (stop_requested() or all_done()):
             if scratch is not None:
                 cpu_work(cfg.cpu_load_ms, scratch)
             a = perf()
-            timing = backend.infer_once()
+            timing = infer()
             now = perf()
-            live.append(now - t_origin, timing.total_ms, timing.h2d_ms, timing.compute_ms, timing.d2h_ms)
-            exact.add(timing.total_ms, timing.h2d_ms, timing.compute_ms, timing.d2h_ms, timing.enqueue_ms)
-            if timeline is not None and row is not None:
-                marks = getattr(backend, "stage_marks", None)
+            live_append(now - t_origin, timing.total_ms, timing.h2d_ms, timing.compute_ms, timing.d2h_ms)
+            exact_add(timing.total_ms, timing.h2d_ms, timing.compute_ms, timing.d2h_ms, timing.enqueue_ms)
+            if flush is not None:
+                marks = backend.stage_marks if has_marks else None  # type: ignore[attr-defined]
                 if marks is not None:
-                    timeline.add_stages(row, marks, n)
+                    m0, m1, m2, m3 = marks
+                    pending += ((H2D, m0, m1, n), (COMPUTE, m1, m2, n), (D2H, m2, m3, n))
                 else:
-                    timeline.add(row, HOST, (a - t_origin) * 1e3, (now - t_origin) * 1e3, n)
+                    pending.append((HOST, (a - t_origin) * 1e3, (now - t_origin) * 1e3, n))
+                if len(pending) >= _FLUSH_INTERVALS or now - flushed >= _FLUSH_S:
+                    flush(pending)
+                    pending.clear()
+                    flushed = now
             n += 1
             lane.count = n
             if n == cfg.iterations:
                 group.done_one()
             if n >= cap:  # counted as done at ``iterations`` already
                 break
-        lane.active_s = perf() - t0
     except threading.BrokenBarrierError:
         pass  # another lane failed before the start; it holds the error
     except Exception as exc:  # noqa: BLE001 - the phase ends, the error names this model
         lane.error = exc
         group.abort()
         state.request_stop()
+    finally:
+        lane.active_s = perf() - t0 if n else 0.0
+        if flush is not None and pending:
+            flush(pending)
 
 
 def _run_phase(lanes: list[_Lane], cfg: ContentionConfig, state: ScenarioState, timeline: Timeline | None,

@@ -58,6 +58,23 @@ class Timeline:
                 self._row[i], self._kind[i], self._start[i], self._end[i], self._seq[i] = row, kind, a, b, seq
                 self.count += 1
 
+    def add_many(self, row: int, intervals: Sequence[tuple[int, float, float, int]]) -> None:
+        """Append a batch of one row's ``(kind, start_ms, end_ms, seq)`` intervals under one lock (a
+        worker gathers its intervals and hands them over a few times a second, not one by one)."""
+        n = len(intervals)
+        if n == 0:
+            return
+        cols = np.asarray(intervals, dtype=np.float64)
+        with self._lock:
+            idx = (self.count + np.arange(max(0, n - self.capacity), n)) % self.capacity
+            keep = cols[-idx.size:]
+            self._row[idx] = row
+            self._kind[idx] = keep[:, 0]
+            self._start[idx] = keep[:, 1]
+            self._end[idx] = keep[:, 2]
+            self._seq[idx] = keep[:, 3]
+            self.count += n
+
     @property
     def dropped(self) -> int:
         """Intervals overwritten because more than ``capacity`` were added."""
