@@ -92,6 +92,7 @@ _SHAPE_NAME_MARKERS = ("[Shuffle]", "[Constant]", "[Shape]", "[Identity]")
 _SHAPE_OPS = frozenset(("Shape", "Reshape", "Constant", "ConstantOfShape", "Squeeze", "Unsqueeze", "Flatten",
                         "Identity"))
 _QDQ_OPS = frozenset(("QuantizeLinear", "DequantizeLinear"))
+_QDQ_OR_SHAPE_OPS = _QDQ_OPS | _SHAPE_OPS
 _NOT_COMPUTE = _SHAPE_TYPES | frozenset(("Reformat", "Myelin", "DLA", "DLATransfer", "TrainStation", "Unknown",
                                          "Slice", "Padding", "Concatenation", "Gather", "Cast"))
 _PLUGIN_LOG_RE = re.compile(r"Successfully created plugin: ?(\S+)")
@@ -177,111 +178,123 @@ def _dim(shape: Sequence[Any] | None, i: int) -> int | None:
 
 
 class _Ctx:
-    def __init__(self, engine: EngineInfo, op_of: dict[str, str], qdq_nodes: set[str] | None = None,
-                 shape_nodes: set[str] | None = None) -> None:
+    def __init__(self, engine: EngineInfo, qdq_nodes: set[str], shape_nodes: set[str]) -> None:
+        """``qdq_nodes``, ``shape_nodes``: names of the graph's Q/DQ and shape-op nodes."""
         self.engine = engine
         self.total = engine.total_time_ms
-        self.op_of = op_of
-        self.qdq_nodes = qdq_nodes if qdq_nodes is not None else {n for n, op in op_of.items() if op in _QDQ_OPS}
-        self.shape_nodes = (shape_nodes if shape_nodes is not None
-                            else {n for n, op in op_of.items() if op in _SHAPE_OPS})
+        self.qdq_nodes = qdq_nodes
+        self.shape_nodes = shape_nodes
         self._qdq_ids: set[int] = set()
         self._compute_ids: set[int] = set()
         self.io = {t.name for t in engine.io_tensors}
-        self.producer: dict[str, Layer] = {}
-        self.consumers: dict[str, list[Layer]] = {}
+        self._producer: dict[str, Layer] | None = None  # made when a rule first walks the engine
+        self._consumers: dict[str, list[Layer]] | None = None
+        self._written: set[str] | None = None  # tensor names some layer writes / reads
+        self._read: set[str] | None = None
         # One classification pass; the rules then walk only the layers they are about.
-        self.reformats: list[Layer] = []
-        self.plugins: list[Layer] = []
-        self.conv_gemm: list[Layer] = []
-        self.region_layers: list[Layer] = []
-        self.qdq: list[Layer] = []
-        self.compute: list[Layer] = []
-        self.shape_ops: list[Layer] = []
-        producer, consumers = self.producer, self.consumers
-        producer_setdefault = producer.setdefault
-        consumers_get = consumers.get
+        reformats: list[Layer] = []
+        plugins: list[Layer] = []
+        conv_gemm: list[Layer] = []
+        region_layers: list[Layer] = []
+        qdq_layers: list[Layer] = []
+        compute: list[Layer] = []
+        shape_ops: list[Layer] = []
+        self.reformats, self.plugins, self.conv_gemm, self.region_layers = reformats, plugins, conv_gemm, region_layers
+        self.qdq, self.compute, self.shape_ops = qdq_layers, compute, shape_ops
+        qdq_ids, compute_ids = self._qdq_ids, self._compute_ids
+        qdq_nodes, shape_nodes = self.qdq_nodes, self.shape_nodes
         # what the type alone says, per (type, parameter_type): a few dozen pairs in any engine
-        by_type: dict[tuple[str, str | None], tuple[bool, bool, bool, bool]] = {}
-        is_qdq_layer, is_shape_op = self._is_qdq_layer, self._is_shape_op
-        for lay in engine.layers:
-            for t in lay.outputs:
-                producer_setdefault(t.name, lay)
-            for t in lay.inputs:
-                lst = consumers_get(t.name)
-                if lst is None:
-                    consumers[t.name] = [lay]
-                else:
-                    lst.append(lay)
+        by_type: dict[tuple[str, str | None], tuple[bool, bool, bool, bool, bool]] = {}
+        for lay in engine.layers:  # the checks of is_reformat, is_plugin, ... written out: 50,000s of layers
             ltype, name = lay.type, lay.name
             ptype = lay.parameter_type
             key = (ltype, ptype if type(ptype) is str else None)  # the rules match strings only
             cls = by_type.get(key)
             if cls is None:
                 cls = by_type[key] = (ltype == "Reformat", ltype.startswith("Plugin"), is_conv(lay) or is_gemm(lay),
-                                      ltype in _NOT_COMPUTE)
+                                      ltype in _NOT_COMPUTE, ltype in _SHAPE_TYPES)
             own = lay.own_attrs()
             refm = cls[0] or (bool(own.get("reformat")) if own else False) or (
                 name.startswith("Reformatting CopyNode") or " reformatter " in name)
             plug = False
             if refm:
-                self.reformats.append(lay)
+                reformats.append(lay)
             elif cls[1] or "[PluginV2" in name or "[PluginV3" in name:
                 plug = True
-                self.plugins.append(lay)
+                plugins.append(lay)
             elif cls[2]:
-                self.conv_gemm.append(lay)
+                conv_gemm.append(lay)
             if "{" in name or ltype == "DLA":
-                self.region_layers.append(lay)
-            qdq = is_qdq_layer(lay)
+                region_layers.append(lay)
+            nodes = lay.onnx_nodes
+            # a quantize/dequantize that runs as its own layer
+            if lay.origin == "QDQ" or ltype == "Quantize" or ltype == "Dequantize":
+                qdq = True
+            elif nodes:
+                qdq = nodes[0] in qdq_nodes and (len(nodes) == 1 or all(n in qdq_nodes for n in nodes))
+            elif " + " not in name and (ltype == "Unknown" or ltype == "Scale"):
+                qdq = name.rsplit("/", 1)[-1].startswith(("QuantizeLinear", "DequantizeLinear"))
+            else:
+                qdq = False
             if qdq:
-                self.qdq.append(lay)
-                self._qdq_ids.add(id(lay))
+                qdq_layers.append(lay)
+                qdq_ids.add(id(lay))
             if not (refm or plug or qdq or cls[3]) and lay.precision is not None:
-                self.compute.append(lay)
-                self._compute_ids.add(id(lay))
-            if is_shape_op(lay):
-                self.shape_ops.append(lay)
+                compute.append(lay)
+                compute_ids.add(id(lay))
+            # shape and copy overhead: by type, by TensorRT's "[Shuffle]"-style names, or mapping to shape ops only
+            if cls[4] or (
+                name.endswith("]") and "] " not in name and " + " not in name
+                and any(m in name for m in _SHAPE_NAME_MARKERS)
+            ) or (nodes and nodes[0] in shape_nodes and (len(nodes) == 1 or all(n in shape_nodes for n in nodes))):
+                shape_ops.append(lay)
 
-    def _is_shape_op(self, lay: Layer) -> bool:
-        name = lay.name
-        if lay.type in _SHAPE_TYPES or (
-            "] " not in name and name.endswith("]") and " + " not in name
-            and any(m in name for m in _SHAPE_NAME_MARKERS)
-        ):
-            return True
-        return self.only(lay, self.shape_nodes)
+    @property
+    def producer(self) -> dict[str, Layer]:
+        """Tensor name -> the first layer writing it."""
+        if self._producer is None:
+            producer: dict[str, Layer] = {}
+            setdefault = producer.setdefault
+            for lay in self.engine.layers:
+                for t in lay.outputs:
+                    setdefault(t.name, lay)
+            self._producer = producer
+        return self._producer
+
+    @property
+    def consumers(self) -> dict[str, list[Layer]]:
+        """Tensor name -> the layers reading it, in engine order."""
+        if self._consumers is None:
+            consumers: dict[str, list[Layer]] = {}
+            get = consumers.get
+            for lay in self.engine.layers:
+                for t in lay.inputs:
+                    lst = get(t.name)
+                    if lst is None:
+                        consumers[t.name] = [lay]
+                    else:
+                        lst.append(lay)
+            self._consumers = consumers
+        return self._consumers
 
     def at_boundary(self, lay: Layer) -> bool:
         """A layer reading an engine input or writing an engine output."""
+        if self._written is None:  # sets, cheaper to make than the producer and consumer maps
+            layers = self.engine.layers
+            self._written = {t.name for lay in layers for t in lay.outputs}
+            self._read = {t.name for lay in layers for t in lay.inputs}
+        io, written, read = self.io, self._written, self._read
         for t in lay.inputs:
-            if t.name in self.io or t.name not in self.producer:
+            if t.name in io or t.name not in written:
                 return True
-        return any(t.name in self.io or t.name not in self.consumers for t in lay.outputs)
+        return any(t.name in io or t.name not in read for t in lay.outputs)
 
     def share(self, lay: Layer) -> float | None:
         return _share(lay, self.total)
 
-    def only(self, lay: Layer, names: set[str]) -> bool:
-        """True when the layer maps to ONNX nodes and all of them are in ``names``."""
-        nodes = lay.onnx_nodes
-        if not nodes or nodes[0] not in names:
-            return False
-        return len(nodes) == 1 or all(n in names for n in nodes)
-
     def is_qdq_layer(self, lay: Layer) -> bool:
         """A quantize/dequantize that runs as its own layer."""
         return id(lay) in self._qdq_ids
-
-    def _is_qdq_layer(self, lay: Layer) -> bool:
-        if lay.origin == "QDQ" or lay.type in ("Quantize", "Dequantize"):
-            return True
-        if self.only(lay, self.qdq_nodes):
-            return True
-        if not lay.onnx_nodes and " + " not in lay.name and lay.type in ("Unknown", "Scale"):
-            last = lay.name.rsplit("/", 1)[-1]
-            return last.startswith(("QuantizeLinear", "DequantizeLinear"))
-        return False
 
     def is_compute(self, lay: Layer) -> bool:
         """A layer doing arithmetic (not a reformat, plugin, Q/DQ, shape or region layer) with a known type."""
@@ -620,21 +633,16 @@ def diagnose(
 
 def _diagnose(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, Any]] | None,
               model_precision: str | None) -> list[Finding]:
-    op_of: dict[str, str] = {}
     qdq_nodes: set[str] = set()
     shape_nodes: set[str] = set()
     if graph is not None:
         g = graph.graph if not hasattr(graph, "nodes") and hasattr(graph, "graph") else graph
-        for n in g.nodes:  # one pass over a graph of up to 100,000s of nodes
-            name, op = n.name, n.op_type
-            op_of[name] = op
-            if op in _QDQ_OPS:
-                qdq_nodes.add(name)
-            elif op in _SHAPE_OPS:
-                shape_nodes.add(name)
+        # the graph may have 100,000s of nodes: one comprehension picks the few the rules need
+        for n in [n for n in g.nodes if n.op_type in _QDQ_OR_SHAPE_OPS]:
+            (qdq_nodes if n.op_type in _QDQ_OPS else shape_nodes).add(n.name)
         if engine.layers and not any(lay.onnx_nodes for lay in engine.layers):
             map_layers(engine, g)
-    ctx = _Ctx(engine, op_of, qdq_nodes, shape_nodes)
+    ctx = _Ctx(engine, qdq_nodes, shape_nodes)
     findings: list[Finding] = []
     if not engine.detailed:
         findings.append(Finding(
