@@ -189,8 +189,7 @@ class _Ctx:
         self.io = {t.name for t in engine.io_tensors}
         self._producer: dict[str, Layer] | None = None  # made when a rule first walks the engine
         self._consumers: dict[str, list[Layer]] | None = None
-        self._written: set[str] | None = None  # tensor names some layer writes / reads
-        self._read: set[str] | None = None
+        self._written_read: tuple[set[str], set[str]] | None = None  # tensor names some layer writes / reads
         # One classification pass; the rules then walk only the layers they are about.
         reformats: list[Layer] = []
         plugins: list[Layer] = []
@@ -279,11 +278,11 @@ class _Ctx:
 
     def at_boundary(self, lay: Layer) -> bool:
         """A layer reading an engine input or writing an engine output."""
-        if self._written is None:  # sets, cheaper to make than the producer and consumer maps
+        if self._written_read is None:  # two sets, cheaper to make than the producer and consumer maps
             layers = self.engine.layers
-            self._written = {t.name for lay in layers for t in lay.outputs}
-            self._read = {t.name for lay in layers for t in lay.inputs}
-        io, written, read = self.io, self._written, self._read
+            self._written_read = ({t.name for x in layers for t in x.outputs}, {t.name for x in layers for t in x.inputs})
+        io = self.io
+        written, read = self._written_read
         for t in lay.inputs:
             if t.name in io or t.name not in written:
                 return True
