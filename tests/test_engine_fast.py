@@ -206,11 +206,58 @@ _layer = st.one_of(
 )
 
 
+_good_tensor = st.fixed_dictionaries(
+    {"Name": _text},
+    optional={"Dimensions": st.lists(st.integers(-1, 64), max_size=4), "Location": st.sampled_from(["Device", "Host"]),
+              "Format/Datatype": st.sampled_from(["Row major linear FP32", "Channel major FP16 format", "Int8"])},
+)
+_good_layer = st.fixed_dictionaries(
+    {"Name": st.one_of(_text, st.sampled_from(["Reformatting CopyNode for x", "PWN(a, b)", "conv [profile 1]"]))},
+    optional={"LayerType": st.sampled_from(["Reformat", "CaskConvolution", "NoOp"]), "ParameterType": _value,
+              "Inputs": st.lists(_good_tensor, max_size=3), "Outputs": st.lists(_good_tensor, max_size=3),
+              "TacticName": _value, "TacticValue": _value, "StreamId": _value, "Metadata": _value,
+              "Kernel": _value, "Groups": _value},
+)
+# a document: layers of the usual shape, with at most one odd layer somewhere
+_document = st.builds(
+    lambda layers, odd, at, bindings: {"Layers": layers[:at] + odd + layers[at:], **bindings},
+    st.lists(_good_layer, max_size=5),
+    st.one_of(st.just([]), st.lists(_layer, max_size=1)),
+    st.integers(0, 5),
+    st.one_of(st.just({}), st.fixed_dictionaries({"Bindings": st.lists(_text, max_size=3)})),
+)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.fixed_dictionaries({"Layers": st.lists(_layer, max_size=5)},
-                             optional={"Bindings": st.lists(_text, max_size=3)}))
+@given(_document)
 def test_generated_documents_read_the_same_or_step_aside(doc: dict[str, Any]) -> None:
     text = json.dumps(doc)
     fast = _fast.read_layer_doc(text)
     if fast is not None:
         _same_info(fast, _general(text))
+
+
+_number = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-5, 2**63 - 1))
+_timing = st.one_of(_number, _value)
+_named = st.fixed_dictionaries({"name": st.one_of(_text, _value)},
+                               optional={"timeMs": _number, "averageMs": _number, "medianMs": _number,
+                                         "percentage": _number, "other": _value})
+# a profile: a count and named records, with at most one odd record (or odd value) somewhere
+_profile = st.builds(
+    lambda count, recs, odd, at: ([{"count": count}] if count is not None else []) + recs[:at] + odd + recs[at:],
+    st.one_of(st.none(), _timing),
+    st.lists(_named, max_size=6),
+    st.one_of(st.just([]), st.lists(st.one_of(_value, st.fixed_dictionaries({"timeMs": _timing}),
+                                              st.fixed_dictionaries({"name": _text, "medianMs": _timing})),
+                                    max_size=1)),
+    st.integers(0, 6),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_profile)
+def test_generated_profiles_read_the_same_or_step_aside(doc: list[Any]) -> None:
+    text = json.dumps(doc)
+    fast = _fast.read_profile(text)
+    if fast is not None:
+        _same_profile(Path("p.profile.json"), text, fast)

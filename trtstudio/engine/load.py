@@ -46,10 +46,6 @@ def _is_profile_only(info: EngineInfo) -> bool:
     return bool(info.layers) and all(lay.own_attrs().get(PROFILE_ONLY) for lay in info.layers)
 
 
-def _has_layers(info: EngineInfo) -> bool:
-    return bool(info.layers) and not _is_profile_only(info)
-
-
 def match_times(layers: list[Layer], timed: list[Layer]) -> tuple[int, list[str]]:
     """Copy ``timed`` layers' times onto ``layers`` by name; returns (matched, unmatched names)."""
     exact = {lay.name: lay for lay in reversed(layers)}  # the first layer of a name wins
@@ -117,8 +113,9 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
         if _yields_nothing(r.info):
             raise InputError(r.path, f"nothing read as {r.reader.name} (no layers, times or engine details); "
                                      f"{EXPECTED_FILES}")
-    layer_parts = [r for r in results if _has_layers(r.info)]
-    timed_parts = [r for r in results if _is_profile_only(r.info)]
+    profile_only = [_is_profile_only(r.info) for r in results]  # once: a walk over every layer
+    layer_parts = [r for r, p in zip(results, profile_only, strict=True) if r.info.layers and not p]
+    timed_parts = [r for r, p in zip(results, profile_only, strict=True) if p]
     out = EngineInfo()
     primary: ReadResult | None = None
     if layer_parts:

@@ -32,6 +32,7 @@ Everything is dictionary lookups and ``str`` methods with regular expressions co
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -349,20 +350,35 @@ def map_layers(engine: EngineInfo, graph: Any) -> MappingResult:
 
 
 def _map_layers(engine: EngineInfo, r: Resolver) -> MappingResult:
-    node_names = [n.name for n in r.nodes]
+    nbn = r.node_by_name
+    # a Graph's node_by_name lists every node in order: its keys are the names, copied in C
+    node_names = list(nbn) if len(nbn) == len(r.nodes) else [n.name for n in r.nodes]
+    nbn_get = nbn.get
     result = MappingResult()
     node_layers: dict[str, list[int]] = {}
-    by_conf = result.by_confidence
     unmapped_append = result.unmapped_layers.append
     resolve_metadata, resolve_name, resolve_io = r.resolve_metadata, r.resolve_name, r.resolve_io
     node_layers_get = node_layers.get
+    confs: list[float] = []
+    confs_append = confs.append
     rounded: dict[float, float] = {}  # conf -> round(conf, 3): only a handful of distinct values
     for pos, lay in enumerate(engine.layers):
         idx: list[int] = []
         conf = 0.0
         md = lay.metadata
         if md:
-            idx = resolve_metadata(md)
+            # most metadata name nodes that exist: "[ONNX Layer: a]\x1e[ONNX Layer: b]"; anything else
+            # (other separators, names needing cleaning) goes to resolve_metadata
+            idx = []
+            if "\x1f" not in md and "][" not in md:
+                for entry in md.split("\x1e"):
+                    i = nbn_get(entry[_PREFIX_LEN:-1]) if entry.startswith(_METADATA_PREFIX) else None
+                    if i is None or entry[-1] != "]":
+                        idx = resolve_metadata(md)
+                        break
+                    idx.append(i)
+            else:
+                idx = resolve_metadata(md)
             conf = CONF_METADATA if idx else 0.0
         if not idx:
             idx, conf = resolve_name(lay.name)
@@ -377,7 +393,7 @@ def _map_layers(engine: EngineInfo, r: Resolver) -> MappingResult:
         if rc is None:
             rc = rounded[conf] = round(conf, 3)
         lay.mapping_confidence = rc
-        by_conf[rc] = by_conf.get(rc, 0) + 1
+        confs_append(rc)
         if not names:
             unmapped_append(pos)
         for n in names:
@@ -387,5 +403,6 @@ def _map_layers(engine: EngineInfo, r: Resolver) -> MappingResult:
             else:
                 lst.append(pos)
     result.node_layers = node_layers
+    result.by_confidence.update(Counter(confs))  # counted in C
     result.unmapped_nodes = [n for n in node_names if n not in node_layers]
     return result

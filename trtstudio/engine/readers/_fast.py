@@ -29,7 +29,6 @@ from trtstudio.engine.model import EngineInfo, Layer, LayerTime, SourcedLayer, T
 from trtstudio.engine.readers._common import (
     PROFILE_ONLY,
     _format_info,
-    _num,
     assign_profiles,
     guess_type,
     io_from_json,
@@ -74,10 +73,11 @@ class _RawDoc(msgspec.Struct, gc=False):
 class _Timing(msgspec.Struct, gc=False):
     name: Any = _UNSET
     count: Any = _UNSET
-    timeMs: Any = None
-    averageMs: Any = None
-    medianMs: Any = None
-    percentage: Any = None
+    # numbers (ints become floats, as _common._num makes them); strings and booleans fall back
+    timeMs: float | None = None
+    averageMs: float | None = None
+    medianMs: float | None = None
+    percentage: float | None = None
 
 
 _DOC = msgspec.json.Decoder(_Doc)
@@ -165,7 +165,6 @@ def read_profile(text: str | bytes) -> EngineInfo | None:
     count: int | None = None
     layers: list[Layer] = []
     append = layers.append
-    num = _num
     for rec in recs:
         name = rec.name
         if name is _UNSET:
@@ -177,8 +176,7 @@ def read_profile(text: str | bytes) -> EngineInfo | None:
         if type(name) is not str:
             name = str(name)
         append(Layer(len(layers), name, guess_type(name), None, [], [], None, None, None, None, [], 0.0, None,
-                     LayerTime(num(rec.timeMs), num(rec.averageMs), num(rec.medianMs), num(rec.percentage),
-                               count),
+                     LayerTime(rec.timeMs, rec.averageMs, rec.medianMs, rec.percentage, count),
                      {PROFILE_ONLY: True}))
     info = EngineInfo(layers=layers, detailed=False)
     if count is not None:
