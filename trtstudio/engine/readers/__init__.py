@@ -47,6 +47,9 @@ class Reader:
     kind: str = "layers"
     binary: bool = False  # reads the bytes itself; ``text`` is empty
     priority: int = 50  # sniffing order: lower first
+    # ``text`` is the file's bytes (checked as read_text checks them, not decoded): a reader that
+    # decodes JSON from bytes saves decoding a big file to str first
+    takes_bytes: bool = False
 
     def matches_name(self, path: Path) -> bool:
         name = path.name.lower()
@@ -78,14 +81,16 @@ def register(
     kind: str = "layers",
     binary: bool = False,
     priority: int = 50,
+    takes_bytes: bool = False,
 ) -> Callable[[ReadFn], ReadFn]:
     """Decorator: register ``read(path, text) -> EngineInfo`` under ``name``.
 
-    ``priority`` orders the sniffers (lower first; generic log sniffers use 90).
+    ``priority`` orders the sniffers (lower first; generic log sniffers use 90); ``takes_bytes``:
+    ``text`` is the file's undecoded bytes (see :attr:`Reader.takes_bytes`).
     """
 
     def deco(fn: ReadFn) -> ReadFn:
-        _REGISTRY[name] = Reader(name, fn, tuple(patterns), sniff, kind, binary, priority)
+        _REGISTRY[name] = Reader(name, fn, tuple(patterns), sniff, kind, binary, priority, takes_bytes)
         return fn
 
     return deco
@@ -174,6 +179,11 @@ def find_reader(path: Path, head: bytes | None = None) -> Reader:
 
 def read_text(path: Path) -> str:
     """The whole file as text (UTF-8, undecodable bytes replaced)."""
+    return read_text_bytes(path).decode("utf-8", errors="replace")
+
+
+def read_text_bytes(path: Path) -> bytes:
+    """The whole file's bytes, refused as :func:`read_text` refuses them (binary tail, empty)."""
     from trtstudio.fileio import read_bytes, tail_is_binary
 
     if tail_is_binary(path):
@@ -181,7 +191,12 @@ def read_text(path: Path) -> str:
     data = read_bytes(path)
     if not data.strip():
         raise InputError(path, "empty file")
-    return data.decode("utf-8", errors="replace")
+    return data
+
+
+def as_text(text: str | bytes) -> str:
+    """``text`` as str (the bytes a ``takes_bytes`` reader gets decoded as :func:`read_text` decodes them)."""
+    return text if isinstance(text, str) else text.decode("utf-8", errors="replace")
 
 
 def loads_json(path: Path, text: str) -> Any:
@@ -241,7 +256,7 @@ def read_file(path: str | Path, reader: str | None = None) -> ReadResult:
     """Read one file with the named reader, or the one :func:`find_reader` picks."""
     p = Path(path)
     r = get_reader(reader) if reader else find_reader(p)
-    text = "" if r.binary else read_text(p)
+    text: Any = "" if r.binary else read_text_bytes(p) if r.takes_bytes else read_text(p)
     try:
         with gc_paused():
             info = r.read(p, text)
@@ -258,6 +273,7 @@ def read_file(path: str | Path, reader: str | None = None) -> ReadResult:
 
 __all__ = [
     "HEAD_BYTES",
+    "as_text",
     "ReadResult",
     "Reader",
     "find_reader",
@@ -268,6 +284,7 @@ __all__ = [
     "read_file",
     "read_head",
     "read_text",
+    "read_text_bytes",
     "readers",
     "register",
 ]

@@ -88,7 +88,7 @@ _LAYER_KEY_UNKNOWN = re.compile(r"Object contains unknown field `.*` - at `\$\.L
 _FAILED = (msgspec.ValidationError, msgspec.DecodeError, UnicodeEncodeError)
 
 
-def use_fast_path(text: str) -> bool:
+def use_fast_path(text: str | bytes) -> bool:
     """False where a big document must be parsed in pieces (the window's loader threads, see
     :func:`trtstudio.engine.readers.loads_json`): one decode of it would hold the GIL too long."""
     from trtstudio import children
@@ -96,13 +96,11 @@ def use_fast_path(text: str) -> bool:
     return len(text) < children.RESPONSIVE_MIN_BYTES or not children.parsing_responsively()
 
 
-def _encoded(text: str | bytes) -> bytes:
-    return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-
-
 def read_layer_doc(text: str | bytes) -> EngineInfo | None:
     """EngineInfo from a detailed inspector document (``{"Layers": [{...}, ...]}``), or None."""
-    data = _encoded(text)
+    # msgspec reads an ASCII str in place (encoding it first would copy the whole document); lone
+    # surrogates make it raise UnicodeEncodeError
+    data = text
     raws: list[msgspec.Raw] | None = None
     try:
         doc: _Doc | _DocWithMore = _DOC.decode(data)
@@ -159,7 +157,7 @@ def read_layer_doc(text: str | bytes) -> EngineInfo | None:
 def read_profile(text: str | bytes) -> EngineInfo | None:
     """The profile reader's EngineInfo from ``[{"count": N}, {"name", "timeMs", ...}, ...]``, or None."""
     try:
-        recs = _PROFILE.decode(_encoded(text))
+        recs = _PROFILE.decode(text)
     except _FAILED:
         return None
     count: int | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trtstudio.engine.model import EngineInfo
-from trtstudio.engine.readers import loads_json, register
+from trtstudio.engine.readers import as_text, loads_json, register
 from trtstudio.engine.readers._common import info_from_layer_doc
 
 
@@ -27,8 +27,9 @@ def _sniff(head: str, path: Path) -> bool:
     patterns=("*.graph.json", "*layer*info*.json", "*exportlayerinfo*", "*engine_info*.json", "*.layers.json"),
     sniff=_sniff,
     kind="layers",
+    takes_bytes=True,
 )
-def read(path: Path, text: str) -> EngineInfo:
+def read(path: Path, text: str | bytes) -> EngineInfo:
     """Read an engine inspector JSON document."""
     from trtstudio.engine.readers import _fast
 
@@ -36,4 +37,4 @@ def read(path: Path, text: str) -> EngineInfo:
         info = _fast.read_layer_doc(text)
         if info is not None:
             return info
-    return info_from_layer_doc(path, loads_json(path, text), consume=True)
+    return info_from_layer_doc(path, loads_json(path, as_text(text)), consume=True)

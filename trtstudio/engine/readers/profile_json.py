@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trtstudio.engine.model import EngineInfo, Layer
-from trtstudio.engine.readers import loads_json, register
+from trtstudio.engine.readers import as_text, loads_json, register
 from trtstudio.engine.readers._common import PROFILE_ONLY, guess_type, layer_time
 from trtstudio.errors import InputError
 
@@ -24,8 +24,8 @@ def _sniff(head: str, path: Path) -> bool:
 
 
 @register("trtexec-profile", patterns=("*.profile.json", "*profile*.json", "*.profile"), sniff=_sniff,
-          kind="profile")
-def read(path: Path, text: str) -> EngineInfo:
+          kind="profile", takes_bytes=True)
+def read(path: Path, text: str | bytes) -> EngineInfo:
     """Read a per-layer profile into profile-only layers with LayerTime."""
     from trtstudio.engine.readers import _fast
 
@@ -33,7 +33,7 @@ def read(path: Path, text: str) -> EngineInfo:
         fast = _fast.read_profile(text)
         if fast is not None:
             return fast
-    return read_general(path, text)
+    return read_general(path, as_text(text))
 
 
 def read_general(path: Path, text: str) -> EngineInfo:
