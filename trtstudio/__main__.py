@@ -1,3 +1,3 @@
-from trtstudio.cli import main
+from trtstudio.cli import entry
 
-raise SystemExit(main())
+entry()

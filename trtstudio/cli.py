@@ -66,6 +66,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_skip_teardown = False
+
+
+def skip_teardown() -> None:
+    """Called by a command that holds much in memory (``layers`` on a big engine): once it returns,
+    :func:`entry` ends the process without freeing it object by object (0.2 s at 50,000 layers)."""
+    global _skip_teardown
+    _skip_teardown = True
+
+
+def entry() -> None:
+    """The ``trtstudio`` program: :func:`main`, then exit with its status."""
+    code = main()
+    if _skip_teardown:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(code)
+    sys.exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     if len(args_in) == 2 and args_in[0] in ("--_infer-shapes", "--_json-lines"):  # trtstudio.children.FLAGS
@@ -162,4 +185,4 @@ def _check_inputs(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

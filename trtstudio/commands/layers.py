@@ -88,9 +88,11 @@ def _summary(engine: Any, mapping: Any) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Read, map, diagnose, print. Exit 0; bad input raises InputError (exit 2)."""
+    from trtstudio import cli
     from trtstudio.engine.analysis import analyze
     from trtstudio.engine.load import load_engine, require_layers
 
+    cli.skip_teardown()  # all it holds is garbage once printed: exit without freeing 50,000 layers one by one
     engine = load_engine(args.files, profile=args.profile)
     require_layers(engine)
     graph = None
@@ -99,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
         graph = load_model(args.onnx).graph
     # the one analysis (mapping, rules, engine vs this machine) the window and reports make too
-    analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files))
+    analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files), hand_over=True)
     engine, mapping = analysis.engine, analysis.mapping
     if args.json:
         from trtstudio.engine.readers import gc_paused
