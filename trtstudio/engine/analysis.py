@@ -15,12 +15,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trtstudio.engine.diagnose import diagnose
 from trtstudio.engine.mapping import MappingResult, map_layers
-from trtstudio.engine.model import EngineInfo, Finding
-from trtstudio.engine.table import SEVERITY_RANK, LayerColumns, layer_columns
+from trtstudio.engine.model import SEVERITY_RANK, EngineInfo, Finding
+
+if TYPE_CHECKING:
+    from trtstudio.engine.table import LayerColumns
 
 SCHEMA = "trtstudio.layers/1"
 
@@ -153,6 +155,12 @@ def _analyze(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, Any
             node_time[name] = t
     return Analysis(
         engine=eng, findings=findings, mapping=mapping, node_layers=node_layers, node_severity=node_severity,
-        node_time_ms=node_time, columns=layer_columns(eng, findings) if columns else None,
+        node_time_ms=node_time, columns=_columns(eng, findings) if columns else None,
         model_path=None if model_path is None else str(model_path), unsupported=unsupported_list,
     )
+
+
+def _columns(engine: EngineInfo, findings: list[Finding]) -> LayerColumns:
+    from trtstudio.engine.table import layer_columns  # numpy: imported where the table is wanted
+
+    return layer_columns(engine, findings)

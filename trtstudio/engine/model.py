@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import msgspec
 
 SCHEMA = "trtstudio.layers/1"
+SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}  # a finding's severity, ordered
 
 
 class TensorDesc(msgspec.Struct, forbid_unknown_fields=True, gc=False):

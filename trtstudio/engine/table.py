@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from trtstudio.engine.model import EngineInfo, Finding, Layer, TensorDesc
+from trtstudio.engine.model import SEVERITY_RANK, EngineInfo, Finding, Layer, TensorDesc
 
-SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
+__all__ = ["NUMERIC_KEYS", "SEVERITY_RANK", "LayerColumns", "layer_columns"]
 NUMERIC_KEYS = ("index", "stream", "total_ms", "average_ms", "median_ms", "percent")
 
 
