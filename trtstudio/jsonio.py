@@ -117,3 +117,118 @@ def read_json_file(path: Any, what: str) -> Any:
         raise InputError(path, f"cannot read {what}: {exc}") from None
     except RecursionError:
         raise InputError(path, f"cannot read {what}: nested too deeply") from None
+
+
+class ForkedHead:
+    """Write a big JSON object to standard output in two parts: a forked child encodes the object's
+    first keys (the part known early, e.g. an engine's 50,000 layers) while this process computes
+    the rest (the findings), and writes them once this process says go; then this process writes
+    the rest. On a 2-core machine the encoding of the head runs beside the work that follows.
+
+    The bytes written are those ``dumps(obj)`` writes (compact, with a newline), as long as orjson
+    encodes each part; where the rest needs the standard library, it is written compact by it.
+    :meth:`finish` returns None when the child could not encode the head (nothing was written):
+    the caller writes the whole object itself. Linux only (``available``), and only in a process
+    with one thread: anything else should write in one go.
+    """
+
+    def __init__(self, head: list[tuple[str, Any]], count: Any = None) -> None:
+        """``head``: the first (key, value) pairs; a value may be a function without arguments,
+        called in the child; ``count(key, value)``: the NaN/infinite floats in a value (default
+        :func:`count_non_finite`), counted in the child."""
+        import os
+        import sys
+
+        counter = count or (lambda _key, value: count_non_finite(value))
+        out_fd = sys.stdout.fileno()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._status_r, status_w = os.pipe()
+        go_r, self._go_w = os.pipe()
+        self._pid = os.fork()
+        if self._pid == 0:  # the child: encode, report, wait for go, write, exit
+            code = 0
+            try:
+                import gc
+
+                gc.disable()  # short-lived, acyclic garbage only
+                os.close(self._status_r)
+                os.close(self._go_w)
+                values = [(k, v() if callable(v) else v) for k, v in head]
+                parts = [orjson.dumps(k) + b":" + orjson.dumps(v, default=_default, option=_OPTS) for k, v in values]
+                n = sum(counter(k, v) for k, v in values)
+                data = b"{" + b",".join(parts)
+                os.write(status_w, f"ok {n}\n".encode())
+                if os.read(go_r, 1) == b"g":
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(out_fd, view):]
+            except BrokenPipeError:
+                code = 3
+            except BaseException:  # noqa: BLE001 - anything: the parent writes everything itself
+                code = 1
+                try:
+                    os.write(status_w, b"fail\n")
+                except OSError:
+                    pass
+            finally:
+                os._exit(code)
+        os.close(status_w)
+        os.close(go_r)
+
+    @staticmethod
+    def available() -> bool:
+        import os
+        import sys
+        import threading
+
+        if not (sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+                and not os.environ.get("TRTSTUDIO_NO_FORK")):
+            return False
+        try:  # both processes write to the file descriptor behind sys.stdout (not to a StringIO)
+            return sys.stdout.fileno() >= 0 and getattr(sys.stdout, "buffer", None) is not None
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+            return False
+
+    def _wait(self) -> int:
+        import os
+
+        _, status = os.waitpid(self._pid, 0)
+        return os.waitstatus_to_exitcode(status)
+
+    def cancel(self) -> None:
+        """Stop the child without it writing anything (the caller failed)."""
+        import os
+
+        os.close(self._go_w)
+        os.close(self._status_r)
+        self._wait()
+
+    def finish(self, rest: list[tuple[str, Any]]) -> int | None:
+        """Let the child write the head, then write ``rest`` (the remaining pairs) and the closing
+        brace. Returns how many NaN/infinite floats the whole object held, or None when the child
+        could not encode the head (nothing written). BrokenPipeError when the reader went away."""
+        import os
+
+        with os.fdopen(self._status_r, "rb") as fh:
+            status = fh.readline().decode().split()
+        if not status or status[0] != "ok":
+            os.close(self._go_w)
+            self._wait()
+            return None
+        os.write(self._go_w, b"g")
+        os.close(self._go_w)
+        try:
+            tail = b"".join(b"," + orjson.dumps(k) + b":" + orjson.dumps(v, default=_default, option=_OPTS)
+                            for k, v in rest)
+        except TypeError:  # integers beyond 64 bits, lone surrogates: the standard library, compact
+            from trtstudio.fileio import strict
+
+            tail = b"".join(b"," + json.dumps(k).encode() + b":" + json.dumps(
+                strict(v)[0], separators=(",", ":"), ensure_ascii=True, allow_nan=False,
+                default=_default).encode() for k, v in rest)
+        if self._wait() == 3:
+            raise BrokenPipeError("standard output closed")
+        write_stdout(tail + b"}\n")
+        return int(status[1]) + sum(count_non_finite(v) for _, v in rest)
+

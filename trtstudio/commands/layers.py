@@ -100,12 +100,42 @@ def run(args: argparse.Namespace) -> int:
         from trtstudio.graph.model import load_model
 
         graph = load_model(args.onnx).graph
-    # the one analysis (mapping, rules, engine vs this machine) the window and reports make too
-    analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files), hand_over=True)
+    forked = None
+    mapping = None
+    if args.json and args.indent is None and not args.findings_only:
+        from trtstudio.jsonio import ForkedHead
+
+        if ForkedHead.available():
+            # Once mapped, the layers are final: a forked child encodes them (and the document's
+            # head) while the rules run here; the output is the one written in one go.
+            from trtstudio.engine.mapping import map_layers
+            from trtstudio.engine.model import count_non_finite_doc
+
+            mapping = map_layers(engine, graph) if graph is not None else None
+            forked = ForkedHead(engine.json_parts()[:5], count=lambda key, value: count_non_finite_doc({key: value}))
+    try:
+        # the one analysis (mapping, rules, engine vs this machine) the window and reports make too
+        analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files), hand_over=True,
+                           mapping=mapping)
+    except BaseException:
+        if forked is not None:
+            forked.cancel()
+        raise
     engine, mapping = analysis.engine, analysis.mapping
     if args.json:
+        from trtstudio.engine.model import count_non_finite_doc
         from trtstudio.engine.readers import gc_paused
+        from trtstudio.fileio import warn_non_finite
+        from trtstudio.jsonio import dumps, write_stdout
 
+        if forked is not None:
+            rest = [(key, value()) for key, value in engine.json_parts()[5:]]  # findings, warnings
+            if mapping is not None:
+                rest.append(("mapping", {**mapping.to_json(), "model": args.onnx}))
+            n = forked.finish(rest)
+            if n is not None:
+                warn_non_finite(n)
+                return 0
         with gc_paused():
             doc = analysis.to_json()
         if mapping is not None:
@@ -113,10 +143,6 @@ def run(args: argparse.Namespace) -> int:
         if args.findings_only:
             doc = {"schema": doc["schema"], "source": doc["source"], "findings": doc["findings"],
                    "warnings": doc["warnings"]}
-        from trtstudio.engine.model import count_non_finite_doc
-        from trtstudio.fileio import warn_non_finite
-        from trtstudio.jsonio import dumps, write_stdout
-
         write_stdout(dumps(doc, indent=args.indent, check_finite=False))
         warn_non_finite(count_non_finite_doc(doc))
         return 0

@@ -6,6 +6,7 @@ Plain dataclasses, no Qt. Times in milliseconds, memory in bytes.
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -291,11 +292,16 @@ class EngineInfo:
                 gc.enable()
 
     def _to_json(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "source": self.sources,
-            "formats": self.formats,
-            "engine": {
+        return {key: value() for key, value in self.json_parts()}
+
+    def json_parts(self) -> list[tuple[str, Callable[[], Any]]]:
+        """The document's keys in order, each with the function that makes its value (the
+        ``trtstudio layers`` command encodes the first ones in another process)."""
+        return [
+            ("schema", lambda: SCHEMA),
+            ("source", lambda: self.sources),
+            ("formats", lambda: self.formats),
+            ("engine", lambda: {
                 "versions": self.versions,
                 "device": self.device,
                 "memory": self.memory,
@@ -303,8 +309,8 @@ class EngineInfo:
                 "latency_ms": self.latency_ms,
                 "detailed": self.detailed,
                 "io_tensors": [t.to_json() for t in self.io_tensors],
-            },
-            "layers": [lay.to_json() for lay in self.layers],
-            "findings": [f.to_json() for f in self.findings],
-            "warnings": self.warnings,
-        }
+            }),
+            ("layers", lambda: [lay.to_json() for lay in self.layers]),
+            ("findings", lambda: [f.to_json() for f in self.findings]),
+            ("warnings", lambda: self.warnings),
+        ]

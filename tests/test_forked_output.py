@@ -1,0 +1,135 @@
+"""``trtstudio layers --json`` writes its document in two parts (jsonio.ForkedHead: a forked child
+encodes the layers while the rules run): the bytes are those written in one go, whatever the
+output is (file, pipe closed early) and whatever goes wrong in either process. Real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the forked writer is Linux only")
+
+ROOT = Path(__file__).resolve().parents[1]
+TREX = ROOT.parent / "shared/fixtures/trt-real/NVIDIA_TensorRT_trex/release-11.0/tests/inputs"
+
+
+def _layers(args: list[str], *, fork: bool, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[bytes]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("TRTSTUDIO_NO_FORK", None)
+    if not fork:
+        env["TRTSTUDIO_NO_FORK"] = "1"
+    return subprocess.run([sys.executable, "-m", "trtstudio.cli", "layers", *args, "--json"], stdout=stdout,
+                          stderr=subprocess.PIPE, env=env, timeout=120, check=False)
+
+
+def _engine_doc(names: list[str]) -> dict[str, object]:
+    layers = []
+    prev = "input"
+    for i, name in enumerate(names):
+        layers.append({
+            "Name": name, "LayerType": "CaskConvolution" if i % 2 == 0 else "Reformat",
+            "Inputs": [{"Name": prev, "Location": "Device", "Dimensions": [1, 60, 8, 8],
+                        "Format/Datatype": "Row major linear FP32" if i == 1 else "Channel major FP16 format"}],
+            "Outputs": [{"Name": f"t{i}", "Location": "Device", "Dimensions": [1, 60, 8, 8],
+                         "Format/Datatype": "Channel major FP16 format"}],
+            "TacticName": "sm80_xmma_gemm_simt" if i % 2 == 0 else None, "Kernel": [3, 3],
+            "Metadata": f"[ONNX Layer: n{i}]",
+        })
+        prev = f"t{i}"
+    return {"Layers": layers, "Bindings": ["input", prev]}
+
+
+def test_the_forked_output_is_the_one_written_in_one_go(tmp_path: Path) -> None:
+    eng = tmp_path / "e.layers.json"
+    eng.write_text(json.dumps(_engine_doc([f"conv{i}" for i in range(40)])))
+    cases = [[str(eng)]]
+    if TREX.is_dir():
+        cases.append([str(TREX / "mobilenet.qat.onnx.engine.graph.json"),
+                      str(TREX / "mobilenet.qat.onnx.engine.profile.json")])
+    for files in cases:
+        forked, serial = _layers(files, fork=True), _layers(files, fork=False)
+        assert forked.returncode == serial.returncode == 0, forked.stderr
+        assert forked.stdout == serial.stdout
+        assert forked.stderr == serial.stderr
+        doc = json.loads(forked.stdout)
+        assert doc["layers"] and doc["findings"], "the rules found nothing to write"
+
+
+def test_with_a_model_and_into_a_file(tmp_path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Relu", ["input" if i == 0 else f"t{i - 1}"], [f"t{i}"], name=f"n{i}") for i in range(6)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 60, 8, 8])],
+                              [helper.make_tensor_value_info("t5", TensorProto.FLOAT, [1, 60, 8, 8])])
+    model = tmp_path / "m.onnx"
+    model.write_bytes(helper.make_model(graph).SerializeToString())
+    eng = tmp_path / "e.layers.json"
+    eng.write_text(json.dumps(_engine_doc([f"conv{i}" for i in range(6)])))
+    outs = []
+    for fork in (True, False):
+        out = tmp_path / f"out{fork}.json"
+        with out.open("wb") as fh:
+            res = _layers([str(eng), "--onnx", str(model)], fork=fork, stdout=fh.fileno())
+        assert res.returncode == 0, res.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    doc = json.loads(outs[0])
+    assert doc["mapping"]["model"] == str(model) and doc["mapping"]["mapped_nodes"] == 6
+
+
+def test_a_reader_that_goes_away_is_no_error(tmp_path: Path) -> None:
+    eng = tmp_path / "e.layers.json"
+    eng.write_text(json.dumps(_engine_doc([f"conv{i}" for i in range(3000)])))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    res = subprocess.run(f"{sys.executable} -m trtstudio.cli layers {eng} --json | head -c 100",
+                         shell=True, capture_output=True, env=env, timeout=120, check=False)
+    assert res.returncode == 0 and len(res.stdout) == 100
+    assert b"Traceback" not in res.stderr and b"error" not in res.stderr
+
+
+CHILD_FAILS = r"""
+import sys
+from trtstudio.jsonio import ForkedHead, dumps
+head = [("a", 1), ("big", lambda: [2**70])]      # orjson cannot encode 2**70: the child gives up
+fh = ForkedHead(head)
+n = fh.finish([("c", "x")])
+if n is None:
+    sys.stdout.buffer.write(dumps({"a": 1, "big": [2**70], "c": "x"}))
+"""
+
+TAIL_NEEDS_STDLIB = r"""
+from trtstudio.jsonio import ForkedHead
+fh = ForkedHead([("a", [1.5, float("nan")])])
+n = fh.finish([("path", "bad\udcff"), ("z", [float("inf")])])   # a lone surrogate: the standard library
+import sys
+print(n, file=sys.stderr)
+"""
+
+PARENT_FAILS = r"""
+from trtstudio.jsonio import ForkedHead
+fh = ForkedHead([("a", lambda: list(range(10)))])
+fh.cancel()
+print("cancelled")
+"""
+
+
+def _script(code: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def test_what_either_process_cannot_encode() -> None:
+    res = _script(CHILD_FAILS)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == {"a": 1, "big": [2**70], "c": "x"}  # written once, by the parent
+    res = _script(TAIL_NEEDS_STDLIB)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == {"a": [1.5, None], "path": "bad\udcff", "z": [None]}
+    assert res.stdout.endswith(b"}\n") and res.stderr.strip() == b"2"  # NaN and inf counted in both parts
+    res = _script(PARENT_FAILS)
+    assert res.stdout == b"cancelled\n" and res.returncode == 0  # the child wrote nothing
