@@ -261,3 +261,23 @@ def test_generated_profiles_read_the_same_or_step_aside(doc: list[Any]) -> None:
     fast = _fast.read_profile(text)
     if fast is not None:
         _same_profile(Path("p.profile.json"), text, fast)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=3), max_size=8, unique=True), st.lists(st.booleans(), max_size=8))
+def test_profiles_in_layer_order_match_as_by_name(names: list[str], timed_flags: list[bool]) -> None:
+    """match_times' shortcut for a profile listing the layers' own unique names in order gives what
+    matching each name gives."""
+    from trtstudio.engine.load import _match_by_name, match_times
+    from trtstudio.engine.model import LayerTime
+
+    def engine() -> tuple[list[Layer], list[Layer]]:
+        layers = [Layer(i, n) for i, n in enumerate(names)]
+        timed = [Layer(i, n, time=LayerTime(float(i)) if i < len(timed_flags) and timed_flags[i] else None)
+                 for i, n in enumerate(names)]
+        return layers, timed
+
+    a_layers, a_timed = engine()
+    b_layers, b_timed = engine()
+    assert match_times(a_layers, a_timed) == _match_by_name(b_layers, b_timed)
+    assert [lay.time for lay in a_layers] == [lay.time for lay in b_layers]
