@@ -249,3 +249,19 @@ def test_real_engine_maps_through_names_when_metadata_is_absent() -> None:
             assert b.mapping_confidence < a.mapping_confidence
             same += 1
     assert same >= 10
+
+
+def test_metadata_that_is_no_string_leaves_the_name_to_decide(graph) -> None:  # type: ignore[no-untyped-def]
+    lay = Layer(0, "/mul/Mul", metadata=5)  # type: ignore[arg-type]  # what a damaged file may hold
+    eng = _engine(lay)
+    map_layers(eng, graph)
+    assert lay.onnx_nodes == ["/mul/Mul"]
+
+
+def test_metadata_entries_resolve_one_by_one_where_one_is_odd(graph) -> None:  # type: ignore[no-untyped-def]
+    both = Layer(0, "x", metadata="[ONNX Layer: /mul/Mul]\x1e[ONNX Layer: /fc/MatMul]")
+    odd = Layer(1, "y", metadata="[ONNX Layer: /mul/Mul]\x1e[ONNX Layer:  /fc/MatMul ]\x1e")  # spaces, a trailing separator
+    eng = _engine(both, odd)
+    map_layers(eng, graph)
+    assert both.onnx_nodes == ["/mul/Mul", "/fc/MatMul"]
+    assert odd.onnx_nodes == ["/mul/Mul", "/fc/MatMul"]

@@ -35,7 +35,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from trtstudio.engine.model import EngineInfo, Layer
 from trtstudio.engine.readers import gc_paused
@@ -51,6 +51,7 @@ CONF_REFORMAT = 0.3
 
 _METADATA_PREFIX = "[ONNX Layer: "
 _PREFIX_LEN = len(_METADATA_PREFIX)
+_METADATA_SEP = "]\x1e" + _METADATA_PREFIX  # between two entries
 _REFORMAT_PREFIX = "Reformatting CopyNode for "
 _REFORMAT_RE = re.compile(r"Reformatting CopyNode for (?:Input|Output) Tensor \d+ to (.*)$", re.S)
 _LEGACY_REFORMAT_RE = re.compile(r"^(.*?) (?:input|output) reformatter \d+$")
@@ -366,17 +367,12 @@ def _map_layers(engine: EngineInfo, r: Resolver) -> MappingResult:
         idx: list[int] = []
         conf = 0.0
         md = lay.metadata
-        if md:
+        if md and type(md) is str:  # a damaged file's Metadata may be anything: then names decide
             # most metadata name nodes that exist: "[ONNX Layer: a]\x1e[ONNX Layer: b]"; anything else
             # (other separators, names needing cleaning) goes to resolve_metadata
-            idx = []
-            if "\x1f" not in md and "][" not in md:
-                for entry in md.split("\x1e"):
-                    i = nbn_get(entry[_PREFIX_LEN:-1]) if entry.startswith(_METADATA_PREFIX) else None
-                    if i is None or entry[-1] != "]":
-                        idx = resolve_metadata(md)
-                        break
-                    idx.append(i)
+            if md.startswith(_METADATA_PREFIX) and md[-1] == "]" and "\x1f" not in md and "][" not in md:
+                found = [nbn_get(n) for n in md[_PREFIX_LEN:-1].split(_METADATA_SEP)]  # one split in C
+                idx = resolve_metadata(md) if None in found else cast(list[int], found)
             else:
                 idx = resolve_metadata(md)
             conf = CONF_METADATA if idx else 0.0
