@@ -200,7 +200,7 @@ class Graph:
     def walk(self) -> list[Graph]:
         """This graph and all nested subgraphs, depth first."""
         out = [self]
-        for node in self.nodes:
+        for node in [n for n in self.nodes if n.subgraphs]:  # few nodes have any: one pass picks them
             for sub in node.subgraphs.values():
                 out.extend(sub.walk())
         return out
@@ -232,7 +232,12 @@ class Model:
     def summary(self) -> dict[str, Any]:
         """Everything ``trtstudio inspect --json`` prints."""
         g = self.graph
-        counts = Counter(n.qualified_op for n in g.nodes)
+        graphs = g.walk()
+        # op types counted in C; the few in other domains are qualified afterwards
+        by_op = Counter(zip([n.domain for n in g.nodes], [n.op_type for n in g.nodes], strict=True))
+        counts: Counter[str] = Counter()
+        for (domain, op), k in by_op.items():
+            counts[op if domain in ("", "ai.onnx") else f"{domain}::{op}"] += k
         params = 0
         pbytes = 0
         for proto in g.initializers.values():
@@ -241,7 +246,7 @@ class Model:
             pbytes += n * _ITEMSIZE.get(dtype_name(proto.data_type), 0)
         subgraphs = [
             {"owner": sub.owner, "name": sub.name, "depth": sub.depth, "nodes": len(sub.nodes)}
-            for sub in g.walk()[1:]
+            for sub in graphs[1:]
         ]
         return {
             "schema": SCHEMA,
@@ -251,7 +256,7 @@ class Model:
             "producer": self.producer,
             "graph_name": g.name,
             "nodes": len(g.nodes),
-            "nodes_total": sum(len(s.nodes) for s in g.walk()),
+            "nodes_total": sum(len(s.nodes) for s in graphs),
             "op_counts": dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
             "inputs": [g.tensors[n].to_json() for n in g.inputs],
             "outputs": [g.tensors[n].to_json() for n in g.outputs],
@@ -259,7 +264,7 @@ class Model:
             "parameters": params,
             "parameter_bytes": pbytes,
             "subgraphs": subgraphs,
-            "custom_domains": sorted({n.domain for s in g.walk() for n in s.nodes} - {"", "ai.onnx"}),
+            "custom_domains": sorted({d for s in graphs for d in {n.domain for n in s.nodes}} - {"", "ai.onnx"}),
             "warnings": self.warnings,
         }
 
@@ -451,6 +456,13 @@ def _check_external(external: list[Any], base_dir: str, path: str) -> None:
                                        f"{need} bytes, file has {os.path.getsize(full)})")
 
 
+def _has_negative(shape: list[int | str]) -> bool:
+    try:
+        return min(shape) < 0  # type: ignore[type-var,operator]  # all ints (the usual case)
+    except TypeError:  # names among the dims
+        return any(isinstance(d, int) and d < 0 for d in shape)
+
+
 def _content_warnings(proto: onnx.ModelProto, graph: Graph) -> list[str]:
     """Suspicious but loadable content: unknown opset versions, negative dims, dangling inputs."""
     import onnx
@@ -464,17 +476,24 @@ def _content_warnings(proto: onnx.ModelProto, graph: Graph) -> list[str]:
             out.append(f"opset {o.domain or 'ai.onnx'} version {o.version} is unknown (this onnx "
                        f"{onnx.__version__} knows 1..{latest or '?'}); "
                        "TensorRT will refuse it")
-    negative = [f"{t.name} {t.shape_text()}" for g in graph.walk() for t in g.tensors.values()
-                if t.shape and any(isinstance(d, int) and d < 0 for d in t.shape)]
+    graphs = graph.walk()
+    # shapes with an int below 0: most shapes have none, and min() over them runs in C
+    negative = [f"{t.name} {t.shape_text()}" for g in graphs for t in g.tensors.values()
+                if t.shape and _has_negative(t.shape)]
     if negative:
         out.append(f"{len(negative)} tensor(s) with a negative dimension, e.g. {negative[0]}; a dimension is "
                    "a size (>= 0) or a name")
     defined: set[str] = set()
-    for g in graph.walk():
+    for g in graphs:
         defined.update(g.inputs, g.initializers)
-        defined.update(t for n in g.nodes for t in n.outputs)
+        for n in g.nodes:
+            defined.update(n.outputs)
         defined.update(t.name for t in g.tensors.values() if t.kind in ("input", "initializer"))
-    dangling = sorted({t for g in graph.walk() for n in g.nodes for t in n.inputs if t not in defined})
+    used: set[str] = set()
+    for g in graphs:
+        for n in g.nodes:
+            used.update(n.inputs)
+    dangling = sorted(used - defined)
     if dangling:
         out.append(f"{len(dangling)} node input(s) that no node, graph input or initializer provides "
                    f"(dangling): {', '.join(repr(t) for t in dangling[:5])}")
