@@ -483,17 +483,23 @@ def _content_warnings(proto: onnx.ModelProto, graph: Graph) -> list[str]:
     if negative:
         out.append(f"{len(negative)} tensor(s) with a negative dimension, e.g. {negative[0]}; a dimension is "
                    "a size (>= 0) or a name")
-    defined: set[str] = set()
-    for g in graphs:
-        defined.update(g.inputs, g.initializers)
-        for n in g.nodes:
-            defined.update(n.outputs)
-        defined.update(t.name for t in g.tensors.values() if t.kind in ("input", "initializer"))
-    used: set[str] = set()
-    for g in graphs:
-        for n in g.nodes:
-            used.update(n.inputs)
-    dangling = sorted(used - defined)
+    if len(graphs) == 1:  # the tensor table knows: read by a node, written by none, no input or initializer
+        g = graph
+        outer = set(g.inputs) | set(g.initializers)
+        dangling = sorted(name for name, t in g.tensors.items() if t.consumers and t.producer is None
+                          and t.kind not in ("input", "initializer") and name not in outer)
+    else:  # a subgraph may read any enclosing graph's tensors
+        defined: set[str] = set()
+        for g in graphs:
+            defined.update(g.inputs, g.initializers)
+            for n in g.nodes:
+                defined.update(n.outputs)
+            defined.update(t.name for t in g.tensors.values() if t.kind in ("input", "initializer"))
+        used: set[str] = set()
+        for g in graphs:
+            for n in g.nodes:
+                used.update(n.inputs)
+        dangling = sorted(used - defined)
     if dangling:
         out.append(f"{len(dangling)} node input(s) that no node, graph input or initializer provides "
                    f"(dangling): {', '.join(repr(t) for t in dangling[:5])}")
