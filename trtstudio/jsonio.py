@@ -197,11 +197,16 @@ class ForkedHead:
         return os.waitstatus_to_exitcode(status)
 
     def cancel(self) -> None:
-        """Stop the child without it writing anything (the caller failed)."""
+        """Stop the child without it writing anything (the caller failed or was interrupted)."""
         import os
+        import signal
 
-        os.close(self._go_w)
+        os.close(self._go_w)  # a child waiting for go reads end-of-file and writes nothing
         os.close(self._status_r)
+        try:
+            os.kill(self._pid, signal.SIGKILL)  # one still encoding stops now
+        except ProcessLookupError:
+            pass
         self._wait()
 
     def finish(self, rest: list[tuple[str, Any]]) -> int | None:
