@@ -65,7 +65,7 @@ from functools import lru_cache
 from typing import Any
 
 from trtstudio.engine.mapping import Resolver, map_layers
-from trtstudio.engine.model import EngineInfo, Finding, Layer
+from trtstudio.engine.model import EngineInfo, Finding, Layer, own_attrs_of
 from trtstudio.engine.readers import gc_paused
 
 TENSOR_CORE_MARKERS: tuple[str, ...] = (
@@ -204,7 +204,8 @@ class _Ctx:
         qdq_nodes, shape_nodes = self.qdq_nodes, self.shape_nodes
         # what the type alone says, per (type, parameter_type): a few dozen pairs in any engine
         by_type: dict[tuple[str, str | None], tuple[bool, bool, bool, bool, bool]] = {}
-        for lay in engine.layers:  # the checks of is_reformat, is_plugin, ... written out: 50,000s of layers
+        # the checks of is_reformat, is_plugin, ... written out: 50,000s of layers
+        for lay, own in zip(engine.layers, own_attrs_of(engine.layers), strict=True):
             ltype, name = lay.type, lay.name
             ptype = lay.parameter_type
             key = (ltype, ptype if type(ptype) is str else None)  # the rules match strings only
@@ -212,7 +213,6 @@ class _Ctx:
             if cls is None:
                 cls = by_type[key] = (ltype == "Reformat", ltype.startswith("Plugin"), is_conv(lay) or is_gemm(lay),
                                       ltype in _NOT_COMPUTE, ltype in _SHAPE_TYPES)
-            own = lay.own_attrs()
             refm = cls[0] or (bool(own.get("reformat")) if own else False) or (
                 name.startswith("Reformatting CopyNode") or " reformatter " in name)
             plug = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from trtstudio.engine.model import EngineInfo, Layer
+from trtstudio.engine.model import EngineInfo, Layer, own_attrs_of
 from trtstudio.engine.readers import ReadResult, find_reader, gc_paused, read_file
 from trtstudio.engine.readers._common import NAMES_ONLY_WARNING, PROFILE, PROFILE_ONLY, base_name
 from trtstudio.errors import InputError
@@ -43,7 +43,7 @@ def detect_format(path: str | Path) -> str:
 
 
 def _is_profile_only(info: EngineInfo) -> bool:
-    return bool(info.layers) and all(lay.own_attrs().get(PROFILE_ONLY) for lay in info.layers)
+    return bool(info.layers) and all(a.get(PROFILE_ONLY) for a in own_attrs_of(info.layers))
 
 
 def match_times(layers: list[Layer], timed: list[Layer]) -> tuple[int, list[str]]:
@@ -85,7 +85,8 @@ def _match_by_name(layers: list[Layer], timed: list[Layer]) -> tuple[int, list[s
 
 def select_profile(info: EngineInfo, profile: int = 0) -> None:
     """Keep the layers of one optimization profile (tagged by the readers) and say so in a warning."""
-    profiles = sorted({int(lay.own_attrs().get(PROFILE, 0)) for lay in info.layers})
+    tagged = [a for a in own_attrs_of(info.layers) if a]  # most layers carry no attrs of ours
+    profiles = sorted({int(a.get(PROFILE, 0)) for a in tagged} | ({0} if len(tagged) < len(info.layers) else set()))
     if len(profiles) <= 1:
         return
     if profile not in profiles:

@@ -35,6 +35,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import filterfalse
 from typing import Any, Protocol, cast
 
 from trtstudio.engine.model import EngineInfo, Layer
@@ -400,5 +401,5 @@ def _map_layers(engine: EngineInfo, r: Resolver) -> MappingResult:
                 lst.append(pos)
     result.node_layers = node_layers
     result.by_confidence.update(Counter(confs))  # counted in C
-    result.unmapped_nodes = [n for n in node_names if n not in node_layers]
+    result.unmapped_nodes = list(filterfalse(node_layers.__contains__, node_names))  # in C: 100,000s of names
     return result
