@@ -294,3 +294,47 @@ def test_support_overlay_survives_the_reanalysis_it_starts(qtbot, window: MainWi
     qtbot.waitUntil(lambda: window.loader.last_check is not None and window.analysis is not before
                     and not window.is_busy(), timeout=60000)
     assert window.view.legend and window.view.legend[0][0] == "supported by TensorRT"
+
+
+def _deferred_window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
+    win = MainWindow(defer_plots=True)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    return win
+
+
+def test_plots_follow_the_model_on_screen(qtbot, sample_model: Path) -> None:
+    """``trtstudio gui M``: the plot panels are made once the model is shown, and show it and the
+    engine opened before them."""
+    log = sample_model.with_name("mobilenetv2_035.rtx-sm86.build.log")
+    win = _deferred_window(qtbot)
+    try:
+        assert win.plots_pending() and win.profile_panel is None and win.charts is None
+        _open(qtbot, win, sample_model)
+        if log.exists():
+            with qtbot.waitSignal(win.sig_engine_loaded, timeout=60000):
+                win.open_engine([str(log)])
+        qtbot.waitUntil(lambda: not win.plots_pending(), timeout=30000)
+        panel = win.profile_panel
+        assert panel is not None and panel._model == str(sample_model)
+        assert win.engine_tabs.indexOf(win.charts) == 1  # after the layer table, as when made at once
+        holder = win.tools.profile_holder
+        assert holder.count() == 1 and holder.widget(0) is panel  # the placeholder is gone
+        if log.exists():
+            assert win.charts._engine is win.engine  # the engine shown before the charts existed
+    finally:
+        win.shutdown()
+
+
+def test_plots_come_when_the_model_does_not_open(qtbot, tmp_path: Path) -> None:
+    bad = tmp_path / "broken.onnx"
+    bad.write_bytes(b"\x08\x07" + b"\xff" * 50)
+    win = _deferred_window(qtbot)
+    try:
+        with qtbot.waitSignal(win.sig_error, timeout=30000):
+            win.open_model(str(bad))
+        qtbot.waitUntil(lambda: not win.plots_pending(), timeout=30000)
+        assert win.profile_panel is not None and win.charts is not None
+    finally:
+        win.shutdown()

@@ -47,10 +47,7 @@ def _app() -> QApplication:
 
     app.setWindowIcon(QIcon(str(resources.files("trtstudio.resources") / "icons" / "trtstudio.svg")))
     app.setDesktopFileName("trtstudio")
-    import pyqtgraph as pg
-
-    pg.setConfigOptions(antialias=False, background="w", foreground="k")
-    return app
+    return app  # pyqtgraph is configured where plots import it (trtstudio.ui.plots)
 
 
 # Platforms that need no display server.
@@ -150,7 +147,9 @@ def run_gui(model: str | None = None, engine_files: list[str] | None = None, *, 
     app = _app()
     from trtstudio.ui.main_window import MainWindow, wait_idle
 
-    win = MainWindow()
+    # With a model to open, the plot panels wait until it is on screen (pyqtgraph and the panels
+    # took 0.3 s of the GUI thread before the load could start, and 0.7 s of the first frame).
+    win = MainWindow(defer_plots=bool(model))
     win.resize(*size)
     errors: list[str] = []
     win.sig_error.connect(errors.append)
@@ -159,16 +158,15 @@ def run_gui(model: str | None = None, engine_files: list[str] | None = None, *, 
     if engine_files:
         win.open_engine(engine_files)
     win.show()
-    panel = win.profile_panel
-    if demo and panel is not None:
+    if demo:
         from PySide6.QtCore import QTimer
 
         def _start() -> None:
-            if win.is_busy():
+            if win.is_busy() or win.plots_pending():
                 QTimer.singleShot(100, _start)
-            else:
+            elif win.profile_panel is not None:
                 win.demo_highlight()
-                panel.start()
+                win.profile_panel.start()
 
         QTimer.singleShot(200, _start)
     if screenshot:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from trtstudio.engine.model import EngineInfo
 from trtstudio.engine.table import LayerColumns, time_by
 from trtstudio.palette import OTHER_PRECISION_COLOR, PRECISION_COLORS
+from trtstudio.ui.plots import pg
 
 TYPE_COLOR = "#6a9fd4"
 

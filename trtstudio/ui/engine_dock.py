@@ -64,12 +64,14 @@ class EngineTabs(QTabWidget):
     sig_layers_selected = Signal(list)
     sig_finding_clicked = Signal(object, list)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, defer_charts: bool = False) -> None:
+        """``defer_charts``: the charts tab (pyqtgraph) is made later, by :meth:`add_charts`."""
         super().__init__(parent)
         self.layer_table: Any = None
         self.charts: Any = None
         self.log_panel: Any = None
         self._gen = 0
+        self._shown: tuple[Any, Any] | None = None  # (engine, columns) the charts show, for charts made later
         try:
             from trtstudio.ui.layer_table import LayerTableView
 
@@ -78,13 +80,8 @@ class EngineTabs(QTabWidget):
             self.addTab(self.layer_table, "Layers")
         except ImportError:
             self.addTab(QLabel("layer table unavailable"), "Layers")
-        try:
-            from trtstudio.ui.engine_charts import EngineChartsView
-
-            self.charts = EngineChartsView()
-            self.addTab(self.charts, "Time by type / precision")
-        except ImportError:
-            pass
+        if not defer_charts:
+            self.add_charts()
         self.findings_model = FindingsModel(self)
         self.findings_view = QTreeView()
         self.findings_view.setModel(self.findings_model)
@@ -102,6 +99,19 @@ class EngineTabs(QTabWidget):
             self.addTab(self.log_panel, "Log")
         except ImportError:
             pass
+
+    def add_charts(self) -> None:
+        """Make the charts tab (second, after the layer table) and show what the tabs show."""
+        if self.charts is not None:
+            return
+        try:
+            from trtstudio.ui.engine_charts import EngineChartsView
+        except ImportError:
+            return
+        self.charts = EngineChartsView()
+        self.insertTab(1, self.charts, "Time by type / precision")  # after the layer table (or its stand-in)
+        if self._shown is not None:
+            self.charts.set_engine(*self._shown)
 
     def show_analysis(self, analysis: Any, engine: Any = None) -> None:
         """Fill the tabs from ``analysis`` (an engine.analysis.Analysis with ``columns``); with only
@@ -121,6 +131,7 @@ class EngineTabs(QTabWidget):
     def _show_rest(self, gen: int, engine: Any, columns: Any, findings: list[Any]) -> None:
         if gen != self._gen:
             return  # a newer analysis replaced this one
+        self._shown = (engine, columns)
         if self.charts is not None:
             self.charts.set_engine(engine, columns)
         QTimer.singleShot(0, lambda: self._show_findings(gen, findings))

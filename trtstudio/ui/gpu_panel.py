@@ -8,11 +8,11 @@ refreshed on a timer; it holds no state of its own beyond the curves.
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from trtstudio.profiling.scenario_devices import GpuInfo, GpuSampler
+from trtstudio.ui.plots import pg
 
 GIB = float(1 << 30)
 

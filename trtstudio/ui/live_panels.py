@@ -14,7 +14,6 @@ import math
 from typing import Any
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
@@ -43,6 +42,7 @@ from trtstudio.profiling.live import (
 )
 from trtstudio.profiling.memory import MemoryMonitor
 from trtstudio.profiling.samples import SampleBuffer
+from trtstudio.ui.plots import pg
 
 FRAME_MS = 40  # 25 Hz
 SLOW_EVERY = 5  # each slow part is redrawn every 5th frame (5 Hz), in its own frame of the cycle

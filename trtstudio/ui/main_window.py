@@ -11,6 +11,7 @@ table in ``ui/actions.py``.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,10 @@ class MainWindow(QMainWindow):
     sig_session_loaded = Signal(object)
     sig_environment = Signal(list)
 
-    def __init__(self) -> None:
+    def __init__(self, defer_plots: bool = False) -> None:
+        """``defer_plots``: make the plot panels (live profile, engine charts: pyqtgraph, 0.3 s
+        with its import) only once the model opened first is on screen (:meth:`start_plots`);
+        ``trtstudio gui MODEL`` asks for it."""
         super().__init__()
         self.setWindowTitle(f"trtstudio {__version__}")
         self.resize(1600, 1000)
@@ -73,6 +77,7 @@ class MainWindow(QMainWindow):
         self._loading = 0
         self._syncing = False
         self._docks_sized = False
+        self._plots = "deferred" if defer_plots else "built"  # deferred -> importing -> built
 
         self.tabs = QTabWidget()
         self.tabs.setTabsClosable(True)
@@ -85,8 +90,8 @@ class MainWindow(QMainWindow):
         self.side_tabs = ModelPanel()
         self.summary, self.props = self.side_tabs.summary, self.side_tabs.props
         self.model_dock = self._dock("Model", "dock_model", self.side_tabs, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.engine_tabs = EngineTabs()
-        self.layer_table, self.charts = self.engine_tabs.layer_table, self.engine_tabs.charts
+        self.engine_tabs = EngineTabs(defer_charts=defer_plots)
+        self.layer_table = self.engine_tabs.layer_table
         self.findings_view, self.log_panel = self.engine_tabs.findings_view, self.engine_tabs.log_panel
         self.engine_tabs.sig_layers_selected.connect(self._on_table_layers_selected)
         self.engine_tabs.sig_finding_clicked.connect(self._on_engine_tabs_finding_clicked)
@@ -94,7 +99,7 @@ class MainWindow(QMainWindow):
         self.loader = DocumentLoader(self)
         self.tools = WindowTools(self)
         self.profile_panel: Any = None
-        self.profile_dock = self._dock("Live profile", "dock_profile", self.tools.make_profile_holder(),
+        self.profile_dock = self._dock("Live profile", "dock_profile", self.tools.make_profile_holder(defer_plots),
                                        Qt.DockWidgetArea.RightDockWidgetArea)
 
         tb = QToolBar("Main")
@@ -136,6 +141,8 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self.tools.show_environment)
         self.prefs.restore_window(self)
         self.set_theme(self.prefs.theme())
+        if defer_plots:  # a load that takes very long does not keep the panels away for ever
+            QTimer.singleShot(self.PLOTS_AT_THE_LATEST_MS, self.start_plots)
 
     # ---- construction -------------------------------------------------------------------
     def _dock(self, title: str, name: str, widget: Any, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -219,12 +226,57 @@ class MainWindow(QMainWindow):
         self.tabs.setTabText(0, Path(model.path).name)
         self.setWindowTitle(f"{Path(model.path).name} - trtstudio {__version__}")
         self.side_tabs.show_summary(self.loader.summary or model.summary())
+        self.show_model_in_profile_panel(model)
+        self._apply_overlay(self.overlay.currentText())
+        if self._plots == "deferred":  # the graph is painted on the next turns; the plots follow it
+            QTimer.singleShot(self.PLOTS_AFTER_MODEL_MS, self.start_plots)
+
+    def show_model_in_profile_panel(self, model: Any) -> None:
         if self.profile_panel is not None:
             try:
                 self.profile_panel.set_model(model.path, getattr(model, "proto", None))
             except Exception as exc:  # noqa: BLE001 - the model still opens
                 self.statusBar().showMessage(f"profiling unavailable for this model: {exc}", 8000)
-        self._apply_overlay(self.overlay.currentText())
+
+    @property
+    def charts(self) -> Any:
+        """The engine charts view (None until the plots are built, or where pyqtgraph cannot load)."""
+        return self.engine_tabs.charts
+
+    PLOTS_AFTER_MODEL_MS = 150
+    PLOTS_AT_THE_LATEST_MS = 20000
+
+    def plots_pending(self) -> bool:
+        return self._plots != "built"
+
+    PLOTS_LAYOUT_WAIT_S = 10.0
+
+    def start_plots(self) -> None:
+        """Import pyqtgraph in a worker thread (0.2 s of Python, which on this thread would stall
+        the window), then, once the graph's layout has settled (a layout worker competing for the
+        interpreter made the panels' 0.1 s of construction a 0.3 s stall), make the charts and the
+        profile panel on two event-loop turns."""
+        if self._plots != "deferred":
+            return
+        self._plots = "importing"
+        thread = threading.Thread(target=_import_plot_modules, name="trtstudio-plots-import", daemon=True)
+        thread.start()
+        import time
+
+        give_up = time.monotonic() + self.PLOTS_LAYOUT_WAIT_S
+
+        def build() -> None:
+            if thread.is_alive() or (not self.view.layout_settled.is_set() and time.monotonic() < give_up):
+                QTimer.singleShot(20, build)
+                return
+            self.engine_tabs.add_charts()
+            QTimer.singleShot(0, self._build_profile_panel)
+
+        QTimer.singleShot(20, build)
+
+    def _build_profile_panel(self) -> None:
+        self.tools.build_profile_panel()
+        self._plots = "built"
 
     def _on_workspace_analysis(self, ws: Workspace) -> None:
         self.engine_tabs.show_analysis(ws.analysis, ws.engine)
@@ -405,6 +457,8 @@ class MainWindow(QMainWindow):
         self.last_error = message
         self.statusBar().showMessage(f"error: {message}", 15000)
         self.message_box(QMessageBox.Icon.Critical, "trtstudio", message)
+        if self._plots == "deferred":  # the model did not open: nothing to wait for
+            QTimer.singleShot(0, self.start_plots)
 
     # ---- settings, recent files, theme ------------------------------------------------------
     def recent_files(self) -> list[str]:
@@ -487,8 +541,21 @@ def wait_idle(window: MainWindow, app: Any, timeout_s: float = 120.0) -> None:
     import time
 
     deadline = time.monotonic() + timeout_s
-    while window.is_busy() and time.monotonic() < deadline:
+    while (window.is_busy() or window.plots_pending()) and time.monotonic() < deadline:
         app.processEvents()
         time.sleep(0.01)
     for _ in range(5):
         app.processEvents()
+
+
+def _import_plot_modules() -> None:
+    """What the plot panels import (pyqtgraph first), in a worker thread: the GUI thread then
+    finds the modules loaded."""
+    import importlib
+
+    for name in ("trtstudio.ui.plots", "trtstudio.ui.engine_charts", "trtstudio.ui.live_panels",
+                 "trtstudio.ui.profile_panel"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            return  # the builders say "unavailable" themselves

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
@@ -36,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from trtstudio.profiling import scenario as sc
 from trtstudio.ui.gpu_panel import DevicePicker, GpuMemoryPanel
+from trtstudio.ui.plots import pg
 from trtstudio.ui.timeline_view import TimelineView
 from trtstudio.ui.workers import TaskState, WorkerHandle, error_text, run_in_thread
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from trtstudio.profiling.timeline import KINDS, Timeline
+from trtstudio.ui.plots import pg
 
 KIND_COLORS = {"h2d": "#2ca02c", "compute": "#1f77b4", "d2h": "#ff7f0e", "host": "#7f7f7f"}
 ROW_HEIGHT = 0.8

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from trtstudio.triton.live import TritonLive
 from trtstudio.triton.sweep import gpu_figures
+from trtstudio.ui.plots import pg
 
 PART_COLOURS = ("#d62728", "#8c564b", "#2ca02c", "#bcbd22", "#7f7f7f")
 PART_LABELS = ("queue", "compute input", "compute infer", "compute output", "client/network")

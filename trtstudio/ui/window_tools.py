@@ -28,27 +28,48 @@ class WindowTools(QObject):
         self.w = window
         self.panel_run: Any = None
 
-    def make_profile_holder(self) -> QScrollArea:
-        """The Live profile dock's content: the ProfilePanel (``window.profile_panel``) in a scroll area."""
-        holder = QTabWidget()
-        try:
-            from trtstudio.ui.profile_panel import ProfilePanel
-
-            self.w.profile_panel = ProfilePanel()
-            self.w.profile_panel.wait_for = self.w.view.layout_settled
-            holder.addTab(self.w.profile_panel, "Profile")
-            self.w.profile_panel.sig_layer_times.connect(
-                lambda rows: self.w.statusBar().showMessage(f"per-layer profile: {len(rows)} entries", 5000))
-            self.w.profile_panel.sig_run_started.connect(self.on_run_started)
-            self.w.profile_panel.sig_run_outcome.connect(self.on_run_outcome)
-        except ImportError:
-            holder.addTab(QLabel("live profiling unavailable"), "Profile")
+    def make_profile_holder(self, defer: bool = False) -> QScrollArea:
+        """The Live profile dock's content: the ProfilePanel (``window.profile_panel``) in a scroll area;
+        with ``defer`` a placeholder until :meth:`build_profile_panel`."""
+        self.profile_holder = holder = QTabWidget()
+        if defer:
+            holder.addTab(QLabel("live panels follow once the model is on screen..."), "Profile")
+        else:
+            self.build_profile_panel()
         scroll = QScrollArea()  # the panels' minimum size must not push the window beyond the screen
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         holder.setMinimumWidth(520)  # its height: what the controls and plots need (the dock scrolls, nothing overlaps)
         scroll.setWidget(holder)
         return scroll
+
+    def build_profile_panel(self) -> None:
+        """Make the ProfilePanel in the holder's first tab (replacing a placeholder), for the model
+        open now."""
+        holder = self.profile_holder
+        if self.w.profile_panel is not None:
+            return
+        placeholder = holder.widget(0) if holder.count() else None
+        try:
+            from trtstudio.ui.profile_panel import ProfilePanel
+
+            panel = ProfilePanel()
+            panel.wait_for = self.w.view.layout_settled
+            panel.sig_layer_times.connect(
+                lambda rows: self.w.statusBar().showMessage(f"per-layer profile: {len(rows)} entries", 5000))
+            panel.sig_run_started.connect(self.on_run_started)
+            panel.sig_run_outcome.connect(self.on_run_outcome)
+            self.w.profile_panel = panel
+            holder.insertTab(0, panel, "Profile")
+        except ImportError:
+            holder.insertTab(0, QLabel("live profiling unavailable"), "Profile")
+        holder.setCurrentIndex(0)
+        if placeholder is not None:
+            holder.removeTab(holder.indexOf(placeholder))
+            placeholder.deleteLater()
+        model = self.w.workspace.model
+        if self.w.profile_panel is not None and model is not None:
+            self.w.show_model_in_profile_panel(model)
 
     def _need_model(self) -> bool:
         if self.w.model is None:
