@@ -142,7 +142,7 @@ class MainWindow(QMainWindow):
         self.prefs.restore_window(self)
         self.set_theme(self.prefs.theme())
         if defer_plots:  # a load that takes very long does not keep the panels away for ever
-            QTimer.singleShot(self.PLOTS_AT_THE_LATEST_MS, self.start_plots)
+            QTimer.singleShot(self.PLOTS_AT_THE_LATEST_MS, self, self.start_plots)
 
     # ---- construction -------------------------------------------------------------------
     def _dock(self, title: str, name: str, widget: Any, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -229,7 +229,7 @@ class MainWindow(QMainWindow):
         self.show_model_in_profile_panel(model)
         self._apply_overlay(self.overlay.currentText())
         if self._plots == "deferred":  # the graph is painted on the next turns; the plots follow it
-            QTimer.singleShot(self.PLOTS_AFTER_MODEL_MS, self.start_plots)
+            QTimer.singleShot(self.PLOTS_AFTER_MODEL_MS, self, self.start_plots)
 
     def show_model_in_profile_panel(self, model: Any) -> None:
         if self.profile_panel is not None:
@@ -267,12 +267,12 @@ class MainWindow(QMainWindow):
 
         def build() -> None:
             if thread.is_alive() or (not self.view.layout_settled.is_set() and time.monotonic() < give_up):
-                QTimer.singleShot(20, build)
+                QTimer.singleShot(20, self, build)  # with the window as context: dropped once it is gone
                 return
             self.engine_tabs.add_charts()
-            QTimer.singleShot(0, self._build_profile_panel)
+            QTimer.singleShot(0, self, self._build_profile_panel)
 
-        QTimer.singleShot(20, build)
+        QTimer.singleShot(20, self, build)
 
     def _build_profile_panel(self) -> None:
         self.tools.build_profile_panel()
@@ -458,7 +458,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"error: {message}", 15000)
         self.message_box(QMessageBox.Icon.Critical, "trtstudio", message)
         if self._plots == "deferred":  # the model did not open: nothing to wait for
-            QTimer.singleShot(0, self.start_plots)
+            QTimer.singleShot(0, self, self.start_plots)
 
     # ---- settings, recent files, theme ------------------------------------------------------
     def recent_files(self) -> list[str]:
