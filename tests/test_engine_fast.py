@@ -281,3 +281,26 @@ def test_profiles_in_layer_order_match_as_by_name(names: list[str], timed_flags:
     b_layers, b_timed = engine()
     assert match_times(a_layers, a_timed) == _match_by_name(b_layers, b_timed)
     assert [lay.time for lay in a_layers] == [lay.time for lay in b_layers]
+
+
+def test_copies_read_from_several_threads_all_see_the_whole_record() -> None:
+    import threading
+
+    info = _fast.read_layer_doc(json.dumps({"Layers": [CONV] * 200}))
+    assert info is not None
+    copies = [[lay.shallow_copy() for lay in info.layers] for _ in range(4)]
+    seen: list[bool] = []
+    barrier = threading.Barrier(4)
+
+    def read(layers: list[Layer]) -> None:
+        barrier.wait()
+        seen.extend(lay.attrs.get("Groups") == 1 and list(lay.attrs)[:3] == ["Kernel", "Groups", "Weights"]
+                    for lay in layers)
+
+    threads = [threading.Thread(target=read, args=(c,)) for c in copies]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 800 and all(seen)
+    assert all(lay.source is None for lay in info.layers) or all(lay.attrs["Groups"] == 1 for lay in info.layers)

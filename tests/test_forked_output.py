@@ -133,3 +133,42 @@ def test_what_either_process_cannot_encode() -> None:
     assert res.stdout.endswith(b"}\n") and res.stderr.strip() == b"2"  # NaN and inf counted in both parts
     res = _script(PARENT_FAILS)
     assert res.stdout == b"cancelled\n" and res.returncode == 0  # the child wrote nothing
+
+
+CHILD_KILLED_BEFORE_GO = r"""
+import os, signal, sys, time
+from trtstudio.jsonio import ForkedHead, dumps
+fh = ForkedHead([("a", 1)])
+time.sleep(0.5)  # it has encoded and waits for go
+os.kill(fh._pid, signal.SIGKILL)
+n = fh.finish([("c", "x")])
+if n is None:
+    sys.stdout.buffer.write(dumps({"a": 1, "c": "x"}))
+"""
+
+CHILD_KILLED_WHILE_WRITING = r"""
+import os, signal, sys, threading
+from trtstudio.jsonio import ForkedHead
+fh = ForkedHead([("a", "x" * 1_000_000)])  # more than a pipe holds: it blocks writing, nobody reads yet
+threading.Timer(1.0, lambda: os.kill(fh._pid, signal.SIGKILL)).start()
+try:
+    fh.finish([("c", "x")])
+except OSError as exc:
+    print("refused:", exc, file=sys.stderr)
+"""
+
+
+def test_a_child_that_dies_never_passes_for_a_whole_document() -> None:
+    res = _script(CHILD_KILLED_BEFORE_GO)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == {"a": 1, "c": "x"}  # nothing from the child: the parent wrote it all
+    proc = subprocess.Popen([sys.executable, "-c", CHILD_KILLED_WHILE_WRITING], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        proc.wait(timeout=60)  # stdout is not read meanwhile: the child's write blocks until it is killed
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert b"refused:" in err and b"incomplete" in err
+    assert not out.endswith(b"}\n")  # no tail after a head that was cut

@@ -143,8 +143,10 @@ class ForkedHead:
         out_fd = sys.stdout.fileno()
         sys.stdout.flush()
         sys.stderr.flush()
-        self._status_r, status_w = os.pipe()
-        go_r, self._go_w = os.pipe()
+        status_r, status_w = os.pipe()
+        go_r, go_w = os.pipe()
+        self._status_r: int | None = status_r
+        self._go_w: int | None = go_w
         self._pid = os.fork()
         if self._pid == 0:  # the child: encode, report, wait for go, write, exit
             code = 0
@@ -152,14 +154,15 @@ class ForkedHead:
                 import gc
 
                 gc.disable()  # short-lived, acyclic garbage only
-                os.close(self._status_r)
-                os.close(self._go_w)
+                os.close(status_r)
+                os.close(go_w)
                 values = [(k, v() if callable(v) else v) for k, v in head]
                 parts = [orjson.dumps(k) + b":" + orjson.dumps(v, default=_default, option=_OPTS) for k, v in values]
                 n = sum(counter(k, v) for k, v in values)
                 data = b"{" + b",".join(parts)
                 os.write(status_w, f"ok {n}\n".encode())
                 if os.read(go_r, 1) == b"g":
+                    os.write(status_w, b"writing\n")  # from here on, part of the head may be out
                     view = memoryview(data)
                     while view:
                         view = view[os.write(out_fd, view):]
@@ -175,6 +178,7 @@ class ForkedHead:
                 os._exit(code)
         os.close(status_w)
         os.close(go_r)
+        self._exit: int | None = None
 
     @staticmethod
     def available() -> bool:
@@ -193,36 +197,60 @@ class ForkedHead:
     def _wait(self) -> int:
         import os
 
-        _, status = os.waitpid(self._pid, 0)
-        return os.waitstatus_to_exitcode(status)
+        if self._exit is None:
+            _, status = os.waitpid(self._pid, 0)
+            self._exit = os.waitstatus_to_exitcode(status)
+        return self._exit
+
+    def _close(self, which: str) -> None:
+        import os
+
+        fd = getattr(self, which)
+        if fd is not None:
+            setattr(self, which, None)
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     def cancel(self) -> None:
-        """Stop the child without it writing anything (the caller failed or was interrupted)."""
+        """Stop the child (the caller failed or was interrupted). Before go it writes nothing;
+        after go it is stopped where it is. Safe to call more than once, and after :meth:`finish`."""
         import os
         import signal
 
-        os.close(self._go_w)  # a child waiting for go reads end-of-file and writes nothing
-        os.close(self._status_r)
-        try:
-            os.kill(self._pid, signal.SIGKILL)  # one still encoding stops now
-        except ProcessLookupError:
-            pass
-        self._wait()
+        self._close("_go_w")  # a child waiting for go reads end-of-file and writes nothing
+        self._close("_status_r")
+        if self._exit is None:
+            try:
+                os.kill(self._pid, signal.SIGKILL)  # one still encoding stops now
+            except ProcessLookupError:
+                pass
+            self._wait()
 
     def finish(self, rest: list[tuple[str, Any]]) -> int | None:
         """Let the child write the head, then write ``rest`` (the remaining pairs) and the closing
         brace. Returns how many NaN/infinite floats the whole object held, or None when the child
-        could not encode the head (nothing written). BrokenPipeError when the reader went away."""
+        could not encode the head or died before writing (nothing written: the caller writes the
+        object itself). BrokenPipeError when the reader went away; OSError when the child failed
+        while writing (part of the head may be out: nothing can be written after it)."""
         import os
 
-        with os.fdopen(self._status_r, "rb") as fh:
-            status = fh.readline().decode().split()
+        assert self._status_r is not None and self._go_w is not None
+        status_file = os.fdopen(self._status_r, "rb")
+        self._status_r = None
+        try:
+            return self._finish(rest, status_file)
+        finally:
+            status_file.close()
+
+    def _finish(self, rest: list[tuple[str, Any]], status_file: Any) -> int | None:
+        import os
+
+        status = status_file.readline().decode().split()
         if not status or status[0] != "ok":
-            os.close(self._go_w)
-            self._wait()
+            self.cancel()
             return None
-        os.write(self._go_w, b"g")
-        os.close(self._go_w)
         try:
             tail = b"".join(b"," + orjson.dumps(k) + b":" + orjson.dumps(v, default=_default, option=_OPTS)
                             for k, v in rest)
@@ -232,8 +260,22 @@ class ForkedHead:
             tail = b"".join(b"," + json.dumps(k).encode() + b":" + json.dumps(
                 strict(v)[0], separators=(",", ":"), ensure_ascii=True, allow_nan=False,
                 default=_default).encode() for k, v in rest)
-        if self._wait() == 3:
+        go_w = self._go_w
+        assert go_w is not None
+        try:
+            os.write(go_w, b"g")
+        except BrokenPipeError:  # the child is gone (killed) before it wrote anything
+            self.cancel()
+            return None
+        self._close("_go_w")
+        began = status_file.readline().strip() == b"writing"
+        code = self._wait()
+        if not began:  # it died before writing a byte: the caller writes the whole object
+            return None
+        if code == 3:
             raise BrokenPipeError("standard output closed")
+        if code != 0:
+            raise OSError(f"the process writing the layers ended with status {code}; the output is incomplete")
         write_stdout(tail + b"}\n")
         return int(status[1]) + sum(count_non_finite(v) for _, v in rest)
 

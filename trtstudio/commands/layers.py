@@ -117,25 +117,26 @@ def run(args: argparse.Namespace) -> int:
         # the one analysis (mapping, rules, engine vs this machine) the window and reports make too
         analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files), hand_over=True,
                            mapping=mapping)
+        engine, mapping = analysis.engine, analysis.mapping
+        n = None
+        if forked is not None:
+            rest = [(key, value()) for key, value in engine.json_parts()[5:]]  # findings, warnings
+            if mapping is not None:
+                rest.append(("mapping", {**mapping.to_json(), "model": args.onnx}))
+            n = forked.finish(rest)
     except BaseException:
         if forked is not None:
-            forked.cancel()
+            forked.cancel()  # whatever failed here, the child writes nothing more
         raise
-    engine, mapping = analysis.engine, analysis.mapping
     if args.json:
         from trtstudio.engine.model import count_non_finite_doc
         from trtstudio.engine.readers import gc_paused
         from trtstudio.fileio import warn_non_finite
         from trtstudio.jsonio import dumps, write_stdout
 
-        if forked is not None:
-            rest = [(key, value()) for key, value in engine.json_parts()[5:]]  # findings, warnings
-            if mapping is not None:
-                rest.append(("mapping", {**mapping.to_json(), "model": args.onnx}))
-            n = forked.finish(rest)
-            if n is not None:
-                warn_non_finite(n)
-                return 0
+        if n is not None:  # the forked writer wrote it all
+            warn_non_finite(n)
+            return 0
         with gc_paused():
             doc = analysis.to_json()
         if mapping is not None:

@@ -6,6 +6,7 @@ Plain dataclasses, no Qt. Times in milliseconds, memory in bytes.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -150,6 +151,33 @@ def own_attrs_of(layers: Iterable[Layer]) -> Iterator[dict[str, Any]]:
     return map(_ATTRS_SLOT.__get__, layers)
 
 
+_PARSE_LOCK = threading.Lock()
+
+
+class _SharedRecord:
+    """A record that shallow copies of a SourcedLayer share (with their attrs dict)."""
+
+    __slots__ = ("parsed", "raw")
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.parsed = False
+
+
+def _merge_record(d: dict[str, Any], raw: Any, known: frozenset[str]) -> None:
+    """Put the keys of the JSON record ``raw`` that are not in ``known`` into ``d``, before what
+    ``d`` holds already (the order an eager reader gives)."""
+    from trtstudio.jsonio import loads
+
+    rec = loads(bytes(raw))
+    extra = {k: v for k, v in rec.items() if k not in known} if type(rec) is dict else {}
+    if extra:
+        own = dict(d)
+        d.clear()
+        d.update(extra)
+        d.update(own)
+
+
 class SourcedLayer(Layer):
     """A Layer that still holds its source record (raw JSON bytes): the record's keys beyond the
     ones Layer has fields for (a convolution's Kernel, Stride, Weights...) are parsed into
@@ -161,7 +189,7 @@ class SourcedLayer(Layer):
 
     __slots__ = ("source",)
 
-    source: Any  # bytes-like JSON of the record, or None once parsed
+    source: Any  # bytes-like JSON of the record (a _SharedRecord once copied), or None once parsed
     # the inspector record keys that Layer has fields for (the rest go to attrs)
     known: ClassVar[frozenset[str]] = frozenset(
         ("Name", "LayerType", "Inputs", "Outputs", "ParameterType", "TacticName", "TacticValue", "StreamId",
@@ -171,19 +199,16 @@ class SourcedLayer(Layer):
     @property  # type: ignore[override]
     def attrs(self) -> dict[str, Any]:
         d: dict[str, Any] = _ATTRS_SLOT.__get__(self)
-        src = self.source
-        if src is not None:
-            self.source = None
-            from trtstudio.jsonio import loads
-
-            rec = loads(bytes(src))
-            known = self.known
-            extra = {k: v for k, v in rec.items() if k not in known} if type(rec) is dict else {}
-            if extra:
-                own = dict(d)
-                d.clear()
-                d.update(extra)
-                d.update(own)
+        if self.source is not None:
+            with _PARSE_LOCK:  # one parse, whichever thread or copy asks first; the others wait for it
+                src = self.source
+                if src is not None:
+                    shared = src if type(src) is _SharedRecord else None
+                    if shared is None or not shared.parsed:
+                        _merge_record(d, shared.raw if shared is not None else src, self.known)
+                        if shared is not None:
+                            shared.parsed = True
+                    self.source = None  # only now: a reader that sees None finds the dict complete
         return d
 
     @attrs.setter
@@ -198,7 +223,10 @@ class SourcedLayer(Layer):
         out = SourcedLayer(self.index, self.name, self.type, self.parameter_type, self.inputs, self.outputs,
                            self.tactic, self.tactic_value, self.stream, self.metadata, list(self.onnx_nodes),
                            self.mapping_confidence, self.origin, self.time, _ATTRS_SLOT.__get__(self))
-        out.source = self.source  # the same dict: whichever copy parses first fills it for both
+        src = self.source
+        if src is not None and type(src) is not _SharedRecord:
+            src = self.source = _SharedRecord(src)  # the same dict: whichever copy parses first fills it for both
+        out.source = src
         return out
 
     def __reduce__(self) -> tuple[Any, ...]:

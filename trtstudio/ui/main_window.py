@@ -269,14 +269,18 @@ class MainWindow(QMainWindow):
             if thread.is_alive() or (not self.view.layout_settled.is_set() and time.monotonic() < give_up):
                 QTimer.singleShot(20, self, build)  # with the window as context: dropped once it is gone
                 return
-            self.engine_tabs.add_charts()
-            QTimer.singleShot(0, self, self._build_profile_panel)
+            try:
+                self.engine_tabs.add_charts()
+            finally:  # whatever happens there, the profile panel still comes (and the state moves on)
+                QTimer.singleShot(0, self, self._build_profile_panel)
 
         QTimer.singleShot(20, self, build)
 
     def _build_profile_panel(self) -> None:
-        self.tools.build_profile_panel()
-        self._plots = "built"
+        try:
+            self.tools.build_profile_panel()
+        finally:  # a panel that failed must not keep wait_idle and the demo waiting for ever
+            self._plots = "built"
 
     def _on_workspace_analysis(self, ws: Workspace) -> None:
         self.engine_tabs.show_analysis(ws.analysis, ws.engine)

@@ -123,6 +123,8 @@ class WindowTools(QObject):
         if self.w.profile_panel is not None:
             self.w.profile_dock.show()
             self.w.profile_panel.start()
+        elif self.w.plots_pending():
+            self.w.statusBar().showMessage("the live panels are being prepared; start the run in a moment", 5000)
 
     def stop_profile(self) -> None:
         if self.w.profile_panel is not None:

@@ -85,7 +85,7 @@ _DOC_WITH_MORE = msgspec.json.Decoder(_DocWithMore)
 _RAW = msgspec.json.Decoder(_RawDoc)
 _PROFILE = msgspec.json.Decoder(list[_Timing])
 _LAYER_KEY_UNKNOWN = re.compile(r"Object contains unknown field `.*` - at `\$\.Layers\[\d+\]`", re.S)
-_FAILED = (msgspec.ValidationError, msgspec.DecodeError, UnicodeEncodeError)
+_FAILED = (msgspec.ValidationError, msgspec.DecodeError, UnicodeEncodeError, RecursionError)  # nested too deeply: general path
 
 
 def use_fast_path(text: str | bytes) -> bool:
