@@ -231,8 +231,9 @@ def base_name(name: str) -> str:
     return _PROFILE_RE.sub("", name).strip()
 
 
-def assign_profiles(layers: list[Layer]) -> int:
-    """Tag layers with their optimization profile; returns how many profiles the engine has.
+def assign_profiles(info: EngineInfo) -> int:
+    """Tag ``info.layers`` with their optimization profile and, when there are several, note how
+    many in ``build_settings["optimization_profiles"]``; returns how many profiles the engine has.
 
     Layers of profile N>0 follow those of profile 0 and carry "[profile N]" in their names, except
     some Myelin helper layers (``__mye258_0_myl15_0``) that carry none: they take the profile of the
@@ -240,7 +241,7 @@ def assign_profiles(layers: list[Layer]) -> int:
     """
     current = 0
     seen = 0
-    for lay in layers:
+    for lay in info.layers:
         if "[profile " in lay.name:
             m = _PROFILE_NUM_RE.search(lay.name)
             if m:
@@ -248,6 +249,8 @@ def assign_profiles(layers: list[Layer]) -> int:
         if current:
             lay.own_attrs()[PROFILE] = current
         seen = max(seen, current)
+    if seen:
+        info.build_settings["optimization_profiles"] = seen + 1
     return seen + 1
 
 
@@ -308,9 +311,7 @@ def info_from_layer_doc(path: Path, doc: Any, consume: bool = False) -> EngineIn
             if consume:
                 raw_layers[i] = None
         info.layers = layers
-    n_profiles = assign_profiles(info.layers)
-    if n_profiles > 1:
-        info.build_settings["optimization_profiles"] = n_profiles
+    assign_profiles(info)
     return info
 
 

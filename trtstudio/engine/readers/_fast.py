@@ -148,9 +148,7 @@ def read_layer_doc(text: str | bytes) -> EngineInfo | None:
             lay.source = raws[i]
             append(lay)
     info.layers = layers
-    n_profiles = assign_profiles(layers)
-    if n_profiles > 1:
-        info.build_settings["optimization_profiles"] = n_profiles
+    assign_profiles(info)
     return info
 
 

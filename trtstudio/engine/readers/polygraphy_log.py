@@ -133,8 +133,7 @@ def read(path: Path, text: str) -> EngineInfo:
     flush()
     if layers:
         info.layers = layers
-        if assign_profiles(layers) > 1:
-            info.build_settings["optimization_profiles"] = assign_profiles(layers)
+        assign_profiles(info)
     elif "==== TensorRT Network ====" in text:
         info.warnings.append(
             "Polygraphy log of a TensorRT network (before the builder fused layers), not of an engine: "

@@ -281,9 +281,7 @@ def read(path: Path, text: str) -> EngineInfo:
         if lay is not None:
             layers.append(lay)
     info.layers = layers
-    n_profiles = assign_profiles(layers)
-    if n_profiles > 1:
-        info.build_settings["optimization_profiles"] = n_profiles
+    assign_profiles(info)
     _map_metadata(layers)
     info.detailed = any(lay.inputs or lay.outputs for lay in layers)
     if io_lines:

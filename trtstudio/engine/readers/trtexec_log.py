@@ -440,9 +440,7 @@ def _fill_layers(path: Path, info: EngineInfo, blocks: _Blocks) -> None:
     for i, lay in enumerate(chosen):
         lay.index = i
     info.layers = chosen
-    n_prof = assign_profiles(chosen)
-    if n_prof > 1:
-        info.build_settings["optimization_profiles"] = n_prof
+    assign_profiles(info)
     if blocks.bindings and not info.io_tensors:
         info.io_tensors = [TensorDesc(name=b) for b in blocks.bindings[-1]]
 
