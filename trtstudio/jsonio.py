@@ -119,6 +119,18 @@ def read_json_file(path: Any, what: str) -> Any:
         raise InputError(path, f"cannot read {what}: nested too deeply") from None
 
 
+def _members(pairs: list[tuple[str, Any]], stdlib: bool = False) -> list[bytes]:
+    """``"key":value`` for each pair, compact, as :func:`dumps` writes them inside an object
+    (orjson; TypeError where it cannot); ``stdlib``: by the standard library, NaN as null."""
+    if not stdlib:
+        return [orjson.dumps(k) + b":" + orjson.dumps(v, default=_default, option=_OPTS) for k, v in pairs]
+    from trtstudio.fileio import strict
+
+    return [json.dumps(k).encode() + b":" + json.dumps(strict(v)[0], separators=(",", ":"), ensure_ascii=True,
+                                                       allow_nan=False, default=_default).encode()
+            for k, v in pairs]
+
+
 class ForkedHead:
     """Write a big JSON object to standard output in two parts: a forked child encodes the object's
     first keys (the part known early, e.g. an engine's 50,000 layers) while this process computes
@@ -157,9 +169,8 @@ class ForkedHead:
                 os.close(status_r)
                 os.close(go_w)
                 values = [(k, v() if callable(v) else v) for k, v in head]
-                parts = [orjson.dumps(k) + b":" + orjson.dumps(v, default=_default, option=_OPTS) for k, v in values]
+                data = b"{" + b",".join(_members(values))
                 n = sum(counter(k, v) for k, v in values)
-                data = b"{" + b",".join(parts)
                 os.write(status_w, f"ok {n}\n".encode())
                 if os.read(go_r, 1) == b"g":
                     os.write(status_w, b"writing\n")  # from here on, part of the head may be out
@@ -252,14 +263,9 @@ class ForkedHead:
             self.cancel()
             return None
         try:
-            tail = b"".join(b"," + orjson.dumps(k) + b":" + orjson.dumps(v, default=_default, option=_OPTS)
-                            for k, v in rest)
+            tail = b"".join(b"," + m for m in _members(rest))
         except TypeError:  # integers beyond 64 bits, lone surrogates: the standard library, compact
-            from trtstudio.fileio import strict
-
-            tail = b"".join(b"," + json.dumps(k).encode() + b":" + json.dumps(
-                strict(v)[0], separators=(",", ":"), ensure_ascii=True, allow_nan=False,
-                default=_default).encode() for k, v in rest)
+            tail = b"".join(b"," + m for m in _members(rest, stdlib=True))
         go_w = self._go_w
         assert go_w is not None
         try:
