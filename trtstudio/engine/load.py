@@ -48,8 +48,8 @@ def _is_profile_only(info: EngineInfo) -> bool:
 
 def match_times(layers: list[Layer], timed: list[Layer]) -> tuple[int, list[str]]:
     """Copy ``timed`` layers' times onto ``layers`` by name; returns (matched, unmatched names)."""
-    names = [lay.name for lay in layers]
-    if len(timed) == len(layers) and [t.name for t in timed] == names and len(set(names)) == len(names):
+    names = [lay.name for lay in layers] if len(timed) == len(layers) else None
+    if names is not None and [t.name for t in timed] == names and len(set(names)) == len(names):
         # the usual case (a profile of this very build): the same unique names in the same order
         matched = 0
         for lay, t in zip(layers, timed, strict=True):
