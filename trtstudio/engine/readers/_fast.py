@@ -60,10 +60,8 @@ class _Doc(msgspec.Struct, gc=False):
     IOTensors: Any = msgspec.field(default=None, name="I/O Tensors")
 
 
-class _DocWithMore(msgspec.Struct, gc=False):
-    Layers: list[_LayerWithMore]
-    Bindings: Any = None
-    IOTensors: Any = msgspec.field(default=None, name="I/O Tensors")
+class _DocWithMore(_Doc, gc=False):
+    Layers: list[_LayerWithMore]  # type: ignore[assignment]  # the same document, its layers allowed more keys
 
 
 class _RawDoc(msgspec.Struct, gc=False):
@@ -100,16 +98,15 @@ def read_layer_doc(text: str | bytes) -> EngineInfo | None:
     """EngineInfo from a detailed inspector document (``{"Layers": [{...}, ...]}``), or None."""
     # msgspec reads an ASCII str in place (encoding it first would copy the whole document); lone
     # surrogates make it raise UnicodeEncodeError
-    data = text
     raws: list[msgspec.Raw] | None = None
     try:
-        doc: _Doc | _DocWithMore = _DOC.decode(data)
+        doc: _Doc = _DOC.decode(text)
     except msgspec.ValidationError as exc:
         if not _LAYER_KEY_UNKNOWN.fullmatch(str(exc)):
             return None
         try:
-            doc = _DOC_WITH_MORE.decode(data)
-            raws = _RAW.decode(data).Layers
+            doc = _DOC_WITH_MORE.decode(text)
+            raws = _RAW.decode(text).Layers
         except _FAILED:
             return None
     except _FAILED:
