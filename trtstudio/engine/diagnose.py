@@ -62,6 +62,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from itertools import chain, compress
+from operator import attrgetter
 from typing import Any
 
 from trtstudio.engine.mapping import Resolver, map_layers
@@ -91,6 +93,8 @@ _SHAPE_TYPES = frozenset(("Shape", "NoOp", "Constant", "Shuffle", "shape_call", 
 _SHAPE_NAME_MARKERS = ("[Shuffle]", "[Constant]", "[Shape]", "[Identity]")
 _SHAPE_OPS = frozenset(("Shape", "Reshape", "Constant", "ConstantOfShape", "Squeeze", "Unsqueeze", "Flatten",
                         "Identity"))
+_NEAR = 4  # layers on either side that Ctx._touched looks at before the sets of all tensors
+_NAME, _INPUTS, _OUTPUTS, _OP_TYPE = attrgetter("name"), attrgetter("inputs"), attrgetter("outputs"), attrgetter("op_type")
 _QDQ_OPS = frozenset(("QuantizeLinear", "DequantizeLinear"))
 _QDQ_OR_SHAPE_OPS = _QDQ_OPS | _SHAPE_OPS
 _NOT_COMPUTE = _SHAPE_TYPES | frozenset(("Reformat", "Myelin", "DLA", "DLATransfer", "TrainStation", "Unknown",
@@ -277,16 +281,33 @@ class _Ctx:
         return self._consumers
 
     def at_boundary(self, lay: Layer) -> bool:
-        """A layer reading an engine input or writing an engine output."""
-        if self._written_read is None:  # two sets, cheaper to make than the producer and consumer maps
-            layers = self.engine.layers
-            self._written_read = ({t.name for x in layers for t in x.outputs}, {t.name for x in layers for t in x.inputs})
+        """A layer reading an engine input or writing an engine output: a tensor of the engine's
+        I/O, or one no layer writes (an input) or reads (an output)."""
         io = self.io
-        written, read = self._written_read
         for t in lay.inputs:
-            if t.name in io or t.name not in written:
+            if t.name in io or not self._touched(t.name, lay, False):
                 return True
-        return any(t.name in io or t.name not in read for t in lay.outputs)
+        for t in lay.outputs:
+            if t.name in io or not self._touched(t.name, lay, True):
+                return True
+        return False
+
+    def _touched(self, name: str, lay: Layer, read: bool) -> bool:
+        """Whether some layer reads (``read``) or writes ``name``. The layers next to ``lay`` are
+        asked first: a reformat's tensors almost always come from the layer before it and go to the
+        one after; only a tensor they do not have costs the sets of every layer's tensors."""
+        layers = self.engine.layers
+        i = lay.index
+        n = len(layers)
+        if 0 <= i < n and layers[i] is lay:
+            for j in range(i + 1, min(n, i + 1 + _NEAR)) if read else range(i - 1, max(-1, i - 1 - _NEAR), -1):
+                for t in layers[j].inputs if read else layers[j].outputs:
+                    if t.name == name:
+                        return True
+        if self._written_read is None:  # two sets, cheaper to make than the producer and consumer maps
+            self._written_read = (set(map(_NAME, chain.from_iterable(map(_OUTPUTS, layers)))),
+                                  set(map(_NAME, chain.from_iterable(map(_INPUTS, layers)))))
+        return name in self._written_read[1 if read else 0]
 
     def share(self, lay: Layer) -> float | None:
         return _share(lay, self.total)
@@ -377,47 +398,53 @@ def _plugins(ctx: _Ctx) -> list[Finding]:
     return out
 
 
+def _tensor_desc(t: Any) -> str:
+    return "?" if t is None else (t.format or t.dtype or t.raw or "?")
+
+
 def _tensor_types(lay: Layer) -> tuple[str, str]:
-    ti = lay.inputs[0] if lay.inputs else None
-    to = lay.outputs[0] if lay.outputs else None
+    return (_tensor_desc(lay.inputs[0] if lay.inputs else None),
+            _tensor_desc(lay.outputs[0] if lay.outputs else None))
 
-    def desc(t: Any) -> str:
-        if t is None:
-            return "?"
-        return t.format or t.dtype or t.raw or "?"
 
-    return desc(ti), desc(to)
+_BOUNDARY_HINT = (
+    "the engine's I/O tensors are in another type/format than the layers next to them: give the "
+    "I/O the engine's own type and format (trtexec --inputIOFormats/--outputIOFormats=fp16:chw, "
+    "or FP16 inputs/outputs in the model) to drop this copy")
+_CONVERTING_HINT = (
+    "the layers on both sides run in different precisions: make the model's types agree "
+    "(cast the weights/inputs of the FP32 side to FP16/BF16, or add Q/DQ on both sides for INT8)")
+_FORMAT_HINT = (
+    "neighbouring layers want different memory formats; a channel count that is a multiple of "
+    "8 (FP16) or 32 (INT8), or keeping consecutive layers in one precision, usually removes it")
 
 
 def _reformats(ctx: _Ctx) -> list[Finding]:
-    out = []
-    for lay in ctx.reformats:
-        if lay.type == "NoOp" or ctx.is_qdq_layer(lay):
+    out: list[Finding] = []
+    append = out.append
+    qdq_ids = ctx._qdq_ids
+    total = ctx.total
+    at_boundary = ctx.at_boundary
+    for lay in ctx.reformats:  # often a sixth of the layers: the checks are written out
+        if lay.type == "NoOp" or id(lay) in qdq_ids:
             continue
-        share = ctx.share(lay)
+        share = _share(lay, total)
         din, dout = lay.precision_in, lay.precision_out
         converting = bool(din and dout and din != dout)
-        boundary = ctx.at_boundary(lay)
+        boundary = at_boundary(lay)
         sev = "warning" if (converting and not boundary) or (
             share is not None and share >= REFORMAT_WARN_SHARE) else "info"
-        fin, fout = _tensor_types(lay)
-        origin = f" (origin {lay.origin})" if lay.origin else ""
-        change = f"{din} -> {dout}" if converting else f"{fin} -> {fout}"
-        if change == "? -> ?":
-            change = "(formats not recorded)"
-        where = " at the engine's input/output" if boundary else ""
-        msg = f"{lay.name}: reformat {change}{where}{origin}{_share_text(share)}"
-        if boundary:
-            hint = ("the engine's I/O tensors are in another type/format than the layers next to them: give the "
-                    "I/O the engine's own type and format (trtexec --inputIOFormats/--outputIOFormats=fp16:chw, "
-                    "or FP16 inputs/outputs in the model) to drop this copy")
-        elif converting:
-            hint = ("the layers on both sides run in different precisions: make the model's types agree "
-                    "(cast the weights/inputs of the FP32 side to FP16/BF16, or add Q/DQ on both sides for INT8)")
+        if converting:
+            change = f"{din} -> {dout}"
         else:
-            hint = ("neighbouring layers want different memory formats; a channel count that is a multiple of "
-                    "8 (FP16) or 32 (INT8), or keeping consecutive layers in one precision, usually removes it")
-        out.append(_finding("reformat", sev, lay, msg, hint))
+            fin, fout = _tensor_types(lay)
+            change = f"{fin} -> {fout}" if fin != "?" or fout != "?" else "(formats not recorded)"
+        where = " at the engine's input/output" if boundary else ""
+        origin = f" (origin {lay.origin})" if lay.origin else ""
+        shared = f" ({share:.1f} % of the time)" if share is not None else ""
+        append(Finding("reformat", sev, f"{lay.name}: reformat {change}{where}{origin}{shared}",
+                       _BOUNDARY_HINT if boundary else _CONVERTING_HINT if converting else _FORMAT_HINT,
+                       lay.name, lay.index, list(lay.onnx_nodes)))
     return out
 
 
@@ -546,7 +573,7 @@ def _alignment(ctx: _Ctx) -> list[Finding]:
 def _regions(ctx: _Ctx, graph: Any) -> list[Finding]:
     out = []
     seen: set[str] = set()
-    names = {lay.name for lay in ctx.engine.layers}
+    names: set[str] | None = None  # every layer's name, made when a region is named by another layer
     resolver: Any = None
     for lay in ctx.region_layers:
         name = lay.name
@@ -561,8 +588,11 @@ def _regions(ctx: _Ctx, graph: Any) -> list[Finding]:
         if region is None or region in seen:
             continue
         own = region == name
-        if not own and region in names:
-            continue  # the region's own layer reports it
+        if not own:
+            if names is None:
+                names = {lay.name for lay in ctx.engine.layers}
+            if region in names:
+                continue  # the region's own layer reports it
         seen.add(region)
         nodes = lay.onnx_nodes if own else []
         if not own and graph is not None:
@@ -636,8 +666,8 @@ def _diagnose(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, An
     shape_nodes: set[str] = set()
     if graph is not None:
         g = graph.graph if not hasattr(graph, "nodes") and hasattr(graph, "graph") else graph
-        # the graph may have 100,000s of nodes: one comprehension picks the few the rules need
-        for n in [n for n in g.nodes if n.op_type in _QDQ_OR_SHAPE_OPS]:
+        # the graph may have 100,000s of nodes: picked in C (compress, map), the few the rules need
+        for n in compress(g.nodes, map(_QDQ_OR_SHAPE_OPS.__contains__, map(_OP_TYPE, g.nodes))):
             (qdq_nodes if n.op_type in _QDQ_OPS else shape_nodes).add(n.name)
         if engine.layers and not any(lay.onnx_nodes for lay in engine.layers):
             map_layers(engine, g)
