@@ -82,7 +82,7 @@ def test_real_layer_documents_read_the_same_by_both_paths() -> None:
 
 def _same_profile(path: Path, text: str, fast: Any) -> None:
     general = profile_json.read_general(path, text)
-    assert fast.layers == general.layers
+    assert fast.times == general.times and fast.layers == general.layers == []
     assert fast.build_settings == general.build_settings
 
 
@@ -271,9 +271,9 @@ def test_profiles_in_layer_order_match_as_by_name(names: list[str], timed_flags:
     from trtstudio.engine.load import _match_by_name, match_times
     from trtstudio.engine.model import LayerTime
 
-    def engine() -> tuple[list[Layer], list[Layer]]:
+    def engine() -> tuple[list[Layer], list[tuple[str, LayerTime | None]]]:
         layers = [Layer(i, n) for i, n in enumerate(names)]
-        timed = [Layer(i, n, time=LayerTime(float(i)) if i < len(timed_flags) and timed_flags[i] else None)
+        timed = [(n, LayerTime(float(i)) if i < len(timed_flags) and timed_flags[i] else None)
                  for i, n in enumerate(names)]
         return layers, timed
 

@@ -488,7 +488,7 @@ def test_match_times_reports_unmatched() -> None:
     from trtstudio.engine.model import Layer, LayerTime
 
     layers = [Layer(index=0, name="x")]
-    timed = [Layer(index=0, name="x", time=LayerTime(total_ms=1)), Layer(index=1, name="y", time=LayerTime())]
+    timed = [("x", LayerTime(total_ms=1)), ("y", LayerTime())]
     assert match_times(layers, timed) == (1, ["y"])
 
 

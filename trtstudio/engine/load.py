@@ -8,11 +8,18 @@ versions, device, memory and build settings (the first file that names a value w
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import itemgetter
 from pathlib import Path
 
-from trtstudio.engine.model import EngineInfo, Layer, own_attrs_of
+from trtstudio.engine.model import EngineInfo, Layer, LayerTime, own_attrs_of
 from trtstudio.engine.readers import ReadResult, find_reader, gc_paused, read_file
-from trtstudio.engine.readers._common import NAMES_ONLY_WARNING, PROFILE, PROFILE_ONLY, base_name
+from trtstudio.engine.readers._common import (
+    NAMES_ONLY_WARNING,
+    PROFILE,
+    PROFILE_ONLY,
+    base_name,
+    layers_from_times,
+)
 from trtstudio.errors import InputError
 
 MATCH_WARN_FRACTION = 0.5
@@ -27,7 +34,7 @@ EXPECTED_FILES = (
 
 
 def _yields_nothing(info: EngineInfo) -> bool:
-    return not (info.layers or info.latency_ms or info.versions or info.device or info.memory
+    return not (info.layers or info.times or info.latency_ms or info.versions or info.device or info.memory
                 or info.build_settings or info.io_tensors)
 
 
@@ -43,42 +50,50 @@ def detect_format(path: str | Path) -> str:
 
 
 def _is_profile_only(info: EngineInfo) -> bool:
+    if info.times and not info.layers:
+        return True
     return bool(info.layers) and all(a.get(PROFILE_ONLY) for a in own_attrs_of(info.layers))
 
 
-def match_times(layers: list[Layer], timed: list[Layer]) -> tuple[int, list[str]]:
-    """Copy ``timed`` layers' times onto ``layers`` by name; returns (matched, unmatched names)."""
+def times_of(info: EngineInfo) -> list[tuple[str, LayerTime | None]]:
+    """(layer name, time) of each layer a file timed: a profile's ``times``, else its layers' (a log)."""
+    return list(info.times) if info.times else [(lay.name, lay.time) for lay in info.layers]
+
+
+def match_times(layers: list[Layer], timed: list[tuple[str, LayerTime | None]]) -> tuple[int, list[str]]:
+    """Copy the times of ``timed`` (layer name, time) onto ``layers`` by name; returns (matched,
+    unmatched names)."""
     names = [lay.name for lay in layers] if len(timed) == len(layers) else None
-    if names is not None and [t.name for t in timed] == names and len(set(names)) == len(names):
+    if names is not None and list(map(itemgetter(0), timed)) == names and len(set(names)) == len(names):
         # the usual case (a profile of this very build): the same unique names in the same order
         matched = 0
-        for lay, t in zip(layers, timed, strict=True):
-            if t.time is not None:
-                lay.time = t.time
+        for lay, (_, t) in zip(layers, timed, strict=True):
+            if t is not None:
+                lay.time = t
                 matched += 1
         return matched, []
     return _match_by_name(layers, timed)
 
 
-def _match_by_name(layers: list[Layer], timed: list[Layer]) -> tuple[int, list[str]]:
+def _match_by_name(layers: list[Layer], timed: list[tuple[str, LayerTime | None]]) -> tuple[int, list[str]]:
     exact = {lay.name: lay for lay in reversed(layers)}  # the first layer of a name wins
     loose: dict[str, Layer] | None = None  # by base_name, made when an exact name fails
     matched = 0
     unmatched: list[str] = []
     used: set[int] = set()
-    for t in timed:
-        if t.time is None:
+    for name, t in timed:
+        if t is None:
             continue
-        target = exact.get(t.name)
+        target = exact.get(name)
         if target is None or id(target) in used:
             if loose is None:
                 loose = {base_name(lay.name): lay for lay in reversed(layers)}
-            target = loose.get(base_name(t.name))
+            target = loose.get(base_name(name))
         if target is None or id(target) in used:
-            unmatched.append(t.name)
+            unmatched.append(name)
             continue
         used.add(id(target))
-        target.time = t.time
+        target.time = t
         matched += 1
     return matched, unmatched
 
@@ -161,15 +176,16 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
             timed_parts.append(r)
     if primary is None and timed_parts:
         first = timed_parts.pop(0)
-        out.layers = first.info.layers
+        out.layers = first.info.layers or layers_from_times(first.info.times)
         out.detailed = False
         out.warnings.append(
             f"{first.path.name}: only per-layer times, no layer information; export it with "
             "trtexec --profilingVerbosity=detailed --exportLayerInfo=layers.json for types, precision and tactics"
         )
     for r in timed_parts:
-        matched, unmatched = match_times(out.layers, r.info.layers)
-        n = len([lay for lay in r.info.layers if lay.time is not None])
+        timed = times_of(r.info)
+        matched, unmatched = match_times(out.layers, timed)
+        n = sum(t is not None for _, t in timed)
         if n and matched < MATCH_WARN_FRACTION * n:
             out.warnings.append(
                 f"{r.path.name}: only {matched} of {n} profiled layer names match the {len(out.layers)} layers "

@@ -308,6 +308,9 @@ class EngineInfo:
     findings: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # reader warnings for the user
     log: list[str] = field(default_factory=list)  # raw log lines when read from a log
+    # per-layer times by layer name, from a profile (--exportProfile): no Layer objects, which
+    # load_engine makes only for an engine known from its profile alone (see _common.layers_from_times)
+    times: list[tuple[str, LayerTime]] = field(default_factory=list)
 
     @property
     def total_time_ms(self) -> float | None:

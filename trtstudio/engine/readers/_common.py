@@ -254,6 +254,12 @@ def assign_profiles(info: EngineInfo) -> int:
     return seen + 1
 
 
+def layers_from_times(times: list[tuple[str, LayerTime]]) -> list[Layer]:
+    """Profile-only layers (``attrs["profile_only"]``) from a profile's ``EngineInfo.times``."""
+    return [Layer(i, name, guess_type(name), None, [], [], None, None, None, None, [], 0.0, None, t,
+                  {PROFILE_ONLY: True}) for i, (name, t) in enumerate(times)]
+
+
 def layers_from_names(names: list[Any]) -> list[Layer]:
     """Layers from a LAYER_NAMES_ONLY list."""
     return [Layer(index=i, name=str(n), type=guess_type(str(n))) for i, n in enumerate(names)]

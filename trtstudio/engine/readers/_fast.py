@@ -27,7 +27,6 @@ import msgspec
 
 from trtstudio.engine.model import EngineInfo, Layer, LayerTime, SourcedLayer, TensorDesc
 from trtstudio.engine.readers._common import (
-    PROFILE_ONLY,
     _format_info,
     assign_profiles,
     guess_type,
@@ -156,8 +155,8 @@ def read_profile(text: str | bytes) -> EngineInfo | None:
     except _FAILED:
         return None
     count: int | None = None
-    layers: list[Layer] = []
-    append = layers.append
+    times: list[tuple[str, LayerTime]] = []
+    append = times.append
     for rec in recs:
         name = rec.name
         if name is _UNSET:
@@ -168,10 +167,8 @@ def read_profile(text: str | bytes) -> EngineInfo | None:
             return None  # the general reader says what is wrong
         if type(name) is not str:
             name = str(name)
-        append(Layer(len(layers), name, guess_type(name), None, [], [], None, None, None, None, [], 0.0, None,
-                     LayerTime(rec.timeMs, rec.averageMs, rec.medianMs, rec.percentage, count),
-                     {PROFILE_ONLY: True}))
-    info = EngineInfo(layers=layers, detailed=False)
+        append((name, LayerTime(rec.timeMs, rec.averageMs, rec.medianMs, rec.percentage, count)))
+    info = EngineInfo(detailed=False, times=times)
     if count is not None:
         info.build_settings["profile_iterations"] = count
     return info

@@ -1,17 +1,19 @@
 """``trtexec --exportProfile`` JSON: [{"count": N}, {"name", "timeMs", "averageMs", "medianMs"?, "percentage"}...].
 
 Also the legacy TensorRT 7/8 ``*.profile`` files (no medianMs, "input reformatter 0" names, DLA
-"{...}" subgraphs, "data to nvm" copies). The result holds one layer per record, marked
-``attrs["profile_only"]``; :func:`trtstudio.engine.load.load_engine` matches them to layer information.
+"{...}" subgraphs, "data to nvm" copies). The result holds no layers but each record's name and
+LayerTime in ``EngineInfo.times``: :func:`trtstudio.engine.load.load_engine` matches them to layer
+information by name, or makes profile-only layers of them (``_common.layers_from_times``) when there
+is none.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from trtstudio.engine.model import EngineInfo, Layer
+from trtstudio.engine.model import EngineInfo, LayerTime
 from trtstudio.engine.readers import as_text, loads_json, register
-from trtstudio.engine.readers._common import PROFILE_ONLY, guess_type, layer_time
+from trtstudio.engine.readers._common import layer_time
 from trtstudio.errors import InputError
 
 
@@ -26,7 +28,7 @@ def _sniff(head: str, path: Path) -> bool:
 @register("trtexec-profile", patterns=("*.profile.json", "*profile*.json", "*.profile"), sniff=_sniff,
           kind="profile", takes_bytes=True)
 def read(path: Path, text: str | bytes) -> EngineInfo:
-    """Read a per-layer profile into profile-only layers with LayerTime."""
+    """Read a per-layer profile into ``EngineInfo.times`` (a LayerTime per layer name)."""
     from trtstudio.engine.readers import _fast
 
     if _fast.use_fast_path(text):
@@ -42,7 +44,7 @@ def read_general(path: Path, text: str) -> EngineInfo:
     if not isinstance(doc, list):
         raise InputError(path, 'unknown profile schema: expected a JSON list [{"count": N}, {"name", "timeMs"...}]')
     count: int | None = None
-    layers: list[Layer] = []
+    times: list[tuple[str, LayerTime]] = []
     for i, rec in enumerate(doc):
         if not isinstance(rec, dict):
             raise InputError(path, f"unknown profile schema: record {i} is not an object")
@@ -54,10 +56,9 @@ def read_general(path: Path, text: str) -> EngineInfo:
         name = rec["name"]
         if type(name) is not str:
             name = str(name)
-        layers.append(Layer(len(layers), name, guess_type(name), None, [], [], None, None, None, None, [], 0.0, None,
-                            layer_time(rec, count), {PROFILE_ONLY: True}))
+        times.append((name, layer_time(rec, count)))
         doc[i] = None  # freed record by record, not all at once at the end (see info_from_layer_doc)
-    info = EngineInfo(layers=layers, detailed=False)
+    info = EngineInfo(detailed=False, times=times)
     if count is not None:
         info.build_settings["profile_iterations"] = count
     return info
