@@ -192,6 +192,7 @@ class _Ctx:
         self._compute_ids: set[int] = set()
         self.io = {t.name for t in engine.io_tensors}
         self._producer: dict[str, Layer] | None = None  # made when a rule first walks the engine
+        self._reformat_ids: set[int] | None = None
         self._consumers: dict[str, list[Layer]] | None = None
         self._written_read: tuple[set[str], set[str]] | None = None  # tensor names some layer writes / reads
         # One classification pass; the rules then walk only the layers they are about.
@@ -251,6 +252,13 @@ class _Ctx:
                 and any(m in name for m in _SHAPE_NAME_MARKERS)
             ) or (nodes and nodes[0] in shape_nodes and (len(nodes) == 1 or all(n in shape_nodes for n in nodes))):
                 shape_ops.append(lay)
+
+    @property
+    def reformat_ids(self) -> set[int]:
+        """ids of the engine's reformat layers (those :func:`is_reformat` says are)."""
+        if self._reformat_ids is None:
+            self._reformat_ids = set(map(id, self.reformats))
+        return self._reformat_ids
 
     @property
     def producer(self) -> dict[str, Layer]:
@@ -448,51 +456,68 @@ def _reformats(ctx: _Ctx) -> list[Finding]:
     return out
 
 
+_ISLAND_HINT = (
+    "TensorRT keeps FP32 where the model's types say so (strongly typed) or where no faster "
+    "kernel exists: cast this node's inputs/weights to FP16/BF16 in the ONNX model, or check "
+    "--layerPrecisions/precision constraints that pin it to FP32")
+_INT8_OUT_HINT = (
+    "place the QuantizeLinear of the next Q/DQ pair directly after this layer's output (after the "
+    "Add/Relu it fuses) so TensorRT can write INT8 directly; export with opset >= 13 Q/DQ pairs "
+    "on every input of residual Adds")
+_QDQ_HINT = (
+    "TensorRT fuses a Q/DQ pair into the neighbouring layer when the pair sits directly on the "
+    "input/output of a fusible op: export with opset >= 13 Q/DQ pairs around every conv/GEMM input and "
+    "the residual Add inputs, and avoid Q/DQ around ops with no INT8 kernel (pooling, resize)")
+
+
 def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
     out: list[Finding] = []
+    append = out.append
     compute = ctx.compute
     has_reduced = any(lay.precision in REDUCED or lay.precision_in in REDUCED for lay in compute)
     want = (model_precision or "").upper()
     want_low = want in LOW
-    for lay in compute:
+    islands = want_low or has_reduced
+    conv_gemm = set(map(id, ctx.conv_gemm))  # a compute layer is a conv/GEMM when it is there (in C)
+    total = ctx.total
+    for lay in compute:  # tens of thousands of layers: the checks are written out
         pin, pout = lay.precision_in, lay.precision_out
-        if pin == "FP32" and pout in (None, "FP32") and (want_low or has_reduced):
+        if pin == "FP32" and islands and pout in (None, "FP32"):
             around = ctx.neighbours(lay, False) + ctx.neighbours(lay, True)
             low_around = [n for n in around if (n.precision_in in LOW or n.precision_out in LOW)]
             if want_low or (low_around and len(low_around) == len(around)):
                 kinds = sorted({_low_of(n) for n in low_around})
                 why = f"the model asks for {want}" if want_low and not low_around else (
                     f"its neighbours compute in {', '.join(kinds)}")
-                out.append(_finding(
+                append(_finding(
                     "precision_fallback", "warning", lay,
-                    f"{lay.name} runs in FP32 while {why}: an FP32 island{_share_text(ctx.share(lay))}",
-                    "TensorRT keeps FP32 where the model's types say so (strongly typed) or where no faster "
-                    "kernel exists: cast this node's inputs/weights to FP16/BF16 in the ONNX model, or check "
-                    "--layerPrecisions/precision constraints that pin it to FP32",
+                    f"{lay.name} runs in FP32 while {why}: an FP32 island{_share_text(_share(lay, total))}",
+                    _ISLAND_HINT,
                 ))
-        if pin == "INT8" and pout in FLOAT and (is_conv(lay) or is_gemm(lay)):
-            requant = [n for n in _direct_consumers(ctx, lay) if ctx.is_qdq_layer(n) and n.precision_out == "INT8"]
-            sev = "warning" if requant else "info"
-            tail = (f"; its output is re-quantized by {requant[0].name}, a separate layer" if requant else "")
-            out.append(_finding(
-                "precision_fallback", sev, lay,
-                f"{lay.name} is an INT8 {lay.type} with {pout} output{tail}",
-                "place the QuantizeLinear of the next Q/DQ pair directly after this layer's output (after the "
-                "Add/Relu it fuses) so TensorRT can write INT8 directly; export with opset >= 13 Q/DQ pairs "
-                "on every input of residual Adds",
-            ))
+        elif pin == "INT8" and pout in FLOAT and id(lay) in conv_gemm:
+            requant = _requantized_by(ctx, lay)
+            tail = (f"; its output is re-quantized by {requant.name}, a separate layer" if requant else "")
+            append(Finding("precision_fallback", "warning" if requant else "info",
+                           f"{lay.name} is an INT8 {lay.type} with {pout} output{tail}", _INT8_OUT_HINT,
+                           lay.name, lay.index, list(lay.onnx_nodes)))
     for lay in ctx.qdq:
-        share = ctx.share(lay)
+        share = _share(lay, total)
         sev = "warning" if share is not None and share >= REFORMAT_WARN_SHARE else "info"
-        conv = f" ({lay.precision_in} -> {lay.precision_out})" if lay.precision_in and lay.precision_out else ""
-        out.append(_finding(
-            "precision_fallback", sev, lay,
-            f"{lay.name} runs as its own quantize/dequantize layer{conv}{_share_text(share)}: Q/DQ not fused",
-            "TensorRT fuses a Q/DQ pair into the neighbouring layer when the pair sits directly on the "
-            "input/output of a fusible op: export with opset >= 13 Q/DQ pairs around every conv/GEMM input and "
-            "the residual Add inputs, and avoid Q/DQ around ops with no INT8 kernel (pooling, resize)",
-        ))
+        pin, pout = lay.precision_in, lay.precision_out
+        conv = f" ({pin} -> {pout})" if pin and pout else ""
+        append(Finding("precision_fallback", sev,
+                       f"{lay.name} runs as its own quantize/dequantize layer{conv}{_share_text(share)}: Q/DQ not fused",
+                       _QDQ_HINT, lay.name, lay.index, list(lay.onnx_nodes)))
     return out
+
+
+def _requantized_by(ctx: _Ctx, lay: Layer) -> Layer | None:
+    """The first of ``lay``'s direct consumers that is a separate quantize layer writing INT8."""
+    qdq = ctx._qdq_ids
+    for n in _direct_consumers(ctx, lay):
+        if id(n) in qdq and n.precision_out == "INT8":
+            return n
+    return None
 
 
 def _low_of(lay: Layer) -> str:
@@ -501,11 +526,14 @@ def _low_of(lay: Layer) -> str:
 
 def _direct_consumers(ctx: _Ctx, lay: Layer) -> list[Layer]:
     out: list[Layer] = []
+    get = ctx.consumers.get
+    reformats = ctx.reformat_ids
+    qdq = ctx._qdq_ids
     for t in lay.outputs:
-        for c in ctx.consumers.get(t.name, ()):
-            if is_reformat(c) and not ctx.is_qdq_layer(c):
+        for c in get(t.name, ()):
+            if id(c) in reformats and id(c) not in qdq:  # a reformat (is_reformat) of the engine
                 for t2 in c.outputs:
-                    out.extend(ctx.consumers.get(t2.name, ()))
+                    out.extend(get(t2.name, ()))
             else:
                 out.append(c)
     return out
@@ -517,16 +545,26 @@ def _is_depthwise(lay: Layer) -> bool:
     return "depthwise" in lay.type.lower() or (isinstance(g, int) and g > 1 and c is not None and g == c)
 
 
+def _no_tensor_cores(tactic: str) -> bool:
+    """A kernel that should use tensor cores and does not (gemv and depthwise kernels are exempt)."""
+    t = tactic.lower()
+    return not any(x in t for x in _NO_TC_EXEMPT) and uses_tensor_cores(tactic) is False
+
+
 def _tensor_cores(ctx: _Ctx) -> list[Finding]:
     out = []
+    flagged: dict[str, bool] = {}  # per tactic: an engine has a few hundred
     for lay in ctx.conv_gemm:
-        if not lay.tactic:
+        tactic = lay.tactic
+        if not tactic:
             continue
         p = lay.precision_in or lay.precision
         if p not in LOW:
             continue
-        t = lay.tactic.lower()
-        if any(x in t for x in _NO_TC_EXEMPT) or uses_tensor_cores(lay.tactic) is not False:
+        bad = flagged.get(tactic)
+        if bad is None:
+            bad = flagged[tactic] = _no_tensor_cores(tactic)
+        if not bad:
             continue
         if _is_depthwise(lay):  # reads the layer's Groups: last, only for the few it concerns
             continue
@@ -543,9 +581,17 @@ def _tensor_cores(ctx: _Ctx) -> list[Finding]:
 
 def _alignment(ctx: _Ctx) -> list[Finding]:
     out = []
+    kinds: dict[tuple[str, Any], tuple[bool, bool]] = {}  # (type, parameter type) -> (is_conv, is_gemm)
     for lay in ctx.conv_gemm:
-        conv, gemm = is_conv(lay), is_gemm(lay)
-        if not (conv or gemm) or not lay.inputs or not lay.outputs:
+        if not lay.inputs or not lay.outputs:
+            continue
+        ptype = lay.parameter_type
+        key = (lay.type, ptype if type(ptype) is str else None)  # as is_conv/is_gemm read them
+        kind = kinds.get(key)
+        if kind is None:
+            kind = kinds[key] = (is_conv(lay), is_gemm(lay))
+        conv, gemm = kind
+        if not (conv or gemm):
             continue
         p = lay.precision_in or lay.precision
         need = ALIGN.get(p or "")
