@@ -15,6 +15,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from trtstudio import __version__
 
@@ -69,11 +70,22 @@ def build_parser() -> argparse.ArgumentParser:
 _skip_teardown = False
 
 
+_kept: list[Any] = []
+
+
 def skip_teardown() -> None:
     """Called by a command that holds much in memory (``layers`` on a big engine): once it returns,
     :func:`entry` ends the process without freeing it object by object (0.2 s at 50,000 layers)."""
     global _skip_teardown
     _skip_teardown = True
+
+
+def keep(*objs: Any) -> None:
+    """Hold ``objs`` until the process ends (after :func:`skip_teardown`): a command's locals would
+    otherwise be freed object by object when it returns (1.2 s for a 300,000-layer engine's
+    document). Without skip_teardown this does nothing."""
+    if _skip_teardown:
+        _kept.extend(objs)
 
 
 def entry() -> None:

@@ -118,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files), hand_over=True,
                            mapping=mapping)
         engine, mapping = analysis.engine, analysis.mapping
+        cli.keep(analysis, graph)  # freed by the process's end, not when this returns
         n = None
         if forked is not None:
             rest = [(key, value()) for key, value in engine.json_parts()[5:]]  # findings, warnings
@@ -139,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         with gc_paused():
             doc = analysis.to_json()
+        cli.keep(doc)
         if mapping is not None:
             doc["mapping"]["model"] = args.onnx
         if args.findings_only:
