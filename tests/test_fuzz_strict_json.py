@@ -110,27 +110,3 @@ def test_layer_doc_count_equals_the_generic_count() -> None:
         assert count_non_finite_doc(doc) == count_non_finite(doc)
 
     check()
-
-
-def test_findings_count_equals_the_generic_count() -> None:
-    """The findings are counted from the types of all their values at once; whatever they hold
-    (floats, lists of lists, other things than dicts), the count is the generic walk's."""
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    from trtstudio.engine.model import count_non_finite_doc
-    from trtstudio.jsonio import count_non_finite
-
-    scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=3))
-    value = st.recursive(scalar, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                         st.dictionaries(st.text(max_size=2), inner, max_size=3)),
-                         max_leaves=6)
-    findings = st.one_of(st.lists(st.dictionaries(st.text(max_size=2), value, max_size=4), max_size=5), value)
-
-    @settings(max_examples=300, deadline=None)
-    @given(findings)
-    def check(found: object) -> None:
-        doc = {"schema": "trtstudio.layers/1", "layers": [], "findings": found}
-        assert count_non_finite_doc(doc) == count_non_finite(doc)
-
-    check()

@@ -6,11 +6,9 @@ Plain dataclasses, no Qt. Times in milliseconds, memory in bytes.
 from __future__ import annotations
 
 import gc
-import operator
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import chain, compress, repeat
 from typing import Any, ClassVar
 
 import msgspec
@@ -251,9 +249,7 @@ def count_non_finite_doc(doc: dict[str, Any]) -> int:
     layers = doc.get("layers")
     if type(layers) is not list:
         return count_non_finite(doc)
-    n = count_non_finite({k: v for k, v in doc.items() if k not in ("layers", "findings")})
-    if "findings" in doc:
-        n += _count_non_finite_records(doc["findings"])
+    n = count_non_finite({k: v for k, v in doc.items() if k != "layers"})
     for lay in layers:
         if type(lay) is not dict or lay.keys() != _LAYER_KEYS:
             n += count_non_finite(lay)
@@ -273,29 +269,6 @@ def count_non_finite_doc(doc: dict[str, Any]) -> int:
                     if type(v) is float and v - v != 0.0:
                         n += 1
     return n
-
-
-_SCALARS = frozenset((str, int, bool, type(None)))
-
-
-def _count_non_finite_records(records: Any) -> int:
-    """:func:`trtstudio.jsonio.count_non_finite` of a list of dicts whose values are scalars and
-    lists of scalars (the findings: 100,000s of them), with the types of all values gathered in C;
-    only where a float or something deeper is among them are they walked one by one."""
-    from trtstudio.jsonio import count_non_finite
-
-    if type(records) is not list or not records or set(map(type, records)) != {dict}:
-        return count_non_finite(records)
-    values = list(chain.from_iterable(map(dict.values, records)))
-    types = list(map(type, values))
-    kinds = set(types)
-    if kinds <= _SCALARS:
-        return 0
-    if kinds <= _SCALARS | {list}:
-        lists = compress(values, map(operator.is_, types, repeat(list)))
-        if set(map(type, chain.from_iterable(lists))) <= _SCALARS:
-            return 0
-    return count_non_finite(records)
 
 
 @dataclass
