@@ -31,11 +31,13 @@ Everything is dictionary lookups and ``str`` methods with regular expressions co
 
 from __future__ import annotations
 
+import operator
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import filterfalse
+from itertools import chain, compress, filterfalse
+from operator import attrgetter
 from typing import Any, Protocol, cast
 
 from trtstudio.engine.model import EngineInfo, Layer
@@ -53,6 +55,7 @@ CONF_REFORMAT = 0.3
 _METADATA_PREFIX = "[ONNX Layer: "
 _PREFIX_LEN = len(_METADATA_PREFIX)
 _METADATA_SEP = "]\x1e" + _METADATA_PREFIX  # between two entries
+_METADATA = attrgetter("metadata")
 _REFORMAT_PREFIX = "Reformatting CopyNode for "
 _REFORMAT_RE = re.compile(r"Reformatting CopyNode for (?:Input|Output) Tensor \d+ to (.*)$", re.S)
 _LEGACY_REFORMAT_RE = re.compile(r"^(.*?) (?:input|output) reformatter \d+$")
@@ -351,6 +354,25 @@ def map_layers(engine: EngineInfo, graph: Any) -> MappingResult:
         return _map_layers(engine, Resolver(graph))
 
 
+def _by_metadata(layers: list[Layer], nbn: dict[str, int]) -> list[list[str] | None]:
+    """The usual case, in bulk: for each layer whose Metadata is ``[ONNX Layer: a]\x1e[ONNX Layer: b]``
+    and names only nodes of the graph, its node names (duplicates dropped); None for the others.
+
+    What :func:`_map_layers` would find for them one by one, with the names looked up in C."""
+    out: list[list[str] | None] = [None] * len(layers)
+    prefix, sep, start = _METADATA_PREFIX, _METADATA_SEP, _PREFIX_LEN
+    pos = [i for i, md in enumerate(map(_METADATA, layers))
+           if type(md) is str and md.startswith(prefix) and md[-1] == "]" and "\x1f" not in md and "][" not in md]
+    lists = [layers[i].metadata[start:-1].split(sep) for i in pos]  # type: ignore[index]
+    flat = list(chain.from_iterable(lists))
+    missing = set(compress(flat, map(operator.not_, map(nbn.__contains__, flat))))
+    for i, names, n, distinct in zip(pos, lists, map(len, lists), map(len, map(set, lists)), strict=True):
+        if missing and not missing.isdisjoint(names):
+            continue  # names to clean or resolve: the general path (resolve_metadata)
+        out[i] = names if n == distinct else list(dict.fromkeys(names))
+    return out
+
+
 def _map_layers(engine: EngineInfo, r: Resolver) -> MappingResult:
     nbn = r.node_by_name
     # a Graph's node_by_name lists every node in order: its keys are the names, copied in C
@@ -364,7 +386,20 @@ def _map_layers(engine: EngineInfo, r: Resolver) -> MappingResult:
     confs: list[float] = []
     confs_append = confs.append
     rounded: dict[float, float] = {}  # conf -> round(conf, 3): only a handful of distinct values
-    for pos, lay in enumerate(engine.layers):
+    # node_names[nbn[x]] == x where node_names are nbn's keys: then a name found in metadata is the node's name
+    by_metadata = _by_metadata(engine.layers, nbn) if len(nbn) == len(r.nodes) else [None] * len(engine.layers)
+    for pos, (lay, known) in enumerate(zip(engine.layers, by_metadata, strict=True)):
+        if known is not None:  # nodes named by metadata (CONF_METADATA)
+            lay.onnx_nodes = known
+            lay.mapping_confidence = CONF_METADATA
+            confs_append(CONF_METADATA)
+            for n in known:
+                lst = node_layers_get(n)
+                if lst is None:
+                    node_layers[n] = [pos]
+                else:
+                    lst.append(pos)
+            continue
         idx: list[int] = []
         conf = 0.0
         md = lay.metadata
