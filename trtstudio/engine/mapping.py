@@ -373,6 +373,28 @@ def _by_metadata(layers: list[Layer], nbn: dict[str, int]) -> list[list[str] | N
     return out
 
 
+def _evidence(lay: Layer, r: Resolver, nbn_get: Any) -> tuple[list[int], float]:
+    """Node indices and confidence for one layer: its metadata, else its name, else its outputs."""
+    idx: list[int] = []
+    conf = 0.0
+    md = lay.metadata
+    if md and type(md) is str:  # a damaged file's Metadata may be anything: then names decide
+        # most metadata name nodes that exist: "[ONNX Layer: a]\x1e[ONNX Layer: b]"; anything else
+        # (other separators, names needing cleaning) goes to resolve_metadata
+        if md.startswith(_METADATA_PREFIX) and md[-1] == "]" and "\x1f" not in md and "][" not in md:
+            found = [nbn_get(n) for n in md[_PREFIX_LEN:-1].split(_METADATA_SEP)]  # one split in C
+            idx = r.resolve_metadata(md) if None in found else cast(list[int], found)
+        else:
+            idx = r.resolve_metadata(md)
+        conf = CONF_METADATA if idx else 0.0
+    if not idx:
+        idx, conf = r.resolve_name(lay.name)
+        if not idx:
+            idx = r.resolve_io(lay)
+            conf = CONF_IO if idx else 0.0
+    return idx, conf
+
+
 def _map_layers(engine: EngineInfo, r: Resolver) -> MappingResult:
     nbn = r.node_by_name
     # a Graph's node_by_name lists every node in order: its keys are the names, copied in C
@@ -381,53 +403,29 @@ def _map_layers(engine: EngineInfo, r: Resolver) -> MappingResult:
     result = MappingResult()
     node_layers: dict[str, list[int]] = {}
     unmapped_append = result.unmapped_layers.append
-    resolve_metadata, resolve_name, resolve_io = r.resolve_metadata, r.resolve_name, r.resolve_io
     node_layers_get = node_layers.get
     confs: list[float] = []
     confs_append = confs.append
     rounded: dict[float, float] = {}  # conf -> round(conf, 3): only a handful of distinct values
     # node_names[nbn[x]] == x where node_names are nbn's keys: then a name found in metadata is the node's name
     by_metadata = _by_metadata(engine.layers, nbn) if len(nbn) == len(r.nodes) else [None] * len(engine.layers)
-    for pos, (lay, known) in enumerate(zip(engine.layers, by_metadata, strict=True)):
-        if known is not None:  # nodes named by metadata (CONF_METADATA)
-            lay.onnx_nodes = known
-            lay.mapping_confidence = CONF_METADATA
-            confs_append(CONF_METADATA)
-            for n in known:
-                lst = node_layers_get(n)
-                if lst is None:
-                    node_layers[n] = [pos]
-                else:
-                    lst.append(pos)
-            continue
-        idx: list[int] = []
-        conf = 0.0
-        md = lay.metadata
-        if md and type(md) is str:  # a damaged file's Metadata may be anything: then names decide
-            # most metadata name nodes that exist: "[ONNX Layer: a]\x1e[ONNX Layer: b]"; anything else
-            # (other separators, names needing cleaning) goes to resolve_metadata
-            if md.startswith(_METADATA_PREFIX) and md[-1] == "]" and "\x1f" not in md and "][" not in md:
-                found = [nbn_get(n) for n in md[_PREFIX_LEN:-1].split(_METADATA_SEP)]  # one split in C
-                idx = resolve_metadata(md) if None in found else cast(list[int], found)
-            else:
-                idx = resolve_metadata(md)
-            conf = CONF_METADATA if idx else 0.0
-        if not idx:
-            idx, conf = resolve_name(lay.name)
-            if not idx:
-                idx = resolve_io(lay)
-                conf = CONF_IO if idx else 0.0
-        if len(idx) > 1:
-            idx = list(dict.fromkeys(idx))
-        names = [node_names[i] for i in idx]
+    for pos, (lay, names) in enumerate(zip(engine.layers, by_metadata, strict=True)):
+        if names is not None:  # nodes named by metadata
+            rc = CONF_METADATA
+        else:
+            idx, conf = _evidence(lay, r, nbn_get)
+            if len(idx) > 1:
+                idx = list(dict.fromkeys(idx))
+            names = [node_names[i] for i in idx]
+            known = rounded.get(conf)
+            if known is None:
+                known = rounded[conf] = round(conf, 3)
+            rc = known
+            if not names:
+                unmapped_append(pos)
         lay.onnx_nodes = names
-        rc = rounded.get(conf)
-        if rc is None:
-            rc = rounded[conf] = round(conf, 3)
         lay.mapping_confidence = rc
         confs_append(rc)
-        if not names:
-            unmapped_append(pos)
         for n in names:
             lst = node_layers_get(n)
             if lst is None:
