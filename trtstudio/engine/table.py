@@ -8,8 +8,9 @@ so the window computes it in the worker that reads the engine (``engine.analysis
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -65,10 +66,6 @@ def format_text(t: TensorDesc) -> str:
     return fmt
 
 
-def _fmt_ms(v: float) -> str:
-    return "" if v != v else f"{v:.4f}" if -10 < v < 10 else f"{v:.2f}"  # v != v: NaN
-
-
 def findings_by_layer(engine: EngineInfo, findings: Iterable[Finding] | None = None) -> dict[int, list[Finding]]:
     """Findings grouped by the position of their layer in ``engine.layers`` (by index, else by name)."""
     pos_of_index = {lay.index: i for i, lay in enumerate(engine.layers)}
@@ -85,21 +82,50 @@ def findings_by_layer(engine: EngineInfo, findings: Iterable[Finding] | None = N
     return out
 
 
-def _layer_strings(lay: Layer) -> dict[str, str]:
+def _joined(tensor_lists: list[list[TensorDesc]], text_of: Any, sep: str) -> list[str]:
+    """For each layer's tensors, ``text_of(tensor)`` joined by ``sep`` (most layers have one)."""
+    return [text_of(ts[0]) if len(ts) == 1 else sep.join(map(text_of, ts)) for ts in tensor_lists]
+
+
+def _string_columns(layers: list[Layer]) -> dict[str, list[str]]:
+    """The text columns, column by column; each distinct tensor format and shape is described once
+    (an engine has a few dozen formats and a few hundred shapes)."""
+    formats: dict[tuple[str | None, str | None], str] = {}
+    shapes: dict[str, str] = {}
+
+    def format_of(t: TensorDesc) -> str:
+        key = (t.format, t.dtype)
+        text = formats.get(key)
+        if text is None:
+            text = formats[key] = format_text(t)
+        return text
+
+    def shape_of(t: TensorDesc) -> str:
+        key = repr(t.shape)  # in C; tells 1 from "1"
+        text = shapes.get(key)
+        if text is None:
+            text = shapes[key] = _shape_text(t)
+        return text
+
+    def named_format(t: TensorDesc) -> str:
+        return f"{t.name}: {t.format or t.dtype or '?'}"
+
+    ins = [lay.inputs for lay in layers]
+    outs = [lay.outputs for lay in layers]
     return {
-        "name": lay.name,
-        "type": lay.type or "",
-        "parameter_type": lay.parameter_type or "",
-        "precision_in": lay.precision_in or "",
-        "precision_out": lay.precision_out or "",
-        "in_formats": "; ".join(format_text(t) for t in lay.inputs),
-        "in_shapes": "; ".join(_shape_text(t) for t in lay.inputs),
-        "out_formats": "; ".join(format_text(t) for t in lay.outputs),
-        "out_shapes": "; ".join(_shape_text(t) for t in lay.outputs),
-        "tactic": lay.tactic or "",
-        "nodes": ", ".join(lay.onnx_nodes),
-        "in_formats_full": "\n".join(f"{t.name}: {t.format or t.dtype or '?'}" for t in lay.inputs),
-        "out_formats_full": "\n".join(f"{t.name}: {t.format or t.dtype or '?'}" for t in lay.outputs),
+        "name": [lay.name for lay in layers],
+        "type": [lay.type or "" for lay in layers],
+        "parameter_type": [lay.parameter_type or "" for lay in layers],
+        "precision_in": [lay.precision_in or "" for lay in layers],
+        "precision_out": [lay.precision_out or "" for lay in layers],
+        "in_formats": _joined(ins, format_of, "; "),
+        "in_shapes": _joined(ins, shape_of, "; "),
+        "out_formats": _joined(outs, format_of, "; "),
+        "out_shapes": _joined(outs, shape_of, "; "),
+        "tactic": [lay.tactic or "" for lay in layers],
+        "nodes": [", ".join(lay.onnx_nodes) for lay in layers],
+        "in_formats_full": _joined(ins, named_format, "\n"),
+        "out_formats_full": _joined(outs, named_format, "\n"),
     }
 
 
@@ -110,13 +136,19 @@ UNKNOWN = "unknown"
 def time_by(engine: EngineInfo | None, key: str) -> list[tuple[str, float]]:
     """Total layer time (ms) grouped by ``"type"`` or ``"precision"``, largest first; layers without
     a time are left out. Beyond :data:`MAX_BARS` groups the smallest are summed into ``other``."""
+    layers = engine.layers if engine else []
+    names = [lay.type for lay in layers] if key == "type" else [lay.precision for lay in layers]
+    return _grouped_time(names, [None if lay.time is None else lay.time.total_ms for lay in layers])
+
+
+def _grouped_time(names: Sequence[str | None], totals: Sequence[float | None]) -> list[tuple[str, float]]:
+    """:func:`time_by` of the layers with these group names and total times."""
     sums: dict[str, float] = {}
-    for lay in engine.layers if engine else ():
-        t = lay.time
-        if t is None or t.total_ms is None:
+    for name, v in zip(names, totals, strict=True):
+        if v is None:
             continue
-        name = (lay.type if key == "type" else lay.precision) or UNKNOWN
-        sums[name] = sums.get(name, 0.0) + float(t.total_ms)
+        name = name or UNKNOWN
+        sums[name] = sums.get(name, 0.0) + float(v)
     items = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))
     if len(items) > MAX_BARS:
         rest = sum(v for _, v in items[MAX_BARS - 1:])
@@ -124,23 +156,26 @@ def time_by(engine: EngineInfo | None, key: str) -> list[tuple[str, float]]:
     return items
 
 
+def _column(values: list[float | None]) -> np.ndarray:
+    """A float column, NaN for None (one conversion in C instead of an assignment per row)."""
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
 def layer_columns(engine: EngineInfo | None, findings: Iterable[Finding] | None = None) -> LayerColumns:
     """The table columns of ``engine`` (``findings``: the analysis's, else ``engine.findings``)."""
     layers: list[Layer] = engine.layers if engine else []
     n = len(layers)
-    strings = [_layer_strings(lay) for lay in layers]
-    text: dict[str, list[str]] = {k: [s[k] for s in strings] for k in (strings[0] if strings else {})}
-    nums: dict[str, np.ndarray] = {k: np.full(n, np.nan) for k in NUMERIC_KEYS}
-    for pos, lay in enumerate(layers):
-        nums["index"][pos] = lay.index
-        if lay.stream is not None:
-            nums["stream"][pos] = lay.stream
-        t = lay.time
-        if t is not None:
-            for key, v in (("total_ms", t.total_ms), ("average_ms", t.average_ms),
-                           ("median_ms", t.median_ms), ("percent", t.percent)):
-                if v is not None:
-                    nums[key][pos] = v
+    text = _string_columns(layers) if layers else {}
+    times = [lay.time for lay in layers]
+    totals = [None if t is None else t.total_ms for t in times]
+    nums: dict[str, np.ndarray] = {
+        "index": _column([lay.index for lay in layers]),
+        "stream": _column([lay.stream for lay in layers]),
+        "total_ms": _column(totals),
+        "average_ms": _column([None if t is None else t.average_ms for t in times]),
+        "median_ms": _column([None if t is None else t.median_ms for t in times]),
+        "percent": _column([None if t is None else t.percent for t in times]),
+    }
     total = np.nansum(nums["total_ms"]) if n else 0.0
     missing_pct = np.isnan(nums["percent"]) & ~np.isnan(nums["total_ms"])
     if total > 0 and missing_pct.any():
@@ -158,8 +193,8 @@ def layer_columns(engine: EngineInfo | None, findings: Iterable[Finding] | None 
     text["findings"] = kinds
     text["index"] = [str(lay.index) for lay in layers]
     text["stream"] = ["" if v != v else str(int(v)) for v in nums["stream"].tolist()]
-    for key in ("total_ms", "average_ms", "median_ms"):
-        text[key] = [_fmt_ms(v) for v in nums[key].tolist()]
+    for key in ("total_ms", "average_ms", "median_ms"):  # 4 decimals below 10, else 2; NaN blank
+        text[key] = ["" if v != v else f"{v:.4f}" if -10 < v < 10 else f"{v:.2f}" for v in nums[key].tolist()]
     text["percent"] = ["" if v != v else f"{v:.2f}" for v in nums["percent"].tolist()]
     cols.tips = {k[:-5]: v for k, v in text.items() if k.endswith("_full")}
     cols.text = {k: v for k, v in text.items() if not k.endswith("_full")}
@@ -167,7 +202,8 @@ def layer_columns(engine: EngineInfo | None, findings: Iterable[Finding] | None 
     cols.precision = [lay.precision or "" for lay in layers]
     cols.types = sorted(set(text.get("type", ())) - {""})
     cols.precisions = sorted(set(cols.precision) - {""})
-    cols.time_by_type = time_by(engine, "type")
-    cols.time_by_precision = time_by(engine, "precision")
-    cols.haystack = [f"{s['name']}\n{s['type']}\n{s['tactic']}\n{s['nodes']}".lower() for s in strings]
+    cols.time_by_type = _grouped_time(text.get("type", []), totals)
+    cols.time_by_precision = _grouped_time(cols.precision, totals)
+    cols.haystack = [f"{a}\n{b}\n{c}\n{d}".lower() for a, b, c, d in zip(
+        text.get("name", ()), text.get("type", ()), text.get("tactic", ()), text.get("nodes", ()), strict=True)]
     return cols
