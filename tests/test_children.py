@@ -53,13 +53,33 @@ def test_a_responsive_reader_reads_the_same_engine(tmp_path: Path, monkeypatch: 
     f.write_text(json.dumps(_layers_doc(300)))
     eager = load_engine([f])
     monkeypatch.setattr(children, "RESPONSIVE_MIN_BYTES", 1000)
-    calls: list[str] = []
-    real = children.load_json_in_pieces
-    monkeypatch.setattr(children, "load_json_in_pieces", lambda p: calls.append(p) or real(p))
+    calls: list[tuple[str, bool]] = []
+    real = children.read_pieces
+    monkeypatch.setattr(children, "read_pieces", lambda p, raw=False: calls.append((p, raw)) or real(p, raw))
     with children.responsive_parsing():
         assert children.parsing_responsively()
         pieces = load_engine([f])
     assert not children.parsing_responsively()
+    assert calls == [(str(f), True)]  # each record's JSON, decoded by the reader's fast path
+    assert pieces.to_json() == eager.to_json()
+    assert pieces.layers == eager.layers and [lay.attrs for lay in pieces.layers] == [lay.attrs for lay in eager.layers]
+    assert pieces.layers[0].attrs == {"Groups": 1}
+
+
+def test_pieces_a_fast_reader_refuses_are_read_the_general_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record the fast path steps aside for (a tensor key spelt another way) is read from the same
+    pieces by the general reader: one child, the eager result."""
+    doc = _layers_doc(300)
+    doc["Layers"][5]["Inputs"][0]["DataType"] = "FP16"  # type: ignore[index]
+    f = tmp_path / "odd.layers.json"
+    f.write_text(json.dumps(doc))
+    eager = load_engine([f])
+    monkeypatch.setattr(children, "RESPONSIVE_MIN_BYTES", 1000)
+    calls: list[str] = []
+    real = children.read_pieces
+    monkeypatch.setattr(children, "read_pieces", lambda p, raw=False: calls.append(p) or real(p, raw))
+    with children.responsive_parsing():
+        pieces = load_engine([f])
     assert calls == [str(f)]
     assert pieces.to_json() == eager.to_json()
 

@@ -93,9 +93,20 @@ def write_json_lines(path: str, out: IO[bytes]) -> int:
     return 0
 
 
+class RawLines(list):  # type: ignore[type-arg]
+    """The elements of a long list as the child wrote them: each one's JSON (bytes, a newline at
+    the end), for a reader that decodes them itself (:func:`read_pieces` with ``raw=True``)."""
+
+
 def load_json_in_pieces(path: str) -> Any | None:
     """The parent's side: the document at ``path`` parsed from a child's lines, each line parsed on
     its own; None when the child could not do it (the caller then parses in one go)."""
+    return read_pieces(path)
+
+
+def read_pieces(path: str, raw: bool = False) -> Any | None:
+    """:func:`load_json_in_pieces`; with ``raw``, the elements of long lists (and of a top-level
+    list) stay unparsed, in :class:`RawLines` (:func:`parse_raw` parses them as it would have)."""
     import orjson
 
     try:
@@ -106,6 +117,7 @@ def load_json_in_pieces(path: str) -> Any | None:
     assert proc.stdout is not None
     read = proc.stdout.readline
     loads = orjson.loads
+    element = read if raw else lambda: loads(read())
     try:
         doc: Any = None
         while True:
@@ -115,7 +127,7 @@ def load_json_in_pieces(path: str) -> Any | None:
             head = loads(line)
             kind = head[0]
             if kind == "a":
-                doc = [loads(read()) for _ in range(head[1])]
+                doc = RawLines(element() for _ in range(head[1])) if raw else [element() for _ in range(head[1])]
             elif kind == "v":
                 doc = head[1]
             else:
@@ -124,7 +136,8 @@ def load_json_in_pieces(path: str) -> Any | None:
                 if kind == "k":
                     doc[head[1]] = head[2]
                 else:  # "l"
-                    doc[head[1]] = [loads(read()) for _ in range(head[2])]
+                    items = [element() for _ in range(head[2])]
+                    doc[head[1]] = RawLines(items) if raw else items
         ok = proc.wait() == 0
     except (orjson.JSONDecodeError, IndexError, TypeError, ValueError):
         ok = False
@@ -134,3 +147,14 @@ def load_json_in_pieces(path: str) -> Any | None:
             proc.wait()
         proc.stdout.close()
     return doc if ok else None
+
+
+def parse_raw(doc: Any) -> Any:
+    """``doc`` from :func:`read_pieces` with ``raw`` as it would be without: each RawLines parsed."""
+    import orjson
+
+    if isinstance(doc, RawLines):
+        return [orjson.loads(x) for x in doc]
+    if isinstance(doc, dict):
+        return {k: [orjson.loads(x) for x in v] if isinstance(v, RawLines) else v for k, v in doc.items()}
+    return doc

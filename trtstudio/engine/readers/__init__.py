@@ -199,15 +199,15 @@ def as_text(text: str | bytes) -> str:
     return text if isinstance(text, str) else text.decode("utf-8", errors="replace")
 
 
-def loads_json(path: Path, text: str) -> Any:
+def loads_json(path: Path, text: str, pieces: bool = True) -> Any:
     """JSON (orjson, else the standard library) with malformed or truncated JSON as one InputError line.
 
     In a thread that parses responsively (the window's loader workers, see :mod:`trtstudio.children`)
     a big document is parsed in pieces that a child process cuts, so that no single call holds the
-    GIL long; where the child cannot, it is parsed here in one go."""
+    GIL long; where the child cannot (or not ``pieces``: it could not already), it is parsed here in one go."""
     from trtstudio import children
 
-    if len(text) >= children.RESPONSIVE_MIN_BYTES and children.parsing_responsively():
+    if pieces and len(text) >= children.RESPONSIVE_MIN_BYTES and children.parsing_responsively():
         doc = children.load_json_in_pieces(str(path))
         if doc is not None:
             return doc

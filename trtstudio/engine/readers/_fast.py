@@ -81,7 +81,11 @@ _DOC = msgspec.json.Decoder(_Doc)
 _DOC_WITH_MORE = msgspec.json.Decoder(_DocWithMore)
 _RAW = msgspec.json.Decoder(_RawDoc)
 _PROFILE = msgspec.json.Decoder(list[_Timing])
+_LAYER = msgspec.json.Decoder(_Layer)
+_LAYER_WITH_MORE = msgspec.json.Decoder(_LayerWithMore)
+_TIMING = msgspec.json.Decoder(_Timing)
 _LAYER_KEY_UNKNOWN = re.compile(r"Object contains unknown field `.*` - at `\$\.Layers\[\d+\]`", re.S)
+_RECORD_KEY_UNKNOWN = re.compile(r"Object contains unknown field `[^`]*`")  # of a record decoded on its own
 _FAILED = (msgspec.ValidationError, msgspec.DecodeError, UnicodeEncodeError, RecursionError)  # nested too deeply: general path
 
 
@@ -110,11 +114,45 @@ def read_layer_doc(text: str | bytes) -> EngineInfo | None:
             return None
     except _FAILED:
         return None
-    info = EngineInfo(io_tensors=io_from_json({"Bindings": doc.Bindings, "I/O Tensors": doc.IOTensors}))
+    return _info(doc.Layers, raws, doc.Bindings, doc.IOTensors)
+
+
+def read_layer_lines(doc: Any) -> EngineInfo | None:
+    """:func:`read_layer_doc` of a document read in pieces (``children.read_pieces`` with ``raw``:
+    its ``Layers`` one record's JSON each, decoded here one by one, so that no call holds the GIL
+    for long), or None."""
+    from trtstudio.children import RawLines
+
+    if type(doc) is not dict or not isinstance(doc.get("Layers"), RawLines):
+        return None
+    lines = doc["Layers"]
+    raws: list[Any] | None = None
+    # comprehensions, not map(): between two records the interpreter may hand the GIL to the window
+    try:
+        decode = _LAYER.decode
+        recs: list[_Layer] = [decode(line) for line in lines]
+    except msgspec.ValidationError as exc:
+        if not _RECORD_KEY_UNKNOWN.fullmatch(str(exc)):
+            return None
+        try:
+            decode = _LAYER_WITH_MORE.decode
+            recs = [decode(line) for line in lines]
+        except _FAILED:
+            return None
+        raws = lines
+    except _FAILED:
+        return None
+    return _info(recs, raws, doc.get("Bindings"), doc.get("I/O Tensors"))
+
+
+def _info(recs: list[_Layer], raws: list[Any] | None, bindings: Any, io_tensors: Any) -> EngineInfo:
+    """The EngineInfo of decoded layer records (``raws``: each record's JSON, for the keys beyond
+    Layer's fields) and the document's engine I/O."""
+    info = EngineInfo(io_tensors=io_from_json({"Bindings": bindings, "I/O Tensors": io_tensors}))
     layers: list[Layer] = []
     append = layers.append
     formats: dict[str | None, tuple[str | None, str | None, str | None]] = {}
-    for i, r in enumerate(doc.Layers):
+    for i, r in enumerate(recs):
         name = r.Name
         ltype = r.LayerType
         tactic = r.TacticName
@@ -154,6 +192,24 @@ def read_profile(text: str | bytes) -> EngineInfo | None:
         recs = _PROFILE.decode(text)
     except _FAILED:
         return None
+    return _profile_info(recs)
+
+
+def read_profile_lines(doc: Any) -> EngineInfo | None:
+    """:func:`read_profile` of a profile read in pieces (``children.read_pieces`` with ``raw``), or None."""
+    from trtstudio.children import RawLines
+
+    if not isinstance(doc, RawLines):
+        return None
+    try:
+        decode = _TIMING.decode
+        recs = [decode(line) for line in doc]  # not map(): see read_layer_lines
+    except _FAILED:
+        return None
+    return _profile_info(recs)
+
+
+def _profile_info(recs: list[_Timing]) -> EngineInfo | None:
     count: int | None = None
     times: list[tuple[str, LayerTime]] = []
     append = times.append
@@ -174,4 +230,4 @@ def read_profile(text: str | bytes) -> EngineInfo | None:
     return info
 
 
-__all__ = ["read_layer_doc", "read_profile", "use_fast_path"]
+__all__ = ["read_layer_doc", "read_layer_lines", "read_profile", "read_profile_lines", "use_fast_path"]

@@ -37,4 +37,12 @@ def read(path: Path, text: str | bytes) -> EngineInfo:
         info = _fast.read_layer_doc(text)
         if info is not None:
             return info
+    else:  # a big document in the window's loader: in pieces, each record decoded on its own
+        from trtstudio import children
+
+        doc = children.read_pieces(str(path), raw=True)
+        if doc is not None:
+            info = _fast.read_layer_lines(doc)
+            return info if info is not None else info_from_layer_doc(path, children.parse_raw(doc), consume=True)
+        return info_from_layer_doc(path, loads_json(path, as_text(text), pieces=False), consume=True)
     return info_from_layer_doc(path, loads_json(path, as_text(text)), consume=True)
