@@ -172,3 +172,40 @@ def test_a_child_that_dies_never_passes_for_a_whole_document() -> None:
             proc.kill()
     assert b"refused:" in err and b"incomplete" in err
     assert not out.endswith(b"}\n")  # no tail after a head that was cut
+
+
+PARENT_FAILS_INTO_FILE = r"""
+import sys, time
+from trtstudio.jsonio import ForkedHead
+sys.stdout.buffer.write(b"kept\n"); sys.stdout.flush()
+fh = ForkedHead([("a", lambda: list(range(100000)))])
+time.sleep(1.0)  # the child has written the head into the file
+fh.cancel()
+print("cancelled")
+"""
+
+CHILD_KILLED_AFTER_WRITING_INTO_FILE = r"""
+import os, signal, sys, time
+from trtstudio.jsonio import ForkedHead, dumps
+fh = ForkedHead([("a", lambda: list(range(100000)))])
+time.sleep(1.0)  # written early, waiting for go
+os.kill(fh._pid, signal.SIGKILL)
+if fh.finish([("c", "x")]) is None:
+    sys.stdout.buffer.write(dumps({"a": list(range(100000)), "c": "x"}))
+"""
+
+
+def test_a_head_written_early_into_a_file_is_taken_back(tmp_path: Path) -> None:
+    """Into a regular file the child writes the head before go; whatever then fails, the file holds
+    what it held before plus either nothing or the whole document once."""
+    out = tmp_path / "out.json"
+    with out.open("wb") as fh:
+        res = subprocess.run([sys.executable, "-c", PARENT_FAILS_INTO_FILE], stdout=fh, stderr=subprocess.PIPE,
+                             timeout=60, check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert res.returncode == 0, res.stderr
+    assert out.read_bytes() == b"kept\ncancelled\n"  # the head written before the failure is gone
+    with out.open("wb") as fh:
+        res = subprocess.run([sys.executable, "-c", CHILD_KILLED_AFTER_WRITING_INTO_FILE], stdout=fh,
+                             stderr=subprocess.PIPE, timeout=60, check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert res.returncode == 0, res.stderr
+    assert json.loads(out.read_bytes()) == {"a": list(range(100000)), "c": "x"}  # one document, not two heads

@@ -131,11 +131,35 @@ def _members(pairs: list[tuple[str, Any]], stdlib: bool = False) -> list[bytes]:
             for k, v in pairs]
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    import os
+
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _file_offset(fd: int) -> int | None:
+    """Where the next write to ``fd`` goes, when ``fd`` is a regular file written at its offset
+    (not opened to append, where the offset says nothing); None for anything else."""
+    import fcntl
+    import os
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND:
+            return None
+        return os.lseek(fd, 0, os.SEEK_CUR)
+    except OSError:
+        return None
+
+
 class ForkedHead:
     """Write a big JSON object to standard output in two parts: a forked child encodes the object's
     first keys (the part known early, e.g. an engine's 50,000 layers) while this process computes
-    the rest (the findings), and writes them once this process says go; then this process writes
-    the rest. On a 2-core machine the encoding of the head runs beside the work that follows.
+    the rest (the findings), and writes them once this process says go (into a regular file at
+    once, taken back if this process fails); then this process writes the rest. On a 2-core
+    machine the encoding and writing of the head run beside the work that follows.
 
     The bytes written are those ``dumps(obj)`` writes (compact, with a newline), as long as orjson
     encodes each part; where the rest needs the standard library, it is written compact by it.
@@ -155,12 +179,17 @@ class ForkedHead:
         out_fd = sys.stdout.fileno()
         sys.stdout.flush()
         sys.stderr.flush()
+        self._out_fd = out_fd
+        # Into a regular file the child writes the head as soon as it is encoded, beside this
+        # process's work: what it wrote is taken back (the file cut where it began) if this
+        # process fails. Into anything else (a pipe, a terminal) it waits for go.
+        self._start = _file_offset(out_fd)
         status_r, status_w = os.pipe()
         go_r, go_w = os.pipe()
         self._status_r: int | None = status_r
         self._go_w: int | None = go_w
         self._pid = os.fork()
-        if self._pid == 0:  # the child: encode, report, wait for go, write, exit
+        if self._pid == 0:  # the child: encode, (write,) report, wait for go, (write,) exit
             code = 0
             try:
                 import gc
@@ -170,13 +199,17 @@ class ForkedHead:
                 os.close(go_w)
                 values = [(k, v() if callable(v) else v) for k, v in head]
                 data = b"{" + b",".join(_members(values))
+                if self._start is not None:
+                    _write_all(out_fd, data)
                 n = sum(counter(k, v) for k, v in values)
                 os.write(status_w, f"ok {n}\n".encode())
                 if os.read(go_r, 1) == b"g":
                     os.write(status_w, b"writing\n")  # from here on, part of the head may be out
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(out_fd, view):]
+                    if self._start is None:
+                        _write_all(out_fd, data)
+                    os.write(status_w, b"written\n")  # all of it: the parent goes on without waiting for this exit
+                elif self._start is not None:  # the parent failed or is gone: take the head back
+                    self._take_back()
             except BrokenPipeError:
                 code = 3
             except BaseException:  # noqa: BLE001 - anything: the parent writes everything itself
@@ -225,8 +258,9 @@ class ForkedHead:
                 pass
 
     def cancel(self) -> None:
-        """Stop the child (the caller failed or was interrupted). Before go it writes nothing;
-        after go it is stopped where it is. Safe to call more than once, and after :meth:`finish`."""
+        """Stop the child (the caller failed or was interrupted). Before go nothing it wrote stays
+        written; after go it is stopped where it is. Safe to call more than once, and after
+        :meth:`finish`."""
         import os
         import signal
 
@@ -238,6 +272,18 @@ class ForkedHead:
             except ProcessLookupError:
                 pass
             self._wait()
+            self._take_back()
+
+    def _take_back(self) -> None:
+        """Cut the output file where the head began (what the child wrote early is gone)."""
+        import os
+
+        if self._start is not None:
+            try:
+                os.ftruncate(self._out_fd, self._start)
+                os.lseek(self._out_fd, self._start, os.SEEK_SET)
+            except OSError:
+                pass
 
     def finish(self, rest: list[tuple[str, Any]]) -> int | None:
         """Let the child write the head, then write ``rest`` (the remaining pairs) and the closing
@@ -275,13 +321,23 @@ class ForkedHead:
             return None
         self._close("_go_w")
         began = status_file.readline().strip() == b"writing"
-        code = self._wait()
-        if not began:  # it died before writing a byte: the caller writes the whole object
+        # a child that wrote it all is not waited for: ending a process the size of this one takes
+        # the kernel a while (0.1-0.3 s here), and nothing of it is needed any more
+        code = 0 if began and status_file.readline().strip() == b"written" else self._wait()
+        if not began:  # it died before go: nothing of it stays written, the caller writes the whole object
+            self._take_back()
             return None
         if code == 3:
             raise BrokenPipeError("standard output closed")
         if code != 0:
             raise OSError(f"the process writing the layers ended with status {code}; the output is incomplete")
         write_stdout(tail + b"}\n")
-        return int(status[1]) + sum(count_non_finite(v) for _, v in rest)
+        n = int(status[1]) + sum(count_non_finite(v) for _, v in rest)
+        if self._exit is None:  # reaped if it has ended by now; else it stays a zombie until this process ends
+            try:
+                if os.waitpid(self._pid, os.WNOHANG)[0]:
+                    self._exit = 0
+            except ChildProcessError:
+                pass
+        return n
 
