@@ -304,14 +304,16 @@ class ForkedHead:
     def _finish(self, rest: list[tuple[str, Any]], status_file: Any) -> int | None:
         import os
 
-        status = status_file.readline().decode().split()
-        if not status or status[0] != "ok":
-            self.cancel()
-            return None
+        # the rest is encoded and counted while the child may still be at the head
         try:
             tail = b"".join(b"," + m for m in _members(rest))
         except TypeError:  # integers beyond 64 bits, lone surrogates: the standard library, compact
             tail = b"".join(b"," + m for m in _members(rest, stdlib=True))
+        n_rest = sum(count_non_finite(v) for _, v in rest)
+        status = status_file.readline().decode().split()
+        if not status or status[0] != "ok":
+            self.cancel()
+            return None
         go_w = self._go_w
         assert go_w is not None
         try:
@@ -332,7 +334,7 @@ class ForkedHead:
         if code != 0:
             raise OSError(f"the process writing the layers ended with status {code}; the output is incomplete")
         write_stdout(tail + b"}\n")
-        n = int(status[1]) + sum(count_non_finite(v) for _, v in rest)
+        n = int(status[1]) + n_rest
         if self._exit is None:  # reaped if it has ended by now; else it stays a zombie until this process ends
             try:
                 if os.waitpid(self._pid, os.WNOHANG)[0]:
