@@ -318,6 +318,13 @@ def test_plots_follow_the_model_on_screen(qtbot, sample_model: Path) -> None:
         qtbot.waitUntil(lambda: not win.plots_pending(), timeout=30000)
         panel = win.profile_panel
         assert panel is not None and panel._model == str(sample_model)
+        # its live plots were made a plot per event-loop turn, and completely
+        from trtstudio.ui.live_panels import LivePanels
+
+        whole = LivePanels()
+        assert not panel.live.build_step() and set(panel.live.curves) == set(whole.curves)
+        assert list(panel.live.toggles) == list(whole.toggles)
+        whole.deleteLater()
         assert win.engine_tabs.indexOf(win.charts) == 1  # after the layer table, as when made at once
         holder = win.tools.profile_holder
         assert holder.count() == 1 and holder.widget(0) is panel  # the placeholder is gone
@@ -338,3 +345,19 @@ def test_plots_come_when_the_model_does_not_open(qtbot, tmp_path: Path) -> None:
         assert win.profile_panel is not None and win.charts is not None
     finally:
         win.shutdown()
+
+
+def test_live_panels_made_in_steps_are_the_panels_made_at_once(qtbot) -> None:
+    from trtstudio.ui.live_panels import LivePanels
+
+    whole = LivePanels()
+    stepped = LivePanels(in_steps=True)
+    qtbot.addWidget(whole)
+    qtbot.addWidget(stepped)
+    steps = 0
+    while stepped.build_step():
+        steps += 1
+    assert steps >= 5  # a plot per step, not all in one
+    assert not stepped.build_step()  # and done stays done
+    assert set(stepped.curves) == set(whole.curves) and list(stepped.toggles) == list(whole.toggles)
+    assert stepped._grid.count() == whole._grid.count()

@@ -11,6 +11,7 @@ Spreading them keeps every frame short. Plots that are hidden are not redrawn.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -153,7 +154,10 @@ class LivePanels(QWidget):
 
     sig_stats = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, in_steps: bool = False) -> None:
+        """``in_steps``: only start building; :meth:`build_step` makes the rest a plot at a time (the
+        window does one per event-loop turn, so that no turn takes long); the panel is usable once
+        it returns False."""
         super().__init__(parent)
         pg.setConfigOptions(antialias=False)
         self._samples: SampleBuffer | None = None
@@ -173,10 +177,23 @@ class LivePanels(QWidget):
         self._timer = QTimer(self)
         self._timer.setInterval(FRAME_MS)
         self._timer.timeout.connect(self._on_timer_timeout)
-        self._build()
+        self._steps: Any = self._build()
+        if not in_steps:
+            while self.build_step():
+                pass
+
+    def build_step(self) -> bool:
+        """Make the next part of the panel; False once it is complete."""
+        if self._steps is None:
+            return False
+        if next(self._steps, None) is None:
+            self._steps = None
+            return False
+        return True
 
     # -- layout ----------------------------------------------------------------------------------
-    def _build(self) -> None:
+    def _build(self) -> Iterator[bool]:
+        """The panel's construction, a plot per step (see build_step)."""
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(4)
@@ -227,6 +244,7 @@ class LivePanels(QWidget):
         self.spikes = pg.PlotDataItem(pen=None, symbol="o", symbolSize=5, symbolPen=None,
                                       symbolBrush=pg.mkBrush("#d62728"), name="spikes (>p99 or >2x median)")
         self.latency_plot.addItem(self.spikes)
+        yield True
 
         self.hist_plot = _Plot("Latency histogram", ("latency", "s"), ("inferences", None))
         self.hist_curve = pg.PlotDataItem(stepMode="center", fillLevel=0, pen=pg.mkPen("#1f77b4"),
@@ -234,10 +252,12 @@ class LivePanels(QWidget):
         self.hist_plot.addItem(self.hist_curve)
         self.hist_curve.setClipToView(False)  # step-mode data cannot be clipped or decimated
         self.hist_curve.setDownsampling(ds=1, auto=False)
+        yield True
 
         self.tp_plot = _Plot("Throughput", ("time", "s"), ("rate", "/s"))
         self.tp_inf = self.tp_plot.curve("#1f77b4", "inferences/s", width=1.5)
         self.tp_samp = self.tp_plot.curve("#ff7f0e", "samples/s", style=Qt.PenStyle.DashLine)
+        yield True
 
         self.split_plot = _Plot("H2D / compute / D2H", ("time", "s"), ("time", "s"))
         self.split_curves = {
@@ -245,12 +265,14 @@ class LivePanels(QWidget):
             "compute_ms": self.split_plot.curve("#2ca02c", "compute", finite=False),
             "d2h_ms": self.split_plot.curve("#8c564b", "D2H", finite=False),
         }
+        yield True
 
         self.gpu_mem_plot = _Plot("GPU memory", ("time", "s"), ("MiB", None))
         self.mem_curves: dict[str, pg.PlotDataItem] = {}
         for key, name, color in _MEMORY_SERIES:
             style = Qt.PenStyle.DashLine if "total" in key else Qt.PenStyle.SolidLine
             self.mem_curves[key] = self.gpu_mem_plot.curve(color, name, style=style)
+        yield True
         self.host_mem_plot = _Plot("Process RSS (host)", ("time", "s"), ("MiB", None))
         self.mem_curves["host_rss_bytes"] = self.host_mem_plot.curve("#e377c2", "RSS", width=1.5)
 

@@ -272,13 +272,37 @@ class MainWindow(QMainWindow):
             try:
                 self.engine_tabs.add_charts()
             finally:  # whatever happens there, the profile panel still comes (and the state moves on)
-                QTimer.singleShot(0, self, self._build_profile_panel)
+                QTimer.singleShot(0, self, self._build_live_panels)
 
         QTimer.singleShot(20, self, build)
 
-    def _build_profile_panel(self) -> None:
+    def _build_live_panels(self) -> None:
+        """The profile panel's six plots, one per event-loop turn (all at once: a 0.1-0.2 s stall),
+        then the panel around them."""
         try:
-            self.tools.build_profile_panel()
+            from trtstudio.ui.live_panels import LivePanels
+
+            live = LivePanels(in_steps=True)
+        except Exception:  # noqa: BLE001 - no pyqtgraph, or a panel that cannot be made: the tools say so
+            self._build_profile_panel(None)
+            return
+
+        def step() -> None:
+            try:
+                more = live.build_step()
+            except Exception:  # noqa: BLE001 - the panel makes its own plots then (or says why not)
+                self._build_profile_panel(None)
+                return
+            if more:
+                QTimer.singleShot(0, self, step)
+            else:
+                QTimer.singleShot(0, self, lambda: self._build_profile_panel(live))
+
+        QTimer.singleShot(0, self, step)
+
+    def _build_profile_panel(self, live: Any = None) -> None:
+        try:
+            self.tools.build_profile_panel(live)
         finally:  # a panel that failed must not keep wait_idle and the demo waiting for ever
             self._plots = "built"
 

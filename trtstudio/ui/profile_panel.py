@@ -275,8 +275,11 @@ class ProfilePanel(QWidget):
     sig_layer_times = Signal(object)
     sig_model_ready = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None, backend_factory: BackendFactory | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, backend_factory: BackendFactory | None = None,
+                 live: LivePanels | None = None) -> None:
+        """``live``: the live panels, made already (the window makes them a plot at a time)."""
         super().__init__(parent)
+        self._live_given = live
         self.backend_factory = backend_factory  # (name, path, **options) -> Backend; tests inject doubles
         self.wait_for: threading.Event | None = None  # set by the window: see _specs_task
         self._model: str | None = None
@@ -408,7 +411,8 @@ class ProfilePanel(QWidget):
         side.setMinimumWidth(280)
         self._side = side
 
-        self.live = LivePanels()
+        self.live = self._live_given if self._live_given is not None else LivePanels()
+        self._live_given = None
         self._split = split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(side)
         split.addWidget(self.live)

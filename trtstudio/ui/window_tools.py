@@ -43,9 +43,9 @@ class WindowTools(QObject):
         scroll.setWidget(holder)
         return scroll
 
-    def build_profile_panel(self) -> None:
+    def build_profile_panel(self, live: Any = None) -> None:
         """Make the ProfilePanel in the holder's first tab (replacing a placeholder), for the model
-        open now."""
+        open now (``live``: its LivePanels, made already)."""
         holder = self.profile_holder
         if self.w.profile_panel is not None:
             return
@@ -53,7 +53,7 @@ class WindowTools(QObject):
         try:
             from trtstudio.ui.profile_panel import ProfilePanel
 
-            panel = ProfilePanel()
+            panel = ProfilePanel(live=live)
             panel.wait_for = self.w.view.layout_settled
             panel.sig_layer_times.connect(
                 lambda rows: self.w.statusBar().showMessage(f"per-layer profile: {len(rows)} entries", 5000))
