@@ -56,6 +56,7 @@ _METADATA_PREFIX = "[ONNX Layer: "
 _PREFIX_LEN = len(_METADATA_PREFIX)
 _METADATA_SEP = "]\x1e" + _METADATA_PREFIX  # between two entries
 _METADATA = attrgetter("metadata")
+_CHUNK = 4096  # names looked up per call in C (a few ms)
 _REFORMAT_PREFIX = "Reformatting CopyNode for "
 _REFORMAT_RE = re.compile(r"Reformatting CopyNode for (?:Input|Output) Tensor \d+ to (.*)$", re.S)
 _LEGACY_REFORMAT_RE = re.compile(r"^(.*?) (?:input|output) reformatter \d+$")
@@ -365,7 +366,10 @@ def _by_metadata(layers: list[Layer], nbn: dict[str, int]) -> list[list[str] | N
            if type(md) is str and md.startswith(prefix) and md[-1] == "]" and "\x1f" not in md and "][" not in md]
     lists = [layers[i].metadata[start:-1].split(sep) for i in pos]  # type: ignore[index]
     flat = list(chain.from_iterable(lists))
-    missing = set(compress(flat, map(operator.not_, map(nbn.__contains__, flat))))
+    missing: set[str] = set()
+    for k in range(0, len(flat), _CHUNK):  # in chunks: a worker's C loop holds the GIL (the window waits)
+        part = flat[k:k + _CHUNK]
+        missing.update(compress(part, map(operator.not_, map(nbn.__contains__, part))))
     for i, names, n, distinct in zip(pos, lists, map(len, lists), map(len, map(set, lists)), strict=True):
         if missing and not missing.isdisjoint(names):
             continue  # names to clean or resolve: the general path (resolve_metadata)
