@@ -209,3 +209,19 @@ def test_a_head_written_early_into_a_file_is_taken_back(tmp_path: Path) -> None:
                              stderr=subprocess.PIPE, timeout=60, check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert res.returncode == 0, res.stderr
     assert json.loads(out.read_bytes()) == {"a": list(range(100000)), "c": "x"}  # one document, not two heads
+
+
+def test_a_file_written_in_place_is_written_only_on_go(tmp_path: Path) -> None:
+    """Standard output open on the middle of a file (``1<>file``): cutting it back would lose what
+    follows, so the child waits for go there and a failure leaves the file as it was."""
+    out = tmp_path / "out.json"
+    out.write_bytes(b"0123456789" * 1000)
+    code = ("import os, sys\nos.lseek(1, 100, os.SEEK_SET)\n"
+            "from trtstudio.jsonio import _file_offset\nprint(_file_offset(1), file=sys.stderr)\n" + PARENT_FAILS)
+    with out.open("r+b") as fh:
+        res = subprocess.run([sys.executable, "-c", code], stdout=fh, stderr=subprocess.PIPE, timeout=60,
+                             check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.strip() == b"None"
+    data = out.read_bytes()
+    assert len(data) == 10000 and data[:100] == (b"0123456789" * 10) and data[100:110] == b"cancelled\n"

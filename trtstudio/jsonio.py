@@ -140,16 +140,19 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _file_offset(fd: int) -> int | None:
-    """Where the next write to ``fd`` goes, when ``fd`` is a regular file written at its offset
-    (not opened to append, where the offset says nothing); None for anything else."""
+    """Where the next write to ``fd`` goes, when ``fd`` is a regular file written at its end (so
+    that cutting it back there loses nothing it held) and not opened to append (where the offset
+    says nothing); None for anything else."""
     import fcntl
     import os
     import stat
 
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode) or fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND:
             return None
-        return os.lseek(fd, 0, os.SEEK_CUR)
+        offset = os.lseek(fd, 0, os.SEEK_CUR)
+        return offset if offset == st.st_size else None
     except OSError:
         return None
 
