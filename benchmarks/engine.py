@@ -10,8 +10,9 @@ has 6 layers: ``Conv + Relu`` (CaskConvolution), a ``Reformatting CopyNode``, ``
 ``PWN(Mul, Sigmoid)``, with Metadata on 90 % of the non-reformat layers, a profile JSON with
 per-layer times, and a few unaligned, FP32 and non-tensor-core layers for the rules to find.
 
-Budgets (issue 16): read + map + diagnose <= 0.8 s and peak RSS <= 400 MiB (measured in a fresh
-process); sorting one column of 50k rows <= 200 ms.
+Budgets (issue 16): read + map + diagnose <= 0.8 s (the median of ``--repeat`` runs, 5 by default,
+in this process: the machine's speed drifts by up to 50 % within minutes, see the calibration
+line) and peak RSS <= 400 MiB (measured in a fresh process); sorting one column of 50k rows <= 200 ms.
 Prints JSON lines (one per measurement).
 """
 
@@ -130,7 +131,7 @@ def _emit(**kw: Any) -> None:
     print(json.dumps(kw), flush=True)
 
 
-def bench_pipeline(n_layers: int, tmp: Path) -> list[Any]:
+def bench_pipeline(n_layers: int, tmp: Path, repeat: int = 5) -> list[Any]:
     from trtstudio.engine.diagnose import diagnose
     from trtstudio.engine.load import load_engine
     from trtstudio.engine.mapping import map_layers
@@ -151,22 +152,30 @@ def bench_pipeline(n_layers: int, tmp: Path) -> list[Any]:
     _emit(bench="onnx_load", nodes=len(model.graph.nodes), bytes=os.path.getsize(onnx_path),
           seconds=round(t_model, 3), note="not part of the 2 s budget (graph.load)")
 
-    t0 = time.perf_counter()
-    engine = load_engine([layers_path, prof_path])
-    t_read = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    mapping = map_layers(engine, model.graph)
-    t_map = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    findings = diagnose(engine, model.graph)
-    t_diag = time.perf_counter() - t0
-    total = t_read + t_map + t_diag
+    runs: list[tuple[float, float, float, float]] = []  # (total, read, map, diagnose)
+    for _ in range(max(1, repeat)):
+        engine = mapping = findings = None  # the previous run's are freed before the next one
+        t0 = time.perf_counter()
+        engine = load_engine([layers_path, prof_path])
+        t_read = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        mapping = map_layers(engine, model.graph)
+        t_map = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        findings = diagnose(engine, model.graph)
+        t_diag = time.perf_counter() - t0
+        runs.append((t_read + t_map + t_diag, t_read, t_map, t_diag))
+    assert engine is not None and mapping is not None and findings is not None
+    # the machine's speed drifts (the calibration line): the median of the runs is the figure, and
+    # the fastest run is printed beside it
+    total, t_read, t_map, t_diag = sorted(runs)[len(runs) // 2]
     by_kind: dict[str, int] = {}
     for f in findings:
         by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
     _emit(bench="engine_pipeline", layers=len(engine.layers), nodes=len(model.graph.nodes),
           json_bytes=os.path.getsize(layers_path), read_s=round(t_read, 3), map_s=round(t_map, 3),
-          diagnose_s=round(t_diag, 3), total_s=round(total, 3), budget_s=BUDGET_S, ok=total <= BUDGET_S,
+          diagnose_s=round(t_diag, 3), total_s=round(total, 3), runs=len(runs),
+          fastest_s=round(min(runs)[0], 3), budget_s=BUDGET_S, ok=total <= BUDGET_S,
           mapped_layers=len(engine.layers) - len(mapping.unmapped_layers), unmapped_nodes=len(mapping.unmapped_nodes),
           by_confidence={str(k): v for k, v in sorted(mapping.by_confidence.items())}, findings=by_kind)
     _emit(**peak_rss(onnx_path, layers_path, prof_path))
@@ -322,10 +331,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layers", type=int, default=50_000)
     ap.add_argument("--no-qt", action="store_true", help="skip the Qt sort measurements")
+    ap.add_argument("--repeat", type=int, default=5, help="read + map + diagnose this many times; the median is reported")
     args = ap.parse_args()
     calibration()
     with tempfile.TemporaryDirectory() as d:
-        layers = bench_pipeline(args.layers, Path(d))
+        layers = bench_pipeline(args.layers, Path(d), args.repeat)
     cols = columns(layers)
     bench_numpy_sort(cols)
     if not args.no_qt:
