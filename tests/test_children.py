@@ -106,3 +106,17 @@ def test_trex_fixture_in_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(children, "RESPONSIVE_MIN_BYTES", 1)
     with children.responsive_parsing():
         assert load_engine(files).to_json() == eager.to_json()
+
+
+def test_an_engine_with_many_bindings_reads_the_same_in_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long I/O list (an LLM engine's KV-cache inputs) comes in pieces too: parsed, not taken as bytes."""
+    doc = _layers_doc(300)
+    doc["Bindings"] = [f"past_key_values.{i}" for i in range(200)]
+    f = tmp_path / "kv.layers.json"
+    f.write_text(json.dumps(doc))
+    eager = load_engine([f])
+    monkeypatch.setattr(children, "RESPONSIVE_MIN_BYTES", 1000)
+    with children.responsive_parsing():
+        pieces = load_engine([f])
+    assert [t.name for t in pieces.io_tensors] == [t.name for t in eager.io_tensors] == doc["Bindings"]
+    assert pieces.to_json() == eager.to_json()

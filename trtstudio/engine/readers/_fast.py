@@ -121,11 +121,12 @@ def read_layer_lines(doc: Any) -> EngineInfo | None:
     """:func:`read_layer_doc` of a document read in pieces (``children.read_pieces`` with ``raw``:
     its ``Layers`` one record's JSON each, decoded here one by one, so that no call holds the GIL
     for long), or None."""
-    from trtstudio.children import RawLines
+    from trtstudio.children import RawLines, parse_raw
 
     if type(doc) is not dict or not isinstance(doc.get("Layers"), RawLines):
         return None
     lines = doc["Layers"]
+    rest = parse_raw({k: v for k, v in doc.items() if k != "Layers"})  # a long Bindings list came in pieces too
     raws: list[Any] | None = None
     # comprehensions, not map(): between two records the interpreter may hand the GIL to the window
     try:
@@ -142,7 +143,7 @@ def read_layer_lines(doc: Any) -> EngineInfo | None:
         raws = lines
     except _FAILED:
         return None
-    return _info(recs, raws, doc.get("Bindings"), doc.get("I/O Tensors"))
+    return _info(recs, raws, rest.get("Bindings"), rest.get("I/O Tensors"))
 
 
 def _info(recs: list[_Layer], raws: list[Any] | None, bindings: Any, io_tensors: Any) -> EngineInfo:
