@@ -225,3 +225,64 @@ def test_a_file_written_in_place_is_written_only_on_go(tmp_path: Path) -> None:
     assert res.stderr.strip() == b"None"
     data = out.read_bytes()
     assert len(data) == 10000 and data[:100] == (b"0123456789" * 10) and data[100:110] == b"cancelled\n"
+
+
+PARENT_KILLED_WHILE_THE_CHILD_ENCODES = r"""
+import os, signal, time
+from trtstudio.jsonio import ForkedHead
+
+def slow():
+    time.sleep(1.0)  # the parent is killed meanwhile
+    return list(range(100000))
+
+fh = ForkedHead([("a", slow)])
+time.sleep(0.2)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_child_never_writes_after_its_parent_is_gone(tmp_path: Path) -> None:
+    """The parent killed (timeout, OOM killer) while the child encodes: the child dies with it and
+    writes nothing, then or later, over what the next command writes into the same file."""
+    import time
+
+    out = tmp_path / "out.json"
+    with out.open("wb") as fh:
+        # no pipe the orphan would hold open: run() returns when the parent dies, not when the child does
+        res = subprocess.run([sys.executable, "-c", PARENT_KILLED_WHILE_THE_CHILD_ENCODES], stdout=fh,
+                             stderr=subprocess.DEVNULL, timeout=60, check=False,
+                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert res.returncode == -9
+    out.write_bytes(b"the next command's output\n")
+    time.sleep(2.0)  # long after the orphan would have encoded and written
+    assert out.read_bytes() == b"the next command's output\n"
+
+
+MANY_IN_ONE_PROCESS = r"""
+import os, sys
+from trtstudio.jsonio import ForkedHead
+for i in range(5):
+    ForkedHead([("a", lambda: list(range(1000)))]).finish([("b", i)])
+import time
+time.sleep(0.5)
+ForkedHead([("a", 1)]).finish([("b", 2)])  # reaps the ended ones
+me = str(os.getpid())
+zombies = 0
+for d in os.listdir("/proc"):
+    if d.isdigit():
+        try:
+            stat = open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        zombies += stat[0] == "Z" and stat[1] == me
+print(zombies, file=sys.stderr)
+"""
+
+
+def test_children_not_waited_for_are_reaped(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    with out.open("wb") as fh:
+        res = subprocess.run([sys.executable, "-c", MANY_IN_ONE_PROCESS], stdout=fh, stderr=subprocess.PIPE,
+                             timeout=60, check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert res.returncode == 0, res.stderr
+    assert int(res.stderr.strip()) <= 1  # at most the last one, still ending

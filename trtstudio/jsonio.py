@@ -131,6 +131,39 @@ def _members(pairs: list[tuple[str, Any]], stdlib: bool = False) -> list[bytes]:
             for k, v in pairs]
 
 
+_UNREAPED: list[int] = []  # ForkedHead children not waited for (their exit is the kernel's long teardown)
+
+
+def _reap_finished() -> None:
+    """Reap the children of earlier ForkedHeads that have ended (a process that goes on, as the
+    tests do, would otherwise keep them as zombies)."""
+    import os
+
+    for pid in list(_UNREAPED):
+        try:
+            done = os.waitpid(pid, os.WNOHANG)[0] != 0
+        except ChildProcessError:
+            done = True
+        if done:
+            _UNREAPED.remove(pid)
+
+
+def _die_with(parent: int) -> bool:
+    """Have the kernel kill this (forked) process when ``parent`` ends (Linux's PR_SET_PDEATHSIG);
+    False where that cannot be arranged, or ``parent`` has ended already."""
+    import ctypes
+    import os
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) != 0:  # 1: PR_SET_PDEATHSIG
+            return False
+    except (OSError, AttributeError):
+        return False
+    return os.getppid() == parent  # it may have ended between the fork and the prctl
+
+
 def _write_all(fd: int, data: bytes) -> None:
     import os
 
@@ -185,8 +218,12 @@ class ForkedHead:
         self._out_fd = out_fd
         # Into a regular file the child writes the head as soon as it is encoded, beside this
         # process's work: what it wrote is taken back (the file cut where it began) if this
-        # process fails. Into anything else (a pipe, a terminal) it waits for go.
+        # process fails. Into anything else (a pipe, a terminal) it waits for go. A child that
+        # writes early dies with this process (PR_SET_PDEATHSIG), so that it can never write into
+        # the file after this process is gone (killed, timed out) and a later command wrote there.
+        _reap_finished()
         self._start = _file_offset(out_fd)
+        parent = os.getpid()
         status_r, status_w = os.pipe()
         go_r, go_w = os.pipe()
         self._status_r: int | None = status_r
@@ -200,18 +237,19 @@ class ForkedHead:
                 gc.disable()  # short-lived, acyclic garbage only
                 os.close(status_r)
                 os.close(go_w)
+                early = self._start is not None and _die_with(parent)
                 values = [(k, v() if callable(v) else v) for k, v in head]
                 data = b"{" + b",".join(_members(values))
-                if self._start is not None:
+                if early:
                     _write_all(out_fd, data)
                 n = sum(counter(k, v) for k, v in values)
                 os.write(status_w, f"ok {n}\n".encode())
                 if os.read(go_r, 1) == b"g":
                     os.write(status_w, b"writing\n")  # from here on, part of the head may be out
-                    if self._start is None:
+                    if not early:
                         _write_all(out_fd, data)
                     os.write(status_w, b"written\n")  # all of it: the parent goes on without waiting for this exit
-                elif self._start is not None:  # the parent failed or is gone: take the head back
+                elif early and os.getppid() == parent:  # the parent failed (and lives): take the head back
                     self._take_back()
             except BrokenPipeError:
                 code = 3
@@ -328,7 +366,11 @@ class ForkedHead:
         began = status_file.readline().strip() == b"writing"
         # a child that wrote it all is not waited for: ending a process the size of this one takes
         # the kernel a while (0.1-0.3 s here), and nothing of it is needed any more
-        code = 0 if began and status_file.readline().strip() == b"written" else self._wait()
+        if began and status_file.readline().strip() == b"written":
+            code = self._exit = 0  # done (cancel() now does nothing); reaped later (_UNREAPED)
+            _UNREAPED.append(self._pid)
+        else:
+            code = self._wait()
         if not began:  # it died before go: nothing of it stays written, the caller writes the whole object
             self._take_back()
             return None
@@ -337,12 +379,6 @@ class ForkedHead:
         if code != 0:
             raise OSError(f"the process writing the layers ended with status {code}; the output is incomplete")
         write_stdout(tail + b"}\n")
-        n = int(status[1]) + n_rest
-        if self._exit is None:  # reaped if it has ended by now; else it stays a zombie until this process ends
-            try:
-                if os.waitpid(self._pid, os.WNOHANG)[0]:
-                    self._exit = 0
-            except ChildProcessError:
-                pass
-        return n
+        _reap_finished()  # it too, if it has ended by now
+        return int(status[1]) + n_rest
 
