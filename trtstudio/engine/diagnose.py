@@ -93,6 +93,7 @@ _SHAPE_TYPES = frozenset(("Shape", "NoOp", "Constant", "Shuffle", "shape_call", 
 _SHAPE_NAME_MARKERS = ("[Shuffle]", "[Constant]", "[Shape]", "[Identity]")
 _SHAPE_OPS = frozenset(("Shape", "Reshape", "Constant", "ConstantOfShape", "Squeeze", "Unsqueeze", "Flatten",
                         "Identity"))
+_CHUNK = 4096  # layers per C call where tensors are gathered
 _NEAR = 4  # layers on either side that Ctx._touched looks at before the sets of all tensors
 _NAME, _INPUTS, _OUTPUTS, _OP_TYPE = attrgetter("name"), attrgetter("inputs"), attrgetter("outputs"), attrgetter("op_type")
 _QDQ_OPS = frozenset(("QuantizeLinear", "DequantizeLinear"))
@@ -313,8 +314,13 @@ class _Ctx:
                     if t.name == name:
                         return True
         if self._written_read is None:  # two sets, cheaper to make than the producer and consumer maps
-            self._written_read = (set(map(_NAME, chain.from_iterable(map(_OUTPUTS, layers)))),
-                                  set(map(_NAME, chain.from_iterable(map(_INPUTS, layers)))))
+            written: set[str] = set()
+            read_: set[str] = set()
+            for k in range(0, len(layers), _CHUNK):  # in chunks: a C loop holds the GIL (the window waits)
+                part = layers[k:k + _CHUNK]
+                written.update(map(_NAME, chain.from_iterable(map(_OUTPUTS, part))))
+                read_.update(map(_NAME, chain.from_iterable(map(_INPUTS, part))))
+            self._written_read = (written, read_)
         return name in self._written_read[1 if read else 0]
 
     def share(self, lay: Layer) -> float | None:
