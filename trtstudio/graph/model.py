@@ -516,11 +516,6 @@ def load_model(path: str | os.PathLike[str], *, infer_shapes: bool = True) -> Mo
         return _load_model(path, infer_shapes)
     finally:
         if was:
-            # Re-enabled as it was, the collector's next pass could walk every object the load
-            # made (one such pass took 0.27 s at 100,000 nodes): the graph is long-lived, so it goes to the permanent
-            # generation first (as trtstudio.engine.readers.gc_paused does for engines; its
-            # objects are still freed by reference counting).
-            gc.freeze()
             gc.enable()
 
 
@@ -576,7 +571,6 @@ def infer_shapes_later(model: Model, *, isolated: bool = False) -> list[str]:
         return warnings
     finally:
         if was:
-            gc.freeze()  # see load_model
             gc.enable()
 
 
