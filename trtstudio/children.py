@@ -118,6 +118,7 @@ def read_pieces(path: str, raw: bool = False) -> Any | None:
     read = proc.stdout.readline
     loads = orjson.loads
     element = read if raw else lambda: loads(read())
+    collect = RawLines if raw else list
     try:
         doc: Any = None
         while True:
@@ -127,7 +128,7 @@ def read_pieces(path: str, raw: bool = False) -> Any | None:
             head = loads(line)
             kind = head[0]
             if kind == "a":
-                doc = RawLines(element() for _ in range(head[1])) if raw else [element() for _ in range(head[1])]
+                doc = collect([element() for _ in range(head[1])])
             elif kind == "v":
                 doc = head[1]
             else:
@@ -136,8 +137,7 @@ def read_pieces(path: str, raw: bool = False) -> Any | None:
                 if kind == "k":
                     doc[head[1]] = head[2]
                 else:  # "l"
-                    items = [element() for _ in range(head[2])]
-                    doc[head[1]] = RawLines(items) if raw else items
+                    doc[head[1]] = collect([element() for _ in range(head[2])])
         ok = proc.wait() == 0
     except (orjson.JSONDecodeError, IndexError, TypeError, ValueError):
         ok = False

@@ -21,6 +21,8 @@ and ``benchmarks/engine_identity.py`` compare them).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -95,6 +97,28 @@ def use_fast_path(text: str | bytes) -> bool:
     from trtstudio import children
 
     return len(text) < children.RESPONSIVE_MIN_BYTES or not children.parsing_responsively()
+
+
+def read_or_parse(path: Path, text: str | bytes, whole: Callable[[str | bytes], EngineInfo | None],
+                  in_pieces: Callable[[Any], EngineInfo | None]) -> tuple[EngineInfo | None, Any]:
+    """(info, None) where a fast reader read the document at ``path`` (``text``: its bytes),
+    else (None, the parsed document) for the general reader.
+
+    ``whole`` reads the document in one decode; a big document in the window's loader threads
+    (:func:`use_fast_path` False) is read in pieces instead (``children.read_pieces`` with ``raw``)
+    by ``in_pieces``. Where that steps aside, the same pieces are parsed; where the child cannot
+    cut the document, it is parsed here in one go (malformed JSON as the user's error line)."""
+    from trtstudio import children
+    from trtstudio.engine.readers import as_text, loads_json
+
+    if use_fast_path(text):
+        info = whole(text)
+        return (info, None) if info is not None else (None, loads_json(path, as_text(text)))
+    doc = children.read_pieces(str(path), raw=True)
+    if doc is None:
+        return None, loads_json(path, as_text(text), pieces=False)
+    info = in_pieces(doc)
+    return (info, None) if info is not None else (None, children.parse_raw(doc))
 
 
 def read_layer_doc(text: str | bytes) -> EngineInfo | None:
@@ -231,4 +255,4 @@ def _profile_info(recs: list[_Timing]) -> EngineInfo | None:
     return info
 
 
-__all__ = ["read_layer_doc", "read_layer_lines", "read_profile", "read_profile_lines", "use_fast_path"]
+__all__ = ["read_layer_doc", "read_layer_lines", "read_or_parse", "read_profile", "read_profile_lines", "use_fast_path"]

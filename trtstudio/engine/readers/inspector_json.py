@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trtstudio.engine.model import EngineInfo
-from trtstudio.engine.readers import as_text, loads_json, register
+from trtstudio.engine.readers import register
 from trtstudio.engine.readers._common import info_from_layer_doc
 
 
@@ -33,16 +33,5 @@ def read(path: Path, text: str | bytes) -> EngineInfo:
     """Read an engine inspector JSON document."""
     from trtstudio.engine.readers import _fast
 
-    if _fast.use_fast_path(text):
-        info = _fast.read_layer_doc(text)
-        if info is not None:
-            return info
-    else:  # a big document in the window's loader: in pieces, each record decoded on its own
-        from trtstudio import children
-
-        doc = children.read_pieces(str(path), raw=True)
-        if doc is not None:
-            info = _fast.read_layer_lines(doc)
-            return info if info is not None else info_from_layer_doc(path, children.parse_raw(doc), consume=True)
-        return info_from_layer_doc(path, loads_json(path, as_text(text), pieces=False), consume=True)
-    return info_from_layer_doc(path, loads_json(path, as_text(text)), consume=True)
+    info, doc = _fast.read_or_parse(path, text, _fast.read_layer_doc, _fast.read_layer_lines)
+    return info if info is not None else info_from_layer_doc(path, doc, consume=True)

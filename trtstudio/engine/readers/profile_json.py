@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from trtstudio.engine.model import EngineInfo, LayerTime
-from trtstudio.engine.readers import as_text, loads_json, register
+from trtstudio.engine.readers import loads_json, register
 from trtstudio.engine.readers._common import layer_time
 from trtstudio.errors import InputError
-
-_UNREAD: Any = object()
 
 
 def _sniff(head: str, path: Path) -> bool:
@@ -34,26 +32,17 @@ def read(path: Path, text: str | bytes) -> EngineInfo:
     """Read a per-layer profile into ``EngineInfo.times`` (a LayerTime per layer name)."""
     from trtstudio.engine.readers import _fast
 
-    if _fast.use_fast_path(text):
-        fast = _fast.read_profile(text)
-        if fast is not None:
-            return fast
-    else:  # a big profile in the window's loader: in pieces, each record decoded on its own
-        from trtstudio import children
-
-        doc = children.read_pieces(str(path), raw=True)
-        if doc is not None:
-            fast = _fast.read_profile_lines(doc)
-            return fast if fast is not None else read_general(path, "", children.parse_raw(doc))
-        return read_general(path, as_text(text), pieces=False)
-    return read_general(path, as_text(text))
+    info, doc = _fast.read_or_parse(path, text, _fast.read_profile, _fast.read_profile_lines)
+    return info if info is not None else _from_doc(path, doc)
 
 
-def read_general(path: Path, text: str, doc: Any = _UNREAD, pieces: bool = True) -> EngineInfo:
-    """:func:`read` without its fast path: any valid profile, the error line for the rest
-    (``doc``: the document, already parsed from ``text``)."""
-    if doc is _UNREAD:
-        doc = loads_json(path, text, pieces=pieces)
+def read_general(path: Path, text: str) -> EngineInfo:
+    """:func:`read` without its fast path: any valid profile, the error line for the rest."""
+    return _from_doc(path, loads_json(path, text))
+
+
+def _from_doc(path: Path, doc: Any) -> EngineInfo:
+    """The profile in the parsed document ``doc`` (its records are dropped as they are read)."""
     if not isinstance(doc, list):
         raise InputError(path, 'unknown profile schema: expected a JSON list [{"count": N}, {"name", "timeMs"...}]')
     count: int | None = None
