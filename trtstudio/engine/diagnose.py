@@ -455,10 +455,8 @@ def _reformats(ctx: _Ctx) -> list[Finding]:
             change = f"{fin} -> {fout}" if fin != "?" or fout != "?" else "(formats not recorded)"
         where = " at the engine's input/output" if boundary else ""
         origin = f" (origin {lay.origin})" if lay.origin else ""
-        shared = f" ({share:.1f} % of the time)" if share is not None else ""
-        append(Finding("reformat", sev, f"{lay.name}: reformat {change}{where}{origin}{shared}",
-                       _BOUNDARY_HINT if boundary else _CONVERTING_HINT if converting else _FORMAT_HINT,
-                       lay.name, lay.index, list(lay.onnx_nodes)))
+        append(_finding("reformat", sev, lay, f"{lay.name}: reformat {change}{where}{origin}{_share_text(share)}",
+                        _BOUNDARY_HINT if boundary else _CONVERTING_HINT if converting else _FORMAT_HINT))
     return out
 
 
@@ -503,25 +501,23 @@ def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
         elif pin == "INT8" and pout in FLOAT and id(lay) in conv_gemm:
             requant = _requantized_by(ctx, lay)
             tail = (f"; its output is re-quantized by {requant.name}, a separate layer" if requant else "")
-            append(Finding("precision_fallback", "warning" if requant else "info",
-                           f"{lay.name} is an INT8 {lay.type} with {pout} output{tail}", _INT8_OUT_HINT,
-                           lay.name, lay.index, list(lay.onnx_nodes)))
+            append(_finding("precision_fallback", "warning" if requant else "info", lay,
+                            f"{lay.name} is an INT8 {lay.type} with {pout} output{tail}", _INT8_OUT_HINT))
     for lay in ctx.qdq:
         share = _share(lay, total)
         sev = "warning" if share is not None and share >= REFORMAT_WARN_SHARE else "info"
         pin, pout = lay.precision_in, lay.precision_out
         conv = f" ({pin} -> {pout})" if pin and pout else ""
-        append(Finding("precision_fallback", sev,
-                       f"{lay.name} runs as its own quantize/dequantize layer{conv}{_share_text(share)}: Q/DQ not fused",
-                       _QDQ_HINT, lay.name, lay.index, list(lay.onnx_nodes)))
+        append(_finding("precision_fallback", sev, lay,
+                        f"{lay.name} runs as its own quantize/dequantize layer{conv}{_share_text(share)}: Q/DQ not fused",
+                        _QDQ_HINT))
     return out
 
 
 def _requantized_by(ctx: _Ctx, lay: Layer) -> Layer | None:
     """The first of ``lay``'s direct consumers that is a separate quantize layer writing INT8."""
-    qdq = ctx._qdq_ids
     for n in _direct_consumers(ctx, lay):
-        if id(n) in qdq and n.precision_out == "INT8":
+        if ctx.is_qdq_layer(n) and n.precision_out == "INT8":
             return n
     return None
 
