@@ -355,15 +355,20 @@ def map_layers(engine: EngineInfo, graph: Any) -> MappingResult:
         return _map_layers(engine, Resolver(graph))
 
 
+def _plain_metadata(md: str) -> bool:
+    """Metadata of the usual form, ``[ONNX Layer: a]\x1e[ONNX Layer: b]``: split at the separator,
+    its entries are node names as they stand."""
+    return md.startswith(_METADATA_PREFIX) and md[-1] == "]" and "\x1f" not in md and "][" not in md
+
+
 def _by_metadata(layers: list[Layer], nbn: dict[str, int]) -> list[list[str] | None]:
     """The usual case, in bulk: for each layer whose Metadata is ``[ONNX Layer: a]\x1e[ONNX Layer: b]``
     and names only nodes of the graph, its node names (duplicates dropped); None for the others.
 
     What :func:`_map_layers` would find for them one by one, with the names looked up in C."""
     out: list[list[str] | None] = [None] * len(layers)
-    prefix, sep, start = _METADATA_PREFIX, _METADATA_SEP, _PREFIX_LEN
-    pos = [i for i, md in enumerate(map(_METADATA, layers))
-           if type(md) is str and md.startswith(prefix) and md[-1] == "]" and "\x1f" not in md and "][" not in md]
+    sep, start = _METADATA_SEP, _PREFIX_LEN
+    pos = [i for i, md in enumerate(map(_METADATA, layers)) if type(md) is str and _plain_metadata(md)]
     lists = [layers[i].metadata[start:-1].split(sep) for i in pos]  # type: ignore[index]
     flat = list(chain.from_iterable(lists))
     missing: set[str] = set()
@@ -385,7 +390,7 @@ def _evidence(lay: Layer, r: Resolver, nbn_get: Any) -> tuple[list[int], float]:
     if md and type(md) is str:  # a damaged file's Metadata may be anything: then names decide
         # most metadata name nodes that exist: "[ONNX Layer: a]\x1e[ONNX Layer: b]"; anything else
         # (other separators, names needing cleaning) goes to resolve_metadata
-        if md.startswith(_METADATA_PREFIX) and md[-1] == "]" and "\x1f" not in md and "][" not in md:
+        if _plain_metadata(md):
             found = [nbn_get(n) for n in md[_PREFIX_LEN:-1].split(_METADATA_SEP)]  # one split in C
             idx = r.resolve_metadata(md) if None in found else cast(list[int], found)
         else:
