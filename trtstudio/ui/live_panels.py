@@ -158,8 +158,7 @@ class LivePanels(QWidget):
         """``in_steps``: only start building; :meth:`build_step` makes the rest a plot at a time (the
         window does one per event-loop turn, so that no turn takes long); the panel is usable once
         it returns False."""
-        super().__init__(parent)
-        pg.setConfigOptions(antialias=False)
+        super().__init__(parent)  # pyqtgraph is configured (antialias off) by trtstudio.ui.plots
         self._samples: SampleBuffer | None = None
         self._monitor: MemoryMonitor | None = None
         self._batch = 1

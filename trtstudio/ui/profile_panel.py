@@ -279,7 +279,6 @@ class ProfilePanel(QWidget):
                  live: LivePanels | None = None) -> None:
         """``live``: the live panels, made already (the window makes them a plot at a time)."""
         super().__init__(parent)
-        self._live_given = live
         self.backend_factory = backend_factory  # (name, path, **options) -> Backend; tests inject doubles
         self.wait_for: threading.Event | None = None  # set by the window: see _specs_task
         self._model: str | None = None
@@ -295,11 +294,11 @@ class ProfilePanel(QWidget):
         self._pending_model: str | None = None  # opened while a run of another model goes on
         self._request: ProfileRequest | None = None
         self.last_outcome: ProfileOutcome | None = None  # the last finished run (samples included)
-        self._build()
+        self._build(live)
         self._sync_buttons()
 
     # -- layout ----------------------------------------------------------------------------------
-    def _build(self) -> None:
+    def _build(self, live: LivePanels | None) -> None:
         side = QWidget()
         col = QVBoxLayout(side)
         col.setContentsMargins(4, 4, 4, 4)
@@ -411,8 +410,7 @@ class ProfilePanel(QWidget):
         side.setMinimumWidth(280)
         self._side = side
 
-        self.live = self._live_given if self._live_given is not None else LivePanels()
-        self._live_given = None
+        self.live = live if live is not None else LivePanels()
         self._split = split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(side)
         split.addWidget(self.live)
