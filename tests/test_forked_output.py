@@ -286,3 +286,50 @@ def test_children_not_waited_for_are_reaped(tmp_path: Path) -> None:
                              timeout=60, check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert res.returncode == 0, res.stderr
     assert int(res.stderr.strip()) <= 1  # at most the last one, still ending
+
+
+CHUNKED = r"""
+import sys
+from trtstudio.jsonio import Chunked, ForkedHead
+items = [{"i": i, "x": [1.5, float("nan")] if i % 7 == 0 else [i]} for i in range(1000)]
+pieces = lambda: (items[i:i + 64] for i in range(0, len(items), 64))
+fh = ForkedHead([("a", 1), ("empty", Chunked(lambda: iter([[], []]))), ("items", Chunked(pieces))])
+n = fh.finish([("more", Chunked(pieces, count=lambda: 1000)), ("z", [float("inf")])])
+print(n, file=sys.stderr)
+"""
+
+CHUNK_FAILS_INTO_FILE = r"""
+import sys
+from trtstudio.jsonio import Chunked, ForkedHead, dumps
+sys.stdout.buffer.write(b"kept\n"); sys.stdout.flush()
+pieces = lambda: iter([list(range(100000)), [2**70]])  # orjson cannot encode the second piece
+fh = ForkedHead([("a", Chunked(pieces))])
+if fh.finish([("c", "x")]) is None:
+    sys.stdout.buffer.write(dumps({"a": list(range(100000)) + [2**70], "c": "x"}))
+"""
+
+
+def test_arrays_written_a_piece_at_a_time(tmp_path: Path) -> None:
+    """Chunked arrays, in the head and the rest: the bytes of the document written in one go, NaN
+    counted piece by piece or as the array says; a piece the child cannot encode after it wrote the
+    ones before into the file leaves one whole document, written by the parent."""
+    from trtstudio.jsonio import dumps
+
+    items = [{"i": i, "x": [1.5, float("nan")] if i % 7 == 0 else [i]} for i in range(1000)]
+    want = dumps({"a": 1, "empty": [], "items": items, "more": items, "z": [float("inf")]}, check_finite=False)
+    for where in ("pipe", "file"):
+        out = tmp_path / "chunked.json"
+        with out.open("wb") as fh:
+            res = subprocess.run([sys.executable, "-c", CHUNKED], stdout=fh if where == "file" else subprocess.PIPE,
+                                 stderr=subprocess.PIPE, timeout=60, check=False,
+                                 env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert res.returncode == 0, res.stderr
+        assert (out.read_bytes() if where == "file" else res.stdout) == want
+        assert int(res.stderr) == 143 + 1000 + 1  # items' NaNs, the count the rest's array gave, the inf
+    out = tmp_path / "fails.json"
+    with out.open("wb") as fh:
+        res = subprocess.run([sys.executable, "-c", CHUNK_FAILS_INTO_FILE], stdout=fh, stderr=subprocess.PIPE,
+                             timeout=60, check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert res.returncode == 0, res.stderr
+    data = out.read_bytes()
+    assert data.startswith(b"kept\n{") and json.loads(data[5:]) == {"a": list(range(100000)) + [2**70], "c": "x"}

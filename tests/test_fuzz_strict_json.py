@@ -110,3 +110,25 @@ def test_layer_doc_count_equals_the_generic_count() -> None:
         assert count_non_finite_doc(doc) == count_non_finite(doc)
 
     check()
+
+
+def test_findings_count_equals_the_generic_count() -> None:
+    """Findings' NaN/infinite numbers, counted by their fields' types, are those the generic walk
+    finds in their JSON, numbers where text or an index belongs included."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from trtstudio.engine.model import Finding, count_non_finite_findings
+    from trtstudio.jsonio import count_non_finite
+
+    value = st.one_of(st.none(), st.text(max_size=3), st.integers(-5, 5),
+                      st.floats(allow_nan=True, allow_infinity=True))
+    finding = st.builds(Finding, st.text(max_size=4), value, value, value, layer=value, layer_index=value,
+                        nodes=st.lists(st.one_of(value, st.lists(value, max_size=2)), max_size=3))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(finding, max_size=6))
+    def check(findings: list[Finding]) -> None:
+        assert count_non_finite_findings(findings) == count_non_finite([f.to_json() for f in findings])
+
+    check()

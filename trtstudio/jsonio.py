@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -131,6 +132,57 @@ def _members(pairs: list[tuple[str, Any]], stdlib: bool = False) -> list[bytes]:
             for k, v in pairs]
 
 
+class Chunked:
+    """A JSON array that :class:`ForkedHead` makes, encodes (and writes) a piece at a time:
+    ``pieces()`` gives lists of its items in order. A big array (300,000 layers' dicts) then never
+    exists whole, and each piece's memory is used again for the next one."""
+
+    __slots__ = ("count", "pieces")
+
+    def __init__(self, pieces: Callable[[], Iterable[list[Any]]], count: Callable[[], int] | None = None) -> None:
+        """``count()``: the NaN/infinite floats of the whole array where they can be counted
+        without its items (else each piece is counted as the pair's value would be)."""
+        self.pieces = pieces
+        self.count = count
+
+    def whole(self) -> list[Any]:
+        return [item for piece in self.pieces() for item in piece]
+
+
+def _encoded(pairs: list[tuple[str, Any]], count: Callable[[str, Any], int], counted: list[int],
+             first: bytes = b"{") -> Iterator[bytes | memoryview]:
+    """The members ``"key":value`` of ``pairs`` as :func:`_members` writes them, joined by commas
+    after ``first``, in pieces (a :class:`Chunked` value one piece per list); the NaN/infinite
+    floats of each value or piece (``count(key, value)``) are added to ``counted[0]``.
+    TypeError where orjson cannot encode something."""
+    sep = first
+    for key, value in pairs:
+        if type(value) is Chunked:
+            yield sep + orjson.dumps(key) + b":["
+            comma = b""
+            whole = value.count
+            if whole is not None:
+                counted[0] += whole()
+            for items in value.pieces():
+                if items:
+                    data = orjson.dumps(items, default=_default, option=_OPTS)
+                    if whole is None:
+                        counted[0] += count(key, items)
+                    if comma:
+                        yield comma
+                    yield memoryview(data)[1:-1]  # without the brackets, not copied
+                    comma = b","
+            yield b"]"
+        else:
+            counted[0] += count(key, value)
+            yield sep + _members([(key, value)])[0]
+        sep = b","
+
+
+def _count_any(_key: str, value: Any) -> int:
+    return count_non_finite(value)
+
+
 _UNREAPED: list[int] = []  # ForkedHead children not waited for (their exit is the kernel's long teardown)
 
 
@@ -164,7 +216,7 @@ def _die_with(parent: int) -> bool:
     return os.getppid() == parent  # it may have ended between the fork and the prctl
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     import os
 
     view = memoryview(data)
@@ -206,12 +258,12 @@ class ForkedHead:
 
     def __init__(self, head: list[tuple[str, Any]], count: Any = None) -> None:
         """``head``: the first (key, value) pairs; a value may be a function without arguments,
-        called in the child; ``count(key, value)``: the NaN/infinite floats in a value (default
-        :func:`count_non_finite`), counted in the child."""
+        called in the child, or a :class:`Chunked` array; ``count(key, value)``: the NaN/infinite
+        floats in a value or piece (default :func:`count_non_finite`), counted in the child."""
         import os
         import sys
 
-        counter = count or (lambda _key, value: count_non_finite(value))
+        counter = count or _count_any
         out_fd = sys.stdout.fileno()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -239,15 +291,18 @@ class ForkedHead:
                 os.close(go_w)
                 early = self._start is not None and _die_with(parent)
                 values = [(k, v() if callable(v) else v) for k, v in head]
-                data = b"{" + b",".join(_members(values))
-                if early:
-                    _write_all(out_fd, data)
-                n = sum(counter(k, v) for k, v in values)
-                os.write(status_w, f"ok {n}\n".encode())
+                counted = [0]
+                pieces: list[Any] = []
+                for piece in _encoded(values, counter, counted):  # failing, the parent takes back what was written
+                    if early:
+                        _write_all(out_fd, piece)  # written while the next piece is made
+                    else:
+                        pieces.append(piece)
+                os.write(status_w, f"ok {counted[0]}\n".encode())
                 if os.read(go_r, 1) == b"g":
                     os.write(status_w, b"writing\n")  # from here on, part of the head may be out
-                    if not early:
-                        _write_all(out_fd, data)
+                    for piece in pieces:
+                        _write_all(out_fd, piece)
                     os.write(status_w, b"written\n")  # all of it: the parent goes on without waiting for this exit
                 elif early and os.getppid() == parent:  # the parent failed (and lives): take the head back
                     self._take_back()
@@ -327,9 +382,9 @@ class ForkedHead:
                 pass
 
     def finish(self, rest: list[tuple[str, Any]]) -> int | None:
-        """Let the child write the head, then write ``rest`` (the remaining pairs) and the closing
-        brace. Returns how many NaN/infinite floats the whole object held, or None when the child
-        could not encode the head or died before writing (nothing written: the caller writes the
+        """Let the child write the head, then write ``rest`` (the remaining pairs; a value may be
+        :class:`Chunked`) and the closing brace. Returns how many NaN/infinite floats the whole
+        object held, or None when the child could not encode the head or died before writing (nothing written: the caller writes the
         object itself). BrokenPipeError when the reader went away; OSError when the child failed
         while writing (part of the head may be out: nothing can be written after it)."""
         import os
@@ -346,11 +401,14 @@ class ForkedHead:
         import os
 
         # the rest is encoded and counted while the child may still be at the head
+        counted = [0]
         try:
-            tail = b"".join(b"," + m for m in _members(rest))
+            tail = b"".join(_encoded(rest, _count_any, counted, first=b","))
         except TypeError:  # integers beyond 64 bits, lone surrogates: the standard library, compact
-            tail = b"".join(b"," + m for m in _members(rest, stdlib=True))
-        n_rest = sum(count_non_finite(v) for _, v in rest)
+            whole = [(k, v.whole() if type(v) is Chunked else v) for k, v in rest]
+            tail = b"".join(b"," + m for m in _members(whole, stdlib=True))
+            counted = [sum(count_non_finite(v) for _, v in whole)]
+        n_rest = counted[0]
         status = status_file.readline().decode().split()
         if not status or status[0] != "ok":
             self.cancel()

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             from trtstudio.engine.model import count_non_finite_doc
 
             mapping = map_layers(engine, graph) if graph is not None else None
-            forked = ForkedHead(engine.json_parts()[:5], count=lambda key, value: count_non_finite_doc({key: value}))
+            forked = ForkedHead(engine.json_pieces()[:5], count=lambda key, value: count_non_finite_doc({key: value}))
     try:
         # the one analysis (mapping, rules, engine vs this machine) the window and reports make too
         analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files), hand_over=True,
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         cli.keep(analysis, graph)  # freed by the process's end, not when this returns
         n = None
         if forked is not None:
-            rest = [(key, value()) for key, value in engine.json_parts()[5:]]  # findings, warnings
+            rest = engine.json_pieces()[5:]  # findings, warnings
             if mapping is not None:
                 rest.append(("mapping", {**mapping.to_json(), "model": args.onnx}))
             n = forked.finish(rest)

@@ -9,6 +9,8 @@ import gc
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 from typing import Any, ClassVar
 
 import msgspec
@@ -240,6 +242,23 @@ class SourcedLayer(Layer):
     __hash__ = None  # type: ignore[assignment]
 
 
+_FINDING_SCALARS = attrgetter("kind", "severity", "layer", "layer_index", "message", "hint")
+_FINDING_NODES = attrgetter("nodes")
+_NOT_FLOATS = frozenset((str, int, bool, type(None)))
+
+
+def count_non_finite_findings(findings: list[Finding]) -> int:
+    """NaN/infinite floats in the ``to_json`` of ``findings`` (none, unless a rule put a number
+    where text or an index belongs), found by the types of their fields in C."""
+    types = set(map(type, chain.from_iterable(map(_FINDING_SCALARS, findings))))
+    types.update(map(type, chain.from_iterable(map(_FINDING_NODES, findings))))
+    if types <= _NOT_FLOATS:
+        return 0
+    from trtstudio.jsonio import count_non_finite
+
+    return count_non_finite([f.to_json() for f in findings])
+
+
 def count_non_finite_doc(doc: dict[str, Any]) -> int:
     """NaN/infinite floats in a ``trtstudio.layers/1`` document, as :func:`trtstudio.jsonio.count_non_finite`
     counts them, but walking each layer's known shape (times, confidence, tensor shapes) instead of
@@ -330,6 +349,21 @@ class EngineInfo:
 
     def _to_json(self) -> dict[str, Any]:
         return {key: value() for key, value in self.json_parts()}
+
+    def json_pieces(self, size: int = 4096) -> list[tuple[str, Any]]:
+        """:meth:`json_parts` with the layers and the findings as :class:`trtstudio.jsonio.Chunked`
+        arrays of ``size`` items a piece (for ``jsonio.ForkedHead``), the other values made."""
+        from trtstudio.jsonio import Chunked
+
+        layers, findings = self.layers, self.findings
+        parts: list[tuple[str, Any]] = [(key, value()) for key, value in self.json_parts() if key not in (
+            "layers", "findings")]
+        parts.insert(4, ("layers", Chunked(lambda: ([lay.to_json() for lay in layers[i:i + size]]
+                                                     for i in range(0, len(layers), size)))))
+        parts.insert(5, ("findings", Chunked(lambda: ([f.to_json() for f in findings[i:i + size]]
+                                                       for i in range(0, len(findings), size)),
+                                             count=lambda: count_non_finite_findings(findings))))
+        return parts
 
     def json_parts(self) -> list[tuple[str, Callable[[], Any]]]:
         """The document's keys in order, each with the function that makes its value (the
