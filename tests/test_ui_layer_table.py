@@ -260,3 +260,32 @@ def test_findings_tab_lists_and_links_the_analysis(qtbot, trt_real: Path) -> Non
     assert len(fewer.findings) != len(analysis.findings)
     tabs.show_analysis(fewer)
     qtbot.waitUntil(lambda: tabs.finding_count() == len(fewer.findings), timeout=5000)
+
+
+def test_many_findings_in_a_hidden_tab_are_sized_from_a_few_rows(qtbot, monkeypatch) -> None:
+    """30,000 findings arriving while the Findings tab is not the one shown: the columns are sized
+    from a sample of rows, not from every row (4 s of the GUI thread when they were), and the rows
+    are all listed."""
+    from trtstudio.engine.model import Finding
+    from trtstudio.ui import engine_dock
+    from trtstudio.ui.engine_dock import EngineTabs
+
+    asked: list[int] = []
+    data = engine_dock.FindingsModel.data
+
+    def counting(self, index, role=0):  # type: ignore[no-untyped-def]
+        asked.append(index.row())
+        return data(self, index, role)
+
+    monkeypatch.setattr(engine_dock.FindingsModel, "data", counting)
+    findings = [Finding("precision_fallback", "warning", f"layer {i} runs in FP32", "a hint", f"layer {i}", i)
+                for i in range(30_000)]
+    tabs = EngineTabs()
+    qtbot.addWidget(tabs)
+    tabs.show()
+    assert tabs.currentWidget() is not tabs.findings_view
+    tabs._gen += 1
+    tabs._show_findings(tabs._gen, findings)
+    assert tabs.finding_count() == 30_000
+    assert asked and len(set(asked)) <= 1000, f"{len(set(asked))} rows asked to size 30,000"
+    assert tabs.findings_view.columnWidth(3) > tabs.findings_view.columnWidth(0)  # sized: the message is wider

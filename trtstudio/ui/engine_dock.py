@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QAbstractItemView, QLabel, QTabWidget, QTreeView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QTabWidget, QWidget
 
 from trtstudio.palette import SEVERITY_COLORS
 
@@ -83,11 +83,21 @@ class EngineTabs(QTabWidget):
         if not defer_charts:
             self.add_charts()
         self.findings_model = FindingsModel(self)
-        self.findings_view = QTreeView()
+        # A table, not a tree: a QTreeView lays out every row (two calls into the model each) before
+        # it sizes or paints anything, 80 ms on the GUI thread for 30,000 findings; a table, 2 ms.
+        self.findings_view = QTableView()
         self.findings_view.setModel(self.findings_model)
-        self.findings_view.setUniformRowHeights(True)  # tens of thousands of rows: no per-row height pass
-        self.findings_view.header().setResizeContentsPrecision(0)  # size columns from the rows in view
-        self.findings_view.setRootIsDecorated(False)
+        rows = self.findings_view.verticalHeader()
+        rows.setVisible(False)
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # one height for all rows
+        rows.setDefaultSectionSize(self.findings_view.fontMetrics().height() + 6)
+        # columns sized from 100 rows: precision 0 ("the rows in view") means every row while the
+        # tab is hidden, 4 s for 30,000 findings
+        self.findings_view.horizontalHeader().setResizeContentsPrecision(100)
+        self.findings_view.horizontalHeader().setStretchLastSection(True)
+        self.findings_view.setShowGrid(False)
+        self.findings_view.setWordWrap(False)
+        self.findings_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.findings_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.findings_view.clicked.connect(self._on_findings_view_clicked)
         self._sized = False
