@@ -6,7 +6,8 @@
 Opens the real MainWindow offscreen, loads the model (``open_model``), waits until the window is
 idle, then opens the engine files (``open_engine``) and waits again. A 10 ms QTimer on the GUI
 thread records its ticks; a stall is the gap between two ticks beyond the timer's period. Prints
-one JSON line: ``{"max_stall_ms", "p99_stall_ms", "load_s", ...}``. Budget (issue 11): max stall
+one JSON line: ``{"max_stall_ms", "p99_stall_ms", "load_s", ...}``; ``worst_stalls`` lists the five
+longest as [ms, seconds after the load began]. Budget (issue 11): max stall
 <= 100 ms for a 100,000-node model and a 50,000-layer engine. ``--profile FILE`` writes a cProfile
 of the GUI thread during the load (what runs on it); ``--where`` samples the GUI thread's stack
 during each stall over 100 ms (``stall_stacks``).
@@ -105,6 +106,8 @@ def measure(model: Path, engine_files: list[Path], profile_out: str | None = Non
         "stalls_over_100ms": int((stalls > 100).sum()), "ticks": len(ticks), "load_s": round(load_s, 3),
         **phases, "budget_ms": BUDGET_MS, "ok": bool(stalls.max() <= BUDGET_MS) and not errors, "errors": errors,
     }
+    worst = np.argsort(stalls)[::-1][:5] if len(ticks) > 1 else []
+    out["worst_stalls"] = [[round(float(stalls[i])), round(ticks[i] - t0, 2)] for i in worst]  # [ms, s after start]
     if where:
         out["stall_stacks"] = [[round((t - t0), 2), *rest] for t, *rest in stall_stacks]  # type: ignore[operator]
     win.shutdown()

@@ -53,3 +53,32 @@ def test_isolated_inference_failure_is_a_warning(tmp_path: Path) -> None:
     added = infer_shapes_later(lazy, isolated=True)
     assert len(added) == 1 and added[0].startswith("shape inference failed") and str(path) in added[0]
     assert _tensors(lazy.graph) == before and lazy.warnings[-1] == added[0]
+
+
+def test_the_window_infers_a_model_of_heavy_weights_in_a_child(tmp_path: Path) -> None:
+    """A model of few nodes but many megabytes of weights (as ddddocr's 54 MB, 102 nodes): the
+    window infers its shapes in a child process, since ONNX's inference copies the weights in and
+    out holding the GIL (280 ms there); a light model is inferred in process. Both get the shapes."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    pytest.importorskip("PySide6")
+    from trtstudio.ui.document_loader import ISOLATED_INFERENCE_BYTES, _infer_shapes
+
+    def model(out_channels: int) -> onnx.ModelProto:
+        w = numpy_helper.from_array(np.ones((out_channels, 1000, 1, 1), dtype=np.float32), "w")
+        nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"), helper.make_node("Relu", ["c"], ["y"])]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1000, 4, 4])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+        return helper.make_model(graph)
+
+    heavy_channels = ISOLATED_INFERENCE_BYTES // 4000 + 100
+    for channels, isolated in ((8, False), (heavy_channels, True)):
+        path = tmp_path / f"m{channels}.onnx"
+        onnx.save(model(channels), path)
+        assert (path.stat().st_size > ISOLATED_INFERENCE_BYTES) is isolated
+        lazy = load_model(path, infer_shapes=False)
+        _infer_shapes(lazy)
+        assert lazy.graph.tensors["c"].shape == [1, channels, 4, 4]
+        # the in-process inference keeps its protobuf (with value_info); the child's table leaves the file's own
+        assert (len(lazy.proto.graph.value_info) == 0) is isolated

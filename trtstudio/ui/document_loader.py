@@ -37,15 +37,23 @@ def _frozen_after(fn: Any) -> Any:
         return fn()
 
 
-# Above this many nodes shape inference runs in a child process: ONNX's inference holds the GIL
-# for its whole run (about 10 us a node), which would freeze the window's thread that long.
+# Above this many nodes, or this file size, shape inference runs in a child process: ONNX's
+# inference holds the GIL for its whole run, which would freeze the window's thread that long. It
+# costs about 10 us a node, and 2-5 ms a megabyte of weights, which it copies in and out (ddddocr's
+# 54 MB model of 102 nodes: 280 ms).
 ISOLATED_INFERENCE_NODES = 5000
+ISOLATED_INFERENCE_BYTES = 12_000_000
 
 
 def _infer_shapes(model: Any) -> tuple[Any, dict[str, Any]]:
     from trtstudio.graph.model import infer_shapes_later
 
-    infer_shapes_later(model, isolated=len(model.graph.nodes) > ISOLATED_INFERENCE_NODES)
+    try:
+        size = os.path.getsize(model.path)
+    except OSError:
+        size = 0
+    infer_shapes_later(model, isolated=len(model.graph.nodes) > ISOLATED_INFERENCE_NODES
+                       or size > ISOLATED_INFERENCE_BYTES)
     return model, model.summary()
 
 
