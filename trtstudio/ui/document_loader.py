@@ -40,9 +40,10 @@ def _frozen_after(fn: Any) -> Any:
 # Above this many nodes, or this file size, shape inference runs in a child process: ONNX's
 # inference holds the GIL for its whole run, which would freeze the window's thread that long. It
 # costs about 10 us a node, and 2-5 ms a megabyte of weights, which it copies in and out (ddddocr's
-# 54 MB model of 102 nodes: 280 ms).
+# 54 MB model of 102 nodes: 280 ms), several times that in the window while other threads
+# allocate (PP-OCRv4 rec, 11 MB: a 150 ms stall). The child costs the shapes half a second.
 ISOLATED_INFERENCE_NODES = 5000
-ISOLATED_INFERENCE_BYTES = 12_000_000
+ISOLATED_INFERENCE_BYTES = 2_000_000
 
 
 def _infer_shapes(model: Any) -> tuple[Any, dict[str, Any]]:
