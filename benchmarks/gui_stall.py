@@ -46,11 +46,11 @@ def measure(model: Path, engine_files: list[Path], profile_out: str | None = Non
             where: bool = False) -> dict[str, object]:
     import numpy as np
     from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
 
+    from trtstudio.ui.app import _app
     from trtstudio.ui.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication([])
+    app = _app()  # the application as ``trtstudio gui`` sets it up (GIL switch interval, ...)
     win = MainWindow()
     win.resize(1400, 900)
     win.show()

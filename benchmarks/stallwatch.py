@@ -37,7 +37,7 @@ def watch_stalls(ticks: list[float], out: list[list[object]]) -> Any:
                 others = []
                 for ident, fr in sys._current_frames().items():
                     if ident not in (main_id, threading.get_ident()):
-                        top = traceback.extract_stack(fr)[-2:]
+                        top = traceback.extract_stack(fr)[-4:]
                         others.append(" <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in top[::-1]))
                 out.append([time.perf_counter(), round(gap * 1000), frames[::-1], others])
 
