@@ -333,3 +333,40 @@ def test_arrays_written_a_piece_at_a_time(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     data = out.read_bytes()
     assert data.startswith(b"kept\n{") and json.loads(data[5:]) == {"a": list(range(100000)) + [2**70], "c": "x"}
+
+
+CHANGED_WHILE_READ = r"""
+import json, os, sys, time
+from trtstudio import cli
+from trtstudio.commands import layers
+
+eng, new_doc = sys.argv[1], sys.argv[2]
+parent = os.getpid()
+read = layers._read
+
+def rewritten_then_read(args):
+    if os.getpid() == parent:  # the child has read the old file meanwhile; this process reads the new one
+        time.sleep(1.0)
+        with open(eng, "w") as fh:
+            fh.write(new_doc)
+    return read(args)
+
+layers._read = rewritten_then_read
+sys.exit(cli.main(["layers", eng, "--json"]))
+"""
+
+
+def test_a_file_changed_while_both_processes_read_it(tmp_path: Path) -> None:
+    """The child reads the inputs itself: when a file changed between its read and this process's,
+    the output is this process's read alone, written whole (not the old layers with new findings)."""
+    eng = tmp_path / "e.layers.json"
+    old, new = _engine_doc([f"conv{i}" for i in range(40)]), _engine_doc([f"other{i}" for i in range(7)])
+    eng.write_text(json.dumps(old))
+    out = tmp_path / "out.json"
+    with out.open("wb") as fh:
+        res = subprocess.run([sys.executable, "-c", CHANGED_WHILE_READ, str(eng), json.dumps(new)], stdout=fh,
+                             stderr=subprocess.PIPE, timeout=120, check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert res.returncode == 0, res.stderr
+    serial = _layers([str(eng)], fork=False)  # the file now holds the new document
+    assert out.read_bytes() == serial.stdout
+    assert [lay["name"] for lay in json.loads(serial.stdout)["layers"]] == [f"other{i}" for i in range(7)]

@@ -256,9 +256,9 @@ class ForkedHead:
     with one thread: anything else should write in one go.
     """
 
-    def __init__(self, head: list[tuple[str, Any]], count: Any = None) -> None:
-        """``head``: the first (key, value) pairs; a value may be a function without arguments,
-        called in the child, or a :class:`Chunked` array; ``count(key, value)``: the NaN/infinite
+    def __init__(self, head: list[tuple[str, Any]] | Callable[[], list[tuple[str, Any]]], count: Any = None) -> None:
+        """``head``: the first (key, value) pairs, or a function that makes them in the child; a
+        value may be a function without arguments, called in the child, or a :class:`Chunked` array; ``count(key, value)``: the NaN/infinite
         floats in a value or piece (default :func:`count_non_finite`), counted in the child."""
         import os
         import sys
@@ -286,11 +286,12 @@ class ForkedHead:
             try:
                 import gc
 
-                gc.disable()  # short-lived, acyclic garbage only
+                gc.disable()  # what it makes lives until it exits, without cycles
                 os.close(status_r)
                 os.close(go_w)
                 early = self._start is not None and _die_with(parent)
-                values = [(k, v() if callable(v) else v) for k, v in head]
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # what the parent has to say, it says once
+                values = [(k, v() if callable(v) else v) for k, v in (head() if callable(head) else head)]
                 counted = [0]
                 pieces: list[Any] = []
                 for piece in _encoded(values, counter, counted):  # failing, the parent takes back what was written

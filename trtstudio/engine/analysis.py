@@ -96,7 +96,6 @@ def analyze(
     columns: bool = False,
     machine: Iterable[str] | None = None,
     hand_over: bool = False,
-    mapping: MappingResult | None = None,
 ) -> Analysis:
     """Map ``engine`` to ``graph`` (a Model or Graph; None: keep the layers' own ``onnx_nodes``),
     run the diagnostics (``unsupported``: the parser's rejected nodes; ``model_precision``: what
@@ -104,27 +103,22 @@ def analyze(
     layer table's cells; ``machine`` (the files the engine was read from) adds the findings of
     :func:`trtstudio.engine.compat.machine_findings` (can this machine run it: runtime, GPU, driver).
     Pure: ``engine`` is not changed, unless ``hand_over``: the caller will not use it again, and the
-    analysis writes into it instead of a copy (a command that prints and exits); ``mapping``: with
-    ``hand_over``, what :func:`~trtstudio.engine.mapping.map_layers` already gave for this engine
-    and graph (it is not mapped again)."""
+    analysis writes into it instead of a copy (a command that prints and exits)."""
     from trtstudio.engine.readers import gc_paused
 
     with gc_paused():  # tens of thousands of small objects and no cycles (see gc_paused)
-        return _analyze(engine, graph, unsupported, model_precision, columns, machine, hand_over, mapping)
+        return _analyze(engine, graph, unsupported, model_precision, columns, machine, hand_over)
 
 
 def _analyze(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, Any]] | None,
              model_precision: str | None, columns: bool, machine: Iterable[str] | None,
-             hand_over: bool = False, mapped: MappingResult | None = None) -> Analysis:
+             hand_over: bool = False) -> Analysis:
     model_path = getattr(graph, "path", None)
     g = graph.graph if graph is not None and not hasattr(graph, "nodes") and hasattr(graph, "graph") else graph
     eng = engine if hand_over else _copy_engine(engine)
     if hand_over:
         eng.findings = []
-    if hand_over and mapped is not None:
-        mapping: MappingResult | None = mapped
-    else:
-        mapping = map_layers(eng, g) if g is not None else None
+    mapping = map_layers(eng, g) if g is not None else None
     unsupported_list = [dict(u) for u in (unsupported or ())]
     findings = diagnose(eng, g, unsupported_list, model_precision=model_precision)
     if machine is not None:
