@@ -370,3 +370,46 @@ def test_a_file_changed_while_both_processes_read_it(tmp_path: Path) -> None:
     serial = _layers([str(eng)], fork=False)  # the file now holds the new document
     assert out.read_bytes() == serial.stdout
     assert [lay["name"] for lay in json.loads(serial.stdout)["layers"]] == [f"other{i}" for i in range(7)]
+
+
+REST_FAILS_INTO_FILE = r"""
+import sys
+from trtstudio.jsonio import Chunked, ForkedHead
+sys.stdout.buffer.write(b"kept\n"); sys.stdout.flush()
+
+def pieces():
+    for i in range(20):
+        yield [{"i": i, "text": "x" * 1000}] * 500  # 0.5 MB a piece: some are written meanwhile
+    raise RuntimeError("the rules failed")
+
+fh = ForkedHead([("a", lambda: list(range(1000)))])
+try:
+    fh.finish([("b", Chunked(pieces)), ("c", 1)])
+except RuntimeError as exc:
+    print("failed:", exc, file=sys.stderr)
+"""
+
+REST_PIECE_NEEDS_STDLIB = r"""
+from trtstudio.jsonio import Chunked, ForkedHead
+fh = ForkedHead([("a", 1)])
+n = fh.finish([("b", Chunked(lambda: iter([[1, 2], [2**70, float("nan")], ["\u00e9"]]))), ("c", "x")])
+import sys
+print(n, file=sys.stderr)
+"""
+
+
+def test_the_rest_written_while_it_is_encoded(tmp_path: Path) -> None:
+    """The parent writes the rest a piece at a time as it encodes it: a failure half way leaves the
+    file as it was (into a regular file) and raises; a piece orjson cannot encode is written by
+    the standard library, the others by orjson."""
+    out = tmp_path / "out.json"
+    with out.open("wb") as fh:
+        res = subprocess.run([sys.executable, "-c", REST_FAILS_INTO_FILE], stdout=fh, stderr=subprocess.PIPE,
+                             timeout=60, check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert res.returncode == 0 and b"failed: the rules failed" in res.stderr, res.stderr
+    assert out.read_bytes() == b"kept\n"
+    res = _script(REST_PIECE_NEEDS_STDLIB)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == {"a": 1, "b": [1, 2, 2**70, None, "\u00e9"], "c": "x"}
+    assert res.stdout == b'{"a":1,"b":[1,2,1180591620717411303424,null,"\xc3\xa9"],"c":"x"}\n'
+    assert res.stderr.strip() == b"1"
