@@ -24,29 +24,10 @@ def _skip_feature_scan() -> None:
         setattr(feature, "_mod_uses_pyside", lambda _module: False)  # noqa: B010 - a module without stubs
 
 
-def _keep_freed_memory() -> None:
-    """Have glibc keep freed blocks of up to 32 MB for the next allocation instead of giving each
-    back to the kernel. The layout, the readers and the rules make and drop numpy arrays and lists
-    of megabytes thousands of times; each one came back from the kernel page by page, and a worker
-    holds the GIL while it takes those page faults (a 100,000-node layout: 130,000 faults, half of
-    them gone with this). The price: up to 256 MB freed at the heap's top stay with the process."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):  # not glibc, or no mallopt
-        return
-    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD (its largest value)
-    mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD
-
-
 def _app() -> QApplication:
     from PySide6.QtWidgets import QApplication
 
     _skip_feature_scan()
-    _keep_freed_memory()
 
     app = QApplication.instance()
     if not isinstance(app, QApplication):  # none yet (a bare QCoreApplication cannot show windows)
