@@ -16,6 +16,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 
 ROOT = Path(__file__).resolve().parents[1]
 TREX = ROOT.parent / "shared/fixtures/trt-real/NVIDIA_TensorRT_trex/release-11.0/tests/inputs"
+LOG = ROOT.parent / "shared/fixtures/trt-real/NVIDIA_trt-samples-for-hackathon-cn/history/result-05__trt10.16.0__7590a9b4.log"
 
 
 def _layers(args: list[str], *, fork: bool, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[bytes]:
@@ -51,6 +52,8 @@ def test_the_forked_output_is_the_one_written_in_one_go(tmp_path: Path) -> None:
     if TREX.is_dir():
         cases.append([str(TREX / "mobilenet.qat.onnx.engine.graph.json"),
                       str(TREX / "mobilenet.qat.onnx.engine.profile.json")])
+    if LOG.is_file():  # not JSON: read once, the child forked after the read
+        cases.append([str(LOG)])
     for files in cases:
         forked, serial = _layers(files, fork=True), _layers(files, fork=False)
         assert forked.returncode == serial.returncode == 0, forked.stderr
@@ -413,3 +416,62 @@ def test_the_rest_written_while_it_is_encoded(tmp_path: Path) -> None:
     assert json.loads(res.stdout) == {"a": 1, "b": [1, 2, 2**70, None, "\u00e9"], "c": "x"}
     assert res.stdout == b'{"a":1,"b":[1,2,1180591620717411303424,null,"\xc3\xa9"],"c":"x"}\n'
     assert res.stderr.strip() == b"1"
+
+
+REST_FAILS_INTO_A_PIPE = r"""
+import sys, time
+from trtstudio.jsonio import Chunked, ForkedHead
+
+def head():
+    time.sleep(float(sys.argv[1]))  # the child still reads when the parent fails
+    return [("a", list(range(10)))]
+
+def pieces():
+    yield [1, 2, 3]
+    raise RuntimeError("the rules failed")
+
+fh = ForkedHead(head)
+try:
+    fh.finish([("b", Chunked(pieces))])
+except RuntimeError as exc:
+    print("failed:", exc, file=sys.stderr)
+"""
+
+CANCELLED_FROM_TWO_THREADS = r"""
+import threading, time
+from trtstudio.jsonio import ForkedHead
+errors = []
+for _ in range(8):
+    fh = ForkedHead(lambda: time.sleep(30) or [("a", 1)])
+    gate = threading.Barrier(2)
+    def cancel():
+        gate.wait()
+        try:
+            fh.cancel()
+        except BaseException as exc:
+            errors.append(repr(exc))
+    threads = [threading.Thread(target=cancel) for _ in range(2)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+print(errors)
+"""
+
+
+def test_a_failure_in_the_rest_writes_nothing_into_a_pipe_and_waits_for_nobody() -> None:
+    """The parent fails while it encodes the rest, the child still at its read: into a pipe nothing
+    is written (the child is stopped, not let write its head), and the failure is reported at once,
+    not after the child's read. Two threads cancelling at once (Ctrl-C reaching the writer thread's
+    hand-over and the caller) both return quietly."""
+    import time
+
+    start = time.monotonic()
+    res = subprocess.run([sys.executable, "-c", REST_FAILS_INTO_A_PIPE, "30"], capture_output=True, timeout=60,
+                         check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert res.returncode == 0 and b"failed: the rules failed" in res.stderr, res.stderr
+    assert res.stdout == b""
+    assert time.monotonic() - start < 20, "the failing parent waited for the child's read"
+    res = subprocess.run([sys.executable, "-c", REST_FAILS_INTO_A_PIPE, "0.5"], capture_output=True, timeout=60,
+                         check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert res.stdout == b"" and b"failed: the rules failed" in res.stderr
+    res = _script(CANCELLED_FROM_TWO_THREADS)
+    assert res.returncode == 0 and res.stdout.strip() == b"[]", (res.stdout, res.stderr)

@@ -101,6 +101,20 @@ def _inputs_state(args: argparse.Namespace) -> list[tuple[int, int, int] | None]
     return out
 
 
+def _all_json(paths: list[str]) -> bool:
+    """Whether every file looks like a JSON document (its first non-blank byte opens one): those
+    are read twice at no cost but time; an engine plan would be deserialized twice, on the GPU."""
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(256).lstrip()
+        except OSError:
+            return False
+        if not head.startswith((b"{", b"[")):
+            return False
+    return True
+
+
 def _read(args: argparse.Namespace) -> tuple[Any, Any]:
     """The engine of ``args.files`` (with layers) and the graph of ``args.onnx`` (or None)."""
     from trtstudio.engine.load import load_engine, require_layers
@@ -115,43 +129,52 @@ def _read(args: argparse.Namespace) -> tuple[Any, Any]:
     return engine, graph
 
 
-def _head(args: argparse.Namespace, state: list[tuple[int, int, int] | None]) -> list[tuple[str, Any]]:
-    """In the forked child: the document's first keys (up to the layers, mapped), from its own read."""
-    engine, graph = _read(args)
+def _mapped_head(engine: Any, graph: Any) -> list[tuple[str, Any]]:
+    """In the forked child: the document's first keys, up to the layers, mapped to ``graph`` as
+    ``analyze`` maps them in the parent (the rules do not change the layers)."""
     if graph is not None:
         from trtstudio.engine.mapping import map_layers
 
-        map_layers(engine, graph)  # as analyze maps them in the parent; the rules do not change the layers
+        map_layers(engine, graph)
+    return engine.json_pieces()[:5]
+
+
+def _head(args: argparse.Namespace, state: list[tuple[int, int, int] | None]) -> list[tuple[str, Any]]:
+    """In the child forked before the read: :func:`_mapped_head` of its own read."""
+    engine, graph = _read(args)
     if _inputs_state(args) != state:
         raise RuntimeError("an input file changed while it was read")  # the parent writes it all then
-    return engine.json_pieces()[:5]
+    return _mapped_head(engine, graph)
 
 
 def run(args: argparse.Namespace) -> int:
     """Read, map, diagnose, print. Exit 0; bad input raises InputError (exit 2)."""
     from trtstudio import cli
     from trtstudio.engine.analysis import analyze
+    from trtstudio.engine.model import count_non_finite_doc
+    from trtstudio.jsonio import ForkedHead
 
     cli.skip_teardown()  # all it holds is garbage once printed: exit without freeing 50,000 layers one by one
+    count = lambda key, value: count_non_finite_doc({key: value})  # noqa: E731
+    fork = args.json and args.indent is None and not args.findings_only and ForkedHead.available()
+    # JSON documents are read by a child forked before the read too: it maps the layers and
+    # encodes (and writes) the document's head while this process reads and runs the rules. Forked
+    # after the read, each process copied the pages of the other's objects as it touched them
+    # (0.15 s at 50,000 layers, 1.5 s at 300,000). Other files (an engine plan deserialized on the
+    # GPU) are read once, and the child forked after. The output is the one written in one go.
+    before = fork and _all_json(args.files)
     forked = None
     state: list[tuple[int, int, int] | None] = []
-    if args.json and args.indent is None and not args.findings_only:
-        from trtstudio.jsonio import ForkedHead
-
-        if ForkedHead.available():
-            # A child forked before the read reads the files too, maps the layers and encodes (and
-            # writes) the document's head while this process reads and runs the rules: forked
-            # after the read, each process copied the pages of the other's objects as it touched
-            # them (0.15 s at 50,000 layers, 1.5 s at 300,000). The output is the one written in one go.
-            from trtstudio.engine.model import count_non_finite_doc
-
-            state = _inputs_state(args)
-            forked = ForkedHead(lambda: _head(args, state), count=lambda key, value: count_non_finite_doc({key: value}))
+    if before:
+        state = _inputs_state(args)
+        forked = ForkedHead(lambda: _head(args, state), count=count)
     try:
         engine, graph = _read(args)
         if forked is not None and _inputs_state(args) != state:
             forked.cancel()  # a file changed while it was read: this read alone is written
             forked = None
+        elif fork and not before and ForkedHead.available():  # (a runtime may have started threads)
+            forked = ForkedHead(lambda: _mapped_head(engine, graph), count=count)
         # the one analysis (mapping, rules, engine vs this machine) the window and reports make too
         analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files), hand_over=True)
         engine, mapping = analysis.engine, analysis.mapping
