@@ -140,3 +140,16 @@ def test_findings_count_equals_the_generic_count() -> None:
         assert count_non_finite_findings(findings) == count_non_finite([f.to_json() for f in findings])
 
     check()
+
+
+def test_what_orjson_cannot_encode_is_still_compact_json() -> None:
+    """An integer beyond 64 bits or a lone surrogate (from a damaged file) sends the document to
+    the standard library: the output is compact as orjson's is (no spaces after separators),
+    indented only when asked, and strict JSON."""
+    from trtstudio.jsonio import dumps
+
+    doc = {"a": 2**70, "b": [1, "x\udcff", float("nan")], "c": {"d": "é"}}
+    out = dumps(doc, check_finite=False)
+    assert out == b'{"a":1180591620717411303424,"b":[1,"x\\udcff",null],"c":{"d":"\\u00e9"}}\n'
+    assert json.loads(out) == {"a": 2**70, "b": [1, "x\udcff", None], "c": {"d": "é"}}
+    assert dumps(doc, indent=3, check_finite=False).startswith(b'{\n   "a": 1180591620717411303424,\n')

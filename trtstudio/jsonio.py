@@ -76,7 +76,8 @@ def _encode(obj: Any, indent: int | None, newline: bool) -> bytes:
 
         data = strict(obj)[0]
     # ensure_ascii: lone surrogates (from damaged inputs) leave as \u escapes, never as bad UTF-8
-    text = json.dumps(data, indent=indent, ensure_ascii=True, allow_nan=False, default=_default)
+    text = json.dumps(data, indent=indent, separators=(",", ":") if indent is None else None, ensure_ascii=True,
+                      allow_nan=False, default=_default)
     return (text + ("\n" if newline else "")).encode("utf-8")
 
 
