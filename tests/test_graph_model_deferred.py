@@ -63,7 +63,7 @@ def test_the_window_infers_a_model_of_heavy_weights_in_a_child(tmp_path: Path) -
     from onnx import TensorProto, helper, numpy_helper
 
     pytest.importorskip("PySide6")
-    from trtstudio.ui.document_loader import ISOLATED_INFERENCE_BYTES, _infer_shapes
+    from trtstudio.ui.document_loader import ISOLATED_INFERENCE_BYTES, _infer_shapes, _stamp
 
     def model(out_channels: int) -> onnx.ModelProto:
         w = numpy_helper.from_array(np.ones((out_channels, 1000, 1, 1), dtype=np.float32), "w")
@@ -82,3 +82,11 @@ def test_the_window_infers_a_model_of_heavy_weights_in_a_child(tmp_path: Path) -
         assert lazy.graph.tensors["c"].shape == [1, channels, 4, 4]
         # the in-process inference keeps its protobuf (with value_info); the child's table leaves the file's own
         assert (len(lazy.proto.graph.value_info) == 0) is isolated
+    # the heavy model's file replaced after it was opened: the child would read the other model
+    path = tmp_path / "replaced.onnx"
+    onnx.save(model(heavy_channels), path)
+    stamp = _stamp(str(path))
+    lazy = load_model(path, infer_shapes=False)
+    onnx.save(model(heavy_channels + 1), path)
+    _infer_shapes(lazy, stamp)
+    assert lazy.graph.tensors["c"].shape is None and "changed since it was opened" in lazy.warnings[-1]

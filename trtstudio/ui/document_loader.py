@@ -46,15 +46,26 @@ ISOLATED_INFERENCE_NODES = 5000
 ISOLATED_INFERENCE_BYTES = 2_000_000
 
 
-def _infer_shapes(model: Any) -> tuple[Any, dict[str, Any]]:
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    """(inode, size, modification time) of ``path``; None where it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _infer_shapes(model: Any, stamp: tuple[int, int, int] | None = None) -> tuple[Any, dict[str, Any]]:
+    """Infer ``model``'s shapes (``stamp``: its file's :func:`_stamp` when it was loaded: a child
+    process reads the file again, and a file replaced since would give another model's shapes)."""
     from trtstudio.graph.model import infer_shapes_later
 
-    try:
-        size = os.path.getsize(model.path)
-    except OSError:
-        size = 0
-    infer_shapes_later(model, isolated=len(model.graph.nodes) > ISOLATED_INFERENCE_NODES
-                       or size > ISOLATED_INFERENCE_BYTES)
+    now = _stamp(model.path)
+    isolated = len(model.graph.nodes) > ISOLATED_INFERENCE_NODES or (now is not None and now[1] > ISOLATED_INFERENCE_BYTES)
+    if isolated and stamp is not None and now != stamp:
+        model.warnings.append(f"{model.path} changed since it was opened: shapes not inferred (open it again)")
+    else:
+        infer_shapes_later(model, isolated=isolated)
     return model, model.summary()
 
 
@@ -102,13 +113,14 @@ class DocumentLoader(QObject):
             from trtstudio.graph.model import load_model
             from trtstudio.profiling.session import file_sha256
 
+            stamp = _stamp(path)
             model = load_model(path, infer_shapes=False)  # shapes follow in another worker
             display = build_display(model.graph)
             analysis = _analyze(engine, model, [], engine_paths) if engine is not None else None
-            return model, display, model.summary(), file_sha256(path), analysis
+            return model, display, model.summary(), file_sha256(path), analysis, stamp
 
         def done(result: tuple[Any, ...]) -> None:
-            model, display, summary, sha, analysis = result
+            model, display, summary, sha, analysis, stamp = result
             while self.w.tabs.count() > 1:  # nested tabs of the previous model
                 self.w.close_subgraph_tab(1)
             self.summary = summary
@@ -119,7 +131,7 @@ class DocumentLoader(QObject):
                 self.reanalyze()
             self.w.statusBar().showMessage(f"Opened {model.path}: {len(model.graph.nodes)} nodes", 5000)
             self.w.sig_model_loaded.emit(model)
-            self.work("Inferring shapes...", lambda: _infer_shapes(model), self._on_shapes_inferred, name="shapes")
+            self.work("Inferring shapes...", lambda: _infer_shapes(model, stamp), self._on_shapes_inferred, name="shapes")
 
         self.work(f"Loading {Path(path).name}...", work, done)
 
