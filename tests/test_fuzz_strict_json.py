@@ -103,11 +103,13 @@ def test_layer_doc_count_equals_the_generic_count() -> None:
     from trtstudio.jsonio import count_non_finite
 
     num = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5))
-    dim = st.one_of(st.integers(-1, 64), st.text(max_size=3), st.floats(allow_nan=True, allow_infinity=True))
+    anyf = st.floats(allow_nan=True, allow_infinity=True)
+    dim = st.one_of(st.integers(-1, 64), st.text(max_size=3), anyf, st.lists(anyf, max_size=2))  # a list: damaged
+    raw = st.one_of(st.none(), st.text(max_size=3), anyf, st.lists(st.one_of(anyf, st.text(max_size=2)), max_size=2))
     tensor = st.builds(TensorDesc, st.text(max_size=4), st.one_of(st.none(), st.lists(dim, max_size=4)))
     layer = st.builds(
-        Layer, st.integers(0, 9), st.text(max_size=5), inputs=st.lists(tensor, max_size=2),
-        outputs=st.lists(tensor, max_size=2), mapping_confidence=st.floats(allow_nan=True, allow_infinity=True),
+        Layer, st.integers(0, 9), st.text(max_size=5), parameter_type=raw, origin=raw,
+        inputs=st.lists(tensor, max_size=2), outputs=st.lists(tensor, max_size=2), mapping_confidence=anyf,
         time=st.one_of(st.none(), st.builds(LayerTime, num, num, num, num)))
 
     @settings(max_examples=200, deadline=None)
