@@ -63,7 +63,8 @@ def test_the_window_infers_a_model_of_heavy_weights_in_a_child(tmp_path: Path) -
     from onnx import TensorProto, helper, numpy_helper
 
     pytest.importorskip("PySide6")
-    from trtstudio.ui.document_loader import ISOLATED_INFERENCE_BYTES, _infer_shapes, _stamp
+    from trtstudio.fileio import file_stamp
+    from trtstudio.ui.document_loader import ISOLATED_INFERENCE_BYTES, _infer_shapes
 
     def model(out_channels: int) -> onnx.ModelProto:
         w = numpy_helper.from_array(np.ones((out_channels, 1000, 1, 1), dtype=np.float32), "w")
@@ -85,7 +86,7 @@ def test_the_window_infers_a_model_of_heavy_weights_in_a_child(tmp_path: Path) -
     # the heavy model's file replaced after it was opened: the child would read the other model
     path = tmp_path / "replaced.onnx"
     onnx.save(model(heavy_channels), path)
-    stamp = _stamp(str(path))
+    stamp = file_stamp(path)
     lazy = load_model(path, infer_shapes=False)
     onnx.save(model(heavy_channels + 1), path)
     _infer_shapes(lazy, stamp)

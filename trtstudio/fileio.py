@@ -99,6 +99,16 @@ def looks_sparse(st: os.stat_result) -> bool:
     return blocks is not None and st.st_size >= SPARSE_MIN_BYTES and blocks * 512 < st.st_size // 16
 
 
+def file_stamp(path: PathLike) -> tuple[int, int, int] | None:
+    """(inode, size, modification time) of ``path``, None where it cannot be read: equal before
+    and after a second read of the file, both reads saw the same file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def _readable(p: Path, mode: int = os.R_OK) -> bool:
     # effective ids where supported: the permission open() will check
     return os.access(p, mode, effective_ids=os.access in os.supports_effective_ids)

@@ -275,15 +275,14 @@ class ForkedHead:
     with one thread: anything else should write in one go.
     """
 
-    def __init__(self, head: list[tuple[str, Any]] | Callable[[], list[tuple[str, Any]]], count: Any = None) -> None:
+    def __init__(self, head: list[tuple[str, Any]] | Callable[[], list[tuple[str, Any]]]) -> None:
         """``head``: the first (key, value) pairs, or a function that makes them in the child; a
         value may be a function without arguments, called in the child, or a :class:`Chunked`
-        array; ``count(key, value)``: the NaN/infinite floats in a value or piece (default
-        :func:`count_non_finite`), counted in the child."""
+        array. The NaN/infinite floats of the values are counted in the child
+        (:func:`count_non_finite`, or the array's own count)."""
         import os
         import sys
 
-        counter = count or _count_any
         out_fd = sys.stdout.fileno()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -315,7 +314,7 @@ class ForkedHead:
                 values = [(k, v() if callable(v) else v) for k, v in (head() if callable(head) else head)]
                 counted = [0]
                 pieces: list[Any] = []
-                for piece in _encoded(values, counter, counted):  # failing, the parent takes back what was written
+                for piece in _encoded(values, _count_any, counted):  # failing, the parent takes back what was written
                     if early:
                         _write_all(out_fd, piece)  # written while the next piece is made
                     else:

@@ -87,18 +87,11 @@ def _summary(engine: Any, mapping: Any) -> list[str]:
 
 
 def _inputs_state(args: argparse.Namespace) -> list[tuple[int, int, int] | None]:
-    """(inode, size, modification time) of each input file: equal before and after two reads,
-    the two processes read the same files."""
-    import os
+    """``fileio.file_stamp`` of each input file: equal before and after two reads, the two
+    processes read the same files."""
+    from trtstudio.fileio import file_stamp
 
-    out: list[tuple[int, int, int] | None] = []
-    for path in [*args.files, *([args.onnx] if args.onnx else [])]:
-        try:
-            st = os.stat(path)
-            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
-        except OSError:
-            out.append(None)
-    return out
+    return [file_stamp(path) for path in [*args.files, *([args.onnx] if args.onnx else [])]]
 
 
 def _all_json(paths: list[str]) -> bool:
@@ -151,11 +144,9 @@ def run(args: argparse.Namespace) -> int:
     """Read, map, diagnose, print. Exit 0; bad input raises InputError (exit 2)."""
     from trtstudio import cli
     from trtstudio.engine.analysis import analyze
-    from trtstudio.engine.model import count_non_finite_doc
     from trtstudio.jsonio import ForkedHead
 
     cli.skip_teardown()  # all it holds is garbage once printed: exit without freeing 50,000 layers one by one
-    count = lambda key, value: count_non_finite_doc({key: value})  # noqa: E731
     fork = args.json and args.indent is None and not args.findings_only and ForkedHead.available()
     # JSON documents are read by a child forked before the read too: it maps the layers and
     # encodes (and writes) the document's head while this process reads and runs the rules. Forked
@@ -167,14 +158,14 @@ def run(args: argparse.Namespace) -> int:
     state: list[tuple[int, int, int] | None] = []
     if before:
         state = _inputs_state(args)
-        forked = ForkedHead(lambda: _head(args, state), count=count)
+        forked = ForkedHead(lambda: _head(args, state))
     try:
         engine, graph = _read(args)
         if forked is not None and _inputs_state(args) != state:
             forked.cancel()  # a file changed while it was read: this read alone is written
             forked = None
         elif fork and not before and ForkedHead.available():  # (a runtime may have started threads)
-            forked = ForkedHead(lambda: _mapped_head(engine, graph), count=count)
+            forked = ForkedHead(lambda: _mapped_head(engine, graph))
         # the one analysis (mapping, rules, engine vs this machine) the window and reports make too
         analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files), hand_over=True)
         engine, mapping = analysis.engine, analysis.mapping

@@ -46,21 +46,13 @@ ISOLATED_INFERENCE_NODES = 5000
 ISOLATED_INFERENCE_BYTES = 2_000_000
 
 
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    """(inode, size, modification time) of ``path``; None where it cannot be read."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
 def _infer_shapes(model: Any, stamp: tuple[int, int, int] | None = None) -> tuple[Any, dict[str, Any]]:
-    """Infer ``model``'s shapes (``stamp``: its file's :func:`_stamp` when it was loaded: a child
-    process reads the file again, and a file replaced since would give another model's shapes)."""
+    """Infer ``model``'s shapes (``stamp``: its file's ``fileio.file_stamp`` when it was loaded: a
+    child process reads the file again, and a file replaced since would give another model's shapes)."""
+    from trtstudio.fileio import file_stamp
     from trtstudio.graph.model import infer_shapes_later
 
-    now = _stamp(model.path)
+    now = file_stamp(model.path)
     isolated = len(model.graph.nodes) > ISOLATED_INFERENCE_NODES or (now is not None and now[1] > ISOLATED_INFERENCE_BYTES)
     if isolated and stamp is not None and now != stamp:
         model.warnings.append(f"{model.path} changed since it was opened: shapes not inferred (open it again)")
@@ -110,10 +102,11 @@ class DocumentLoader(QObject):
         engine, engine_gen, engine_paths = ws.engine, ws.token()[1], list(ws.engine_paths)
 
         def work() -> tuple[Any, ...]:
+            from trtstudio.fileio import file_stamp
             from trtstudio.graph.model import load_model
             from trtstudio.profiling.session import file_sha256
 
-            stamp = _stamp(path)
+            stamp = file_stamp(path)
             model = load_model(path, infer_shapes=False)  # shapes follow in another worker
             display = build_display(model.graph)
             analysis = _analyze(engine, model, [], engine_paths) if engine is not None else None
