@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trtstudio import children, jsonio
-from trtstudio.engine.model import Layer, SourcedLayer
+from trtstudio.engine.model import Layer, SourcedLayer, count_non_finite_layers
 from trtstudio.engine.readers import _fast, profile_json, read_file
 from trtstudio.engine.readers._common import info_from_layer_doc
 from trtstudio.errors import InputError
+from trtstudio.jsonio import count_non_finite
 
 FIX = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "trt-real"
 
@@ -119,6 +120,24 @@ def test_extra_keys_are_parsed_into_attrs_when_first_read() -> None:
     assert conv.inputs[0].location == "Device"
     assert [t.name for t in info.io_tensors] == ["x", "y"]
     _same_info(info, _general(text))
+
+
+def test_groups_are_read_without_cutting_the_records_and_the_records_cut_once() -> None:
+    depthwise = {**CONV, "Name": "dw", "Groups": 64}
+    plain = {k: v for k, v in CONV.items() if k != "Groups"} | {"Name": "no groups"}
+    info = _fast.read_layer_doc(json.dumps({"Layers": [CONV, depthwise, plain]}))
+    assert info is not None
+    conv, dw, nog = info.layers
+    records = conv.source.records
+    assert dw.source.records is records and records._raws is None  # nothing cut yet
+    assert (conv.groups(), dw.groups(), nog.groups()) == (1, 64, None)
+    assert records._raws is None and conv.source is not None  # Groups came with the first decode
+    assert dw.attrs["Groups"] == 64 and records._raws is not None and len(records._raws) == 3  # one cut
+    assert dw.source is None and conv.source is not None and nog.attrs == {"Kernel": [7, 7], "Weights": CONV["Weights"]}
+    assert [lay.groups() for lay in info.layers] == [1, 64, None]  # from attrs once parsed
+    twin = conv.shallow_copy()
+    assert twin.groups() == 1 and twin.attrs == conv.attrs == {"Kernel": [7, 7], "Groups": 1,
+                                                               "Weights": CONV["Weights"]}
 
 
 def test_copies_share_attrs_and_pickles_are_plain_layers() -> None:
@@ -235,6 +254,9 @@ def test_generated_documents_read_the_same_or_step_aside(doc: dict[str, Any]) ->
     fast = _fast.read_layer_doc(text)
     if fast is not None:
         _same_info(fast, _general(text))
+        # what the layers command then leaves uncounted: msgspec refused every NaN and infinity
+        assert fast.finite and count_non_finite_layers(fast.layers) == 0
+        assert count_non_finite([lay.to_json() for lay in fast.layers]) == 0
 
 
 _number = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-5, 2**63 - 1))
@@ -261,6 +283,7 @@ def test_generated_profiles_read_the_same_or_step_aside(doc: list[Any]) -> None:
     fast = _fast.read_profile(text)
     if fast is not None:
         _same_profile(Path("p.profile.json"), text, fast)
+        assert fast.finite and count_non_finite([t.to_json() for _, t in fast.times]) == 0
 
 
 @settings(max_examples=200, deadline=None)

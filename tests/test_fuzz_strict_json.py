@@ -50,6 +50,10 @@ def test_layers_json_is_strict_with_a_warning(world: dict[str, Path]) -> None:
     assert "non-finite" in o.err and "written as null" in o.err
     averages = [lay["time_ms"]["average"] for lay in doc["layers"] if lay.get("time_ms")]
     assert averages.count(None) == 5
+    from trtstudio.engine.load import load_engine
+
+    # the profile was read the general way: its numbers are counted, not taken as finite
+    assert not load_engine([world["layers"], f]).finite and load_engine([world["layers"], world["profile"]]).finite
 
 
 def test_report_session_and_json_files_are_strict(world: dict[str, Path], tmp_path: Path) -> None:

@@ -60,7 +60,7 @@ Rules
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import chain, compress
 from operator import attrgetter
@@ -179,7 +179,7 @@ def _dim(shape: Sequence[Any] | None, i: int) -> int | None:
         v = shape[i]
     except IndexError:
         return None
-    return v if isinstance(v, int) and v > 0 else None
+    return v if (type(v) is int or isinstance(v, int)) and v > 0 else None
 
 
 class _Ctx:
@@ -204,8 +204,14 @@ class _Ctx:
         qdq_layers: list[Layer] = []
         compute: list[Layer] = []
         shape_ops: list[Layer] = []
+        # (precision_in, precision_out) of each layer of compute and conv_gemm, in their order:
+        # read once here, not by each rule (a million property calls at 300,000 layers)
+        compute_io: list[tuple[str | None, str | None]] = []
+        conv_gemm_io: list[tuple[str | None, str | None]] = []
+        qdq_io: list[tuple[str | None, str | None]] = []
         self.reformats, self.plugins, self.conv_gemm, self.region_layers = reformats, plugins, conv_gemm, region_layers
         self.qdq, self.compute, self.shape_ops = qdq_layers, compute, shape_ops
+        self.compute_io, self.conv_gemm_io, self.qdq_io = compute_io, conv_gemm_io, qdq_io
         qdq_ids, compute_ids = self._qdq_ids, self._compute_ids
         qdq_nodes, shape_nodes = self.qdq_nodes, self.shape_nodes
         # what the type alone says, per (type, parameter_type): a few dozen pairs in any engine
@@ -221,6 +227,15 @@ class _Ctx:
                                       ltype in _NOT_COMPUTE, ltype in _SHAPE_TYPES)
             refm = cls[0] or (bool(own.get("reformat")) if own else False) or (
                 name.startswith("Reformatting CopyNode") or " reformatter " in name)
+            pin = pout = None  # Layer.precision_in and precision_out, written out
+            for t in lay.inputs:
+                if t.dtype:
+                    pin = t.dtype
+                    break
+            for t in lay.outputs:
+                if t.dtype:
+                    pout = t.dtype
+                    break
             plug = False
             if refm:
                 reformats.append(lay)
@@ -229,6 +244,7 @@ class _Ctx:
                 plugins.append(lay)
             elif cls[2]:
                 conv_gemm.append(lay)
+                conv_gemm_io.append((pin, pout))
             if "{" in name or ltype == "DLA":
                 region_layers.append(lay)
             nodes = lay.onnx_nodes
@@ -243,9 +259,11 @@ class _Ctx:
                 qdq = False
             if qdq:
                 qdq_layers.append(lay)
+                qdq_io.append((pin, pout))
                 qdq_ids.add(id(lay))
-            if not (refm or plug or qdq or cls[3]) and lay.precision is not None:
+            if not (refm or plug or qdq or cls[3]) and (pin is not None or pout is not None):  # Layer.precision
                 compute.append(lay)
+                compute_io.append((pin, pout))
                 compute_ids.add(id(lay))
             # shape and copy overhead: by type, by TensorRT's "[Shuffle]"-style names, or mapping to shape ops only
             if cls[4] or (
@@ -478,14 +496,15 @@ def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
     out: list[Finding] = []
     append = out.append
     compute = ctx.compute
-    has_reduced = any(lay.precision in REDUCED or lay.precision_in in REDUCED for lay in compute)
+    # Layer.precision is precision_in, else precision_out
+    has_reduced = any((pin or pout) in REDUCED or pin in REDUCED for pin, pout in ctx.compute_io)
     want = (model_precision or "").upper()
     want_low = want in LOW
     islands = want_low or has_reduced
     conv_gemm = set(map(id, ctx.conv_gemm))  # a compute layer is a conv/GEMM when it is there (in C)
     total = ctx.total
-    for lay in compute:  # tens of thousands of layers: the checks are written out
-        pin, pout = lay.precision_in, lay.precision_out
+    requantized_by: Callable[[Layer], Layer | None] | None = None
+    for lay, (pin, pout) in zip(compute, ctx.compute_io, strict=True):  # 100,000s: the checks are written out
         if pin == "FP32" and islands and pout in (None, "FP32"):
             around = ctx.neighbours(lay, False) + ctx.neighbours(lay, True)
             low_around = [n for n in around if (n.precision_in in LOW or n.precision_out in LOW)]
@@ -499,14 +518,15 @@ def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
                     _ISLAND_HINT,
                 ))
         elif pin == "INT8" and pout in FLOAT and id(lay) in conv_gemm:
-            requant = _requantized_by(ctx, lay)
+            if requantized_by is None:
+                requantized_by = _requantizer(ctx)
+            requant = requantized_by(lay)
             tail = (f"; its output is re-quantized by {requant.name}, a separate layer" if requant else "")
             append(_finding("precision_fallback", "warning" if requant else "info", lay,
                             f"{lay.name} is an INT8 {lay.type} with {pout} output{tail}", _INT8_OUT_HINT))
-    for lay in ctx.qdq:
+    for lay, (pin, pout) in zip(ctx.qdq, ctx.qdq_io, strict=True):
         share = _share(lay, total)
         sev = "warning" if share is not None and share >= REFORMAT_WARN_SHARE else "info"
-        pin, pout = lay.precision_in, lay.precision_out
         conv = f" ({pin} -> {pout})" if pin and pout else ""
         append(_finding("precision_fallback", sev, lay,
                         f"{lay.name} runs as its own quantize/dequantize layer{conv}{_share_text(share)}: Q/DQ not fused",
@@ -514,35 +534,35 @@ def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
     return out
 
 
-def _requantized_by(ctx: _Ctx, lay: Layer) -> Layer | None:
-    """The first of ``lay``'s direct consumers that is a separate quantize layer writing INT8."""
-    for n in _direct_consumers(ctx, lay):
-        if ctx.is_qdq_layer(n) and n.precision_out == "INT8":
-            return n
-    return None
+def _requantizer(ctx: _Ctx) -> Callable[[Layer], Layer | None]:
+    """A function giving the first of a layer's direct consumers (through reformats that are not
+    Q/DQ, in the order of the layer's outputs and then of the engine) that is a separate quantize
+    layer writing INT8, or None."""
+    get = ctx.consumers.get
+    reformats = ctx.reformat_ids
+    qdq = ctx._qdq_ids
+
+    def requantized_by(lay: Layer) -> Layer | None:  # tens of thousands of calls: the lookups bound once
+        for t in lay.outputs:
+            for c in get(t.name, ()):
+                if id(c) in reformats and id(c) not in qdq:  # a reformat (is_reformat) of the engine
+                    for t2 in c.outputs:
+                        for n in get(t2.name, ()):
+                            if id(n) in qdq and n.precision_out == "INT8":
+                                return n
+                elif id(c) in qdq and c.precision_out == "INT8":
+                    return c
+        return None
+
+    return requantized_by
 
 
 def _low_of(lay: Layer) -> str:
     return lay.precision_in if lay.precision_in in LOW else (lay.precision_out or "?")
 
 
-def _direct_consumers(ctx: _Ctx, lay: Layer) -> list[Layer]:
-    out: list[Layer] = []
-    get = ctx.consumers.get
-    reformats = ctx.reformat_ids
-    qdq = ctx._qdq_ids
-    for t in lay.outputs:
-        for c in get(t.name, ()):
-            if id(c) in reformats and id(c) not in qdq:  # a reformat (is_reformat) of the engine
-                for t2 in c.outputs:
-                    out.extend(get(t2.name, ()))
-            else:
-                out.append(c)
-    return out
-
-
 def _is_depthwise(lay: Layer) -> bool:
-    g = lay.attrs.get("Groups")
+    g = lay.groups()
     c = _dim(lay.inputs[0].shape, 1) if lay.inputs else None
     return "depthwise" in lay.type.lower() or (isinstance(g, int) and g > 1 and c is not None and g == c)
 
@@ -556,11 +576,11 @@ def _no_tensor_cores(tactic: str) -> bool:
 def _tensor_cores(ctx: _Ctx) -> list[Finding]:
     out = []
     flagged: dict[str, bool] = {}  # per tactic: an engine has a few hundred
-    for lay in ctx.conv_gemm:
+    for lay, (pin, pout) in zip(ctx.conv_gemm, ctx.conv_gemm_io, strict=True):
         tactic = lay.tactic
         if not tactic:
             continue
-        p = lay.precision_in or lay.precision
+        p = pin or pout  # Layer.precision
         if p not in LOW:
             continue
         bad = flagged.get(tactic)
@@ -584,7 +604,7 @@ def _tensor_cores(ctx: _Ctx) -> list[Finding]:
 def _alignment(ctx: _Ctx) -> list[Finding]:
     out = []
     kinds: dict[tuple[str, Any], tuple[bool, bool]] = {}  # (type, parameter type) -> (is_conv, is_gemm)
-    for lay in ctx.conv_gemm:
+    for lay, (pin, pout) in zip(ctx.conv_gemm, ctx.conv_gemm_io, strict=True):
         if not lay.inputs or not lay.outputs:
             continue
         ptype = lay.parameter_type
@@ -595,7 +615,7 @@ def _alignment(ctx: _Ctx) -> list[Finding]:
         conv, gemm = kind
         if not (conv or gemm):
             continue
-        p = lay.precision_in or lay.precision
+        p = pin or pout  # Layer.precision
         need = ALIGN.get(p or "")
         if need is None:
             continue
@@ -604,9 +624,9 @@ def _alignment(ctx: _Ctx) -> list[Finding]:
             c, k = _dim(ishape, -1), _dim(oshape, -1)
         else:
             c, k = _dim(ishape, 1), _dim(oshape, 1)
-        bad = [(n, v) for n, v in (("C", c), ("K", k)) if v is not None and v % need]
-        if not bad:
+        if (c is None or not c % need) and (k is None or not k % need):  # most layers: aligned
             continue
+        bad = [(n, v) for n, v in (("C", c), ("K", k)) if v is not None and v % need]
         image = conv and c is not None and c <= 4 and [n for n, _ in bad] == ["C"]
         what = ", ".join(f"{n}={v}" for n, v in bad)
         out.append(_finding(

@@ -196,4 +196,5 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
                 f"{r.path.name}: {len(unmatched)} of {n} profiled layers not found in the layer information "
                 f"(e.g. {unmatched[0]!r})"
             )
+    out.finite = all(r.info.finite for r in results)  # a file read another way may hold NaN (logs, json)
     return out

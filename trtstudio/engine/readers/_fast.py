@@ -27,7 +27,15 @@ from typing import Any
 
 import msgspec
 
-from trtstudio.engine.model import EngineInfo, Layer, LayerTime, SourcedLayer, TensorDesc
+from trtstudio.engine.model import (
+    DocRecord,
+    DocRecords,
+    EngineInfo,
+    Layer,
+    LayerTime,
+    SourcedLayer,
+    TensorDesc,
+)
 from trtstudio.engine.readers._common import (
     _format_info,
     assign_profiles,
@@ -52,7 +60,10 @@ class _Layer(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 class _LayerWithMore(_Layer, forbid_unknown_fields=False, gc=False):
-    """A record with keys beyond these (they stay in its raw bytes)."""
+    """A record with keys beyond these (they stay in its raw bytes, but for Groups, which the
+    rules read: see :meth:`~trtstudio.engine.model.Layer.groups`)."""
+
+    Groups: Any = _UNSET
 
 
 class _Doc(msgspec.Struct, gc=False):
@@ -125,7 +136,7 @@ def read_layer_doc(text: str | bytes) -> EngineInfo | None:
     """EngineInfo from a detailed inspector document (``{"Layers": [{...}, ...]}``), or None."""
     # msgspec reads an ASCII str in place (encoding it first would copy the whole document); lone
     # surrogates make it raise UnicodeEncodeError
-    raws: list[msgspec.Raw] | None = None
+    raws: DocRecords | None = None
     try:
         doc: _Doc = _DOC.decode(text)
     except msgspec.ValidationError as exc:
@@ -133,12 +144,18 @@ def read_layer_doc(text: str | bytes) -> EngineInfo | None:
             return None
         try:
             doc = _DOC_WITH_MORE.decode(text)
-            raws = _RAW.decode(text).Layers
         except _FAILED:
             return None
+        # each record's raw JSON (for its keys beyond Layer's fields), cut when someone first reads
+        # a layer's attrs: the text decoded once already cannot fail to decode as raw records
+        raws = DocRecords(text, _raw_layers)
     except _FAILED:
         return None
     return _info(doc.Layers, raws, doc.Bindings, doc.IOTensors)
+
+
+def _raw_layers(text: str | bytes) -> list[msgspec.Raw]:
+    return _RAW.decode(text).Layers
 
 
 def read_layer_lines(doc: Any) -> EngineInfo | None:
@@ -151,7 +168,7 @@ def read_layer_lines(doc: Any) -> EngineInfo | None:
         return None
     lines = doc["Layers"]
     rest = parse_raw({k: v for k, v in doc.items() if k != "Layers"})  # a long Bindings list came in pieces too
-    raws: list[Any] | None = None
+    raws: DocRecords | None = None
     # comprehensions, not map(): between two records the interpreter may hand the GIL to the window
     try:
         decode = _LAYER.decode
@@ -164,16 +181,17 @@ def read_layer_lines(doc: Any) -> EngineInfo | None:
             recs = [decode(line) for line in lines]
         except _FAILED:
             return None
-        raws = lines
+        raws = DocRecords(None, raws=lines)
     except _FAILED:
         return None
     return _info(recs, raws, rest.get("Bindings"), rest.get("I/O Tensors"))
 
 
-def _info(recs: list[_Layer], raws: list[Any] | None, bindings: Any, io_tensors: Any) -> EngineInfo:
+def _info(recs: list[_Layer], raws: DocRecords | None, bindings: Any, io_tensors: Any) -> EngineInfo:
     """The EngineInfo of decoded layer records (``raws``: each record's JSON, for the keys beyond
     Layer's fields) and the document's engine I/O."""
     info = EngineInfo(io_tensors=io_from_json({"Bindings": bindings, "I/O Tensors": io_tensors}))
+    info.finite = True  # msgspec decoded every number
     layers: list[Layer] = []
     append = layers.append
     formats: dict[str | None, tuple[str | None, str | None, str | None]] = {}
@@ -204,7 +222,7 @@ def _info(recs: list[_Layer], raws: list[Any] | None, bindings: Any, io_tensors:
             append(Layer(*args))
         else:
             lay = SourcedLayer(*args)
-            lay.source = raws[i]
+            lay.source = DocRecord(raws, i, r.Groups)  # type: ignore[attr-defined]  # a _LayerWithMore
             append(lay)
     info.layers = layers
     assign_profiles(info)
@@ -250,6 +268,7 @@ def _profile_info(recs: list[_Timing]) -> EngineInfo | None:
             name = str(name)
         append((name, LayerTime(rec.timeMs, rec.averageMs, rec.medianMs, rec.percentage, count)))
     info = EngineInfo(detailed=False, times=times)
+    info.finite = True  # msgspec decoded every number
     if count is not None:
         info.build_settings["profile_iterations"] = count
     return info
