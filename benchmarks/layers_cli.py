@@ -88,7 +88,8 @@ print(json.dumps({"wall_s": wall, "cpu_s": r.ru_utime + r.ru_stime, "rss_mib": r
 def run_once(graph: Path, profile: Path, out: Path) -> dict[str, float]:
     """Wall and CPU seconds and peak RSS of one ``trtstudio layers --json`` run writing to ``out``."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    res = subprocess.run([sys.executable, "-c", LAUNCHER, str(out), sys.executable, "-m", "trtstudio.cli", "layers",
+    # ``-m trtstudio``: the program as the ``trtstudio`` script runs it (cli.entry)
+    res = subprocess.run([sys.executable, "-c", LAUNCHER, str(out), sys.executable, "-m", "trtstudio", "layers",
                           str(graph), str(profile), "--json"], capture_output=True, text=True, check=True, env=env)
     return json.loads(res.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
