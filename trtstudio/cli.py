@@ -88,85 +88,18 @@ def keep(*objs: Any) -> None:
         _kept.extend(objs)
 
 
-_report_fd: int | None = None  # in the worker of detach(): where its exit status goes
-
-
-def detach() -> None:
-    """Called by a command about to fill much memory (``layers`` on a big engine), in the program
-    that :func:`entry` runs: the command goes on in a forked worker, and this process waits for
-    the worker's status and ends with it, while the worker, its output closed, ends after. Ending
-    a process of 1 GB is the kernel's work of 0.3 s, which the caller then does not wait for.
-    Linux only; anywhere else (or with threads running, or ``TRTSTUDIO_NO_FORK``) it does nothing.
-
-    The worker dies with this process (killed, timed out); an interrupt (Ctrl-C reaches both) is
-    the worker's to handle, as the command does, and this process ends with the worker's 130."""
-    global _report_fd
-    import threading
-
-    if not (_in_entry and sys.platform.startswith("linux") and hasattr(os, "fork")
-            and threading.active_count() == 1 and not os.environ.get("TRTSTUDIO_NO_FORK")):
-        return
-    import signal
-
-    from trtstudio.jsonio import _die_with
-
-    sys.stdout.flush()
-    sys.stderr.flush()
-    status_r, status_w = os.pipe()
-    parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:
-        os.close(status_r)
-        if not _die_with(parent):
-            os._exit(1)  # the command ended before this began (killed): nothing to do
-        _report_fd = status_w
-        return  # the command goes on here
-    os.close(status_w)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the worker takes back what it wrote, and says 130
-    while True:
-        try:
-            status = os.read(status_r, 1)
-            break
-        except InterruptedError:
-            continue
-    if status:
-        os._exit(status[0])  # the worker is not waited for: it ends on its own (init reaps it)
-    _, wait_status = os.waitpid(pid, 0)  # it ended without a word: what ended it?
-    code = os.waitstatus_to_exitcode(wait_status)
-    if code < 0:
-        print(f"error: internal error: the command's process ended by signal {-code} "
-              f"({signal.Signals(-code).name if -code in signal.valid_signals() else '?'})", file=sys.stderr)
-    os._exit(code if code > 0 else 1)
-
-
-def _end(code: int) -> None:
-    """End the program without freeing what it holds (after :func:`skip_teardown`), output
-    flushed; the worker of :func:`detach` closes its output and reports ``code`` first."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    if _report_fd is not None:
-        for fd in (1, 2):  # a reader of a pipe sees its end now, not after this process's teardown
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        try:
-            os.write(_report_fd, bytes((code & 0xFF,)))
-        except OSError:
-            pass
-    os._exit(code)
-
-
 def entry() -> None:
     """The ``trtstudio`` program: :func:`main`, then exit with its status."""
     global _in_entry
     _in_entry = True
     code = main()
-    if _skip_teardown or _report_fd is not None:
-        _end(code)
+    if _skip_teardown:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(code)
     sys.exit(code)
 
 

@@ -4,7 +4,6 @@ layers to the ONNX model's nodes, run the diagnostics and print a table or JSON.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
@@ -109,20 +108,6 @@ def _all_json(paths: list[str]) -> bool:
     return True
 
 
-DETACH_MIN_BYTES = 64 << 20  # inputs from which the command runs in a worker (cli.detach)
-
-
-def _big(args: argparse.Namespace) -> bool:
-    """Whether the input files hold :data:`DETACH_MIN_BYTES` or more."""
-    total = 0
-    for path in [*args.files, *([args.onnx] if args.onnx else [])]:
-        try:
-            total += os.stat(path).st_size
-        except OSError:
-            pass
-    return total >= DETACH_MIN_BYTES
-
-
 def _read(args: argparse.Namespace) -> tuple[Any, Any]:
     """The engine of ``args.files`` (with layers) and the graph of ``args.onnx`` (or None)."""
     from trtstudio.engine.load import load_engine, require_layers
@@ -162,8 +147,6 @@ def run(args: argparse.Namespace) -> int:
     from trtstudio.jsonio import ForkedHead
 
     cli.skip_teardown()  # all it holds is garbage once printed: exit without freeing 50,000 layers one by one
-    if _big(args):
-        cli.detach()  # and the caller does not wait for the kernel to free it either
     fork = args.json and args.indent is None and not args.findings_only and ForkedHead.available()
     # JSON documents are read by a child forked before the read too: it maps the layers and
     # encodes (and writes) the document's head while this process reads and runs the rules. Forked
