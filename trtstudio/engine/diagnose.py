@@ -227,24 +227,14 @@ class _Ctx:
                                       ltype in _NOT_COMPUTE, ltype in _SHAPE_TYPES)
             refm = cls[0] or (bool(own.get("reformat")) if own else False) or (
                 name.startswith("Reformatting CopyNode") or " reformatter " in name)
-            pin = pout = None  # Layer.precision_in and precision_out, written out
-            for t in lay.inputs:
-                if t.dtype:
-                    pin = t.dtype
-                    break
-            for t in lay.outputs:
-                if t.dtype:
-                    pout = t.dtype
-                    break
-            plug = False
+            plug = cg = False
             if refm:
                 reformats.append(lay)
             elif cls[1] or "[PluginV2" in name or "[PluginV3" in name:
                 plug = True
                 plugins.append(lay)
             elif cls[2]:
-                conv_gemm.append(lay)
-                conv_gemm_io.append((pin, pout))
+                cg = True
             if "{" in name or ltype == "DLA":
                 region_layers.append(lay)
             nodes = lay.onnx_nodes
@@ -257,14 +247,28 @@ class _Ctx:
                 qdq = name.rsplit("/", 1)[-1].startswith(("QuantizeLinear", "DequantizeLinear"))
             else:
                 qdq = False
-            if qdq:
-                qdq_layers.append(lay)
-                qdq_io.append((pin, pout))
-                qdq_ids.add(id(lay))
-            if not (refm or plug or qdq or cls[3]) and (pin is not None or pout is not None):  # Layer.precision
-                compute.append(lay)
-                compute_io.append((pin, pout))
-                compute_ids.add(id(lay))
+            comp = not (refm or plug or qdq or cls[3])
+            if cg or qdq or comp:
+                pin = pout = None  # Layer.precision_in and precision_out, written out
+                for t in lay.inputs:
+                    if t.dtype:
+                        pin = t.dtype
+                        break
+                for t in lay.outputs:
+                    if t.dtype:
+                        pout = t.dtype
+                        break
+                if cg:
+                    conv_gemm.append(lay)
+                    conv_gemm_io.append((pin, pout))
+                if qdq:
+                    qdq_layers.append(lay)
+                    qdq_io.append((pin, pout))
+                    qdq_ids.add(id(lay))
+                if comp and (pin is not None or pout is not None):  # Layer.precision is not None
+                    compute.append(lay)
+                    compute_io.append((pin, pout))
+                    compute_ids.add(id(lay))
             # shape and copy overhead: by type, by TensorRT's "[Shuffle]"-style names, or mapping to shape ops only
             if cls[4] or (
                 name.endswith("]") and "] " not in name and " + " not in name
