@@ -204,14 +204,19 @@ class _Ctx:
         qdq_layers: list[Layer] = []
         compute: list[Layer] = []
         shape_ops: list[Layer] = []
-        # (precision_in, precision_out) of each layer of compute and conv_gemm, in their order:
-        # read once here, not by each rule (a million property calls at 300,000 layers)
-        compute_io: list[tuple[str | None, str | None]] = []
-        conv_gemm_io: list[tuple[str | None, str | None]] = []
-        qdq_io: list[tuple[str | None, str | None]] = []
+        # precision_in and precision_out of each layer of compute, conv_gemm and qdq, in their
+        # order: read once here, not by each rule (a million property calls at 300,000 layers)
+        compute_in: list[str | None] = []
+        compute_out: list[str | None] = []
+        conv_gemm_in: list[str | None] = []
+        conv_gemm_out: list[str | None] = []
+        qdq_in: list[str | None] = []
+        qdq_out: list[str | None] = []
         self.reformats, self.plugins, self.conv_gemm, self.region_layers = reformats, plugins, conv_gemm, region_layers
         self.qdq, self.compute, self.shape_ops = qdq_layers, compute, shape_ops
-        self.compute_io, self.conv_gemm_io, self.qdq_io = compute_io, conv_gemm_io, qdq_io
+        self.compute_in, self.compute_out = compute_in, compute_out
+        self.conv_gemm_in, self.conv_gemm_out = conv_gemm_in, conv_gemm_out
+        self.qdq_in, self.qdq_out = qdq_in, qdq_out
         qdq_ids, compute_ids = self._qdq_ids, self._compute_ids
         qdq_nodes, shape_nodes = self.qdq_nodes, self.shape_nodes
         # what the type alone says, per (type, parameter_type): a few dozen pairs in any engine
@@ -260,14 +265,17 @@ class _Ctx:
                         break
                 if cg:
                     conv_gemm.append(lay)
-                    conv_gemm_io.append((pin, pout))
+                    conv_gemm_in.append(pin)
+                    conv_gemm_out.append(pout)
                 if qdq:
                     qdq_layers.append(lay)
-                    qdq_io.append((pin, pout))
+                    qdq_in.append(pin)
+                    qdq_out.append(pout)
                     qdq_ids.add(id(lay))
                 if comp and (pin is not None or pout is not None):  # Layer.precision is not None
                     compute.append(lay)
-                    compute_io.append((pin, pout))
+                    compute_in.append(pin)
+                    compute_out.append(pout)
                     compute_ids.add(id(lay))
             # shape and copy overhead: by type, by TensorRT's "[Shuffle]"-style names, or mapping to shape ops only
             if cls[4] or (
@@ -501,14 +509,15 @@ def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
     append = out.append
     compute = ctx.compute
     # Layer.precision is precision_in, else precision_out
-    has_reduced = any((pin or pout) in REDUCED or pin in REDUCED for pin, pout in ctx.compute_io)
+    has_reduced = any((pin or pout) in REDUCED or pin in REDUCED for pin, pout in zip(ctx.compute_in, ctx.compute_out,
+                                                                                      strict=True))
     want = (model_precision or "").upper()
     want_low = want in LOW
     islands = want_low or has_reduced
     conv_gemm = set(map(id, ctx.conv_gemm))  # a compute layer is a conv/GEMM when it is there (in C)
     total = ctx.total
     requantized_by: Callable[[Layer], Layer | None] | None = None
-    for lay, (pin, pout) in zip(compute, ctx.compute_io, strict=True):  # 100,000s: the checks are written out
+    for lay, pin, pout in zip(compute, ctx.compute_in, ctx.compute_out, strict=True):  # 100,000s: the checks are written out
         if pin == "FP32" and islands and pout in (None, "FP32"):
             around = ctx.neighbours(lay, False) + ctx.neighbours(lay, True)
             low_around = [n for n in around if (n.precision_in in LOW or n.precision_out in LOW)]
@@ -528,7 +537,7 @@ def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
             tail = (f"; its output is re-quantized by {requant.name}, a separate layer" if requant else "")
             append(_finding("precision_fallback", "warning" if requant else "info", lay,
                             f"{lay.name} is an INT8 {lay.type} with {pout} output{tail}", _INT8_OUT_HINT))
-    for lay, (pin, pout) in zip(ctx.qdq, ctx.qdq_io, strict=True):
+    for lay, pin, pout in zip(ctx.qdq, ctx.qdq_in, ctx.qdq_out, strict=True):
         share = _share(lay, total)
         sev = "warning" if share is not None and share >= REFORMAT_WARN_SHARE else "info"
         conv = f" ({pin} -> {pout})" if pin and pout else ""
@@ -580,7 +589,7 @@ def _no_tensor_cores(tactic: str) -> bool:
 def _tensor_cores(ctx: _Ctx) -> list[Finding]:
     out = []
     flagged: dict[str, bool] = {}  # per tactic: an engine has a few hundred
-    for lay, (pin, pout) in zip(ctx.conv_gemm, ctx.conv_gemm_io, strict=True):
+    for lay, pin, pout in zip(ctx.conv_gemm, ctx.conv_gemm_in, ctx.conv_gemm_out, strict=True):
         tactic = lay.tactic
         if not tactic:
             continue
@@ -608,7 +617,7 @@ def _tensor_cores(ctx: _Ctx) -> list[Finding]:
 def _alignment(ctx: _Ctx) -> list[Finding]:
     out = []
     kinds: dict[tuple[str, Any], tuple[bool, bool]] = {}  # (type, parameter type) -> (is_conv, is_gemm)
-    for lay, (pin, pout) in zip(ctx.conv_gemm, ctx.conv_gemm_io, strict=True):
+    for lay, pin, pout in zip(ctx.conv_gemm, ctx.conv_gemm_in, ctx.conv_gemm_out, strict=True):
         if not lay.inputs or not lay.outputs:
             continue
         ptype = lay.parameter_type
