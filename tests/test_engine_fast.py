@@ -140,6 +140,39 @@ def test_groups_are_read_without_cutting_the_records_and_the_records_cut_once() 
                                                                "Weights": CONV["Weights"]}
 
 
+def test_groups_beyond_64_bits_are_what_attrs_says_and_the_findings_do_not_depend_on_reading_attrs() -> None:
+    from trtstudio.engine.diagnose import diagnose
+
+    g = 2**64  # msgspec keeps it exact, orjson (which parses the record) reads a float
+    conv = {"Name": "dw", "LayerType": "CaskConvolution", "ParameterType": "Convolution",
+            "Inputs": [{"Name": "x", "Dimensions": [1, g, 8, 8], "Format/Datatype": "Channel major FP16 format"}],
+            "Outputs": [{"Name": "y", "Dimensions": [1, g, 8, 8], "Format/Datatype": "Channel major FP16 format"}],
+            "TacticName": "maxwell_scudnn_128x64_relu_small_nn_v1", "Groups": g, "Kernel": [3, 3]}
+    text = json.dumps({"Layers": [conv, {**conv, "Name": "small", "Groups": -(2**63)}]})
+    cold, warm = _fast.read_layer_doc(text), _fast.read_layer_doc(text)
+    assert cold is not None and warm is not None
+    assert [lay.attrs["Groups"] for lay in warm.layers] == [float(g), -(2**63)]  # parsed first
+    for lay, parsed in zip(cold.layers, warm.layers, strict=True):
+        assert lay.groups() == parsed.groups() == parsed.attrs["Groups"]
+        assert type(lay.groups()) is type(parsed.attrs["Groups"])
+    assert [(f.kind, f.layer) for f in diagnose(cold)] == [(f.kind, f.layer) for f in diagnose(warm)]
+
+
+def test_records_cut_deep_in_a_stack_as_at_the_read() -> None:
+    n = 900  # nesting that decodes at the read's depth, not 200 frames deeper (msgspec counts from the caller)
+    info = _fast.read_layer_doc('{"Layers": [{"Name": "c", "Kernel": %s}]}' % ("[" * n + "]" * n))
+    assert info is not None
+    lay = info.layers[0]
+
+    def at_depth(k: int) -> Any:
+        return at_depth(k - 1) if k else lay.attrs
+
+    kernel = at_depth(200)["Kernel"]
+    for _ in range(n - 1):
+        kernel = kernel[0]
+    assert kernel == [] and lay.source is None
+
+
 def test_copies_share_attrs_and_pickles_are_plain_layers() -> None:
     info = _fast.read_layer_doc(json.dumps({"Layers": [CONV]}))
     assert info is not None

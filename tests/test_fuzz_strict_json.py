@@ -54,6 +54,10 @@ def test_layers_json_is_strict_with_a_warning(world: dict[str, Path]) -> None:
 
     # the profile was read the general way: its numbers are counted, not taken as finite
     assert not load_engine([world["layers"], f]).finite and load_engine([world["layers"], world["profile"]]).finite
+    # files that give no layers or layer times (--exportTimes, a trtexec log's summary) do not matter
+    both = load_engine([world["layers"], world["profile"], world["times"], world["trtexec"]])
+    assert both.finite and both.latency_ms and any(lay.time for lay in both.layers)
+    assert not load_engine([f]).finite  # an engine known from a general-path profile alone
 
 
 def test_report_session_and_json_files_are_strict(world: dict[str, Path], tmp_path: Path) -> None:

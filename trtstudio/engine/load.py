@@ -174,14 +174,19 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
     for r in layer_parts:
         if r is not primary and any(lay.time for lay in r.info.layers):
             timed_parts.append(r)
+    layer_sources = [primary] if primary is not None else []  # the files the layers come from
     if primary is None and timed_parts:
         first = timed_parts.pop(0)
+        layer_sources.append(first)
         out.layers = first.info.layers or layers_from_times(first.info.times)
         out.detailed = False
         out.warnings.append(
             f"{first.path.name}: only per-layer times, no layer information; export it with "
             "trtexec --profilingVerbosity=detailed --exportLayerInfo=layers.json for types, precision and tactics"
         )
+    # every number in the layers came from msgspec where the files that gave the layers and their
+    # times were all read by it (the others give latency, versions, device: not the layers)
+    finite = all(r.info.finite for r in layer_sources + timed_parts)
     for r in timed_parts:
         timed = times_of(r.info)
         matched, unmatched = match_times(out.layers, timed)
@@ -196,5 +201,5 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
                 f"{r.path.name}: {len(unmatched)} of {n} profiled layers not found in the layer information "
                 f"(e.g. {unmatched[0]!r})"
             )
-    out.finite = all(r.info.finite for r in results)  # a file read another way may hold NaN (logs, json)
+    out.finite = finite
     return out

@@ -180,18 +180,49 @@ class DocRecords:
         """Record ``i``'s raw JSON (called under the lock that SourcedLayer.attrs holds)."""
         if self._raws is None:
             assert self._decode is not None
-            self._raws = self._decode(self._text)
+            try:
+                raws = self._decode(self._text)
+            except RecursionError:
+                # msgspec counts a document's nesting from the caller's stack depth: a document
+                # read at a shallow depth may be asked for deep in a stack. Cut on a fresh stack.
+                raws = _on_fresh_stack(lambda: self._decode(self._text))  # type: ignore[misc]
+            self._raws = raws
             self._text = None
         return self._raws[i]
 
 
+def _on_fresh_stack(fn: Callable[[], Any]) -> Any:
+    """``fn()`` in a new thread (its stack starts empty), its result or exception here."""
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append((True, fn()))
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+            out.append((False, exc))
+
+    t = threading.Thread(target=run, name="trtstudio-records")
+    t.start()
+    t.join()
+    ok, value = out[0]
+    if not ok:
+        raise value
+    return value
+
+
+GROUPS_IN_ATTRS: Any = object()  # DocRecord.groups: the record's Groups is read from attrs
+
+
 class DocRecord:
     """Record ``index`` of :class:`DocRecords`, and the record's ``Groups`` as its reader
-    decoded it (``UNSET`` where it has none): the one extra key the rules read."""
+    decoded it (``UNSET`` where it has none; :data:`GROUPS_IN_ATTRS` where the value could parse
+    otherwise from the record): the one extra key the rules read."""
 
     __slots__ = ("groups", "index", "records")
 
     def __init__(self, records: DocRecords, index: int, groups: Any) -> None:
+        if not (groups is msgspec.UNSET or groups is None or (type(groups) is int and -(1 << 63) <= groups < 1 << 64)):
+            groups = GROUPS_IN_ATTRS  # the record's parser (orjson) reads what is not an int of 64 bits its own way
         self.records, self.index, self.groups = records, index, groups
 
 
@@ -265,7 +296,7 @@ class SourcedLayer(Layer):
     def groups(self) -> Any:
         src = self.source
         rec = src.raw if type(src) is _SharedRecord else src
-        if type(rec) is DocRecord:
+        if type(rec) is DocRecord and rec.groups is not GROUPS_IN_ATTRS:
             return None if rec.groups is msgspec.UNSET else rec.groups
         return self.attrs.get("Groups")
 

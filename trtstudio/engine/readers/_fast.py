@@ -147,7 +147,8 @@ def read_layer_doc(text: str | bytes) -> EngineInfo | None:
         except _FAILED:
             return None
         # each record's raw JSON (for its keys beyond Layer's fields), cut when someone first reads
-        # a layer's attrs: the text decoded once already cannot fail to decode as raw records
+        # a layer's attrs: the text decoded once already decodes as raw records (DocRecords.get
+        # cuts it on a fresh stack where the caller's depth leaves too little for its nesting)
         raws = DocRecords(text, _raw_layers)
     except _FAILED:
         return None
