@@ -158,11 +158,12 @@ def _array_items(items: list[Any], stdlib: bool) -> bytes | memoryview:
     return _members([("", items)], stdlib=True)[0][4:-1]  # '"":[' ... ']'
 
 
-def _encoded(pairs: list[tuple[str, Any]], count: Callable[[str, Any], int], counted: list[int],
-             first: bytes = b"{", stdlib: bool = False) -> Iterator[bytes | memoryview]:
+def _encoded(pairs: list[tuple[str, Any]], counted: list[int], first: bytes = b"{",
+             stdlib: bool = False) -> Iterator[bytes | memoryview]:
     """The members ``"key":value`` of ``pairs`` as :func:`_members` writes them, joined by commas
     after ``first``, in pieces (a :class:`Chunked` value one piece per list); the NaN/infinite
-    floats of each value or piece (``count(key, value)``) are added to ``counted[0]``.
+    floats of each value or piece (:func:`count_non_finite`, or the array's own count) are added
+    to ``counted[0]``.
     TypeError where orjson cannot encode something, unless ``stdlib``: then the standard library
     encodes that value or piece (compact, NaN as null, non-ASCII escaped)."""
     sep = first
@@ -177,14 +178,14 @@ def _encoded(pairs: list[tuple[str, Any]], count: Callable[[str, Any], int], cou
                 if items:
                     data = _array_items(items, stdlib)
                     if whole is None:
-                        counted[0] += count(key, items)
+                        counted[0] += count_non_finite(items)
                     if comma:
                         yield comma
                     yield data
                     comma = b","
             yield b"]"
         else:
-            counted[0] += count(key, value)
+            counted[0] += count_non_finite(value)
             try:
                 member = _members([(key, value)])[0]
             except TypeError:
@@ -193,10 +194,6 @@ def _encoded(pairs: list[tuple[str, Any]], count: Callable[[str, Any], int], cou
                 member = _members([(key, value)], stdlib=True)[0]
             yield sep + member
         sep = b","
-
-
-def _count_any(_key: str, value: Any) -> int:
-    return count_non_finite(value)
 
 
 _UNREAPED: list[int] = []  # ForkedHead children not waited for (their exit is the kernel's long teardown)
@@ -314,7 +311,7 @@ class ForkedHead:
                 values = [(k, v() if callable(v) else v) for k, v in (head() if callable(head) else head)]
                 counted = [0]
                 pieces: list[Any] = []
-                for piece in _encoded(values, _count_any, counted):  # failing, the parent takes back what was written
+                for piece in _encoded(values, counted):  # failing, the parent takes back what was written
                     if early:
                         _write_all(out_fd, piece)  # written while the next piece is made
                     else:
@@ -435,7 +432,7 @@ class ForkedHead:
             # Into a pipe (or a file not written at its end) nothing can be taken back: the rest
             # is encoded whole before the child is let write, so that a failure writes nothing.
             try:
-                tail = b"".join(_encoded(rest, _count_any, counted, first=b",", stdlib=True))
+                tail = b"".join(_encoded(rest, counted, first=b",", stdlib=True))
             except BaseException:
                 self.cancel()  # the child writes nothing, and stops reading now
                 raise
@@ -466,7 +463,7 @@ class ForkedHead:
         writer = threading.Thread(target=write, name="trtstudio-json-writer", daemon=True)
         writer.start()
         try:
-            for piece in _encoded(rest, _count_any, counted, first=b",", stdlib=True):
+            for piece in _encoded(rest, counted, first=b",", stdlib=True):
                 pieces.put(piece)
             pieces.put(b"}\n")
             pieces.put(None)

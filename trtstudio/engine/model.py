@@ -493,17 +493,14 @@ class EngineInfo:
         arrays of ``size`` items a piece (for ``jsonio.ForkedHead``), the other values made."""
         from trtstudio.jsonio import Chunked
 
-        layers, findings = self.layers, self.findings
-        parts: list[tuple[str, Any]] = [(key, value()) for key, value in self.json_parts() if key not in (
-            "layers", "findings")]
-        finite = self.finite
-        parts.insert(4, ("layers", Chunked(lambda: ([lay.to_json() for lay in layers[i:i + size]]
-                                                     for i in range(0, len(layers), size)),
-                                           count=lambda: count_non_finite_layers(layers, read_finite=finite))))
-        parts.insert(5, ("findings", Chunked(lambda: ([f.to_json() for f in findings[i:i + size]]
-                                                       for i in range(0, len(findings), size)),
-                                             count=lambda: count_non_finite_findings(findings))))
-        return parts
+        def chunked(items: list[Any], count: Callable[[], int]) -> Chunked:
+            return Chunked(lambda: ([x.to_json() for x in items[i:i + size]] for i in range(0, len(items), size)),
+                           count=count)
+
+        layers, findings, finite = self.layers, self.findings, self.finite
+        arrays = {"layers": chunked(layers, lambda: count_non_finite_layers(layers, read_finite=finite)),
+                  "findings": chunked(findings, lambda: count_non_finite_findings(findings))}
+        return [(key, arrays[key] if key in arrays else value()) for key, value in self.json_parts()]
 
     def json_parts(self) -> list[tuple[str, Callable[[], Any]]]:
         """The document's keys in order, each with the function that makes its value (the
