@@ -179,7 +179,7 @@ def _dim(shape: Sequence[Any] | None, i: int) -> int | None:
         v = shape[i]
     except IndexError:
         return None
-    return v if (type(v) is int or isinstance(v, int)) and v > 0 else None
+    return v if isinstance(v, int) and v > 0 else None
 
 
 class _Ctx:
