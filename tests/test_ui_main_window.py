@@ -324,6 +324,9 @@ def test_plots_follow_the_model_on_screen(qtbot, sample_model: Path) -> None:
         whole = LivePanels()
         assert not panel.live.build_step() and set(panel.live.curves) == set(whole.curves)
         assert list(panel.live.toggles) == list(whole.toggles)
+        # put on screen a plot per turn, and at the end all of them (each as its toggle says)
+        assert panel.live.isVisible() and all(
+            w.isVisible() == panel.live._shown(w) for w in panel.live._group_of)
         whole.deleteLater()
         assert win.engine_tabs.indexOf(win.charts) == 1  # after the layer table, as when made at once
         holder = win.tools.profile_holder
@@ -361,3 +364,27 @@ def test_live_panels_made_in_steps_are_the_panels_made_at_once(qtbot) -> None:
     assert not stepped.build_step()  # and done stays done
     assert set(stepped.curves) == set(whole.curves) and list(stepped.toggles) == list(whole.toggles)
     assert stepped._grid.count() == whole._grid.count()
+
+
+def test_live_panels_revealed_a_plot_per_step_end_as_placed(qtbot) -> None:
+    """The window puts the pre-made panels on screen a plot per turn; a group unticked meanwhile
+    stays hidden."""
+    from trtstudio.ui.live_panels import LivePanels
+
+    live = LivePanels()
+    qtbot.addWidget(live)
+    live.show()
+    placed = {w: w.isVisible() for w in live._group_of}
+    assert all(placed.values())
+    live.hide()
+    steps = live.reveal_steps()
+    assert next(steps) and live.isVisible()
+    assert not any(w.isVisible() for w in live._group_of)  # the panel first, its plots after
+    shown_per_step = [sum(w.isVisible() for w in live._group_of)]
+    live.toggles["Memory"].setChecked(False)  # unticked while the plots come
+    for _ in steps:
+        shown_per_step.append(sum(w.isVisible() for w in live._group_of))
+    shown_per_step.append(sum(w.isVisible() for w in live._group_of))
+    assert shown_per_step == sorted(shown_per_step) and len(shown_per_step) >= 5
+    assert not live.gpu_mem_plot.isVisible() and not live.host_mem_plot.isVisible()
+    assert live.latency_plot.isVisible() and live.hist_plot.isVisible()

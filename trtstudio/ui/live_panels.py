@@ -401,6 +401,18 @@ class LivePanels(QWidget):
         self.notes_label.setText(text[:1].upper() + text[1:])
         self.notes_label.setVisible(bool(notes))
 
+    def reveal_steps(self) -> Iterator[bool]:
+        """Show this panel (hidden while it was put in place) a plot per step: the first paint of
+        all six at once, beside the window's busy workers, stalled the window 60-100 ms. The plots
+        end as :meth:`_place` has them (a toggle meanwhile has its say)."""
+        plots = [w for w in self._group_of if self._shown(w)]
+        for w in plots:
+            w.setVisible(False)
+        self.setVisible(True)
+        for w in plots:
+            yield True
+            w.setVisible(self._shown(w))
+
     def _shown(self, w: QWidget) -> bool:
         box = self.toggles.get(self._group_of.get(w, ""))
         return (box is None or box.isChecked()) and not self._no_data.get(w, False)

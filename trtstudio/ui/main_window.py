@@ -301,10 +301,36 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self, step)
 
     def _build_profile_panel(self, live: Any = None) -> None:
+        """The panel around ``live`` (its plots made already), put on screen a part per turn: the
+        first paint of the controls and of six plots together stalled the window 60-100 ms."""
+        if live is None:
+            try:
+                self.tools.build_profile_panel(None)
+            finally:  # a panel that failed must not keep wait_idle and the demo waiting for ever
+                self._plots = "built"
+            return
         try:
+            live.setVisible(False)
             self.tools.build_profile_panel(live)
-        finally:  # a panel that failed must not keep wait_idle and the demo waiting for ever
+        except BaseException:
+            live.setVisible(True)
             self._plots = "built"
+            raise
+
+        steps = live.reveal_steps()
+
+        def reveal() -> None:
+            more = False
+            try:
+                more = next(steps, False)
+            finally:  # a step that failed ends the reveal (the panel is there, its plots as they are)
+                if more:
+                    QTimer.singleShot(0, self, reveal)
+                else:
+                    live.setVisible(True)
+                    self._plots = "built"
+
+        QTimer.singleShot(0, self, reveal)
 
     def _on_workspace_analysis(self, ws: Workspace) -> None:
         self.engine_tabs.show_analysis(ws.analysis, ws.engine)
