@@ -283,3 +283,29 @@ def test_tint_is_lighter_than_its_colour(color: str, amount: float) -> None:
 def test_layer_columns_of_no_engine() -> None:
     cols = layer_columns(None)
     assert len(cols) == 0 and not cols.has_times
+
+
+def test_tensor_columns_are_made_when_read() -> None:
+    """The tensor text columns describe a layer's tensors when a cell is first read (the table
+    shows a screenful), and read whole they are what describing every row up front gives."""
+    from trtstudio.engine.model import EngineInfo, Layer, TensorDesc
+    from trtstudio.engine.table import TensorText, format_text
+
+    def tensor(name: str, shape: list[int | str], fmt: str, dtype: str) -> TensorDesc:
+        return TensorDesc(name=name, shape=shape, format=fmt, dtype=dtype)
+
+    fp16 = "Channel major FP16 format where channel % 8 == 0"
+    layers = [Layer(i, f"l{i}", "Convolution", inputs=[tensor(f"a{i}", [1, 8, i + 1, 4], fp16, "FP16")] * (1 + i % 2),
+                    outputs=[tensor(f"b{i}", [1, 8, i + 1, 4], "Row major linear FP32", "FP32")]) for i in range(50)]
+    cols = layer_columns(EngineInfo(layers=layers))
+    col = cols.text["in_shapes"]
+    assert isinstance(col, TensorText) and len(col) == 50
+    assert col._cells.count(None) == 50  # nothing described yet
+    assert col[3] == "1x8x4x4; 1x8x4x4" and col[-2] == "1x8x49x4"
+    assert col._cells.count(None) == 48  # only what was read
+    assert col[2:4] == ["1x8x3x4", "1x8x4x4; 1x8x4x4"]
+    expected = ["; ".join("x".join(map(str, t.shape)) for t in lay.inputs) for lay in layers]
+    assert list(col) == expected and col == expected and None not in col._cells
+    assert cols.text["out_formats"] == ["FP32 linear"] * 50
+    assert cols.text["in_formats"][0] == format_text(layers[0].inputs[0]) == "FP16 HWC c%8"
+    assert cols.tips["in_formats"][1] == f"a1: {fp16}\na1: {fp16}"

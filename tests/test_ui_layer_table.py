@@ -66,6 +66,10 @@ def test_sort_by_time_descending_puts_the_slowest_layer_first(table, resnet):
     table.table.sortByColumn(COLUMN["name"], Qt.SortOrder.AscendingOrder)
     names = [table.proxy.index(r, COLUMN["name"]).data() for r in range(table.proxy.rowCount())]
     assert names == sorted(names, key=str.lower)
+    # and the tensor columns, whose cells are made when first read
+    table.table.sortByColumn(COLUMN["out_shapes"], Qt.SortOrder.DescendingOrder)
+    shapes = [table.proxy.index(r, COLUMN["out_shapes"]).data() for r in range(table.proxy.rowCount())]
+    assert shapes == sorted(shapes, key=str.lower, reverse=True) and len(set(shapes)) > 1
 
 
 def test_filters_text_type_precision_and_has_finding(table, resnet):

@@ -8,6 +8,7 @@ model with ``numpy.argsort`` over those keys (a ``QSortFilterProxyModel`` sortin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,13 +92,13 @@ class LayerTableModel(QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._engine: EngineInfo | None = None
-        self._text: list[list[str]] = [[] for _ in COLUMNS]
+        self._text: list[Sequence[str]] = [[] for _ in COLUMNS]
         self._num: dict[int, np.ndarray] = {}  # numeric column -> values by position (NaN unknown)
         self._lower: dict[int, list[str]] = {}  # text column -> lower-case keys, built on first sort
         self._order = np.empty(0, dtype=np.int64)  # model row -> layer position
         self._row_of = np.empty(0, dtype=np.int64)  # layer position -> model row
         self._tooltips: list[str] = []
-        self._tips: list[list[str]] = [[] for _ in COLUMNS]
+        self._tips: list[Sequence[str]] = [[] for _ in COLUMNS]
         self._severity = np.empty(0, dtype=np.int8)
         self._precision: list[str] = []
         self._types: list[str] = []
