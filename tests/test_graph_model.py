@@ -54,6 +54,12 @@ def test_loaded_model_is_frozen_out_of_the_collectors_way(tmp_path: Path) -> Non
         gc.disable()
         load_model(path)
         assert not gc.isenabled() and gc.get_freeze_count() == 0  # disabled: nothing frozen, nothing enabled
+        gc.enable()
+        bad = tmp_path / "bad.onnx"
+        bad.write_bytes(b"\x08\x07" + b"\xff" * 50)
+        with pytest.raises(InputError):
+            load_model(bad)
+        assert gc.isenabled() and gc.get_freeze_count() == 0  # a failed load freezes nothing
     finally:
         gc.unfreeze()
         (gc.enable if was else gc.disable)()

@@ -350,6 +350,24 @@ def test_plots_come_when_the_model_does_not_open(qtbot, tmp_path: Path) -> None:
         win.shutdown()
 
 
+def test_live_plots_no_panel_takes_are_not_left_as_a_window(qtbot, sample_model: Path, monkeypatch) -> None:
+    """Without the ProfilePanel (its import fails), the plots made for it must not open as a
+    window of their own, and the window stops waiting for them."""
+    from PySide6.QtWidgets import QApplication
+
+    monkeypatch.setitem(sys.modules, "trtstudio.ui.profile_panel", None)  # import fails
+    win = _deferred_window(qtbot)
+    try:
+        _open(qtbot, win, sample_model)
+        qtbot.waitUntil(lambda: not win.plots_pending(), timeout=30000)
+        qtbot.wait(50)
+        assert win.profile_panel is None
+        shown = [w for w in QApplication.topLevelWidgets() if w.isVisible()]
+        assert shown == [win]
+    finally:
+        win.shutdown()
+
+
 def test_live_panels_made_in_steps_are_the_panels_made_at_once(qtbot) -> None:
     from trtstudio.ui.live_panels import LivePanels
 

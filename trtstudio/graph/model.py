@@ -507,19 +507,28 @@ def _content_warnings(proto: onnx.ModelProto, graph: Graph) -> list[str]:
 
 
 def load_model(path: str | os.PathLike[str], *, infer_shapes: bool = True) -> Model:
-    """Load an ONNX model; raise InputError (one line) for anything that is not a usable model."""
+    """Load an ONNX model; raise InputError (one line) for anything that is not a usable model.
+
+    With the cyclic collector enabled, a loaded model is moved to its permanent generation
+    (``gc.freeze``, as :func:`trtstudio.engine.readers.gc_paused` does for engines): everything
+    the process holds then is, so cyclic garbage not yet collected stays. The model's objects
+    have no cycles and are still freed when the last reference to them goes."""
     # Hundreds of thousands of small objects and no cycles: the cyclic collector's full passes
     # over them cost more than the load itself (3.1 s -> 1.1 s at 100,000 nodes). They are
-    # long-lived too: frozen on the way out (as engine.readers.gc_paused does), the collector's
-    # next full pass does not walk them (0.25 s at 100,000 nodes, paid by whatever ran next).
+    # long-lived too: frozen, the collector's next pass does not walk them (0.25 s at 100,000
+    # nodes, paid by whatever ran next).
     was = gc.isenabled()
     gc.disable()
     try:
-        return _load_model(path, infer_shapes)
-    finally:
+        model = _load_model(path, infer_shapes)
+    except BaseException:
         if was:
-            gc.freeze()
             gc.enable()
+        raise
+    if was:
+        gc.freeze()
+        gc.enable()
+    return model
 
 
 def _adopt_shapes(graph: Graph, inferred: Graph) -> None:

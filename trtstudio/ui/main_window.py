@@ -313,10 +313,14 @@ class MainWindow(QMainWindow):
             live.setVisible(False)
             self.tools.build_profile_panel(live)
         except BaseException:
-            live.setVisible(True)
             self._plots = "built"
+            self._drop_unplaced(live)
             raise
-
+        panel = self.profile_panel
+        if panel is None or getattr(panel, "live", None) is not live:  # no ProfilePanel took it (PySide6 parts missing)
+            self._plots = "built"
+            self._drop_unplaced(live)
+            return
         steps = live.reveal_steps()
 
         def reveal() -> None:
@@ -327,10 +331,21 @@ class MainWindow(QMainWindow):
                 if more:
                     QTimer.singleShot(0, self, reveal)
                 else:
-                    live.setVisible(True)
-                    self._plots = "built"
+                    self._plots = "built"  # first: nothing below may keep wait_idle and the demo waiting
+                    try:
+                        live.setVisible(True)
+                    except RuntimeError:  # its C++ side already gone with the panel
+                        pass
 
         QTimer.singleShot(0, self, reveal)
+
+    @staticmethod
+    def _drop_unplaced(live: Any) -> None:
+        """``live`` when no panel took it: a widget without a parent, shown, would open as a window of its own."""
+        if live.parent() is None:
+            live.deleteLater()
+        else:
+            live.setVisible(True)
 
     def _on_workspace_analysis(self, ws: Workspace) -> None:
         self.engine_tabs.show_analysis(ws.analysis, ws.engine)
