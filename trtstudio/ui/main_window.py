@@ -300,7 +300,7 @@ class MainWindow(QMainWindow):
 
         QTimer.singleShot(0, self, step)
 
-    def _build_profile_panel(self, live: Any = None) -> None:
+    def _build_profile_panel(self, live: Any) -> None:
         """The panel around ``live`` (its plots made already), put on screen a part per turn: the
         first paint of the controls and of six plots together stalled the window 60-100 ms."""
         if live is None:
@@ -317,7 +317,7 @@ class MainWindow(QMainWindow):
             self._drop_unplaced(live)
             raise
         panel = self.profile_panel
-        if panel is None or getattr(panel, "live", None) is not live:  # no ProfilePanel took it (PySide6 parts missing)
+        if panel is None or panel.live is not live:  # no ProfilePanel took it (PySide6 parts missing)
             self._plots = "built"
             self._drop_unplaced(live)
             return
