@@ -350,6 +350,31 @@ def test_plots_come_when_the_model_does_not_open(qtbot, tmp_path: Path) -> None:
         win.shutdown()
 
 
+def test_docks_of_a_deferred_window_come_after_its_first_paint(qtbot) -> None:
+    """``trtstudio gui M``: the docks' content waits behind a blank page until the window has
+    painted once, then comes a dock per turn, each dock keeping its size."""
+    from PySide6.QtWidgets import QStackedWidget
+
+    win = MainWindow(defer_plots=True)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    try:
+        stacks = [d.widget() for d in (win.model_dock, win.engine_dock, win.profile_dock)]
+        assert all(isinstance(s, QStackedWidget) and s.currentIndex() == 0 for s in stacks)
+        assert win.plots_pending()
+        win.show()
+        sizes = [(d.width(), d.height()) for d in (win.model_dock, win.engine_dock, win.profile_dock)]
+        qtbot.waitUntil(lambda: all(s.currentIndex() == 1 for s in stacks), timeout=5000)
+        assert stacks[0].currentWidget() is win.side_tabs and stacks[1].currentWidget() is win.engine_tabs
+        assert win.layer_table.isVisible()
+        assert [(d.width(), d.height()) for d in (win.model_dock, win.engine_dock, win.profile_dock)] == sizes
+        plain = MainWindow()  # not deferred: the content goes straight into the docks
+        qtbot.addWidget(plain)
+        assert plain.engine_dock.widget() is plain.engine_tabs
+    finally:
+        win.shutdown()
+
+
 def test_live_plots_no_panel_takes_are_not_left_as_a_window(qtbot, sample_model: Path, monkeypatch) -> None:
     """Without the ProfilePanel (its import fails), the plots made for it must not open as a
     window of their own, and the window stops waiting for them."""

@@ -24,8 +24,10 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
+    QStackedWidget,
     QTabWidget,
     QToolBar,
+    QWidget,
 )
 
 from trtstudio import __version__
@@ -78,6 +80,10 @@ class MainWindow(QMainWindow):
         self._syncing = False
         self._docks_sized = False
         self._plots = "deferred" if defer_plots else "built"  # deferred -> importing -> built
+        # With defer_plots (a model opening at start-up), each dock's content waits behind a blank
+        # page until the window has painted once, then comes a dock per event-loop turn: painted
+        # together, beside the model's loader, the first frame of the window stalled it 60-130 ms.
+        self._staged: list[QStackedWidget] | None = [] if defer_plots else None
 
         self.tabs = QTabWidget()
         self.tabs.setTabsClosable(True)
@@ -148,9 +154,36 @@ class MainWindow(QMainWindow):
     def _dock(self, title: str, name: str, widget: Any, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
+        if self._staged is not None:  # behind a blank page until the first paint (see __init__)
+            stack = QStackedWidget()  # sized as its largest page: the dock keeps its size when it flips
+            stack.addWidget(QWidget())
+            stack.addWidget(widget)
+            self._staged.append(stack)
+            widget = stack
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         return dock
+
+    STAGED_AT_THE_LATEST_MS = 500
+
+    def _start_unstaging(self) -> None:
+        """Show the docks' content a dock per turn (once; the first paint, or a timer, calls it)."""
+        if not self._staged or getattr(self, "_unstaging", False):
+            return
+        self._unstaging = True
+
+        def step() -> None:
+            if self._staged:
+                self._staged.pop(0).setCurrentIndex(1)
+            if self._staged:
+                QTimer.singleShot(0, self, step)
+
+        QTimer.singleShot(0, self, step)
+
+    def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().paintEvent(event)
+        if self._staged:
+            self._start_unstaging()  # its first turn comes after this paint
 
     def _new_view(self) -> GraphView:
         v = GraphView()
@@ -247,7 +280,8 @@ class MainWindow(QMainWindow):
     PLOTS_AT_THE_LATEST_MS = 20000
 
     def plots_pending(self) -> bool:
-        return self._plots != "built"
+        """The plot panels, or a dock's content, are still to come (see ``defer_plots``)."""
+        return self._plots != "built" or bool(self._staged)
 
     PLOTS_LAYOUT_WAIT_S = 10.0
 
@@ -580,6 +614,8 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event: Any) -> None:  # noqa: N802
         super().showEvent(event)
+        if self._staged:  # a window that is never painted (minimised) still gets its docks
+            QTimer.singleShot(self.STAGED_AT_THE_LATEST_MS, self, self._start_unstaging)
         if not self._docks_sized and not self.prefs.has_window_state():
             self._docks_sized = True
             self.apply_default_dock_sizes()
