@@ -7,7 +7,9 @@ bundle's executable when frozen); :func:`trtstudio.cli.main` routes the two priv
 - ``--_infer-shapes MODEL``: ONNX shape inference (:func:`trtstudio.graph.model.inferred_table`).
 - ``--_json-lines FILE``: a JSON document re-written one piece per line (:func:`write_json_lines`),
   which the parent parses piece by piece (:func:`load_json_in_pieces`), so no single parse holds
-  the GIL for long. orjson parses a 56 MB engine description in one call of about 0.25 s.
+  the GIL for long. orjson parses a 56 MB engine description in one call of about 0.25 s. The fast
+  readers cut documents up to ``CUT_HERE_MAX_BYTES`` into the same pieces in this process
+  (:func:`cut_here`), which is much cheaper than the child and holds the GIL only tens of ms.
 
 Responsive parsing is asked for per thread (:func:`responsive_parsing`): the window's loader
 workers do; the command line parses in one go, which is fastest.
@@ -149,12 +151,61 @@ def read_pieces(path: str, raw: bool = False) -> Any | None:
     return doc if ok else None
 
 
+# Up to this size a document's raw pieces are cut in this process (cut_here), not by a child. The
+# cut is two msgspec calls (the top-level members, then the long list), each about 0.75 ms a MB with
+# the GIL held: 20-27 ms each for a 50,000-layer description (31 MB), about 50 ms at this limit. The
+# child took 0.5 s for the same 31 MB (its start, a full parse, every piece written again).
+CUT_HERE_MAX_BYTES = 64 * 1024 * 1024
+
+
+def cut_here(text: str | bytes) -> Any | None:
+    """What :func:`read_pieces` with ``raw`` gives for the document ``text``, cut in this process:
+    a top-level list, and each list of at least ``_LIST_PIECES_MIN`` elements of a top-level
+    object, as :class:`RawLines` of each element's JSON (``msgspec.Raw``, as the document wrote
+    it); the object's other members parsed. None where msgspec cannot cut the document or orjson
+    refuses a member it parses (the caller then asks the child, which says what is wrong).
+
+    Unlike the child, this does not parse the elements it leaves raw: a reader that refuses one
+    should parse the document again with :func:`parse_raw_or_none`."""
+    import msgspec
+    import orjson
+
+    try:
+        doc = msgspec.json.decode(text, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
+        if isinstance(doc, list):
+            return RawLines(doc)
+        out: dict[str, Any] = {}
+        for k, raw in doc.items():
+            items = msgspec.json.decode(raw, type=list[msgspec.Raw]) if memoryview(raw)[:1] == b"[" else None
+            if items is not None and len(items) >= _LIST_PIECES_MIN:
+                out[k] = RawLines(items)
+            else:
+                out[k] = orjson.loads(bytes(raw))
+        return out
+    except (msgspec.DecodeError, msgspec.ValidationError, orjson.JSONDecodeError, RecursionError, UnicodeEncodeError):
+        return None
+
+
+def parse_raw_or_none(doc: Any) -> Any | None:
+    """:func:`parse_raw`, or None where orjson refuses a piece (a piece that :func:`cut_here` left
+    unparsed: NaN, a number beyond 64 bits...): the caller parses the whole document then."""
+    import orjson
+
+    try:
+        return parse_raw(doc)
+    except (orjson.JSONDecodeError, RecursionError):
+        return None
+
+
 def parse_raw(doc: Any) -> Any:
     """``doc`` from :func:`read_pieces` with ``raw`` as it would be without: each RawLines parsed."""
     import orjson
 
+    def loads(x: Any) -> Any:
+        return orjson.loads(x if type(x) is bytes else bytes(x))  # a child's line, or a msgspec.Raw
+
     if isinstance(doc, RawLines):
-        return [orjson.loads(x) for x in doc]
+        return [loads(x) for x in doc]
     if isinstance(doc, dict):
-        return {k: [orjson.loads(x) for x in v] if isinstance(v, RawLines) else v for k, v in doc.items()}
+        return {k: [loads(x) for x in v] if isinstance(v, RawLines) else v for k, v in doc.items()}
     return doc

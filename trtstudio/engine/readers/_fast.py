@@ -125,6 +125,16 @@ def read_or_parse(path: Path, text: str | bytes, whole: Callable[[str | bytes], 
     if use_fast_path(text):
         info = whole(text)
         return (info, None) if info is not None else (None, loads_json(path, as_text(text)))
+    if len(text) <= children.CUT_HERE_MAX_BYTES:  # cut in this process (see children.cut_here)
+        doc = children.cut_here(text)
+        if doc is not None:
+            info = in_pieces(doc)
+            if info is not None:
+                return info, None
+            parsed = children.parse_raw_or_none(doc)
+            # a piece orjson refuses: the whole document the general way (its error line, or the
+            # standard library's reading of it), as where the child refuses it
+            return None, parsed if parsed is not None else loads_json(path, as_text(text), pieces=False)
     doc = children.read_pieces(str(path), raw=True)
     if doc is None:
         return None, loads_json(path, as_text(text), pieces=False)
