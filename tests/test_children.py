@@ -123,10 +123,10 @@ def test_pieces_a_fast_reader_refuses_are_read_the_general_way(tmp_path: Path, m
 @pytest.mark.parametrize(("where", "odd"), [
     *((w, o) for w in ("here", "child") for o in ("dup", "nan", "1e400")),
     ("here", "huge"),
-    # the child's orjson refuses the integer, so the whole document goes to the general reader, whose
-    # JSON parse reads it its own way; in one go (and cut here) msgspec keeps the exact integer
+    # the child's orjson reads the integer as a float and writes the float; in one go (and cut
+    # here) msgspec keeps the exact integer
     pytest.param("child", "huge", marks=pytest.mark.xfail(strict=True, reason="known: the child path reads "
-                                                                            "integers beyond 64 bits another way")),
+                                                                            "integers beyond 64 bits as floats")),
 ])
 def test_pieces_orjson_or_msgspec_refuse_read_as_in_one_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            where: str, odd: str) -> None:
@@ -152,6 +152,39 @@ def test_pieces_orjson_or_msgspec_refuse_read_as_in_one_go(tmp_path: Path, monke
         except InputError as exc:
             pieces = exc.one_line()
     assert pieces == eager
+
+
+@pytest.mark.parametrize(("where", "odd"), [
+    *((w, o) for w in ("here", "child") for o in ("bad utf-8", "1e400")),
+    ("here", "huge"),
+    pytest.param("child", "huge", marks=pytest.mark.xfail(strict=True, reason="known: the child path reads "
+                                                                            "integers beyond 64 bits as floats")),
+])
+@pytest.mark.parametrize("bindings", [70, 5])  # a long list comes in pieces, a short one parsed
+def test_odd_bindings_read_as_in_one_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, odd: str,
+                                        bindings: int) -> None:
+    """An engine I/O list with a name in bad UTF-8, a number beyond a double or an integer beyond
+    64 bits: read in pieces as in one go (not a "damaged file" error)."""
+    doc = _layers_doc(100)
+    doc["Bindings"] = [f"io{i}" for i in range(bindings)]
+    marker = '"io3"'
+    value = {"bad utf-8": b'"io\xff3"', "1e400": b"1e400", "huge": b"123456789012345678901234567890"}[odd]
+    text = json.dumps(doc).encode()
+    assert text.count(marker.encode()) == 1
+    f = tmp_path / "odd.layers.json"
+    f.write_bytes(text.replace(marker.encode(), value))
+
+    def read() -> object:
+        try:
+            e = load_engine([f])
+            return e.to_json(), [lay.attrs for lay in e.layers]
+        except InputError as exc:
+            return exc.one_line()
+
+    eager = read()
+    _cut(monkeypatch, where)
+    with children.responsive_parsing():
+        assert read() == eager
 
 
 @pytest.mark.parametrize("where", ["here", "child"])

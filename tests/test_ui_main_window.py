@@ -375,6 +375,33 @@ def test_docks_of_a_deferred_window_come_after_its_first_paint(qtbot) -> None:
         win.shutdown()
 
 
+def test_docks_come_without_a_paint_and_a_hidden_window_waits_for_none(qtbot) -> None:
+    """A shown window that is never painted (occluded, another workspace) still gets its docks'
+    content; a deferred window never shown does not keep wait_idle waiting for them."""
+    from PySide6.QtWidgets import QMainWindow, QStackedWidget
+
+    class Unpainted(MainWindow):
+        def paintEvent(self, event) -> None:  # noqa: N802, ANN001 - no first paint starts the flips
+            QMainWindow.paintEvent(self, event)
+
+    hidden = MainWindow(defer_plots=True)
+    qtbot.addWidget(hidden)
+    hidden._plots = "built"  # the plot panels aside: only the docks are asked about here
+    assert hidden._staged and not hidden.plots_pending()
+    win = Unpainted(defer_plots=True)
+    qtbot.addWidget(win)
+    try:
+        win.show()
+        stacks = [d.widget() for d in (win.model_dock, win.engine_dock, win.profile_dock)]
+        assert all(isinstance(s, QStackedWidget) for s in stacks)
+        qtbot.wait(100)
+        assert all(s.currentIndex() == 0 for s in stacks)  # no paint: the fallback timer has not come yet
+        qtbot.waitUntil(lambda: all(s.currentIndex() == 1 for s in stacks), timeout=5000)
+    finally:
+        win.shutdown()
+        hidden.shutdown()
+
+
 def test_live_plots_no_panel_takes_are_not_left_as_a_window(qtbot, sample_model: Path, monkeypatch) -> None:
     """Without the ProfilePanel (its import fails), the plots made for it must not open as a
     window of their own, and the window stops waiting for them."""

@@ -162,13 +162,14 @@ def cut_here(text: str | bytes) -> Any | None:
     """What :func:`read_pieces` with ``raw`` gives for the document ``text``, cut in this process:
     a top-level list, and each list of at least ``_LIST_PIECES_MIN`` elements of a top-level
     object, as :class:`RawLines` of each element's JSON (``msgspec.Raw``, as the document wrote
-    it); the object's other members parsed. None where msgspec cannot cut the document or orjson
-    refuses a member it parses (the caller then asks the child, which says what is wrong).
+    it); the object's other members parsed by msgspec (as the fast readers' decode of the whole
+    document parses them: an integer beyond 64 bits stays exact). None where msgspec cannot cut or
+    parse it (NaN literals, bad UTF-8, numbers beyond a double, malformed JSON): the caller then
+    parses the whole document in one go, which names what is wrong.
 
-    Unlike the child, this does not parse the elements it leaves raw: a reader that refuses one
-    should parse the document again with :func:`parse_raw_or_none`."""
+    Unlike the child, this does not check the elements it leaves raw: a reader that refuses one
+    parses the pieces with :func:`parse_raw_or_none`, which says None where orjson refuses one."""
     import msgspec
-    import orjson
 
     try:
         doc = msgspec.json.decode(text, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
@@ -180,15 +181,15 @@ def cut_here(text: str | bytes) -> Any | None:
             if items is not None and len(items) >= _LIST_PIECES_MIN:
                 out[k] = RawLines(items)
             else:
-                out[k] = orjson.loads(bytes(raw))
+                out[k] = msgspec.json.decode(raw)
         return out
-    except (msgspec.DecodeError, msgspec.ValidationError, orjson.JSONDecodeError, RecursionError, UnicodeEncodeError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeEncodeError):
         return None
 
 
 def parse_raw_or_none(doc: Any) -> Any | None:
     """:func:`parse_raw`, or None where orjson refuses a piece (a piece that :func:`cut_here` left
-    unparsed: NaN, a number beyond 64 bits...): the caller parses the whole document then."""
+    unchecked: bad UTF-8, a number beyond a double...): the caller parses the whole document then."""
     import orjson
 
     try:

@@ -281,7 +281,7 @@ class MainWindow(QMainWindow):
 
     def plots_pending(self) -> bool:
         """The plot panels, or a dock's content, are still to come (see ``defer_plots``)."""
-        return self._plots != "built" or bool(self._staged)
+        return self._plots != "built" or (bool(self._staged) and self.isVisible())  # docks flip once it is shown
 
     PLOTS_LAYOUT_WAIT_S = 10.0
 

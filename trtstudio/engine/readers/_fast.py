@@ -97,6 +97,7 @@ _PROFILE = msgspec.json.Decoder(list[_Timing])
 _LAYER = msgspec.json.Decoder(_Layer)
 _LAYER_WITH_MORE = msgspec.json.Decoder(_LayerWithMore)
 _TIMING = msgspec.json.Decoder(_Timing)
+_ANY = msgspec.json.Decoder()
 _LAYER_KEY_UNKNOWN = re.compile(r"Object contains unknown field `.*` - at `\$\.Layers\[\d+\]`", re.S)
 _RECORD_KEY_UNKNOWN = re.compile(r"Object contains unknown field `[^`]*`")  # of a record decoded on its own
 _FAILED = (msgspec.ValidationError, msgspec.DecodeError, UnicodeEncodeError, RecursionError)  # nested too deeply: general path
@@ -127,14 +128,15 @@ def read_or_parse(path: Path, text: str | bytes, whole: Callable[[str | bytes], 
         return (info, None) if info is not None else (None, loads_json(path, as_text(text)))
     if len(text) <= children.CUT_HERE_MAX_BYTES:  # cut in this process (see children.cut_here)
         doc = children.cut_here(text)
-        if doc is not None:
-            info = in_pieces(doc)
-            if info is not None:
-                return info, None
-            parsed = children.parse_raw_or_none(doc)
-            # a piece orjson refuses: the whole document the general way (its error line, or the
-            # standard library's reading of it), as where the child refuses it
-            return None, parsed if parsed is not None else loads_json(path, as_text(text), pieces=False)
+        if doc is None:  # what msgspec cannot cut (NaN literals, bad UTF-8, malformed...) the child would refuse too
+            return None, loads_json(path, as_text(text), pieces=False)
+        info = in_pieces(doc)
+        if info is not None:
+            return info, None
+        parsed = children.parse_raw_or_none(doc)
+        # a piece orjson refuses: the whole document the general way (its error line, or the
+        # standard library's reading of it), as where the child refuses it
+        return None, parsed if parsed is not None else loads_json(path, as_text(text), pieces=False)
     doc = children.read_pieces(str(path), raw=True)
     if doc is None:
         return None, loads_json(path, as_text(text), pieces=False)
@@ -173,12 +175,17 @@ def read_layer_lines(doc: Any) -> EngineInfo | None:
     """:func:`read_layer_doc` of a document read in pieces (``children.read_pieces`` with ``raw``:
     its ``Layers`` one record's JSON each, decoded here one by one, so that no call holds the GIL
     for long), or None."""
-    from trtstudio.children import RawLines, parse_raw
+    from trtstudio.children import RawLines
 
     if type(doc) is not dict or not isinstance(doc.get("Layers"), RawLines):
         return None
     lines = doc["Layers"]
-    rest = parse_raw({k: v for k, v in doc.items() if k != "Layers"})  # a long Bindings list came in pieces too
+    # a long Bindings list came in pieces too: decoded by msgspec, as the whole document's decode
+    # reads it (an integer beyond 64 bits stays exact; what msgspec refuses, the general reader reads)
+    try:
+        rest = {k: [_ANY.decode(x) for x in v] if isinstance(v, RawLines) else v for k, v in doc.items() if k != "Layers"}
+    except _FAILED:
+        return None
     raws: DocRecords | None = None
     # comprehensions, not map(): between two records the interpreter may hand the GIL to the window
     try:
