@@ -50,7 +50,7 @@ def test_pieces_cut_here_are_the_childs(tmp_path: Path, doc: object, indent: int
     assert children.cut_here(f.read_text()) is not None  # text as well as bytes
 
 
-@pytest.mark.parametrize("text", ['{"Layers": [1, 2,', '"just a string"', '{"x": 1e400, "Layers": []}', '[NaN]'])
+@pytest.mark.parametrize("text", ['{"Layers": [1, 2,', '"just a string"', '{"x": NaN, "Layers": []}', '[NaN]'])
 def test_what_cut_here_cannot_cut_is_none(text: str) -> None:
     assert children.cut_here(text) is None
 

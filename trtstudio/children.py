@@ -100,6 +100,18 @@ class RawLines(list):  # type: ignore[type-arg]
     the end), for a reader that decodes them itself (:func:`read_pieces` with ``raw=True``)."""
 
 
+class RawValue:
+    """A member of a document that :func:`cut_here` left unparsed (``raw``: its JSON, a
+    ``msgspec.Raw``): a fast reader decodes it with msgspec as its decode of the whole document
+    would, :func:`parse_raw` with orjson as the general reader's parse of the whole document would
+    (they differ on integers beyond 64 bits: exact, or a float)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+
 def load_json_in_pieces(path: str) -> Any | None:
     """The parent's side: the document at ``path`` parsed from a child's lines, each line parsed on
     its own; None when the child could not do it (the caller then parses in one go)."""
@@ -162,13 +174,12 @@ def cut_here(text: str | bytes) -> Any | None:
     """What :func:`read_pieces` with ``raw`` gives for the document ``text``, cut in this process:
     a top-level list, and each list of at least ``_LIST_PIECES_MIN`` elements of a top-level
     object, as :class:`RawLines` of each element's JSON (``msgspec.Raw``, as the document wrote
-    it); the object's other members parsed by msgspec (as the fast readers' decode of the whole
-    document parses them: an integer beyond 64 bits stays exact). None where msgspec cannot cut or
-    parse it (NaN literals, bad UTF-8, numbers beyond a double, malformed JSON): the caller then
-    parses the whole document in one go, which names what is wrong.
+    it); the object's other members as :class:`RawValue` (the child parses them). None where
+    msgspec cannot cut it (NaN literals, malformed JSON...): the caller then parses the whole
+    document in one go, which names what is wrong.
 
-    Unlike the child, this does not check the elements it leaves raw: a reader that refuses one
-    parses the pieces with :func:`parse_raw_or_none`, which says None where orjson refuses one."""
+    Unlike the child, this does not check what it leaves raw: a reader that refuses a piece parses
+    the pieces with :func:`parse_raw_or_none`, which says None where orjson refuses one."""
     import msgspec
 
     try:
@@ -181,7 +192,7 @@ def cut_here(text: str | bytes) -> Any | None:
             if items is not None and len(items) >= _LIST_PIECES_MIN:
                 out[k] = RawLines(items)
             else:
-                out[k] = msgspec.json.decode(raw)
+                out[k] = RawValue(raw)
         return out
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeEncodeError):
         return None
@@ -205,8 +216,13 @@ def parse_raw(doc: Any) -> Any:
     def loads(x: Any) -> Any:
         return orjson.loads(x if type(x) is bytes else bytes(x))  # a child's line, or a msgspec.Raw
 
+    def value(v: Any) -> Any:
+        if isinstance(v, RawLines):
+            return [loads(x) for x in v]
+        return loads(v.raw) if type(v) is RawValue else v
+
     if isinstance(doc, RawLines):
         return [loads(x) for x in doc]
     if isinstance(doc, dict):
-        return {k: [loads(x) for x in v] if isinstance(v, RawLines) else v for k, v in doc.items()}
+        return {k: value(v) for k, v in doc.items()}
     return doc

@@ -175,15 +175,21 @@ def read_layer_lines(doc: Any) -> EngineInfo | None:
     """:func:`read_layer_doc` of a document read in pieces (``children.read_pieces`` with ``raw``:
     its ``Layers`` one record's JSON each, decoded here one by one, so that no call holds the GIL
     for long), or None."""
-    from trtstudio.children import RawLines
+    from trtstudio.children import RawLines, RawValue
 
-    if type(doc) is not dict or not isinstance(doc.get("Layers"), RawLines):
+    lines = doc.get("Layers") if type(doc) is dict else None
+    if type(lines) is RawValue:  # a short list that children.cut_here left whole: its records, as the long ones
+        try:
+            lines = RawLines(msgspec.json.decode(lines.raw, type=list[msgspec.Raw]))
+        except _FAILED:
+            return None
+    if not isinstance(lines, RawLines):
         return None
-    lines = doc["Layers"]
     # a long Bindings list came in pieces too: decoded by msgspec, as the whole document's decode
     # reads it (an integer beyond 64 bits stays exact; what msgspec refuses, the general reader reads)
     try:
-        rest = {k: [_ANY.decode(x) for x in v] if isinstance(v, RawLines) else v for k, v in doc.items() if k != "Layers"}
+        rest = {k: [_ANY.decode(x) for x in v] if isinstance(v, RawLines) else _ANY.decode(v.raw) if type(v) is RawValue
+                else v for k, v in doc.items() if k != "Layers"}
     except _FAILED:
         return None
     raws: DocRecords | None = None
