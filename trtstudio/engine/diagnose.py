@@ -508,9 +508,8 @@ def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
     out: list[Finding] = []
     append = out.append
     compute = ctx.compute
-    # Layer.precision is precision_in, else precision_out
-    has_reduced = any((pin or pout) in REDUCED or pin in REDUCED for pin, pout in zip(ctx.compute_in, ctx.compute_out,
-                                                                                      strict=True))
+    # Layer.precision (precision_in, else precision_out) in REDUCED
+    has_reduced = any((pin or pout) in REDUCED for pin, pout in zip(ctx.compute_in, ctx.compute_out, strict=True))
     want = (model_precision or "").upper()
     want_low = want in LOW
     islands = want_low or has_reduced

@@ -128,11 +128,6 @@ class TensorText(Sequence[str]):
         return f"TensorText({list(self)!r})"
 
 
-def _joined(tensor_lists: list[list[TensorDesc]], text_of: Any, sep: str) -> TensorText:
-    """For each layer's tensors, ``text_of(tensor)`` joined by ``sep`` (most layers have one), made when read."""
-    return TensorText(tensor_lists, text_of, sep)
-
-
 def _string_columns(layers: list[Layer]) -> dict[str, Sequence[str]]:
     """The text columns, column by column; each distinct tensor format and shape is described once
     (an engine has a few dozen formats and a few hundred shapes)."""
@@ -164,14 +159,14 @@ def _string_columns(layers: list[Layer]) -> dict[str, Sequence[str]]:
         "parameter_type": [lay.parameter_type or "" for lay in layers],
         "precision_in": [lay.precision_in or "" for lay in layers],
         "precision_out": [lay.precision_out or "" for lay in layers],
-        "in_formats": _joined(ins, format_of, "; "),
-        "in_shapes": _joined(ins, shape_of, "; "),
-        "out_formats": _joined(outs, format_of, "; "),
-        "out_shapes": _joined(outs, shape_of, "; "),
+        "in_formats": TensorText(ins, format_of, "; "),
+        "in_shapes": TensorText(ins, shape_of, "; "),
+        "out_formats": TensorText(outs, format_of, "; "),
+        "out_shapes": TensorText(outs, shape_of, "; "),
         "tactic": [lay.tactic or "" for lay in layers],
         "nodes": [", ".join(lay.onnx_nodes) for lay in layers],
-        "in_formats_full": _joined(ins, named_format, "\n"),
-        "out_formats_full": _joined(outs, named_format, "\n"),
+        "in_formats_full": TensorText(ins, named_format, "\n"),
+        "out_formats_full": TensorText(outs, named_format, "\n"),
     }
 
 

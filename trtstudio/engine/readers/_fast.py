@@ -117,31 +117,30 @@ def read_or_parse(path: Path, text: str | bytes, whole: Callable[[str | bytes], 
     else (None, the parsed document) for the general reader.
 
     ``whole`` reads the document in one decode; a big document in the window's loader threads
-    (:func:`use_fast_path` False) is read in pieces instead (``children.read_pieces`` with ``raw``)
-    by ``in_pieces``. Where that steps aside, the same pieces are parsed; where the child cannot
-    cut the document, it is parsed here in one go (malformed JSON as the user's error line)."""
+    (:func:`use_fast_path` False) is read in pieces instead by ``in_pieces``: cut in this process
+    up to ``children.CUT_HERE_MAX_BYTES`` (``children.cut_here``), by a child beyond
+    (``children.read_pieces`` with ``raw``). Where that steps aside, the same pieces are parsed;
+    where the document cannot be cut, or orjson refuses a piece, it is parsed here in one go
+    (malformed JSON as the user's error line)."""
     from trtstudio import children
     from trtstudio.engine.readers import as_text, loads_json
 
     if use_fast_path(text):
         info = whole(text)
         return (info, None) if info is not None else (None, loads_json(path, as_text(text)))
-    if len(text) <= children.CUT_HERE_MAX_BYTES:  # cut in this process (see children.cut_here)
+    if len(text) <= children.CUT_HERE_MAX_BYTES:
         doc = children.cut_here(text)
-        if doc is None:  # what msgspec cannot cut (NaN literals, bad UTF-8, malformed...) the child would refuse too
-            return None, loads_json(path, as_text(text), pieces=False)
-        info = in_pieces(doc)
-        if info is not None:
-            return info, None
-        parsed = children.parse_raw_or_none(doc)
-        # a piece orjson refuses: the whole document the general way (its error line, or the
-        # standard library's reading of it), as where the child refuses it
-        return None, parsed if parsed is not None else loads_json(path, as_text(text), pieces=False)
-    doc = children.read_pieces(str(path), raw=True)
-    if doc is None:
+    else:
+        doc = children.read_pieces(str(path), raw=True)
+    if doc is None:  # what neither can cut (NaN literals, bad UTF-8, malformed...)
         return None, loads_json(path, as_text(text), pieces=False)
     info = in_pieces(doc)
-    return (info, None) if info is not None else (None, children.parse_raw(doc))
+    if info is not None:
+        return info, None
+    # a piece orjson refuses (one the in-process cut left unchecked): the whole document the
+    # general way (its error line, or the standard library's reading of it)
+    parsed = children.parse_raw_or_none(doc)
+    return None, parsed if parsed is not None else loads_json(path, as_text(text), pieces=False)
 
 
 def read_layer_doc(text: str | bytes) -> EngineInfo | None:
