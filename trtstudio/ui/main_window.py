@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,7 @@ class MainWindow(QMainWindow):
         # page until the window has painted once, then comes a dock per event-loop turn: painted
         # together, beside the model's loader, the first frame of the window stalled it 60-130 ms.
         self._staged: list[QStackedWidget] | None = [] if defer_plots else None
+        self._unstaging = False
 
         self.tabs = QTabWidget()
         self.tabs.setTabsClosable(True)
@@ -168,17 +170,33 @@ class MainWindow(QMainWindow):
 
     def _start_unstaging(self) -> None:
         """Show the docks' content a dock per turn (once; the first paint, or a timer, calls it)."""
-        if not self._staged or getattr(self, "_unstaging", False):
+        staged = self._staged
+        if not staged or self._unstaging:
             return
         self._unstaging = True
 
-        def step() -> None:
-            if self._staged:
-                self._staged.pop(0).setCurrentIndex(1)
-            if self._staged:
-                QTimer.singleShot(0, self, step)
+        def flip() -> bool:
+            staged.pop(0).setCurrentIndex(1)
+            return bool(staged)
 
-        QTimer.singleShot(0, self, step)
+        self._in_turns(flip, lambda: None)
+
+    def _in_turns(self, step: Callable[[], Any], done: Callable[[], None]) -> None:
+        """``step()`` on successive event-loop turns while it returns something true, then ``done()``
+        on the turn of the last step, also when a step raises (the exception goes on from there).
+        The turns have the window as context: dropped once it is gone."""
+
+        def turn() -> None:
+            more = False
+            try:
+                more = bool(step())
+            finally:
+                if more:
+                    QTimer.singleShot(0, self, turn)
+                else:
+                    done()
+
+        QTimer.singleShot(0, self, turn)
 
     def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().paintEvent(event)
@@ -321,18 +339,17 @@ class MainWindow(QMainWindow):
             self._build_profile_panel(None)
             return
 
-        def step() -> None:
-            try:
-                more = live.build_step()
-            except Exception:  # noqa: BLE001 - the panel makes its own plots then (or says why not)
-                self._build_profile_panel(None)
-                return
-            if more:
-                QTimer.singleShot(0, self, step)
-            else:
-                QTimer.singleShot(0, self, lambda: self._build_profile_panel(live))
+        failed = False
 
-        QTimer.singleShot(0, self, step)
+        def step() -> bool:
+            nonlocal failed
+            try:
+                return live.build_step()
+            except Exception:  # noqa: BLE001 - the panel makes its own plots then (or says why not)
+                failed = True
+                return False
+
+        self._in_turns(step, lambda: self._build_profile_panel(None if failed else live))
 
     def _build_profile_panel(self, live: Any) -> None:
         """The panel around ``live`` (its plots made already), put on screen a part per turn: the
@@ -357,21 +374,14 @@ class MainWindow(QMainWindow):
             return
         steps = live.reveal_steps()
 
-        def reveal() -> None:
-            more = False
+        def revealed() -> None:  # also after a step that failed (the panel is there, its plots as they are)
+            self._plots = "built"  # first: nothing below may keep wait_idle and the demo waiting
             try:
-                more = next(steps, False)
-            finally:  # a step that failed ends the reveal (the panel is there, its plots as they are)
-                if more:
-                    QTimer.singleShot(0, self, reveal)
-                else:
-                    self._plots = "built"  # first: nothing below may keep wait_idle and the demo waiting
-                    try:
-                        live.setVisible(True)
-                    except RuntimeError:  # its C++ side already gone with the panel
-                        pass
+                live.setVisible(True)
+            except RuntimeError:  # its C++ side already gone with the panel
+                pass
 
-        QTimer.singleShot(0, self, reveal)
+        self._in_turns(lambda: next(steps, False), revealed)
 
     @staticmethod
     def _drop_unplaced(live: Any) -> None:
