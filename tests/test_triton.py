@@ -85,19 +85,55 @@ def test_bad_targets_are_one_line(server: Server, argv: list[str], expected: str
 
 def test_server_dying_mid_sweep_keeps_the_steps_measured(tmp_path: Path) -> None:
     victim = _server(tmp_path)
+    session, report = tmp_path / "died.json", tmp_path / "died.html"
     try:
         proc = subprocess.Popen([sys.executable, "-m", "trtstudio.cli", "triton", f"127.0.0.1:{victim.http}", "identity",
                                  "--concurrency", "1,2,4,8", "--window", "0.5", "--duration", "3", "--timeout", "3",
-                                 "--metrics", "none", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 "--metrics", "none", "--json", "--session", str(session), "--report", str(report)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         threading.Timer(4.5, victim.stop).start()  # during the second step
         out, err = proc.communicate(timeout=120)
     finally:
         victim.stop()
     assert proc.returncode == 1, err
-    doc = json.loads(out)
+    doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))
     assert doc["error"] and len(doc["steps"]) >= 1
     assert doc["steps"][0]["requests"] > 0 and not doc["steps"][0].get("error")
-    assert err.strip().startswith("error: ") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    # one line, whether or not the step the server died in got any answer (no warning about its figures)
+    said = [line for line in err.strip().splitlines() if not line.startswith("wrote ")]
+    assert len(said) == 1 and said[0].startswith("error: ") and "Traceback" not in err, err
+    assert json.loads(session.read_text()) == doc and "concurrency 1" in report.read_text()
+    r = _compare(str(session), str(session), "--json")
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_step_without_answers_saves_and_reads_back(tmp_path: Path) -> None:
+    """A step the server never answered (it died, or every request timed out) has no latency
+    figures: the document writes them as null without a warning, and reads back for reports and compare."""
+    from trtstudio.triton.report import load_session, write_report, write_session
+    from trtstudio.triton.sweep import SweepResult, latency_figures, recommend
+
+    answered = {"index": 0, "concurrency": 1, "batch": 1, "requests": 3, "stable": False, "duration_s": 1.0,
+                "throughput": 3.0, "latency_ms": latency_figures(np.asarray([0.010, 0.012, 0.011])), "windows": []}
+    none = latency_figures(np.asarray([]))
+    assert all(np.isnan(v) for v in none.values())
+    silent = {"index": 1, "concurrency": 2, "batch": 1, "requests": 0, "stable": False, "duration_s": 1.0,
+              "throughput": 0.0, "latency_ms": none, "error": "timed out",
+              "windows": [{"step": 1, "concurrency": 2, "t": 0.5, "requests": 0, "throughput": 0.0,
+                           "latency_mean_ms": none["mean"], "latency_ms": none}]}
+    result = SweepResult(server={"version": "2.51"}, model={"name": "m"}, settings={}, steps=[answered, silent],
+                         recommendation=recommend([answered, silent], None), error="timed out")
+    written = write_session(result.to_json(), tmp_path / "s.json")
+    doc = load_session(written)
+    assert doc["steps"][1]["latency_ms"] == dict.fromkeys(none)
+    assert doc["steps"][1]["windows"][0]["latency_mean_ms"] is None
+    assert doc["steps"][0]["latency_ms"]["p50"] == pytest.approx(11.0)
+    assert np.isnan(silent["latency_ms"]["p50"])  # the sweep's own step is unchanged
+    for ext in ("html", "md"):
+        assert "concurrency 2" in write_report(doc, tmp_path / f"r.{ext}").read_text()
+    r = _compare(str(written), str(written), "--json")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert [st["concurrency"] for st in json.loads(r.stdout)["steps"]] == [1]
 
 
 @pytest.mark.gui

@@ -121,15 +121,19 @@ def step_figures(step: dict[str, Any]) -> dict[str, Any]:
     server queue and compute (µs per request), stable."""
     mode = "concurrency" if "concurrency" in step else "rate"
     lat, srv = step.get("latency_ms") or {}, step.get("server_us") or {}
-    nan = float("nan")
+
+    def ms(key: str) -> float:  # null in a document (no request answered) reads as NaN, as in memory
+        v = lat.get(key)
+        return math.nan if v is None else float(v)
+
     return {"mode": mode, "value": step[mode], "requests": int(step.get("requests", 0)),
-            "throughput": float(step.get("throughput", 0.0)), "p50": float(lat.get("p50", nan)),
-            "p90": float(lat.get("p90", nan)), "p99": float(lat.get("p99", nan)),
+            "throughput": float(step.get("throughput", 0.0)), "p50": ms("p50"), "p90": ms("p90"), "p99": ms("p99"),
             "queue_us": float(srv.get("queue") or 0.0), "compute_us": compute_us(srv), "stable": bool(step.get("stable"))}
 
 
 def latency_figures(lat_s: np.ndarray) -> dict[str, float]:
-    """p50/p90/p95/p99/mean/min/max of latencies given in seconds, in ms."""
+    """p50/p90/p95/p99/mean/min/max of latencies given in seconds, in ms; NaN each where none
+    (no request answered), which the document writes as null (:func:`absent_as_null`)."""
     if lat_s.size == 0:
         return {f"p{p}": math.nan for p in PERCENTILES} | {"mean": math.nan, "min": math.nan, "max": math.nan}
     ms = lat_s * 1e3
@@ -368,6 +372,22 @@ class LoadGenerator:
         return step
 
 
+def absent_as_null(step: dict[str, Any]) -> dict[str, Any]:
+    """``step`` with the latency figures of a step or window that got no answer (NaN) as None, so the
+    document says "no figure" by design rather than through the writers' non-finite warning."""
+    def null(v: Any) -> Any:
+        return None if isinstance(v, float) and math.isnan(v) else v
+
+    def clean(lat: Any) -> Any:
+        return {k: null(v) for k, v in lat.items()} if isinstance(lat, dict) else lat
+
+    out = step | {"latency_ms": clean(step.get("latency_ms"))}
+    if isinstance(step.get("windows"), list):
+        out["windows"] = [w | {"latency_ms": clean(w.get("latency_ms")), "latency_mean_ms": null(w.get("latency_mean_ms"))}
+                          if isinstance(w, dict) and "latency_ms" in w else w for w in step["windows"]]
+    return out
+
+
 @dataclass
 class SweepResult:
     """The ``trtstudio.triton/1`` document being built; ``to_json`` gives it to writers and the CLI."""
@@ -383,7 +403,7 @@ class SweepResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "server": self.server, "model": self.model, "settings": self.settings,
-                "steps": self.steps, "metrics": self.metrics, "recommendation": self.recommendation,
+                "steps": [absent_as_null(s) for s in self.steps], "metrics": self.metrics, "recommendation": self.recommendation,
                 "error": self.error, "stopped": self.stopped}
 
 
