@@ -38,9 +38,43 @@ def table(qtbot, resnet):
 
 
 def test_models_pass_qtmodeltester(qtmodeltester, table):
+    from PySide6.QtCore import Qt
+
+    from trtstudio.ui.layer_table import COLUMN
+
     assert table.model.rowCount() == len(table.engine().layers) > 0
     qtmodeltester.check(table.model)
-    qtmodeltester.check(table.proxy)
+    # the model filters and sorts itself (there is no proxy): the tester watches both changes
+    table.filter_edit.setText("conv")
+    table.table.sortByColumn(COLUMN["name"], Qt.SortOrder.DescendingOrder)
+    assert 0 < table.model.rowCount() < len(table.engine().layers)
+    qtmodeltester.check(table.model)
+
+
+def test_selection_follows_its_layers_through_filter_and_sort(table, resnet):
+    """A selected layer stays selected when the filter keeps it and the rows are re-sorted; one the
+    filter hides drops out of the selection (as a proxy model did it)."""
+    from PySide6.QtCore import Qt
+
+    from trtstudio.ui.layer_table import COLUMN
+
+    convs = [lay.index for lay in resnet.layers if "conv" in lay.name.lower()]
+    other = next(lay.index for lay in resnet.layers if "conv" not in " ".join(
+        [lay.name, lay.type, lay.tactic or "", *lay.onnx_nodes]).lower())
+    table.select_layers([convs[2], convs[5], other])
+    assert sorted(table.selected_layers()) == sorted([convs[2], convs[5], other])
+    table.filter_edit.setText("conv")
+    assert sorted(table.selected_layers()) == sorted([convs[2], convs[5]])
+    table.table.sortByColumn(COLUMN["name"], Qt.SortOrder.DescendingOrder)
+    assert sorted(table.selected_layers()) == sorted([convs[2], convs[5]])
+    positions = table.visible_positions()
+    names = [resnet.layers[p].name.lower() for p in positions]
+    assert names == sorted(names, reverse=True) and len(positions) == table.model.rowCount()
+    table.filter_edit.setText("")
+    assert table.model.rowCount() == len(resnet.layers)
+    assert sorted(table.selected_layers()) == sorted([convs[2], convs[5]])
+    every = [resnet.layers[p].name.lower() for p in table.visible_positions()]
+    assert every == sorted(every, reverse=True)  # still sorted by name
 
 
 def test_sort_by_time_descending_puts_the_slowest_layer_first(table, resnet):
@@ -52,23 +86,31 @@ def test_sort_by_time_descending_puts_the_slowest_layer_first(table, resnet):
     slowest = max(timed, key=lambda lay: lay.time.total_ms)
     fastest = min(timed, key=lambda lay: lay.time.total_ms)
     table.table.sortByColumn(COLUMN["total_ms"], Qt.SortOrder.DescendingOrder)
-    first = table.proxy.index(0, COLUMN["total_ms"])
-    assert table.proxy.data(first, LAYER_INDEX_ROLE) == slowest.index
-    assert table.proxy.data(first, SORT_ROLE) == pytest.approx(slowest.time.total_ms)
-    keys = [table.proxy.data(table.proxy.index(r, COLUMN["total_ms"]), SORT_ROLE)
-            for r in range(table.proxy.rowCount())]
+    first = table.model.index(0, COLUMN["total_ms"])
+    assert table.model.data(first, LAYER_INDEX_ROLE) == slowest.index
+    assert table.model.data(first, SORT_ROLE) == pytest.approx(slowest.time.total_ms)
+    keys = [table.model.data(table.model.index(r, COLUMN["total_ms"]), SORT_ROLE)
+            for r in range(table.model.rowCount())]
     known = [k for k in keys if k is not None]
     assert known == sorted(known, reverse=True)  # numerically, not as text
     assert keys[: len(known)] == known  # layers without time last
     table.table.sortByColumn(COLUMN["total_ms"], Qt.SortOrder.AscendingOrder)
-    assert table.proxy.data(table.proxy.index(0, 0), LAYER_INDEX_ROLE) == fastest.index
+    assert table.model.data(table.model.index(0, 0), LAYER_INDEX_ROLE) == fastest.index
     # text columns sort too
     table.table.sortByColumn(COLUMN["name"], Qt.SortOrder.AscendingOrder)
-    names = [table.proxy.index(r, COLUMN["name"]).data() for r in range(table.proxy.rowCount())]
+    names = [table.model.index(r, COLUMN["name"]).data() for r in range(table.model.rowCount())]
     assert names == sorted(names, key=str.lower)
+    # equal texts keep layer order both ways, as Python's sorted() does (from ranks kept after the
+    # column's first sort)
+    types = [lay.type.lower() for lay in resnet.layers]
+    assert len(set(types)) < len(types)
+    for order, reverse in ((Qt.SortOrder.DescendingOrder, True), (Qt.SortOrder.AscendingOrder, False),
+                           (Qt.SortOrder.DescendingOrder, True)):
+        table.table.horizontalHeader().setSortIndicator(COLUMN["type"], order)
+        assert table.visible_positions() == sorted(range(len(types)), key=types.__getitem__, reverse=reverse)
     # and the tensor columns, whose cells are made when first read
     table.table.sortByColumn(COLUMN["out_shapes"], Qt.SortOrder.DescendingOrder)
-    shapes = [table.proxy.index(r, COLUMN["out_shapes"]).data() for r in range(table.proxy.rowCount())]
+    shapes = [table.model.index(r, COLUMN["out_shapes"]).data() for r in range(table.model.rowCount())]
     assert shapes == sorted(shapes, key=str.lower, reverse=True) and len(set(shapes)) > 1
 
 
@@ -76,7 +118,7 @@ def test_filters_text_type_precision_and_has_finding(table, resnet):
     from trtstudio.ui.layer_table import LAYER_INDEX_ROLE
 
     def shown() -> set[int]:
-        return {table.proxy.index(r, 0).data(LAYER_INDEX_ROLE) for r in range(table.proxy.rowCount())}
+        return {table.model.index(r, 0).data(LAYER_INDEX_ROLE) for r in range(table.model.rowCount())}
 
     table.filter_edit.setText("layer3")
     expected = {lay.index for lay in resnet.layers
@@ -123,9 +165,9 @@ def test_select_layers_does_not_emit_but_user_click_does(qtbot, table, resnet):
         table.select_layers(wanted)
     assert sorted(table.selected_layers()) == sorted(wanted)
 
-    target = table.proxy.index(7, COLUMN["name"])
+    target = table.model.index(7, COLUMN["name"])
     rect = table.table.visualRect(target)
-    expected = table.proxy.index(7, 0).data(Qt.ItemDataRole.UserRole + 2)
+    expected = table.model.index(7, 0).data(Qt.ItemDataRole.UserRole + 2)
     with qtbot.waitSignal(table.sig_layers_selected, timeout=2000) as blocker:
         qtbot.mouseClick(table.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert blocker.args == [[expected]]

@@ -1,0 +1,102 @@
+"""What the layer table costs the GUI thread on a big engine: showing it, a filter keystroke,
+clearing the filter, sorting by a numeric, a text and a tensor column, and by the text column
+again in the other direction (its ranks are kept from the first sort). Sorting goes through the
+header's sort indicator, as a click on the header does.
+
+    QT_QPA_PLATFORM=offscreen python benchmarks/layer_table.py [--layers 50000 300000] [--repeat 3]
+
+The engine is ``benchmarks/engine.py``'s (with its profile); its columns are computed first, as the
+window's worker does. Each figure is the median over ``--repeat`` rounds, in ms, of the call and
+the paint that follows it (``processEvents``). The window's stall budget is 100 ms (issue 16 and
+the workspace issue). Prints JSON lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+BUDGET_MS = 100.0
+
+
+def _emit(**kw: Any) -> None:
+    print(json.dumps(kw), flush=True)
+
+
+def _engine(n_layers: int, tmp: Path) -> Any:
+    from engine import LAYERS_PER_BLOCK, make_engine  # benchmarks/engine.py
+
+    from trtstudio.engine.load import load_engine
+
+    doc, _spec, profile = make_engine(max(1, n_layers // LAYERS_PER_BLOCK))
+    (tmp / "t.layers.json").write_text(json.dumps(doc))
+    (tmp / "t.profile.json").write_text(json.dumps(profile))
+    return load_engine([tmp / "t.layers.json", tmp / "t.profile.json"])
+
+
+def bench(n_layers: int, repeat: int) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from trtstudio.engine.table import layer_columns
+    from trtstudio.ui.layer_table import COLUMN, LayerTableView
+
+    app = QApplication.instance() or QApplication([])
+    with tempfile.TemporaryDirectory() as d:
+        engine = _engine(n_layers, Path(d))
+    columns = layer_columns(engine)
+    view = LayerTableView()
+    view.resize(1400, 800)
+    view.show()
+    app.processEvents()
+    header = view.table.horizontalHeader()
+
+    def timed(step: Any) -> float:
+        t0 = time.perf_counter()
+        step()
+        app.processEvents()
+        return (time.perf_counter() - t0) * 1e3
+
+    steps = {
+        "set_engine": lambda: view.set_engine(engine, columns),
+        "filter_keystroke": lambda: view.filter_edit.setText("blk1"),
+        "filter_cleared": lambda: view.filter_edit.setText(""),
+        "sort_time": lambda: header.setSortIndicator(COLUMN["total_ms"], Qt.SortOrder.DescendingOrder),
+        "sort_name": lambda: header.setSortIndicator(COLUMN["name"], Qt.SortOrder.AscendingOrder),
+        "sort_out_shapes": lambda: header.setSortIndicator(COLUMN["out_shapes"], Qt.SortOrder.AscendingOrder),
+        "sort_name_again": lambda: header.setSortIndicator(COLUMN["name"], Qt.SortOrder.DescendingOrder),
+    }
+    figures: dict[str, list[float]] = {k: [] for k in steps}
+    for _ in range(max(1, repeat)):
+        for key, step in steps.items():
+            figures[key].append(timed(step))
+    shown = view.model.rowCount()
+    view.close()
+    out = {k: round(statistics.median(v), 1) for k, v in figures.items()}
+    _emit(bench="layer_table", layers=len(engine.layers), rows_shown=shown, ms=out,
+          worst_ms=round(max(max(v) for v in figures.values()), 1), budget_ms=BUDGET_MS,
+          ok=all(v <= BUDGET_MS for v in out.values()),
+          note="each round opens the engine again: sort_name and sort_out_shapes make their column's "
+               "sort keys, sort_out_shapes its cells too (engine.table.TensorText)")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--layers", type=int, nargs="+", default=[50_000, 300_000])
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    for n in args.layers:
+        bench(n, args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
