@@ -20,8 +20,8 @@ needs_rtx = pytest.mark.skipif(not HAS_RTX, reason="tensorrt_rtx is not installe
 SAMPLE = Path(__file__).resolve().parents[1] / "trtstudio" / "resources" / "sample" / "mobilenetv2_035.onnx"
 
 
-def tiny_model(path: Path) -> Path:
-    """Conv -> Relu -> GlobalAveragePool -> Flatten -> Gemm, dynamic batch."""
+def tiny_model(path: Path, dims: list[int | str] | None = None) -> Path:
+    """Conv -> Relu -> GlobalAveragePool -> Flatten -> Gemm, dynamic batch (input ``dims``: n,3,16,16)."""
     rng = np.random.default_rng(1)
     inits = [
         numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "conv.weight"),
@@ -41,7 +41,7 @@ def tiny_model(path: Path) -> Path:
     graph = helper.make_graph(
         nodes,
         "tiny",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, 16, 16])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims or ["n", 3, 16, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 10])],
         initializer=inits,
     )
@@ -124,6 +124,33 @@ def test_tiny_build_writes_engine_and_log(tmp_path: Path) -> None:
     nodes = {n for lay in info.layers for n in lay.onnx_nodes}
     assert info.layers and {"/stem/Conv", "/fc/Gemm"} <= nodes
     assert {t.name for t in info.io_tensors} == {"x", "y"}
+
+
+def test_only_dimensions_named_question_mark_twice_are_renamed(tmp_path: Path) -> None:
+    from trtstudio.backends.build import placeholder_dims_apart
+
+    assert placeholder_dims_apart(tiny_model(tmp_path / "one.onnx", [1, 3, "?", 16])) == (None, None)
+    assert placeholder_dims_apart(tiny_model(tmp_path / "named.onnx", [1, 3, "h", "h"])) == (None, None)
+    path = tiny_model(tmp_path / "two.onnx", ["n", 3, "?", "?"])
+    data, note = placeholder_dims_apart(path)
+    assert data is not None and note is not None and "x[2], x[3]" in note
+    dims = [d.dim_param for d in onnx.load_from_string(data).graph.input[0].type.tensor_type.shape.dim]
+    assert dims[0] == "n" and len({dims[2], dims[3]}) == 2 and "?" not in dims
+    assert [d.dim_param for d in onnx.load(str(path)).graph.input[0].type.tensor_type.shape.dim][2:] == ["?", "?"]
+
+
+@pytest.mark.rtx
+@needs_rtx
+def test_dimensions_all_named_question_mark_build_apart(tmp_path: Path) -> None:
+    """Paddle2ONNX names every unknown dimension '?' (PP-OCR's models): TensorRT's parser holds
+    dimensions of one name equal, so a 16x32 image could not be built until they were renamed."""
+    model = tiny_model(tmp_path / "q.onnx", [1, 3, "?", "?"])
+    shape = (1, 3, 16, 32)
+    res = build_engine(model, tmp_path / "q.engine",
+                       BuildOptions(backend="rtx", targets=["sm86"], profiles=[{"x": (shape, shape, shape)}]))
+    assert res.ok, res.error
+    assert res.settings["profiles"] == [{"x": [list(shape)] * 3}]
+    assert any("x[2], x[3]" in w for w in res.warnings)
 
 
 @pytest.mark.rtx

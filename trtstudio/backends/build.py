@@ -285,7 +285,43 @@ def _parser_errors(parser: Any, model_path: Path, trt: Any) -> list[dict[str, An
     return support.diagnose(support.read_errors(parser), support.model_proto(model_path), trt.__name__, version)
 
 
-def _parse(trt: Any, logger: Any, model_path: Path, strongly_typed: bool) -> tuple[Any, Any, Any, bool]:
+PLACEHOLDER_DIM = "?"  # what some exporters (Paddle2ONNX) name every unknown dimension
+
+
+def placeholder_dims_apart(model_path: Path) -> tuple[bytes | None, str | None]:
+    """(the model serialized with each input dimension named ``?`` given a name of its own, a note
+    saying so), or (None, None) where fewer than two are so named or the model cannot be rewritten.
+
+    TensorRT's ONNX parser holds dimensions of one name equal, so a model naming an image's height
+    and width both ``?`` can only be built square ("different constant values" in getBounds);
+    ONNX Runtime and trtstudio's shape plan read ``?`` as "unknown". Weights stored outside the
+    model stay there (the parser finds them beside ``model_path``)."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    try:
+        proto = onnx.load(str(model_path), load_external_data=False)
+    except (DecodeError, ValueError, RuntimeError, OSError):
+        return None, None
+    dims = [(inp.name, axis, d) for inp in proto.graph.input if inp.type.HasField("tensor_type")
+            for axis, d in enumerate(inp.type.tensor_type.shape.dim) if d.dim_param == PLACEHOLDER_DIM]
+    if len(dims) < 2:
+        return None, None
+    for name, axis, d in dims:
+        d.dim_param = f"{name}_dim{axis}"
+    try:
+        data = proto.SerializeToString()
+    except ValueError:  # over protobuf's 2 GB
+        return None, None
+    renamed = ", ".join(f"{name}[{axis}]" for name, axis, _ in dims)
+    return data, (f"the model names input dimensions {renamed} all '{PLACEHOLDER_DIM}', which TensorRT would hold "
+                  "equal; built with each as a dimension of its own")
+
+
+def _parse(trt: Any, logger: Any, model_path: Path, strongly_typed: bool,
+           data: bytes | None = None) -> tuple[Any, Any, Any, bool]:
+    """Builder, network, parser and whether the parse succeeded; ``data``: the model's bytes to
+    parse instead of the file (its external weights are still read beside ``model_path``)."""
     builder = trt.Builder(logger)
     if builder is None:
         raise BackendError("TensorRT could not create a builder (see the log)")
@@ -296,7 +332,7 @@ def _parse(trt: Any, logger: Any, model_path: Path, strongly_typed: bool) -> tup
             flags |= 1 << int(flag)
     network = builder.create_network(flags)
     parser = trt.OnnxParser(network, logger)
-    ok = bool(parser.parse_from_file(str(model_path)))
+    ok = bool(parser.parse_from_file(str(model_path)) if data is None else parser.parse(data, str(model_path)))
     return builder, network, parser, ok
 
 
@@ -528,8 +564,11 @@ def build_engine(
     for w in res.shape_plan.warnings:
         b.warn(w)
     state: dict[str, Any] = {"cancelled": False}
+    data, note = placeholder_dims_apart(path)
+    if note:
+        b.warn(note)
     try:
-        builder, network, parser, parsed = _parse(trt, b.logger, path, options.strongly_typed)
+        builder, network, parser, parsed = _parse(trt, b.logger, path, options.strongly_typed, data)
         if not parsed:
             from trtstudio.backends.support import summary_line
 
