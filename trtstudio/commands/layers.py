@@ -184,8 +184,8 @@ def run(args: argparse.Namespace) -> int:
         raise
     if args.json:
         from trtstudio.engine.model import count_non_finite_doc
-        from trtstudio.engine.readers import gc_paused
         from trtstudio.fileio import warn_non_finite
+        from trtstudio.gcpause import gc_paused
         from trtstudio.jsonio import dumps, write_stdout
 
         if n is not None:  # the forked writer wrote it all

@@ -12,7 +12,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from trtstudio.engine.model import EngineInfo, Layer, LayerTime, own_attrs_of
-from trtstudio.engine.readers import ReadResult, find_reader, gc_paused, read_file
+from trtstudio.engine.readers import ReadResult, find_reader, read_file
 from trtstudio.engine.readers._common import (
     NAMES_ONLY_WARNING,
     PROFILE,
@@ -21,6 +21,7 @@ from trtstudio.engine.readers._common import (
     layers_from_times,
 )
 from trtstudio.errors import InputError
+from trtstudio.gcpause import gc_paused
 
 MATCH_WARN_FRACTION = 0.5
 

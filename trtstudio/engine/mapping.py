@@ -41,8 +41,8 @@ from operator import attrgetter
 from typing import Any, Protocol, cast
 
 from trtstudio.engine.model import EngineInfo, Layer
-from trtstudio.engine.readers import gc_paused
 from trtstudio.engine.readers._common import base_name
+from trtstudio.gcpause import gc_paused
 
 CONF_METADATA = 1.0
 CONF_NAME = 0.9

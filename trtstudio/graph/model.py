@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from trtstudio.errors import InputError
+from trtstudio.gcpause import gc_paused
 
 if TYPE_CHECKING:
     import onnx
@@ -510,25 +511,15 @@ def load_model(path: str | os.PathLike[str], *, infer_shapes: bool = True) -> Mo
     """Load an ONNX model; raise InputError (one line) for anything that is not a usable model.
 
     With the cyclic collector enabled, a loaded model is moved to its permanent generation
-    (``gc.freeze``, as :func:`trtstudio.engine.readers.gc_paused` does for engines): everything
+    (``gc.freeze``, :func:`trtstudio.gcpause.gc_paused`, as for engines): everything
     the process holds then is, so cyclic garbage not yet collected stays. The model's objects
     have no cycles and are still freed when the last reference to them goes."""
     # Hundreds of thousands of small objects and no cycles: the cyclic collector's full passes
     # over them cost more than the load itself (3.1 s -> 1.1 s at 100,000 nodes). They are
     # long-lived too: frozen, the collector's next pass does not walk them (0.25 s at 100,000
     # nodes, paid by whatever ran next).
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        model = _load_model(path, infer_shapes)
-    except BaseException:
-        if was:
-            gc.enable()
-        raise
-    if was:
-        gc.freeze()
-        gc.enable()
-    return model
+    with gc_paused():
+        return _load_model(path, infer_shapes)
 
 
 def _adopt_shapes(graph: Graph, inferred: Graph) -> None:
@@ -570,9 +561,7 @@ def infer_shapes_later(model: Model, *, isolated: bool = False) -> list[str]:
             _adopt_table(model.graph, table)
         model.warnings.extend(warnings)
         return warnings
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused(freeze=False):
         warnings = []
         proto = _inferred_proto(model.proto, model.path, warnings)
         if proto is not model.proto:
@@ -581,9 +570,6 @@ def infer_shapes_later(model: Model, *, isolated: bool = False) -> list[str]:
             model.proto = proto
         model.warnings.extend(warnings)
         return warnings
-    finally:
-        if was:
-            gc.enable()
 
 
 _CHILD_TIMEOUT_S = 900.0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trtstudio.engine.readers import gc_paused
+from trtstudio.gcpause import gc_paused
 from trtstudio.graph.categories import CATEGORIES, category
 from trtstudio.graph.fold import FOLD_DEFAULT_MIN_NODES, Folding, fold_constants, no_folding
 from trtstudio.graph.layout import Layout, layout

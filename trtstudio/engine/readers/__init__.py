@@ -16,12 +16,10 @@ Readers are loaded lazily on first use (:func:`readers`), so importing this pack
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
-import gc
 import importlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ from typing import Any
 from trtstudio import jsonio
 from trtstudio.engine.model import EngineInfo
 from trtstudio.errors import InputError
+from trtstudio.gcpause import gc_paused
 
 HEAD_BYTES = 64 * 1024
 
@@ -230,28 +229,6 @@ class ReadResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many small objects.
-
-    Parsing a 50,000-layer document creates millions of objects and none of them cycles; with the
-    collector running, its repeated full passes over the growing heap cost 4x the parsing itself.
-    On the way out everything alive is frozen (``gc.freeze``), so later passes skip it too.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            # Re-enabled as they were, the collector's next pass would walk every object made
-            # meanwhile (a full pass over a 50k-layer engine and its graph takes about a second):
-            # they are long-lived and acyclic, so they go to the permanent generation first.
-            # Objects there are still freed by reference counting when the last user drops them.
-            gc.freeze()
-            gc.enable()
-
-
 def read_file(path: str | Path, reader: str | None = None) -> ReadResult:
     """Read one file with the named reader, or the one :func:`find_reader` picks."""
     p = Path(path)
@@ -277,7 +254,6 @@ __all__ = [
     "ReadResult",
     "Reader",
     "find_reader",
-    "gc_paused",
     "get_reader",
     "is_binary",
     "loads_json",
