@@ -123,3 +123,29 @@ def test_edge_labels_shorten_symbolic_shapes_and_keep_the_full_text(tmp_path: Pa
     dg = build_display(g)
     e = next(i for i in range(len(dg.src)) if dg.edge_tensor(i) == "images")
     assert dg.edge_label_full(e) == "[1,3,height,width]" and dg.edge_label(e) == "[1,3,height,width]"
+
+
+def test_one_shape_label_per_tensor_leaving_a_node(tmp_path: Path) -> None:
+    """A tensor read by two nodes (SiLU: Conv -> Sigmoid and Conv -> Mul) is labelled once, on its
+    straightest edge: two labels began at one point and printed the same text over each other."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             helper.make_node("Sigmoid", ["c"], ["s"], name="sig"),
+             helper.make_node("Mul", ["c", "s"], ["y"], name="mul"),
+             helper.make_node("Split", ["y"], ["y0", "y1"], name="split", axis=1, num_outputs=2),
+             helper.make_node("Add", ["y0", "y1"], ["z"], name="add")]
+    w = numpy_helper.from_array(np.ones((4, 3, 1, 1), np.float32), "w")
+    graph = helper.make_graph(nodes, "silu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], initializer=[w])
+    dg = build_display(_load(tmp_path, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])))
+    by_tensor: dict[str, list[int]] = {}
+    for e in range(len(dg.src)):
+        by_tensor.setdefault(dg.edge_tensor(e), []).append(e)
+    assert len(by_tensor["c"]) == 2
+    for tensor, edges in by_tensor.items():  # Split's two outputs are two tensors: a label each
+        assert sum(dg.edge_labelled(e) for e in edges) == 1, tensor
+    off, pts = dg.lay.edge_offsets, dg.lay.edge_xy
+
+    def dx(e: int) -> float:
+        return abs(float(pts[off[e] + 1, 0] - pts[off[e], 0]))
+    labelled = next(e for e in by_tensor["c"] if dg.edge_labelled(e))
+    assert dx(labelled) == min(dx(e) for e in by_tensor["c"])

@@ -183,7 +183,7 @@ def test_edge_label_tooltip_gives_the_full_shape(qtbot, tmp_path: Path) -> None:
     view.center_on([dg.display_index(dg.graph.node_by_name["conv_s1"])], zoom_in=False)
     view._set_scale(1.0)
     view.center_on([dg.display_index(dg.graph.node_by_name["conv_s1"])], zoom_in=False)
-    e = next(i for i in range(len(dg.src)) if dg.edge_tensor(i) == "images")
+    e = next(i for i in range(len(dg.src)) if dg.edge_tensor(i) == "images" and dg.edge_labelled(i))
     off = dg.lay.edge_offsets
     a, b = dg.lay.edge_xy[off[e]], dg.lay.edge_xy[off[e] + 1]
     anchor = view.to_view((a[0] + b[0]) / 2 + 4, (a[1] + b[1]) / 2 + 3)

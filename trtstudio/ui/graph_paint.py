@@ -85,7 +85,7 @@ class GraphPainter:
         near = np.flatnonzero(has & (sp.x() >= ax) & (sp.x() <= ax + 200 / scale) & (sp.y() <= ay + 2)
                               & (sp.y() >= ay - hh))
         for e in near.tolist():
-            if sp.x() <= ax[e] + fm.horizontalAdvance(dg.edge_label(e)) / scale:
+            if dg.edge_labelled(e) and sp.x() <= ax[e] + fm.horizontalAdvance(dg.edge_label(e)) / scale:
                 return e
         return -1
 
@@ -125,7 +125,7 @@ class GraphPainter:
             p.setBrush(p.pen().color())
             p.drawPolygon(arrow)
             p.setBrush(Qt.BrushStyle.NoBrush)
-            label = dg.edge_label(e) if show_text else ""
+            label = dg.edge_label(e) if show_text and dg.edge_labelled(e) else ""
             if label:
                 lx, ly = _label_anchor(seg[0], seg[1])
                 p.setFont(self.small)

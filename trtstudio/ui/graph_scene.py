@@ -9,6 +9,7 @@ the layout; they sit at their host's position, and their edges are not drawn.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -54,6 +55,8 @@ class Placement:
     lay: Layout  # x/y/layer/order for every display item (hidden ones at their host); polylines of ``edges``
     edge_bbox: np.ndarray  # xmin, ymin, xmax, ymax per drawn edge
     complete: bool = True  # False: only the top of a big graph is placed (the rest hidden, host -1)
+    # per drawn edge: whether it carries its tensor's shape label (one per tensor leaving an item)
+    labelled: np.ndarray | None = None
 
 
 @dataclass
@@ -114,6 +117,18 @@ class DisplayGraph:
     def category_color_codes(self) -> np.ndarray:
         keys = list(CATEGORIES)
         return np.array([keys.index(c) if c in CATEGORIES else keys.index("other") for c in self.cats], np.int32)
+
+    @cached_property
+    def tensor_ids(self) -> np.ndarray:
+        """A number per tensor name (its ``hash``, which the strings already hold), for each edge
+        in ``all_tensors``' order: equal for one tensor's edges, and for two tensors of one node
+        only if their 64-bit hashes collide (one label would then be missing)."""
+        return np.fromiter(map(hash, self.all_tensors), np.int64, len(self.all_tensors))
+
+    def edge_labelled(self, e: int) -> bool:
+        """Whether drawn edge ``e`` carries its tensor's shape label."""
+        lab = self.placement.labelled
+        return lab is None or bool(lab[e])
 
     def edge_tensor(self, e: int) -> str:
         """Tensor name of drawn edge ``e``."""
@@ -201,7 +216,26 @@ def _place(dg: DisplayGraph, folding: Folding, sweeps: int | None, first: int | 
         bbox[nonempty, 1] = np.minimum.reduceat(pts[:, 1], starts)
         bbox[nonempty, 2] = np.maximum.reduceat(pts[:, 0], starts)
         bbox[nonempty, 3] = np.maximum.reduceat(pts[:, 1], starts)
-    return Placement(folding, hidden, host, fold_count, edges, lay, bbox, complete)
+    labelled = _labelled(remap[dg.all_src[edges]], dg.tensor_ids[edges], lay.edge_offsets, lay.edge_xy)
+    return Placement(folding, hidden, host, fold_count, edges, lay, bbox, complete, labelled)
+
+
+def _labelled(src: np.ndarray, tensors: np.ndarray, offsets: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Per edge, whether it carries the shape label: one edge for each tensor leaving an item, the
+    one whose first segment runs most nearly straight down (the labels of a tensor's other edges
+    began at the same point and printed the same text over each other and over the arrows)."""
+    n = len(src)
+    out = np.zeros(n, dtype=bool)
+    if n == 0 or len(pts) == 0:
+        return out
+    a = pts[np.minimum(offsets[:-1], len(pts) - 1)]
+    b = pts[np.minimum(offsets[:-1] + 1, len(pts) - 1)]
+    order = np.lexsort((np.arange(n), np.abs(b[:, 0] - a[:, 0]), tensors, src))
+    s, t = src[order], tensors[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = (s[1:] != s[:-1]) | (t[1:] != t[:-1])
+    out[order[first]] = True
+    return out
 
 
 def _widths(labels: list[str], subs: list[str]) -> np.ndarray:
