@@ -25,12 +25,26 @@ def fmt_bytes(n: int | None) -> str:
     return str(n)
 
 
+DIM_TEXT_MAX = 24  # a symbolic dimension longer than this is shortened on the Model tab
+
+
+def dim_text(d: Any) -> str:
+    """A dimension as the Model tab shows it: a long symbolic expression (exporters write output
+    sizes such as ``floor(floor(height/2 - 1/2)/2) + 1``, nested a dozen deep) keeps its ends; the
+    Properties tab of the selected tensor shows it whole."""
+    text = str(d)
+    if len(text) <= DIM_TEXT_MAX:
+        return text
+    keep = (DIM_TEXT_MAX - 1) // 2
+    return f"{text[:keep]}…{text[-keep:]}"
+
+
 def summary_html(s: dict[str, Any]) -> str:
     """The Model tab's page for ``Model.summary()``."""
     def io_rows(items: list[dict[str, Any]]) -> str:
         rows = "".join(
             f"<tr><td>{html.escape(t['name'])}</td><td>{t['dtype']}</td>"
-            f"<td>[{html.escape(', '.join(str(d) for d in (t['shape'] or ['?'])))}]</td></tr>"
+            f"<td>[{html.escape(', '.join(dim_text(d) for d in (t['shape'] or ['?'])))}]</td></tr>"
             for t in items[:MAX_IO_ROWS])
         if len(items) > MAX_IO_ROWS:  # a page of 25,000 rows takes seconds to lay out
             rows += f"<tr><td colspan=3><i>... {len(items) - MAX_IO_ROWS:,} more</i></td></tr>"

@@ -1,0 +1,34 @@
+"""The Model tab's summary page (ui.properties_view)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+pytestmark = pytest.mark.gui
+
+
+def test_long_symbolic_dims_are_shortened_on_the_model_tab(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Exporters name output sizes with nested expressions (NudeNet's YOLOv8: a dozen floor()s
+    deep); the page keeps each such dimension's ends instead of wrapping it over a dozen lines."""
+    pytest.importorskip("PySide6")
+    from trtstudio.graph.model import load_model
+    from trtstudio.ui.properties_view import DIM_TEXT_MAX, ModelPanel, dim_text
+
+    long = "floor(floor(floor(height/2 - 1/2)/2 - 1/2)/2) + 1"
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, long])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3, long])])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    panel = ModelPanel()
+    qtbot.addWidget(panel)
+    panel.show_summary(load_model(path).summary())
+    text = panel.summary.toPlainText()
+    short = dim_text(long)
+    assert len(short) <= DIM_TEXT_MAX and short.startswith("floor(") and short.endswith("/2) + 1")
+    assert long not in text and text.count(f"[batch, 3, {short}]") == 2
+    assert dim_text("batch") == "batch" and dim_text(224) == "224"
