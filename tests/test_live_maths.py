@@ -319,6 +319,10 @@ def test_leak_verdicts_growing_flat_noisy_and_too_few() -> None:
     assert few["gpu_used_bytes"].verdict == "growing"
     fewer = memory_verdicts(_series(7, 5.0))
     assert {v.verdict for v in fewer.values()} == {"unknown"} and fewer["gpu_used_bytes"].points == 7
+    # no slope to give: null in a document, not NaN (a short `profile --json` warned about it)
+    unknown = fewer["gpu_used_bytes"].to_dict()
+    assert unknown["slope_mib_per_1k"] is None and unknown["stderr_mib_per_1k"] is None
+    assert growing["gpu_used_bytes"].to_dict()["slope_mib_per_1k"] == pytest.approx(2.0, rel=1e-3)
     assert memory_verdicts({"index": np.arange(3)}) == {}
 
 

@@ -8,6 +8,7 @@ the first ``skip_fraction`` of the run (allocator warm-up) is ignored.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,10 +27,11 @@ class LeakVerdict:
     reason: str
 
     def to_dict(self) -> dict[str, object]:
-        """Plain dict for JSON."""
+        """Plain dict for JSON; an "unknown" verdict's slope and error (NaN: too few samples) are
+        None, as a document says "no figure" (not through the writers' non-finite warning)."""
         return {
-            "slope_mib_per_1k": self.slope_mib_per_1k,
-            "stderr_mib_per_1k": self.stderr_mib_per_1k,
+            "slope_mib_per_1k": self.slope_mib_per_1k if math.isfinite(self.slope_mib_per_1k) else None,
+            "stderr_mib_per_1k": self.stderr_mib_per_1k if math.isfinite(self.stderr_mib_per_1k) else None,
             "points": self.points,
             "verdict": self.verdict,
             "reason": self.reason,
