@@ -199,3 +199,27 @@ def test_cli_report_from_engine_and_onnx(sample_model: Path, tmp_path: Path) -> 
     again = Report.from_session(load_session(sess)).to_json()
     assert _without_date(again) == _without_date(doc)
     write_report(Report.from_json(doc), tmp_path / "again.html")
+
+
+def test_cli_report_takes_the_model_and_engine_files_as_arguments(sample_model: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`trtstudio report LOG --onnx MODEL` (and `report MODEL LOG`) writes the report `--engine LOG
+    --onnx MODEL` writes, as `gui` and `layers` take files; one file that is no session says how
+    to pass engine files, and a session is still read alone."""
+    log = sample_model.with_name("mobilenetv2_035.rtx-sm86.build.log")
+    docs = []
+    for i, argv in enumerate(([str(log), "--onnx", str(sample_model)], [str(sample_model), str(log)],
+                              ["--engine", str(log), "--onnx", str(sample_model)])):
+        out = tmp_path / f"r{i}.json"
+        assert main(["report", *argv, "-o", str(out)]) == 0
+        docs.append(_without_date(json.loads(out.read_text())))
+    assert docs[0] == docs[1] == docs[2] and docs[0]["engine"]["layers"] > 40 and docs[0]["model"]["nodes"] == 102
+    capsys.readouterr()
+    assert main(["report", str(log), "-o", str(tmp_path / "x.html")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith(f"error: {log}: not a trtstudio session") and "--engine" in err
+    sess = tmp_path / "s.trtstudio"
+    assert main(["report", "--engine", str(log), "-o", str(tmp_path / "s.json"), "--save-session", str(sess)]) == 0
+    assert main(["report", str(sess), str(log), "-o", str(tmp_path / "y.html")]) == 2
+    assert "a session makes a report alone" in capsys.readouterr().err
+    assert main(["report", str(sess), "-o", str(tmp_path / "z.json")]) == 0

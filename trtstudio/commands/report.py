@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -12,7 +13,9 @@ SCHEMA = "trtstudio.report/1"
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Flags of ``trtstudio report``."""
-    parser.add_argument("session", nargs="?", metavar="SESSION", help="a .trtstudio session (from profile --session)")
+    parser.add_argument("session", nargs="*", metavar="SESSION | FILE",
+                        help="a .trtstudio session (from profile --session), or an ONNX model and engine files "
+                             "(as --onnx and --engine take them)")
     parser.add_argument("-o", "--output", metavar="OUT", help="report file: .html, .pdf, .json or .csv (by extension)")
     parser.add_argument("--engine", nargs="+", metavar="FILE", help="files of one engine (layer info, profile, logs), no session")
     parser.add_argument("--onnx", metavar="MODEL", help="the ONNX model (summary, graph picture, layer mapping)")
@@ -31,6 +34,22 @@ def emit_json(doc: dict[str, Any], written: list[Any]) -> None:
     sys.stdout.write("\n")
 
 
+def _model_and_engine(files: list[str], onnx: str | None,
+                      engine: list[str] | None) -> tuple[str | None, list[str] | None]:
+    """The model and engine files among the positional ``files`` and ``--onnx``/``--engine``."""
+    from trtstudio.commands.gui import split_files
+    from trtstudio.errors import InputError
+
+    for f in files:
+        if f.lower().endswith(".trtstudio"):
+            raise InputError(f, "a session makes a report alone (without engine files or --onnx)")
+    model, engine_files = split_files(files)
+    if model and onnx:
+        raise InputError(model, f"one ONNX model per report (--onnx gives {onnx})")
+    engine_files += engine or []
+    return model or onnx, engine_files or None
+
+
 def run(args: argparse.Namespace) -> int:
     """Build the report and write it; exit 2 for bad input."""
     from trtstudio.errors import InputError
@@ -42,14 +61,20 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, "give -o OUT (.html, .pdf, .json, .csv) or --json")
     if args.output:
         REPORT_WRITERS.for_path(args.output)
-    if args.session:
-        if args.engine or args.onnx:
-            raise InputError(args.session, "give a session or --engine/--onnx, not both")
-        session = load_session(args.session)
+    files = list(args.session or [])
+    if len(files) == 1 and not (args.engine or args.onnx) and not files[0].lower().endswith(".onnx"):
+        try:
+            session = load_session(files[0])
+        except InputError as exc:
+            if files[0].lower().endswith(".trtstudio") or not os.path.isfile(files[0]):
+                raise
+            raise InputError(exc.path, f"{exc.message}; an engine's files go with --engine "
+                                       "(trtstudio report --engine FILES [--onnx MODEL] -o OUT)") from None
         if args.title:
             session.title = args.title
-    elif args.engine or args.onnx:
-        session = make_session(model=args.onnx, engine=args.engine, title=args.title)
+    elif files or args.engine or args.onnx:
+        model, engine = _model_and_engine(files, args.onnx, args.engine)
+        session = make_session(model=model, engine=engine, title=args.title)
     else:
         raise InputError(None, "give a .trtstudio session, or --engine FILES and/or --onnx MODEL")
     if args.save_session:
