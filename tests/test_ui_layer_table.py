@@ -335,3 +335,68 @@ def test_many_findings_in_a_hidden_tab_are_sized_from_a_few_rows(qtbot, monkeypa
     assert tabs.finding_count() == 30_000
     assert asked and len(set(asked)) <= 1000, f"{len(set(asked))} rows asked to size 30,000"
     assert tabs.findings_view.columnWidth(3) > tabs.findings_view.columnWidth(0)  # sized: the message is wider
+
+
+def _synthetic(n: int):  # type: ignore[no-untyped-def]
+    from trtstudio.engine.model import EngineInfo, Layer
+
+    return EngineInfo(layers=[Layer(index=i, name=f"l{i}_{'conv' if i % 2 else 'pool'}",
+                                    type="Conv" if i % 2 else "Pool") for i in range(n)])
+
+
+@pytest.fixture
+def wide(qtbot):  # type: ignore[no-untyped-def]
+    """300 layers, every other a conv: a whole-table selection is over Qt's 1000-cell mark, where
+    its selection model keeps "the whole table" through a layout change."""
+    from trtstudio.ui.layer_table import LayerTableView
+
+    view = LayerTableView()
+    qtbot.addWidget(view)
+    view.resize(1300, 600)
+    view.set_engine(_synthetic(300))
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def _select_all(view) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    view.table.setFocus()
+    QTest.keyClick(view.table, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+
+
+def test_a_whole_table_selection_goes_through_a_filter_by_layer(wide) -> None:  # type: ignore[no-untyped-def]
+    wide.filter_edit.setText("conv")
+    _select_all(wide)
+    convs = sorted(wide.selected_layers())
+    assert len(convs) == 150
+    wide.filter_edit.setText("")  # the hidden pools do not come back selected
+    assert sorted(wide.selected_layers()) == convs
+    _select_all(wide)
+    wide.filter_edit.setText("conv")  # layer 0, the selection's first corner, is hidden: the rest stays
+    assert sorted(wide.selected_layers()) == convs
+
+
+def test_the_graph_hears_when_the_filter_hides_selected_rows(qtbot, wide) -> None:  # type: ignore[no-untyped-def]
+    wide.select_layers([1, 2])
+    with qtbot.waitSignal(wide.sig_layers_selected, timeout=1000) as got:
+        wide.filter_edit.setText("conv")
+    assert got.args == [[1]]
+    with qtbot.assertNotEmitted(wide.sig_layers_selected):
+        wide.filter_edit.setText("")  # nothing left the selection
+
+
+def test_the_current_row_moves_to_the_next_shown_layer(wide) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QItemSelectionModel
+
+    from trtstudio.ui.layer_table import LAYER_INDEX_ROLE
+
+    sm = wide.table.selectionModel()
+    sm.setCurrentIndex(wide.model.index(50, 2), QItemSelectionModel.SelectionFlag.NoUpdate)
+    wide.filter_edit.setText("conv")  # layer 50 is a pool: the next conv below it, 51, is current
+    cur = wide.table.currentIndex()
+    assert cur.column() == 2 and wide.model.data(cur, LAYER_INDEX_ROLE) == 51
+    wide.filter_edit.setText("")
+    assert wide.model.data(wide.table.currentIndex(), LAYER_INDEX_ROLE) == 51

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import (
+    QAbstractItemModel,
     QAbstractTableModel,
     QItemSelection,
     QItemSelectionModel,
@@ -51,6 +52,8 @@ SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # raw number (float) or lower-cas
 LAYER_INDEX_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # Layer.index of the row
 
 ALL = "All"
+# the layout signals' overload that carries a hint (PySide6 picks an overload by these names)
+_PERSISTENT_LIST, _HINT = "QList<QPersistentModelIndex>", "QAbstractItemModel::LayoutChangeHint"
 # row backgrounds: light tints of the palette's hues (the graph and charts use the hues themselves)
 SEVERITY_COLORS = {k: tint(v, 0.7) for k, v in _SEVERITY.items()}
 PRECISION_COLORS = {k: tint(v, 0.72) for k, v in _PRECISION.items()}
@@ -151,10 +154,15 @@ class LayerTableModel(QAbstractTableModel):
         row_of[order] = np.arange(len(order), dtype=np.int64)
         self._order, self._row_of = order, row_of
 
-    def _rearrange(self, change: Any) -> None:
-        """Apply ``change()`` (new sort order or mask) as a layout change: selected rows and the
-        current row follow their layers; a row filtered out loses its persistent indexes."""
-        self.layoutAboutToBeChanged.emit()
+    def _rearrange(self, change: Any, sort: bool = False) -> None:
+        """Apply ``change()`` (new sort order or mask) as a layout change: persistent indexes follow
+        their layers; a row filtered out loses its persistent indexes. ``sort``: the rows only
+        change order (a vertical sort), so the selection model keeps one index per selected row
+        rather than one per cell. The view carries its selection through a filter change itself
+        (:meth:`LayerTableView._apply_filter`)."""
+        hint = QAbstractItemModel.LayoutChangeHint.VerticalSortHint if sort else \
+            QAbstractItemModel.LayoutChangeHint.NoLayoutChangeHint
+        self.layoutAboutToBeChanged[_PERSISTENT_LIST, _HINT].emit([], hint)  # type: ignore[index]  # stubs lack overloads
         persistent = self.persistentIndexList()
         old_order = self._order
         held = [(int(old_order[p.row()]), p.column()) if 0 <= p.row() < len(old_order) else None for p in persistent]
@@ -165,7 +173,7 @@ class LayerTableModel(QAbstractTableModel):
             row = int(self._row_of[h[0]]) if h is not None else -1
             new_idx.append(self.createIndex(row, h[1]) if row >= 0 and h is not None else QModelIndex())
         self.changePersistentIndexList(persistent, new_idx)
-        self.layoutChanged.emit()
+        self.layoutChanged[_PERSISTENT_LIST, _HINT].emit([], hint)  # type: ignore[index]
 
     def _text_rank(self, column: int) -> np.ndarray:
         """Each layer's rank by the column's lower-case text (equal texts, equal ranks): one
@@ -193,6 +201,12 @@ class LayerTableModel(QAbstractTableModel):
     def row_of_position(self, pos: int) -> int:
         """The model row showing ``engine.layers[pos]``; -1 where the filter hides it."""
         return int(self._row_of[pos])
+
+    def rows_of_positions(self, positions: np.ndarray, keep_order: bool = False) -> np.ndarray:
+        """The rows showing these layer positions: sorted, those filtered out dropped; or, with
+        ``keep_order``, one per position in its order, -1 where filtered out."""
+        rows = self._row_of[positions] if len(positions) else np.empty(0, dtype=np.int64)
+        return rows if keep_order else np.sort(rows[rows >= 0])
 
     def positions(self) -> np.ndarray:
         """The layer positions shown, one per row, top to bottom."""
@@ -320,7 +334,7 @@ class LayerTableModel(QAbstractTableModel):
 
         def change() -> None:
             self._sorted = new.astype(np.int64)
-        self._rearrange(change)
+        self._rearrange(change, sort=True)
         self._sort_column, self._sort_order = column, order
 
 
@@ -443,28 +457,46 @@ class LayerTableView(QWidget):
         if engine is None:
             return
         wanted = set(indices)
-        selection = QItemSelection()
-        first: QModelIndex | None = None
-        last_col = self.model.columnCount() - 1
-        for pos, lay in enumerate(engine.layers):
-            if lay.index not in wanted:
-                continue
-            row = self.model.row_of_position(pos)
-            if row < 0:
-                continue  # filtered out
-            index = self.model.index(row, 0)
-            selection.select(index, index.siblingAtColumn(last_col))
-            if first is None or row < first.row():
-                first = index
+        positions = np.fromiter((pos for pos, lay in enumerate(engine.layers) if lay.index in wanted), np.int64)
         self._quiet = True
         try:
-            flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
-            self.table.selectionModel().select(selection, flags)
-            if first is not None:
+            rows = self._select_positions(positions, clear=True)
+            if len(rows):
+                first = self.model.index(int(rows[0]), 0)
                 self.table.selectionModel().setCurrentIndex(first, QItemSelectionModel.SelectionFlag.NoUpdate)
                 self.table.scrollTo(first, QAbstractItemView.ScrollHint.PositionAtCenter)
         finally:
             self._quiet = False
+
+    def _select_positions(self, positions: np.ndarray, clear: bool) -> np.ndarray:
+        """Select the rows showing these layer positions (those the filter hides are skipped), as
+        one range per run of adjacent rows; returns the rows, sorted. Emits nothing itself: the
+        caller holds ``_quiet``."""
+        rows = self.model.rows_of_positions(positions)
+        selection = QItemSelection()
+        if len(rows):
+            last_col = self.model.columnCount() - 1
+            breaks = np.flatnonzero(np.diff(rows) != 1)
+            starts = np.r_[rows[0], rows[breaks + 1]]
+            ends = np.r_[rows[breaks], rows[-1]]
+            for top, bottom in zip(starts.tolist(), ends.tolist(), strict=True):
+                selection.select(self.model.index(top, 0), self.model.index(bottom, last_col))
+        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        if clear:
+            flags |= QItemSelectionModel.SelectionFlag.Clear
+        self.table.selectionModel().select(selection, flags)
+        return rows
+
+    def _selected_positions(self) -> np.ndarray:
+        """The layer positions of the selected rows (from the selection's ranges, not an index per cell)."""
+        sm = self.table.selectionModel()
+        if not sm.hasSelection():
+            return np.empty(0, dtype=np.int64)
+        sel = sm.selection()
+        ranges = (sel.at(i) for i in range(sel.count()))
+        rows = [np.arange(r.top(), r.bottom() + 1, dtype=np.int64) for r in ranges if r.isValid()]
+        order = self.model.positions()
+        return order[np.unique(np.concatenate(rows))] if rows else np.empty(0, dtype=np.int64)
 
     def selected_layers(self) -> list[int]:
         """``Layer.index`` of the selected rows, in row order."""
@@ -498,11 +530,41 @@ class LayerTableView(QWidget):
         ltype = self.type_combo.currentData() or ALL
         prec = self.precision_combo.currentData() or ALL
         has = self.finding_check.isChecked()
-        if not text and ltype == ALL and prec == ALL and not has:
-            self.model.set_mask(None)
-        else:
-            self.model.set_mask(self.model.filter_mask(text, ltype, prec, has))
+        mask = None if not text and ltype == ALL and prec == ALL and not has else \
+            self.model.filter_mask(text, ltype, prec, has)
+        # The selection goes through the filter by layer, not by Qt's persistent indexes: a
+        # selection of the whole table is kept as "the whole table" through a layout change (hidden
+        # rows came back selected), and the graph must hear of selected rows the filter hides.
+        sm = self.table.selectionModel()
+        selected = self._selected_positions()
+        current = self.table.currentIndex()
+        old_order = self.model.positions()
+        cur_row, cur_col = (current.row(), current.column()) if current.isValid() else (-1, 0)
+        was_quiet, self._quiet = self._quiet, True
+        try:
+            if len(selected):
+                sm.clearSelection()
+            self.model.set_mask(mask)
+            kept = self._select_positions(selected, clear=False) if len(selected) else selected
+            if 0 <= cur_row < len(old_order):
+                row = self._nearest_shown_row(old_order, cur_row)
+                if row >= 0:
+                    sm.setCurrentIndex(self.model.index(row, cur_col), QItemSelectionModel.SelectionFlag.NoUpdate)
+        finally:
+            self._quiet = was_quiet
+        if len(kept) != len(selected) and not was_quiet:
+            self.sig_layers_selected.emit(self.selected_layers())
         self._update_totals()
+
+    def _nearest_shown_row(self, old_order: np.ndarray, old_row: int) -> int:
+        """The row now showing the layer at ``old_row`` of ``old_order``, else the next layer below
+        it that is still shown, else the one above; -1 when no row is shown."""
+        shown = self.model.rows_of_positions(old_order, keep_order=True)
+        below = np.flatnonzero(shown[old_row:] >= 0)
+        if len(below):
+            return int(shown[old_row + below[0]])
+        above = np.flatnonzero(shown[:old_row] >= 0)
+        return int(shown[above[-1]]) if len(above) else -1
 
     @Slot()
     def _on_color_changed(self) -> None:
