@@ -137,6 +137,16 @@ def test_only_dimensions_named_question_mark_twice_are_renamed(tmp_path: Path) -
     dims = [d.dim_param for d in onnx.load_from_string(data).graph.input[0].type.tensor_type.shape.dim]
     assert dims[0] == "n" and len({dims[2], dims[3]}) == 2 and "?" not in dims
     assert [d.dim_param for d in onnx.load(str(path)).graph.input[0].type.tensor_type.shape.dim][2:] == ["?", "?"]
+    # a name the model already uses is not taken (an input y of size "x_dim2" stays its own)
+    proto = onnx.load(str(path))
+    proto.graph.input.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, ["x_dim2"]))
+    onnx.save(proto, str(tmp_path / "taken.onnx"))
+    data, _ = placeholder_dims_apart(tmp_path / "taken.onnx")
+    assert data is not None
+    ins = onnx.load_from_string(data).graph.input
+    x_dims = [d.dim_param for d in ins[0].type.tensor_type.shape.dim]
+    assert ins[1].type.tensor_type.shape.dim[0].dim_param == "x_dim2" and "x_dim2" not in x_dims
+    assert len(set(x_dims[2:])) == 2 and "?" not in x_dims
 
 
 @pytest.mark.rtx

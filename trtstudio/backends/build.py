@@ -288,14 +288,18 @@ def _parser_errors(parser: Any, model_path: Path, trt: Any) -> list[dict[str, An
 PLACEHOLDER_DIM = "?"  # what some exporters (Paddle2ONNX) name every unknown dimension
 
 
-def placeholder_dims_apart(model_path: Path) -> tuple[bytes | None, str | None]:
+def placeholder_dims_apart(model_path: Path, plan: Any = None) -> tuple[bytes | None, str | None]:
     """(the model serialized with each input dimension named ``?`` given a name of its own, a note
     saying so), or (None, None) where fewer than two are so named or the model cannot be rewritten.
 
     TensorRT's ONNX parser holds dimensions of one name equal, so a model naming an image's height
     and width both ``?`` can only be built square ("different constant values" in getBounds);
     ONNX Runtime and trtstudio's shape plan read ``?`` as "unknown". Weights stored outside the
-    model stay there (the parser finds them beside ``model_path``)."""
+    model stay there (the parser finds them beside ``model_path``). The new names are ones the
+    model does not use. ``plan``: the build's shape plan; where its inputs declare fewer than two
+    unknown dimensions, the model is not read again."""
+    if plan is not None and sum(d == PLACEHOLDER_DIM for i in plan.inputs for d in i.declared) < 2:
+        return None, None
     import onnx
     from google.protobuf.message import DecodeError
 
@@ -307,8 +311,15 @@ def placeholder_dims_apart(model_path: Path) -> tuple[bytes | None, str | None]:
             for axis, d in enumerate(inp.type.tensor_type.shape.dim) if d.dim_param == PLACEHOLDER_DIM]
     if len(dims) < 2:
         return None, None
+    g = proto.graph
+    taken = {d.dim_param for vi in (*g.input, *g.output, *g.value_info) if vi.type.HasField("tensor_type")
+             for d in vi.type.tensor_type.shape.dim if d.dim_param}
     for name, axis, d in dims:
-        d.dim_param = f"{name}_dim{axis}"
+        new, k = f"{name}_dim{axis}", 1
+        while new in taken:
+            new, k = f"{name}_dim{axis}_{k}", k + 1
+        taken.add(new)
+        d.dim_param = new
     try:
         data = proto.SerializeToString()
     except ValueError:  # over protobuf's 2 GB
@@ -564,7 +575,7 @@ def build_engine(
     for w in res.shape_plan.warnings:
         b.warn(w)
     state: dict[str, Any] = {"cancelled": False}
-    data, note = placeholder_dims_apart(path)
+    data, note = placeholder_dims_apart(path, res.shape_plan)
     if note:
         b.warn(note)
     try:
