@@ -134,6 +134,17 @@ def test_a_step_without_answers_saves_and_reads_back(tmp_path: Path) -> None:
     r = _compare(str(written), str(written), "--json")
     assert r.returncode == 0 and r.stderr == "", r.stderr
     assert [st["concurrency"] for st in json.loads(r.stdout)["steps"]] == [1]
+    # answered requests, but none inside a measured window (a server slower than the windows):
+    # counted, without figures; the session still loads, reports and compares
+    late = silent | {"index": 2, "concurrency": 4, "requests": 2, "error": None}
+    written = write_session(SweepResult(server={"version": "2.51"}, model={"name": "m"}, settings={},
+                                        steps=[answered, late]).to_json(), tmp_path / "late.json")
+    assert load_session(written)["steps"][1]["latency_ms"]["p99"] is None
+    assert "concurrency 4" in write_report(load_session(written), tmp_path / "late.md").read_text()
+    r = _compare(str(written), str(written), "--json")
+    assert r.returncode == 0, r.stderr
+    late_step = next(st for st in json.loads(r.stdout)["steps"] if st["concurrency"] == 4)
+    assert late_step["sessions"][1]["p99_delta_ms"] is None and late_step["sessions"][1]["throughput_delta"] == 0.0
 
 
 @pytest.mark.gui

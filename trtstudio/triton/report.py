@@ -55,7 +55,8 @@ def load_session(path: str | Path) -> dict[str, Any]:
         for s in steps:
             step_figures(s)
             if s.get("requests"):
-                float(s["throughput"]), float(s["latency_ms"]["p99"])
+                p99 = s["latency_ms"]["p99"]
+                float(s["throughput"]), None if p99 is None else float(p99)  # null: no figure for the step
     except (TypeError, KeyError, ValueError) as exc:
         raise InputError(p, f"damaged Triton session: step: {type(exc).__name__}: {exc}") from None
     return doc
@@ -217,6 +218,10 @@ def _pct(new: float | None, base: float | None) -> float | None:
     return 100.0 * (float(new) - float(base)) / float(base)
 
 
+def _delta(new: float | None, base: float | None) -> float | None:
+    return None if new is None or base is None else float(new) - float(base)
+
+
 def compare_sessions(docs: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     """Match steps (same concurrency or rate) across sessions; deltas are against the first."""
     tables = [{(r["mode"], r["value"]): r for r in breakdown_rows(d) if r["requests"]} for d in docs]
@@ -233,8 +238,8 @@ def compare_sessions(docs: list[dict[str, Any]], names: list[str]) -> dict[str, 
                 if base is not None:
                     e |= {"throughput_delta": r["throughput"] - base["throughput"],
                           "throughput_delta_pct": _pct(r["throughput"], base["throughput"]),
-                          "p50_delta_ms": float(r["p50"]) - float(base["p50"]),
-                          "p99_delta_ms": float(r["p99"]) - float(base["p99"]),
+                          "p50_delta_ms": _delta(r["p50"], base["p50"]),
+                          "p99_delta_ms": _delta(r["p99"], base["p99"]),
                           "p50_delta_pct": _pct(r["p50"], base["p50"]), "p99_delta_pct": _pct(r["p99"], base["p99"])}
             entries.append(e)
         steps.append({mode: value, "mode": mode, "sessions": entries})
