@@ -214,10 +214,16 @@ def test_cli_report_takes_the_model_and_engine_files_as_arguments(sample_model: 
         assert main(["report", *argv, "-o", str(out)]) == 0
         docs.append(_without_date(json.loads(out.read_text())))
     assert docs[0] == docs[1] == docs[2] and docs[0]["engine"]["layers"] > 40 and docs[0]["model"]["nodes"] == 102
+    out = tmp_path / "alone.json"  # one engine file alone, as `layers LOG` takes it
+    assert main(["report", str(log), "-o", str(out)]) == 0
+    alone = _without_date(json.loads(out.read_text()))
+    assert alone["engine"] == docs[0]["engine"] and alone["model"] is None
+    junk = tmp_path / "junk.txt"
+    junk.write_text("neither\n")
     capsys.readouterr()
-    assert main(["report", str(log), "-o", str(tmp_path / "x.html")]) == 2
+    assert main(["report", str(junk), "-o", str(tmp_path / "x.html")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and err.startswith(f"error: {log}: not a trtstudio session") and "--engine" in err
+    assert err.count("\n") == 0 and err.startswith(f"error: {junk}: neither a trtstudio session") and "engine file" in err
     sess = tmp_path / "s.trtstudio"
     assert main(["report", "--engine", str(log), "-o", str(tmp_path / "s.json"), "--save-session", str(sess)]) == 0
     assert main(["report", str(sess), str(log), "-o", str(tmp_path / "y.html")]) == 2

@@ -68,8 +68,11 @@ def run(args: argparse.Namespace) -> int:
         except InputError as exc:
             if files[0].lower().endswith(".trtstudio") or not os.path.isfile(files[0]):
                 raise
-            raise InputError(exc.path, f"{exc.message}; an engine's files go with --engine "
-                                       "(trtstudio report --engine FILES [--onnx MODEL] -o OUT)") from None
+            try:  # not a session: an engine's file, as `layers` and `gui` take it
+                session = make_session(engine=files, title=args.title)
+            except InputError as engine_exc:
+                raise InputError(exc.path, f"neither a trtstudio session ({exc.message}) nor an engine file "
+                                           f"({engine_exc.message})") from None
         if args.title:
             session.title = args.title
     elif files or args.engine or args.onnx:
