@@ -400,3 +400,44 @@ def test_the_current_row_moves_to_the_next_shown_layer(wide) -> None:  # type: i
     assert cur.column() == 2 and wide.model.data(cur, LAYER_INDEX_ROLE) == 51
     wide.filter_edit.setText("")
     assert wide.model.data(wide.table.currentIndex(), LAYER_INDEX_ROLE) == 51
+
+
+def test_the_log_tab_shows_the_log_an_engine_was_read_from(qtbot, sample_model) -> None:  # type: ignore[no-untyped-def]
+    """An engine opened from a TensorRT-RTX build log shows that log in the Log tab, each line at
+    the severity of its tag; an engine a build in the window just made (its log already streamed
+    there) leaves the tab alone."""
+    from trtstudio.engine.analysis import analyze
+    from trtstudio.engine.load import load_engine
+    from trtstudio.ui.engine_dock import EngineTabs
+
+    log = sample_model.with_name("mobilenetv2_035.rtx-sm86.build.log")
+    engine = load_engine([log])
+    assert len(engine.log) > 2000
+    tabs = EngineTabs()
+    qtbot.addWidget(tabs)
+    tabs.log_panel.append("INFO", "an earlier line")
+    tabs.show_analysis(analyze(engine, columns=True))
+    qtbot.waitUntil(lambda: tabs.log_panel.line_count() == len(engine.log) + 1, timeout=5000)
+    lines = tabs.log_panel.lines()
+    assert lines[0] == ("INFO", f"trtstudio: the log of {log}") and ("INFO", "an earlier line") not in lines
+    tagged = {s for s, m in lines[1:] if m.startswith("[TRT] [V]")}
+    assert tagged == {"VERBOSE"} and any(s == "INFO" and m.startswith("[TRT] [I]") for s, m in lines)
+    qtbot.waitUntil(lambda: "[TRT] [I]" in tabs.log_panel.text.toPlainText(), timeout=5000)  # info and up shown
+    built = engine.__class__(layers=engine.layers, sources=["m.engine", "<build log>"], log=["[TRT] [I] built"])
+    tabs.show_analysis(analyze(built, columns=True))
+    qtbot.waitUntil(lambda: tabs.finding_count() == len(analyze(built).findings), timeout=5000)
+    qtbot.wait(50)
+    assert tabs.log_panel.line_count() == len(engine.log) + 1  # unchanged
+
+
+def test_a_long_log_is_written_in_slices(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from trtstudio.ui.log_panel import FLUSH_LINES, LogPanel
+
+    panel = LogPanel()
+    qtbot.addWidget(panel)
+    for i in range(FLUSH_LINES * 2 + 10):
+        panel.append("INFO", f"line {i}")
+    panel.flush()
+    assert panel.text.document().blockCount() == FLUSH_LINES  # one slice now, the rest on later turns
+    qtbot.waitUntil(lambda: panel.text.document().blockCount() == FLUSH_LINES * 2 + 10, timeout=5000)
+    assert panel.text.toPlainText().endswith(f"line {FLUSH_LINES * 2 + 9}")

@@ -157,7 +157,7 @@ class BuildResult:
             if self.layer_info_json:
                 info = info_from_layer_doc(Path("<inspector>"), json.loads(self.layer_info_json))
             else:
-                info = read(Path("<build log>"), self.log_text())
+                info = read(Path(BUILD_LOG_SOURCE), self.log_text())
         except (InputError, ValueError):
             return None
         if self.engine_path:
@@ -285,6 +285,7 @@ def _parser_errors(parser: Any, model_path: Path, trt: Any) -> list[dict[str, An
     return support.diagnose(support.read_errors(parser), support.model_proto(model_path), trt.__name__, version)
 
 
+BUILD_LOG_SOURCE = "<build log>"  # the source name of a build's engine read from its own log
 PLACEHOLDER_DIM = "?"  # what some exporters (Paddle2ONNX) name every unknown dimension
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
@@ -54,6 +55,9 @@ class FindingsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.UserRole:
             return f.layer_index, list(f.nodes)
         return None
+
+
+_SEVERITY_TAG = re.compile(r"\[([VIWEF])\]")  # TensorRT's and trtexec's "[W]" tags
 
 
 class EngineTabs(QTabWidget):
@@ -110,6 +114,23 @@ class EngineTabs(QTabWidget):
         except ImportError:
             pass
 
+    def show_log(self, engine: Any) -> None:
+        """Put the log an engine was read from (a TensorRT-RTX build log, a trtexec or Polygraphy
+        log: ``EngineInfo.log``) in the Log tab, each line at the severity its ``[W]``-style tag
+        gives. An engine without one, or one a build in this window just streamed to the tab
+        (source ``<build log>``), leaves the tab as it is."""
+        from trtstudio.backends.build import BUILD_LOG_SOURCE
+
+        lines = getattr(engine, "log", None)
+        sources = [str(s) for s in getattr(engine, "sources", [])]
+        if self.log_panel is None or not lines or BUILD_LOG_SOURCE in sources:
+            return
+        self.log_panel.clear()
+        self.log_panel.append("INFO", f"trtstudio: the log of {', '.join(sources) or 'the engine'}")
+        for line in lines:
+            m = _SEVERITY_TAG.search(line)
+            self.log_panel.append(m.group(1) if m else "INFO", line)
+
     def add_charts(self) -> None:
         """Make the charts tab (second, after the layer table) and show what the tabs show."""
         if self.charts is not None:
@@ -149,6 +170,8 @@ class EngineTabs(QTabWidget):
     def _show_findings(self, gen: int, findings: list[Any]) -> None:
         if gen != self._gen:
             return
+        if self._shown is not None:
+            self.show_log(self._shown[0])
         self.findings_model.set_findings(findings)
         if findings and not self._sized:  # the first findings size the columns (from the rows in view)
             self._sized = True

@@ -24,6 +24,7 @@ SEVERITIES = ("VERBOSE", "INFO", "WARNING", "ERROR", "INTERNAL_ERROR")
 RANK = {s: i for i, s in enumerate(SEVERITIES)}
 LETTER = {"VERBOSE": "V", "INFO": "I", "WARNING": "W", "ERROR": "E", "INTERNAL_ERROR": "F"}
 FLUSH_MS = 50
+FLUSH_LINES = 5_000  # lines written per flush at most; the rest follow on the next turns
 MAX_LINES = 200_000  # lines kept; the oldest are dropped beyond this
 
 
@@ -92,8 +93,10 @@ class LogPanel(QWidget):
     def flush(self) -> None:
         """Write the lines that arrived since the last flush (called by the timer; tests call it)."""
         self._timer.stop()
-        shown = [self._format(s, m) for s, m in self._pending if self._accepts(s, m)]
-        self._pending = []
+        batch, self._pending = self._pending[:FLUSH_LINES], self._pending[FLUSH_LINES:]
+        if self._pending:  # a long log (a verbose build's 100,000 lines) in slices, between events
+            QTimer.singleShot(0, self.flush)
+        shown = [self._format(s, m) for s, m in batch if self._accepts(s, m)]
         self._shown += len(shown)
         if shown:
             bar = self.text.verticalScrollBar()
