@@ -441,3 +441,50 @@ def test_a_long_log_is_written_in_slices(qtbot) -> None:  # type: ignore[no-unty
     assert panel.text.document().blockCount() == FLUSH_LINES  # one slice now, the rest on later turns
     qtbot.waitUntil(lambda: panel.text.document().blockCount() == FLUSH_LINES * 2 + 10, timeout=5000)
     assert panel.text.toPlainText().endswith(f"line {FLUSH_LINES * 2 + 9}")
+
+
+def test_untagged_log_lines_keep_their_blocks_severity_and_a_logless_engine_clears_the_tab(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from trtstudio.engine.model import EngineInfo, Layer
+    from trtstudio.ui.engine_dock import EngineTabs
+
+    tabs = EngineTabs()
+    qtbot.addWidget(tabs)
+    log = ["[12/04/2026-10:00:00] [I] [TRT] building", "[TRT] [V] Engine Layer Information:",
+           "Layer(CaskConvolution): conv1, Tactic: 0x1", "[W] careful: a message with [E] inside",
+           "[TRT] [E] failed"]
+    tabs.show_log(EngineInfo(layers=[Layer(0, "conv1")], sources=["run.log"], log=log))
+    assert tabs.log_panel.lines()[1:] == [("INFO", log[0]), ("VERBOSE", log[1]), ("VERBOSE", log[2]),
+                                          ("WARNING", log[3]), ("ERROR", log[4])]
+    tabs.show_log(EngineInfo(layers=[Layer(0, "conv1")], sources=["layers.json"]))
+    assert tabs.log_panel.lines() == [("INFO", "trtstudio: no log for layers.json")]
+    tabs.log_panel.append("INFO", "streamed by a build")
+    tabs.show_log(EngineInfo(layers=[Layer(0, "conv1")], sources=["m.engine", "<build log>"], log=["[I] x"]))
+    tabs.show_log(EngineInfo(layers=[Layer(0, "conv1")], sources=["other.json"]))
+    assert ("INFO", "streamed by a build") in tabs.log_panel.lines()  # a build's log stays
+
+
+def test_selected_layers_counts_whole_rows_from_the_ranges(wide) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QItemSelection, QItemSelectionModel
+
+    sm = wide.table.selectionModel()
+    cells = QItemSelection(wide.model.index(1, 2), wide.model.index(2, 3))  # cells, not rows
+    sm.select(cells, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+    assert wide.selected_layers() == []
+    wide.filter_edit.setText("l1")
+    assert wide.selected_layers() == []
+    wide.filter_edit.setText("")
+    _select_all(wide)
+    assert wide.selected_layers() == list(range(300))
+
+
+def test_a_keystroke_that_hides_nothing_more_is_no_layout_change(qtbot, wide) -> None:  # type: ignore[no-untyped-def]
+    """Typing "l", then "l1": "l" keeps every row, so the table does not change (a layout change
+    made Qt walk a whole-table selection cell by cell: 10 s at 300,000 layers)."""
+    _select_all(wide)
+    with qtbot.assertNotEmitted(wide.model.layoutChanged), qtbot.assertNotEmitted(wide.sig_layers_selected):
+        wide.filter_edit.setText("l")
+    assert wide.model.rowCount() == 300 and len(wide.selected_layers()) == 300
+    assert wide.totals.text().startswith("300 layers shown of 300")
+    with qtbot.waitSignal(wide.model.layoutChanged):
+        wide.filter_edit.setText("l1")
+    assert 0 < wide.model.rowCount() < 300 and len(wide.selected_layers()) == wide.model.rowCount()

@@ -71,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
             try:  # not a session: an engine's file, as `layers` and `gui` take it
                 session = make_session(engine=files, title=args.title)
             except InputError as engine_exc:
-                raise InputError(exc.path, f"neither a trtstudio session ({exc.message}) nor an engine file "
+                prefix = "not a trtstudio session ("
+                why = exc.message[len(prefix):-1] if exc.message.startswith(prefix) and exc.message.endswith(")") \
+                    else exc.message
+                raise InputError(exc.path, f"neither a trtstudio session ({why}) nor an engine file "
                                            f"({engine_exc.message})") from None
         if args.title:
             session.title = args.title

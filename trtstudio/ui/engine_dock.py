@@ -57,7 +57,9 @@ class FindingsModel(QAbstractTableModel):
         return None
 
 
-_SEVERITY_TAG = re.compile(r"\[([VIWEF])\]")  # TensorRT's and trtexec's "[W]" tags
+# TensorRT's and trtexec's "[W]" tag, after any other bracketed prefixes ("[12/04/2026-10:00:00] [I]",
+# "[TRT] [V]"): only at the start of a line, so an "[E]" inside a message is not taken for one
+_SEVERITY_TAG = re.compile(r"^(?:\[[^\]]*\]\s*)*?\[([VIWEF])\]")
 
 
 class EngineTabs(QTabWidget):
@@ -74,6 +76,7 @@ class EngineTabs(QTabWidget):
         self.layer_table: Any = None
         self.charts: Any = None
         self.log_panel: Any = None
+        self._log_shown = False  # the Log tab holds an engine's own log (show_log), not a build's
         self._gen = 0
         self._shown: tuple[Any, Any] | None = None  # (engine, columns) the charts show, for charts made later
         try:
@@ -117,19 +120,32 @@ class EngineTabs(QTabWidget):
     def show_log(self, engine: Any) -> None:
         """Put the log an engine was read from (a TensorRT-RTX build log, a trtexec or Polygraphy
         log: ``EngineInfo.log``) in the Log tab, each line at the severity its ``[W]``-style tag
-        gives. An engine without one, or one a build in this window just streamed to the tab
-        (source ``<build log>``), leaves the tab as it is."""
+        gives; an untagged line (a layer listing under a "[V]" header) has its block's severity.
+        A build's engine (source ``<build log>``) leaves the log the build streamed there; an
+        engine without a log clears another engine's log from the tab."""
         from trtstudio.backends.build import BUILD_LOG_SOURCE
 
         lines = getattr(engine, "log", None)
         sources = [str(s) for s in getattr(engine, "sources", [])]
-        if self.log_panel is None or not lines or BUILD_LOG_SOURCE in sources:
+        if self.log_panel is None:
+            return
+        if BUILD_LOG_SOURCE in sources:
+            self._log_shown = False  # the tab holds what the build streamed
+            return
+        if not lines:
+            if self._log_shown:  # the tab holds another engine's log, not a build's
+                self.log_panel.clear()
+                self.log_panel.append("INFO", f"trtstudio: no log for {', '.join(sources) or 'this engine'}")
             return
         self.log_panel.clear()
+        self._log_shown = True
         self.log_panel.append("INFO", f"trtstudio: the log of {', '.join(sources) or 'the engine'}")
+        severity = "INFO"
         for line in lines:
-            m = _SEVERITY_TAG.search(line)
-            self.log_panel.append(m.group(1) if m else "INFO", line)
+            m = _SEVERITY_TAG.match(line)
+            if m:
+                severity = m.group(1)
+            self.log_panel.append(severity, line)
 
     def add_charts(self) -> None:
         """Make the charts tab (second, after the layer table) and show what the tabs show."""
