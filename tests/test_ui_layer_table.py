@@ -453,6 +453,7 @@ def test_untagged_log_lines_keep_their_blocks_severity_and_a_logless_engine_clea
            "Layer(CaskConvolution): conv1, Tactic: 0x1", "[W] careful: a message with [E] inside",
            "[TRT] [E] failed"]
     tabs.show_log(EngineInfo(layers=[Layer(0, "conv1")], sources=["run.log"], log=log))
+    qtbot.waitUntil(lambda: tabs.log_panel.line_count() == len(log) + 1, timeout=5000)  # added on later turns
     assert tabs.log_panel.lines()[1:] == [("INFO", log[0]), ("VERBOSE", log[1]), ("VERBOSE", log[2]),
                                           ("WARNING", log[3]), ("ERROR", log[4])]
     tabs.show_log(EngineInfo(layers=[Layer(0, "conv1")], sources=["layers.json"]))
@@ -488,3 +489,27 @@ def test_a_keystroke_that_hides_nothing_more_is_no_layout_change(qtbot, wide) ->
     with qtbot.waitSignal(wide.model.layoutChanged):
         wide.filter_edit.setText("l1")
     assert 0 < wide.model.rowCount() < 300 and len(wide.selected_layers()) == wide.model.rowCount()
+
+
+def test_a_long_log_goes_in_by_slices_keeping_the_panels_tail(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A verbose build log of a big engine runs to millions of lines: the tab takes the last lines
+    the panel keeps, a slice per event-loop turn (the first untagged one at its block's severity),
+    and a log still going in stops when another engine's replaces it."""
+    from trtstudio.engine.model import EngineInfo, Layer
+    from trtstudio.ui import engine_dock, log_panel
+    from trtstudio.ui.engine_dock import EngineTabs
+
+    monkeypatch.setattr(log_panel, "MAX_LINES", 1001)
+    monkeypatch.setattr(engine_dock, "LOG_SLICE", 100)
+    tabs = EngineTabs()
+    qtbot.addWidget(tabs)
+    log = ["[TRT] [W] a warning block:"] + [f"untagged {i}" for i in range(2999)]
+    tabs.show_log(EngineInfo(layers=[Layer(0, "a")], sources=["big.log"], log=log))
+    assert tabs.log_panel.line_count() == 1  # the header now, the lines on later turns
+    qtbot.waitUntil(lambda: tabs.log_panel.line_count() == 1001, timeout=5000)
+    lines = tabs.log_panel.lines()
+    assert lines[0] == ("INFO", "trtstudio: the log of big.log") and lines[1:] == [("WARNING", m) for m in log[-1000:]]
+    tabs.show_log(EngineInfo(layers=[Layer(0, "a")], sources=["one.log"], log=["[I] one"] * 500))
+    tabs.show_log(EngineInfo(layers=[Layer(0, "a")], sources=["two.log"], log=["[E] two"]))
+    qtbot.wait(100)
+    assert tabs.log_panel.lines() == [("INFO", "trtstudio: the log of two.log"), ("ERROR", "[E] two")]

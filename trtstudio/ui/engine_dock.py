@@ -59,6 +59,8 @@ class FindingsModel(QAbstractTableModel):
 
 # TensorRT's and trtexec's "[W]" tag, after any other bracketed prefixes ("[12/04/2026-10:00:00] [I]",
 # "[TRT] [V]"): only at the start of a line, so an "[E]" inside a message is not taken for one
+LOG_SLICE = 20_000  # log lines tagged and added per event-loop turn
+TAG_LOOKBACK = 10_000  # lines searched above a log's kept tail for the tag its first lines inherit
 _SEVERITY_TAG = re.compile(r"^(?:\[[^\]]*\]\s*)*?\[([VIWEF])\]")
 
 
@@ -77,6 +79,7 @@ class EngineTabs(QTabWidget):
         self.charts: Any = None
         self.log_panel: Any = None
         self._log_shown = False  # the Log tab holds an engine's own log (show_log), not a build's
+        self._log_gen = 0  # which show_log is still putting its lines in the tab
         self._gen = 0
         self._shown: tuple[Any, Any] | None = None  # (engine, columns) the charts show, for charts made later
         try:
@@ -129,6 +132,7 @@ class EngineTabs(QTabWidget):
         sources = [str(s) for s in getattr(engine, "sources", [])]
         if self.log_panel is None:
             return
+        self._log_gen += 1  # a log still being put in the tab stops there
         if BUILD_LOG_SOURCE in sources:
             self._log_shown = False  # the tab holds what the build streamed
             return
@@ -137,15 +141,43 @@ class EngineTabs(QTabWidget):
                 self.log_panel.clear()
                 self.log_panel.append("INFO", f"trtstudio: no log for {', '.join(sources) or 'this engine'}")
             return
-        self.log_panel.clear()
+        from trtstudio.ui.log_panel import MAX_LINES
+        from trtstudio.ui.turns import in_turns
+
+        panel = self.log_panel
+        panel.clear()
         self._log_shown = True
-        self.log_panel.append("INFO", f"trtstudio: the log of {', '.join(sources) or 'the engine'}")
-        severity = "INFO"
-        for line in lines:
+        gen = self._log_gen
+        panel.append("INFO", f"trtstudio: the log of {', '.join(sources) or 'the engine'}")
+        # the lines the panel keeps (a verbose build of a big engine logs millions), a slice per
+        # event-loop turn: tagging 100,000 lines took 130 ms of the GUI thread
+        at = max(0, len(lines) - (MAX_LINES - 1))
+        severity = self._severity_before(lines, at)
+
+        def step() -> bool:
+            nonlocal at, severity
+            if gen != self._log_gen:
+                return False  # another engine's log replaced this one
+            end = min(at + LOG_SLICE, len(lines))
+            for line in lines[at:end]:
+                m = _SEVERITY_TAG.match(line)
+                if m:
+                    severity = m.group(1)
+                panel.append(severity, line)
+            at = end
+            return at < len(lines)
+
+        in_turns(self, step, lambda: None)
+
+    @staticmethod
+    def _severity_before(lines: list[str], start: int) -> str:
+        """The severity an untagged line at ``start`` inherits (the last tag above it, looking back
+        at most ``TAG_LOOKBACK`` lines), INFO when none."""
+        for line in reversed(lines[max(0, start - TAG_LOOKBACK):start]):
             m = _SEVERITY_TAG.match(line)
             if m:
-                severity = m.group(1)
-            self.log_panel.append(severity, line)
+                return m.group(1)
+        return "INFO"
 
     def add_charts(self) -> None:
         """Make the charts tab (second, after the layer table) and show what the tabs show."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,7 @@ from trtstudio.ui.properties_view import ModelPanel
 from trtstudio.ui.search_controller import SearchController
 from trtstudio.ui.session_controller import SessionController
 from trtstudio.ui.settings import THEMES, AppSettings
+from trtstudio.ui.turns import in_turns
 from trtstudio.ui.window_tools import WindowTools
 from trtstudio.workspace import Workspace
 
@@ -179,24 +179,7 @@ class MainWindow(QMainWindow):
             staged.pop(0).setCurrentIndex(1)
             return bool(staged)
 
-        self._in_turns(flip, lambda: None)
-
-    def _in_turns(self, step: Callable[[], Any], done: Callable[[], None]) -> None:
-        """``step()`` on successive event-loop turns while it returns something true, then ``done()``
-        on the turn of the last step, also when a step raises (the exception goes on from there).
-        The turns have the window as context: dropped once it is gone."""
-
-        def turn() -> None:
-            more = False
-            try:
-                more = bool(step())
-            finally:
-                if more:
-                    QTimer.singleShot(0, self, turn)
-                else:
-                    done()
-
-        QTimer.singleShot(0, self, turn)
+        in_turns(self, flip, lambda: None)
 
     def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().paintEvent(event)
@@ -349,7 +332,7 @@ class MainWindow(QMainWindow):
                 failed = True
                 return False
 
-        self._in_turns(step, lambda: self._build_profile_panel(None if failed else live))
+        in_turns(self, step, lambda: self._build_profile_panel(None if failed else live))
 
     def _build_profile_panel(self, live: Any) -> None:
         """The panel around ``live`` (its plots made already), put on screen a part per turn: the
@@ -381,7 +364,7 @@ class MainWindow(QMainWindow):
             except RuntimeError:  # its C++ side already gone with the panel
                 pass
 
-        self._in_turns(lambda: next(steps, False), revealed)
+        in_turns(self, lambda: next(steps, False), revealed)
 
     @staticmethod
     def _drop_unplaced(live: Any) -> None:
