@@ -165,13 +165,14 @@ class LayerTableModel(QAbstractTableModel):
         self.layoutAboutToBeChanged[_PERSISTENT_LIST, _HINT].emit([], hint)  # type: ignore[index]  # stubs lack overloads
         persistent = self.persistentIndexList()
         old_order = self._order
-        held = [(int(old_order[p.row()]), p.column()) if 0 <= p.row() < len(old_order) else None for p in persistent]
+        # (layer position, column) of each persistent index; position -1 for one past the rows
+        held = [(int(old_order[p.row()]) if 0 <= p.row() < len(old_order) else -1, p.column()) for p in persistent]
         change()
         self._arrange()
         new_idx = []
-        for h in held:
-            row = int(self._row_of[h[0]]) if h is not None else -1
-            new_idx.append(self.createIndex(row, h[1]) if row >= 0 and h is not None else QModelIndex())
+        for pos, col in held:
+            row = int(self._row_of[pos]) if pos >= 0 else -1
+            new_idx.append(self.createIndex(row, col) if row >= 0 else QModelIndex())
         self.changePersistentIndexList(persistent, new_idx)
         self.layoutChanged[_PERSISTENT_LIST, _HINT].emit([], hint)  # type: ignore[index]
 
@@ -229,8 +230,6 @@ class LayerTableModel(QAbstractTableModel):
 
     def set_mask(self, mask: np.ndarray | None) -> None:
         """Show only the layer positions where ``mask`` is True (None: all), in the sort order."""
-        if mask is None and self._mask is None:
-            return
         if self.shows_same_rows(mask):
             self._mask = mask  # the same rows: no layout change (Qt walks a big selection on one)
             return
