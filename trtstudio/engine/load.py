@@ -7,8 +7,11 @@ versions, device, memory and build settings (the first file that names a value w
 
 from __future__ import annotations
 
+import operator
+from collections import deque
 from collections.abc import Iterable
-from operator import itemgetter
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from pathlib import Path
 
 from trtstudio.engine.model import EngineInfo, Layer, LayerTime, own_attrs_of
@@ -24,6 +27,8 @@ from trtstudio.errors import InputError
 from trtstudio.gcpause import gc_paused
 
 MATCH_WARN_FRACTION = 0.5
+_NAME = attrgetter("name")
+_SET_TIME = Layer.__dict__["time"].__set__  # the slot behind Layer.time (SourcedLayer's too)
 
 # What a file must hold, and the TensorRT flags that write it: the message for a file that gave nothing.
 EXPECTED_FILES = (
@@ -64,15 +69,18 @@ def times_of(info: EngineInfo) -> list[tuple[str, LayerTime | None]]:
 def match_times(layers: list[Layer], timed: list[tuple[str, LayerTime | None]]) -> tuple[int, list[str]]:
     """Copy the times of ``timed`` (layer name, time) onto ``layers`` by name; returns (matched,
     unmatched names)."""
-    names = [lay.name for lay in layers] if len(timed) == len(layers) else None
+    names = list(map(_NAME, layers)) if len(timed) == len(layers) else None
     if names is not None and list(map(itemgetter(0), timed)) == names and len(set(names)) == len(names):
-        # the usual case (a profile of this very build): the same unique names in the same order
-        matched = 0
-        for lay, (_, t) in zip(layers, timed, strict=True):
-            if t is not None:
-                lay.time = t
-                matched += 1
-        return matched, []
+        # the usual case (a profile of this very build): the same unique names in the same order,
+        # the times set in C (a None time leaves its layer's as it was)
+        times = list(map(itemgetter(1), timed))
+        missing = sum(map(operator.is_, times, repeat(None)))
+        if missing:
+            pairs = [(lay, t) for lay, t in zip(layers, times, strict=True) if t is not None]
+            deque(map(_SET_TIME, map(itemgetter(0), pairs), map(itemgetter(1), pairs)), maxlen=0)
+        else:
+            deque(map(_SET_TIME, layers, times), maxlen=0)
+        return len(times) - missing, []
     return _match_by_name(layers, timed)
 
 
@@ -101,7 +109,7 @@ def _match_by_name(layers: list[Layer], timed: list[tuple[str, LayerTime | None]
 
 def select_profile(info: EngineInfo, profile: int = 0) -> None:
     """Keep the layers of one optimization profile (tagged by the readers) and say so in a warning."""
-    tagged = [a for a in own_attrs_of(info.layers) if a]  # most layers carry no attrs of ours
+    tagged = list(filter(None, own_attrs_of(info.layers)))  # most layers carry no attrs of ours
     profiles = sorted({int(a.get(PROFILE, 0)) for a in tagged} | ({0} if len(tagged) < len(info.layers) else set()))
     if len(profiles) <= 1:
         return
@@ -191,7 +199,7 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
     for r in timed_parts:
         timed = times_of(r.info)
         matched, unmatched = match_times(out.layers, timed)
-        n = sum(t is not None for _, t in timed)
+        n = len(timed) - sum(map(operator.is_, map(itemgetter(1), timed), repeat(None)))
         if n and matched < MATCH_WARN_FRACTION * n:
             out.warnings.append(
                 f"{r.path.name}: only {matched} of {n} profiled layer names match the {len(out.layers)} layers "

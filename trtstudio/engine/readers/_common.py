@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import math
+import operator
 import re
+from itertools import compress, count, islice, repeat
 from pathlib import Path
 from typing import Any
 
 from trtstudio.engine.model import EngineInfo, Layer, LayerTime, SourcedLayer, TensorDesc
 from trtstudio.errors import InputError
+
+_LAYER_NAME = operator.attrgetter("name")
 
 # Key in Layer.attrs marking a layer that was made from a profile record (no layer information).
 PROFILE_ONLY = "profile_only"
@@ -239,9 +243,14 @@ def assign_profiles(info: EngineInfo) -> int:
     some Myelin helper layers (``__mye258_0_myl15_0``) that carry none: they take the profile of the
     layers around them.
     """
+    layers = info.layers
+    # most engines have one profile: no name says "[profile ", found in C without a loop here
+    first = next(compress(count(), map(operator.contains, map(_LAYER_NAME, layers), repeat("[profile "))), None)
+    if first is None:
+        return 1
     current = 0
     seen = 0
-    for lay in info.layers:
+    for lay in islice(layers, first, None):
         if "[profile " in lay.name:
             m = _PROFILE_NUM_RE.search(lay.name)
             if m:
