@@ -10,6 +10,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QTabWidget, QWidget
 
 from trtstudio.palette import SEVERITY_COLORS
+from trtstudio.ui.tables import rows_only_header
 
 FINDING_COLUMNS = ("Severity", "Kind", "Layer", "Message", "Hint")
 
@@ -109,6 +110,7 @@ class EngineTabs(QTabWidget):
         self.findings_view.setWordWrap(False)
         self.findings_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.findings_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        rows_only_header(self.findings_view)
         self.findings_view.clicked.connect(self._on_findings_view_clicked)
         self._sized = False
         self.addTab(self.findings_view, "Findings")
