@@ -1,7 +1,8 @@
 """What the layer table costs the GUI thread on a big engine: showing it, a filter keystroke,
 clearing the filter, sorting by a numeric, a text and a tensor column, and by the text column
-again in the other direction (its ranks are kept from the first sort). Sorting goes through the
-header's sort indicator, as a click on the header does.
+again in the other direction (its ranks are kept from the first sort); then selecting every row,
+filtering and sorting with a selection, and clearing it. Sorting goes through the header's sort
+indicator, as a click on the header does.
 
     QT_QPA_PLATFORM=offscreen python benchmarks/layer_table.py [--layers 50000 300000] [--repeat 3]
 
@@ -73,6 +74,13 @@ def bench(n_layers: int, repeat: int) -> None:
         "sort_name": lambda: header.setSortIndicator(COLUMN["name"], Qt.SortOrder.AscendingOrder),
         "sort_out_shapes": lambda: header.setSortIndicator(COLUMN["out_shapes"], Qt.SortOrder.AscendingOrder),
         "sort_name_again": lambda: header.setSortIndicator(COLUMN["name"], Qt.SortOrder.DescendingOrder),
+        # with a selection: Ctrl+A, a filter that hides part of it, the filter cleared (the hidden
+        # rows stay unselected: a selection in many pieces), a sort, the selection cleared
+        "select_all": view.table.selectAll,
+        "filter_selected": lambda: view.filter_edit.setText("blk1"),
+        "filter_cleared_selected": lambda: view.filter_edit.setText(""),
+        "sort_time_selected": lambda: header.setSortIndicator(COLUMN["total_ms"], Qt.SortOrder.DescendingOrder),
+        "clear_selection": view.table.clearSelection,
     }
     figures: dict[str, list[float]] = {k: [] for k in steps}
     for _ in range(max(1, repeat)):
