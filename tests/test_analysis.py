@@ -234,6 +234,39 @@ def test_sample_and_its_rtx_build_the_same_as_trtstudio_layers() -> None:
     assert set(MODES) >= {"Fused layer", "Precision", "Time share", "Finding"}
 
 
+@pytest.fixture(scope="module")
+def sample_analysis() -> tuple[Any, Analysis]:
+    if not SAMPLE.is_file():
+        pytest.skip("sample model not generated")
+    model = load_model(str(SAMPLE))
+    return model, analyze(load_engine([RTX_LOG]), model, columns=True)
+
+
+@given(st.lists(st.integers(-3, 400), max_size=60))
+def test_a_window_analysis_gathers_the_nodes_of_layers_as_the_layers_name_them(
+        sample_analysis: tuple[Any, Analysis], positions: list[int]) -> None:
+    """The window's analysis (``columns=True``) keeps each layer's nodes as graph indices, which a
+    big selection gathers with numpy: the same names, in the same order, as the layers give."""
+    model, an = sample_analysis
+    assert an.layer_nodes is not None
+    layers = an.engine.layers
+    expected = list(dict.fromkeys(n for p in positions if 0 <= p < len(layers) for n in layers[p].onnx_nodes))
+    assert an.nodes_of(positions) == expected
+    index = an.node_indices_of(positions)
+    assert index is not None and [model.graph.nodes[i].name for i in index.tolist()] == expected
+
+
+def test_an_analysis_without_the_window_or_a_model_names_nodes_from_its_layers() -> None:
+    model = load_model(str(SAMPLE)) if SAMPLE.is_file() else pytest.skip("sample model not generated")
+    engine = load_engine([RTX_LOG])
+    cli = analyze(engine, model)  # what trtstudio layers --onnx makes: no columns, no gathering
+    alone = analyze(cli.engine)  # layers that carry their nodes, no graph
+    assert cli.layer_nodes is None and alone.layer_nodes is None
+    assert alone.node_indices_of([0, 1]) is None
+    everything = list(range(len(engine.layers)))
+    assert alone.nodes_of(everything) == cli.nodes_of(everything) and cli.nodes_of(everything)
+
+
 def test_engine_alone_without_a_model(trt_real: Path) -> None:
     files = sorted((trt_real / "NVIDIA_TensorRT_trex/release-11.0/examples/pytorch/resnet/A100/fp16").glob("*.json"))
     engine = load_engine(files)

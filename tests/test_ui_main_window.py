@@ -16,6 +16,7 @@ pytestmark = pytest.mark.gui
 pytest.importorskip("PySide6")
 
 from PySide6.QtCore import QPointF, Qt  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
 
 from trtstudio.ui.main_window import MainWindow  # noqa: E402
 
@@ -125,6 +126,13 @@ def test_engine_links_to_graph(qtbot, window: MainWindow, sample_model: Path) ->
     window.select_layers([li])
     selected_names = {window.display.graph.nodes[window.display.node_index(d)].name for d in window.view.selected}
     assert selected_names == set(engine.layers[li].onnx_nodes)
+    # every row of the table (Ctrl+A): the nodes come as graph indices from the analysis
+    table = window.engine_tabs.layer_table.table
+    table.setFocus()
+    QTest.keyClick(table, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    assert window.workspace.selection.node_index is not None
+    selected_names = {window.display.graph.nodes[window.display.node_index(d)].name for d in window.view.selected}
+    assert selected_names == {n for lay in engine.layers for n in lay.onnx_nodes} and len(selected_names) > 50
     window.overlay.setCurrentText("Precision")
     assert window.view.folded is not None
     assert len(window.view.legend) >= 2

@@ -87,6 +87,9 @@ class Selection:
     layers: list[int] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
     source: str = ""  # "graph", "table", "finding", "search", ...
+    # the nodes as indices into the open model's graph.nodes, where the analysis has them
+    # (Analysis.layer_nodes): a view need not look 100,000s of names up again
+    node_index: Any = field(default=None, compare=False, repr=False)
 
 
 class Workspace:
@@ -230,9 +233,13 @@ class Workspace:
 
     def select_layers(self, positions: Iterable[int], source: str = "table") -> Selection:
         """Select engine layers; their ONNX nodes (through the analysis) are selected with them."""
-        pos = [int(p) for p in positions]
-        nodes = self.analysis.nodes_of(pos) if self.analysis is not None else []
-        self.selection = Selection(pos, nodes, source)
+        pos = list(map(int, positions))
+        index = self.analysis.node_indices_of(pos) if self.analysis is not None else None
+        if index is not None:
+            nodes = self.analysis.layer_nodes.names_of(index)  # type: ignore[union-attr]
+        else:
+            nodes = self.analysis.nodes_of(pos) if self.analysis is not None else []
+        self.selection = Selection(pos, nodes, source, index)
         self.events.emit("selection", self)
         return self.selection
 
@@ -241,7 +248,7 @@ class Workspace:
         names = list(dict.fromkeys(names))
         layers: list[int] = []
         if self.analysis is not None:
-            layers = list(dict.fromkeys(p for n in names for p in self.analysis.layers_of(n)))
+            layers = self.analysis.layers_of_nodes(names)
         self.selection = Selection(layers, names, source)
         self.events.emit("selection", self)
         return self.selection

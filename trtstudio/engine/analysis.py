@@ -15,13 +15,19 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain, repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from trtstudio.engine.diagnose import diagnose
 from trtstudio.engine.mapping import MappingResult, map_layers
 from trtstudio.engine.model import SEVERITY_RANK, EngineInfo, Finding
 
+_ONNX_NODES = attrgetter("onnx_nodes")
+
 if TYPE_CHECKING:
+    import numpy as np
+
     from trtstudio.engine.table import LayerColumns
 
 SCHEMA = "trtstudio.layers/1"
@@ -47,6 +53,7 @@ class Analysis:
     columns: LayerColumns | None = None
     model_path: str | None = None
     unsupported: list[dict[str, Any]] = field(default_factory=list)
+    layer_nodes: LayerNodes | None = field(default=None, compare=False, repr=False)  # with columns and a graph
 
     @property
     def total_time_ms(self) -> float | None:
@@ -65,9 +72,31 @@ class Analysis:
         return self.node_layers.get(node, [])
 
     def nodes_of(self, positions: Iterable[int]) -> list[str]:
-        """ONNX node names of the layers at ``positions`` (each once, in order)."""
+        """ONNX node names of the layers at ``positions`` (each once, in order). A selection of
+        every layer (Ctrl+A in the table) is 100,000s of names: gathered with numpy from
+        :attr:`layer_nodes` where the analysis has it, else in C from the layers."""
         layers = self.engine.layers
-        return list(dict.fromkeys(n for p in positions if 0 <= p < len(layers) for n in layers[p].onnx_nodes))
+        pos = positions if isinstance(positions, list) else list(positions)
+        if pos and not (0 <= min(pos) and max(pos) < len(layers)):
+            pos = [p for p in pos if 0 <= p < len(layers)]
+        if self.layer_nodes is not None:
+            return self.layer_nodes.names_of(self.layer_nodes.nodes_of(pos))
+        return list(dict.fromkeys(chain.from_iterable(map(_ONNX_NODES, map(layers.__getitem__, pos)))))
+
+    def node_indices_of(self, positions: Iterable[int]) -> np.ndarray | None:
+        """The graph's node indices of the layers at ``positions`` (each once, in the order
+        :meth:`nodes_of` names them); None where the analysis has no :attr:`layer_nodes`."""
+        import numpy as np  # here, not at import: the CLI's start (as _columns)
+
+        if self.layer_nodes is None:
+            return None
+        n = len(self.engine.layers)
+        pos = np.fromiter(positions, dtype=np.int64)
+        return self.layer_nodes.nodes_of(pos[(pos >= 0) & (pos < n)])
+
+    def layers_of_nodes(self, names: Iterable[str]) -> list[int]:
+        """Positions of the layers these ONNX nodes became (each once, in the nodes' order)."""
+        return list(dict.fromkeys(chain.from_iterable(map(self.node_layers.get, names, repeat(())))))
 
     def to_json(self) -> dict[str, Any]:
         """The ``trtstudio.layers/1`` document: the engine, its findings and (with a model) the mapping."""
@@ -86,6 +115,55 @@ def _copy_engine(engine: EngineInfo) -> EngineInfo:
     out.layers = [lay.shallow_copy() for lay in engine.layers]  # copy.copy's reduce protocol: 10x slower
     out.findings = []
     return out
+
+
+class LayerNodes:
+    """Each layer's ONNX nodes as indices into the graph's nodes, in one array (``index``) cut at
+    ``offsets`` (layer ``p``'s are ``index[offsets[p]:offsets[p + 1]]``), with the graph's node
+    names (``names``): what a big selection gathers with numpy instead of a dict lookup per name."""
+
+    __slots__ = ("index", "names", "offsets")
+
+    def __init__(self, offsets: np.ndarray, index: np.ndarray, names: list[str]) -> None:
+        self.offsets, self.index, self.names = offsets, index, names
+
+    @classmethod
+    def of(cls, engine: EngineInfo, graph: Any) -> LayerNodes | None:
+        """The layers' ``onnx_nodes`` looked up in ``graph`` (a trtstudio Graph); None where a
+        name is not one of its nodes, or the graph has no ``node_by_name``."""
+        import numpy as np
+
+        nbn = getattr(graph, "node_by_name", None)
+        if not isinstance(nbn, dict):
+            return None
+        lists = list(map(_ONNX_NODES, engine.layers))
+        found = list(map(nbn.get, chain.from_iterable(lists)))
+        if None in found:
+            return None
+        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), out=offsets[1:])
+        names = list(nbn) if len(nbn) == len(graph.nodes) else [n.name for n in graph.nodes]
+        return cls(offsets, np.asarray(found, dtype=np.int64), names)
+
+    def nodes_of(self, positions: np.ndarray | list[int]) -> np.ndarray:
+        """The node indices of the layers at ``positions`` (valid ones), each once, in the order
+        they first appear."""
+        import numpy as np
+
+        pos = np.asarray(positions, dtype=np.int64)
+        starts = self.offsets[pos]
+        counts = self.offsets[pos + 1] - starts
+        total = int(counts.sum())
+        if not total:
+            return np.empty(0, dtype=np.int64)
+        # index positions of every layer's run, run after run: start + 0, 1, ... count - 1
+        run_start = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+        flat = self.index[run_start + np.arange(total, dtype=np.int64)]
+        uniq, first = np.unique(flat, return_index=True)
+        return uniq[np.argsort(first, kind="stable")]  # type: ignore[no-any-return]
+
+    def names_of(self, nodes: np.ndarray) -> list[str]:
+        return list(map(self.names.__getitem__, nodes.tolist()))
 
 
 def analyze(
@@ -157,6 +235,7 @@ def _analyze(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, Any
         engine=eng, findings=findings, mapping=mapping, node_layers=node_layers, node_severity=node_severity,
         node_time_ms=node_time, columns=_columns(eng, findings) if columns else None,
         model_path=None if model_path is None else str(model_path), unsupported=unsupported_list,
+        layer_nodes=LayerNodes.of(eng, g) if columns and g is not None else None,
     )
 
 

@@ -37,8 +37,9 @@ class Relayout:
             return no_folding(nn)
         if self._base is None:  # every foldable chain folded, computed on the first toggle
             self._base = fold_constants(dg.graph)
-        kept = [i - dg.node_offset for i in keep if 0 <= i - dg.node_offset < nn]
-        return self._base.without(kept) if kept else self._base
+        kept = np.fromiter(keep, dtype=np.int64) - dg.node_offset
+        kept = kept[(kept >= 0) & (kept < nn)]
+        return self._base.without(kept) if kept.size else self._base
 
     def change(self, dg: DisplayGraph | None, keep: Iterable[int], *, force: bool = False) -> Folding | None:
         """The folding to lay out now, or None when the shown (complete) layout already has it."""

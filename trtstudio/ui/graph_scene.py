@@ -8,6 +8,7 @@ the layout; they sit at their host's position, and their edges are not drawn.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -109,6 +110,18 @@ class DisplayGraph:
 
     def display_index(self, node_index: int) -> int:
         return self.node_offset + node_index
+
+    def display_indices(self, names: Iterable[str]) -> list[int]:
+        """The display indices of the nodes of these names (names not in the graph skipped),
+        ascending. Looked up in C: a selection of every layer names 100,000s of nodes."""
+        found = list(map(self.graph.node_by_name.get, names))
+        if None in found:
+            found = [i for i in found if i is not None]
+        return self.display_indices_of(np.asarray(found, dtype=np.int64))
+
+    def display_indices_of(self, node_index: np.ndarray) -> list[int]:
+        """The display indices of these graph node indices, ascending."""
+        return (np.sort(node_index) + self.node_offset).tolist()  # type: ignore[no-any-return]
 
     def node_index(self, display_index: int) -> int | None:
         i = display_index - self.node_offset

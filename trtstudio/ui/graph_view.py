@@ -332,7 +332,10 @@ class GraphView(QWidget):
         self.selected = set(display_indices)
         self.current = display_indices[0] if display_indices else -1
         dg = self.dg
-        hidden_target = dg is not None and any(bool(dg.hidden[i]) for i in display_indices if 0 <= i < dg.n)
+        hidden_target = False
+        if dg is not None and display_indices:  # with numpy: a table's Ctrl+A selects 100,000s of nodes
+            idx = np.asarray(display_indices, dtype=np.int64)
+            hidden_target = bool(dg.hidden[idx[(idx >= 0) & (idx < dg.n)]].any())
         self._pending_center = list(display_indices) if hidden_target and center else None
         self._update_folding()
         if center and display_indices and not self._pending_center:

@@ -432,9 +432,12 @@ class MainWindow(QMainWindow):
         dg = self.display
         if self._syncing or self.analysis is None or dg is None:
             return
-        graph = dg.graph
-        names = self.workspace.select_layers(layer_indices, source="table").nodes
-        idx = sorted(dg.display_index(graph.node_by_name[n]) for n in names if n in graph.node_by_name)
+        sel = self.workspace.select_layers(layer_indices, source="table")
+        model = self.workspace.model
+        if sel.node_index is not None and model is not None and dg.graph is model.graph:
+            idx = dg.display_indices_of(sel.node_index)
+        else:
+            idx = dg.display_indices(sel.nodes)
         self.tabs.setCurrentIndex(0)
         self.view.select(idx, center=True)
         if idx:
