@@ -10,6 +10,8 @@ import numpy as np
 import onnx
 import onnx_models as models
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from trtstudio.errors import InputError
 from trtstudio.graph.model import load_model
@@ -186,3 +188,41 @@ def test_dangling_inputs_from_the_tensor_table_match_the_plain_way(tmp_path: Pat
             assert all(repr(t) in said[0] for t in expected[:5])
 
     check()
+
+
+def _find_one_by_one(graph: Any, text: str) -> list[int]:
+    """What Graph.find returns, node by node (the search as first written)."""
+    q = text.strip().lower()
+    if not q:
+        return []
+    return [n.index for n in graph.nodes
+            if q in n.name.lower() or q == n.op_type.lower() or q in n.qualified_op.lower()
+            or any(q in t.lower() for t in n.inputs) or any(q in t.lower() for t in n.outputs)]
+
+
+@pytest.fixture(scope="module")
+def sample_graph() -> Any:
+    from conftest import SAMPLE
+
+    if not SAMPLE.is_file():
+        pytest.skip("sample model not generated")
+    return load_model(str(SAMPLE), infer_shapes=False).graph
+
+
+@given(st.data())
+def test_search_finds_what_a_node_by_node_search_finds(sample_graph: Any, data: Any) -> None:
+    """Graph.find (columns made once, tested in C) against the node-by-node search, for pieces of
+    the model's own names, op types and tensors in any case, and random text."""
+    node = data.draw(st.sampled_from(sample_graph.nodes))
+    source = data.draw(st.sampled_from([node.name, node.op_type, node.qualified_op, *node.inputs, *node.outputs]))
+    start = data.draw(st.integers(0, max(0, len(source) - 1)))
+    piece = source[start:start + data.draw(st.integers(1, 12))]
+    text = data.draw(st.sampled_from([piece, piece.upper(), f"  {piece} ", data.draw(st.text(max_size=4))]))
+    assert sample_graph.find(text) == _find_one_by_one(sample_graph, text)
+
+
+def test_search_of_an_op_type_and_of_nothing(sample_graph: Any) -> None:
+    convs = sample_graph.find("conv")
+    assert convs and all("conv" in (n := sample_graph.nodes[i]).op_type.lower() or "conv" in n.name.lower()
+                         or any("conv" in t.lower() for t in n.inputs + n.outputs) for i in convs)
+    assert sample_graph.find("   ") == [] and sample_graph.find("\x00") == _find_one_by_one(sample_graph, "\x00")

@@ -48,10 +48,12 @@ ISOLATED_INFERENCE_BYTES = 2_000_000
 
 def _infer_shapes(model: Any, stamp: tuple[int, int, int] | None = None) -> tuple[Any, dict[str, Any]]:
     """Infer ``model``'s shapes (``stamp``: its file's ``fileio.file_stamp`` when it was loaded: a
-    child process reads the file again, and a file replaced since would give another model's shapes)."""
+    child process reads the file again, and a file replaced since would give another model's
+    shapes); make its search columns first (``Graph.search_columns``)."""
     from trtstudio.fileio import file_stamp
     from trtstudio.graph.model import infer_shapes_later
 
+    model.graph.search_columns()  # for the first keystroke in the search field
     now = file_stamp(model.path)
     isolated = len(model.graph.nodes) > ISOLATED_INFERENCE_NODES or (now is not None and now[1] > ISOLATED_INFERENCE_BYTES)
     if isolated and stamp is not None and now != stamp:
