@@ -5,6 +5,7 @@ ResNet-18 layer JSON + profile (../shared/fixtures/trt-real). No Qt."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -33,6 +34,7 @@ from trtstudio.palette import (
     PRECISION_COLORS,
     SEVERITY_COLORS,
     heat,
+    heat_colors,
     precision_color,
     tint,
 )
@@ -265,6 +267,36 @@ def test_an_analysis_without_the_window_or_a_model_names_nodes_from_its_layers()
     assert alone.node_indices_of([0, 1]) is None
     everything = list(range(len(engine.layers)))
     assert alone.nodes_of(everything) == cli.nodes_of(everything) and cli.nodes_of(everything)
+
+
+@pytest.mark.parametrize("case", ["resnet", "sample"])
+def test_a_window_overlay_from_columns_is_the_one_node_by_node(resnet: tuple[Path, list[Path]], case: str) -> None:
+    """The window's analysis paints overlays from its columns with numpy; an analysis without them
+    (the reports', the CLI's) goes node by node: the same colours, folded nodes and legend, for
+    every mode, on a mapped engine with times (ResNet-18) and a build log without (the sample)."""
+    if case == "resnet":
+        onnx_path, files = resnet
+        model, engine = load_model(str(onnx_path)), load_engine(files)
+    else:
+        if not SAMPLE.is_file():
+            pytest.skip("sample model not generated")
+        model, engine = load_model(str(SAMPLE)), load_engine([RTX_LOG])
+    an = analyze(engine, model, columns=True)
+    assert an.layer_nodes is not None
+    one_by_one = dataclasses.replace(an, layer_nodes=None)
+    nodes = model.graph.nodes
+    for mode in MODES[1:]:
+        fast, slow = overlay(an, nodes, mode), overlay(one_by_one, nodes, mode)
+        assert fast is not None and slow is not None
+        assert (fast.colors, fast.folded, fast.legend) == (slow.colors, slow.folded, slow.legend), mode
+    shares = overlay(an, nodes, "Time share")
+    assert shares is not None and (len(set(shares.colors)) > 3) == (case == "resnet")
+    assert overlay(an, nodes[:-1], "Fused layer") == overlay(one_by_one, nodes[:-1], "Fused layer")  # another graph
+
+
+@given(st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(-0.1, 1.1)), max_size=50))
+def test_heat_colours_of_an_array_are_heat_of_each(values: list[float]) -> None:
+    assert heat_colors(np.asarray(values, dtype=np.float64)) == [heat(v) for v in values]
 
 
 def test_engine_alone_without_a_model(trt_real: Path) -> None:

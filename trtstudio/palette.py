@@ -8,6 +8,8 @@ row or a report cell, so FP32 reads the same in the graph, the table and the rep
 
 from __future__ import annotations
 
+from typing import Any
+
 PRECISION_COLORS: dict[str, str] = {
     "FP32": "#4e79a7",
     "TF32": "#76b7b2",
@@ -63,3 +65,18 @@ def heat(v: float) -> str:
     g = int(240 - 200 * v)
     b = int(170 - 150 * v)
     return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def heat_colors(values: Any) -> list[str]:
+    """:func:`heat` of each value of a float array, with numpy (100,000s of graph nodes): clamped
+    to [0, 1] as heat clamps, NaN as 1, each distinct colour formatted once."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    v = np.where(np.isnan(v), 1.0, np.clip(v, 0.0, 1.0))  # max(0.0, min(1.0, nan)) is 1.0
+    r = (255 - 80 * v).astype(np.int64)  # int() of a positive float: truncated
+    g = (240 - 200 * v).astype(np.int64)
+    b = (170 - 150 * v).astype(np.int64)
+    keys, where = np.unique((r << 16) | (g << 8) | b, return_inverse=True)
+    text = np.array([f"#{k >> 16:02x}{(k >> 8) & 255:02x}{k & 255:02x}" for k in keys.tolist()] or [""], dtype=object)
+    return text[where.reshape(-1)].tolist()  # type: ignore[no-any-return]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from typing import Any
 
 from trtstudio.engine.analysis import Analysis
@@ -22,6 +23,7 @@ from trtstudio.palette import (
     SEVERITY_COLORS,
     UNMEASURED_COLOR,
     heat,
+    heat_colors,
     precision_color,
 )
 
@@ -46,6 +48,8 @@ def overlay(analysis: Analysis, nodes: Sequence[Any], mode: str) -> Overlay | No
         raise ValueError(f"unknown overlay {mode!r}; one of {', '.join(MODES)}")
     engine = analysis.engine
     total = analysis.total_time_ms or 0.0
+    if _indexes(analysis, nodes):
+        return Overlay(*_by_columns(analysis, mode, total))
     colors: list[str] = []
     folded: list[bool] = []
     used: set[str] = set()
@@ -67,6 +71,10 @@ def overlay(analysis: Analysis, nodes: Sequence[Any], mode: str) -> Overlay | No
             colors.append(heat(min(1.0, share * 10)))
         else:
             colors.append(SEVERITY_COLORS.get(analysis.node_severity.get(node.name, ""), NO_FINDING_COLOR))
+    return Overlay(colors, folded, _legend(mode, used))
+
+
+def _legend(mode: str, used: set[str]) -> list[tuple[str, str]]:
     legend: list[tuple[str, str]]
     if mode == "Precision":
         legend = [(p, c) for p, c in PRECISION_COLORS.items() if p in used]
@@ -77,7 +85,54 @@ def overlay(analysis: Analysis, nodes: Sequence[Any], mode: str) -> Overlay | No
     else:
         legend = [("colour = engine layer", FUSED_COLORS[0])]
     legend.append(("no engine layer (folded)", NO_LAYER_COLOR))
-    return Overlay(colors, folded, legend)
+    return legend
+
+
+def _indexes(analysis: Analysis, nodes: Sequence[Any]) -> bool:
+    """Whether ``analysis.layer_nodes`` indexes ``nodes`` (the graph it was made with: the same
+    node count, first and last names) and the analysis has the columns :func:`_by_columns` reads."""
+    ln = analysis.layer_nodes
+    return (ln is not None and analysis.columns is not None and len(nodes) == len(ln.names)
+            and (not nodes or (nodes[0].name == ln.names[0] and nodes[-1].name == ln.names[-1])))
+
+
+def _by_columns(analysis: Analysis, mode: str, total: float) -> tuple[list[str], list[bool], list[tuple[str, str]]]:
+    """:func:`overlay`'s colours, folded flags and legend, for the graph whose nodes
+    ``analysis.layer_nodes`` indexes, from the analysis's columns with numpy: the same as its
+    loop node by node, which took 100-250 ms of the GUI thread at 100,000 nodes."""
+    import numpy as np
+
+    ln, cols = analysis.layer_nodes, analysis.columns
+    assert ln is not None and cols is not None
+    n_nodes = len(ln.names)
+    counts = np.diff(ln.offsets)
+    layer_of = np.repeat(np.arange(len(counts), dtype=np.int64), counts)  # the layer of each entry of ln.index
+    nodes, first_entry = np.unique(ln.index, return_index=True)  # entries run in layer order: the first is the first layer
+    first = np.full(n_nodes, -1, dtype=np.int64)
+    first[nodes] = layer_of[first_entry]
+    folded = first < 0
+    mapped = ~folded
+    out = np.full(n_nodes, NO_LAYER_COLOR, dtype=object)
+    used: set[str] = set()
+    if mode == "Fused layer":
+        out[mapped] = np.asarray(FUSED_COLORS, dtype=object)[first[mapped] % len(FUSED_COLORS)]
+    elif mode == "Precision":
+        precision = list(map(cols.precision.__getitem__, first[mapped].tolist()))  # Layer.precision or ""
+        used = set(precision)
+        color_of = {p: precision_color(p) for p in used}
+        out[mapped] = np.fromiter(map(color_of.__getitem__, precision), dtype=object, count=len(precision))
+    elif mode == "Time share":
+        names = list(compress(ln.names, mapped.tolist()))
+        t = np.fromiter(map(analysis.node_time_ms.get, names, repeat(0.0)), dtype=np.float64, count=len(names))
+        share = t / total if total else np.zeros(len(names))
+        v = share * 10
+        v = np.where(np.isnan(v), 1.0, np.minimum(1.0, v))  # min(1.0, v), as Python takes it for NaN
+        out[mapped] = np.asarray(heat_colors(v), dtype=object)
+    else:
+        names = list(compress(ln.names, mapped.tolist()))
+        out[mapped] = np.fromiter(map(SEVERITY_COLORS.get, map(analysis.node_severity.get, names, repeat("")),
+                                      repeat(NO_FINDING_COLOR)), dtype=object, count=len(names))
+    return out.tolist(), folded.tolist(), _legend(mode, used)
 
 
 def error_overlay(nodes: Sequence[Any], errors: dict[str, float]) -> Overlay | None:
