@@ -96,3 +96,42 @@ def test_relayout_of_a_replaced_graph_is_dropped(qtbot, tmp_path: Path, monkeypa
     assert first.placement is before and first.folded_count == 200
     assert changes == [] and view.dg is second
     assert not np.array_equal(view._visible(), [])  # the new graph is drawn
+
+
+def _elements(path) -> list[tuple[int, float, float]]:  # type: ignore[no-untyped-def]
+    out = []
+    for i in range(path.elementCount()):
+        e = path.elementAt(i)
+        out.append((int(e.type.value), round(e.x, 6), round(e.y, 6)))
+    return out
+
+
+def test_edges_and_arrow_heads_are_one_path_each_with_the_elements_of_each_edge() -> None:
+    """The edges of a paint go to Qt as one QPainterPath (read from its QDataStream form) instead
+    of one per edge: the same curves and polylines, a long polyline cut to the band painted."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QPainterPath
+
+    from trtstudio.ui.graph_paint import _arrows_path, _edges_path
+
+    rng = np.random.default_rng(1)
+    long_y = np.arange(40, dtype=float) * 10.0  # an edge down through 40 layers (y ascending)
+    segs = [np.array([[0.0, 0.0], [30.0, 50.0]]), np.array([[5.0, 5.0], [6.0, 20.0], [7.0, 90.0]]),
+            np.column_stack([rng.normal(size=40), long_y]), np.array([[1.5, 2.5], [-3.0, 80.25]])]
+    pts = np.concatenate(segs)
+    counts = np.array([len(s) for s in segs])
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    top, bottom = 95.0, 205.0
+    expected = QPainterPath()
+    for s in (segs[0], segs[3]):  # the two-point edges first, as S curves
+        mid = (s[0, 1] + s[1, 1]) / 2
+        expected.moveTo(QPointF(*s[0]))
+        expected.cubicTo(QPointF(s[0, 0], mid), QPointF(s[1, 0], mid), QPointF(*s[1]))
+    for s in (segs[1], segs[2][9:22]):  # the long one from the point above the band (y 90) to the one below (210)
+        expected.moveTo(QPointF(*s[0]))
+        for x, y in s[1:]:
+            expected.lineTo(QPointF(x, y))
+    assert _elements(_edges_path(pts, starts, counts, top, bottom)) == _elements(expected)
+    heads = _arrows_path(np.array([[10.0, 20.0], [10.0, 20.0]]))  # two heads on one node
+    assert heads.elementCount() == 8 and heads.fillRule().name == "WindingFill"
+    assert heads.contains(QPointF(10.0, 16.0)) and not heads.contains(QPointF(10.0, 21.0))
