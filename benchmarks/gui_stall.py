@@ -115,23 +115,32 @@ def measure(model: Path, engine_files: list[Path], profile_out: str | None = Non
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_input_args(ap: argparse.ArgumentParser) -> None:
+    """The window benchmarks' inputs: ``--model`` (and ``--engine`` files), or ``--synthetic``."""
     ap.add_argument("--model")
     ap.add_argument("--engine", nargs="*", default=[])
     ap.add_argument("--synthetic", action="store_true", help="benchmarks/engine.py's engine and model")
-    ap.add_argument("--layers", type=int, default=50_000)
+    ap.add_argument("--layers", type=int, default=50_000, help="the synthetic engine's layers")
+
+
+def input_files(ap: argparse.ArgumentParser, args: argparse.Namespace, tmp: Path) -> tuple[Path, list[Path]]:
+    """(model, engine files) of :func:`add_input_args`' arguments (the synthetic ones written to ``tmp``)."""
+    if args.synthetic:
+        return synthetic(args.layers, tmp)
+    if not args.model:
+        ap.error("give --model (and --engine) or --synthetic")
+    return Path(args.model), [Path(p) for p in args.engine]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_input_args(ap)
     ap.add_argument("--profile", help="write a cProfile of the load to this file")
     ap.add_argument("--where", action="store_true",
                     help="also list what the GUI thread ran during each stall over 100 ms (stall_stacks)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        if args.synthetic:
-            model, engine_files = synthetic(args.layers, Path(tmp))
-        elif args.model:
-            model, engine_files = Path(args.model), [Path(p) for p in args.engine]
-        else:
-            ap.error("give --model (and --engine) or --synthetic")
+        model, engine_files = input_files(ap, args, Path(tmp))
         print(json.dumps(measure(model, engine_files, args.profile, args.where)), flush=True)
     return 0
 

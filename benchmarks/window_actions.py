@@ -2,11 +2,10 @@
 the engine tabs, the table's colours, search keystrokes, a filter, clicks and Ctrl+A in the layer
 and findings tables (whose selection the graph follows).
 
-    QT_QPA_PLATFORM=offscreen python benchmarks/window_actions.py [--layers 50000]
+    QT_QPA_PLATFORM=offscreen python benchmarks/window_actions.py --synthetic [--layers 50000]
     QT_QPA_PLATFORM=offscreen python benchmarks/window_actions.py --model M.onnx --engine layers.json profile.json
 
-``--synthetic`` (the default without ``--model``) opens ``benchmarks/engine.py``'s engine and its
-100,000-node model. The actions start once the graph's layout is complete (a big graph is laid out
+``--synthetic`` opens ``benchmarks/engine.py``'s engine and its 100,000-node model. The actions start once the graph's layout is complete (a big graph is laid out
 in the background after its first frame). For each action: how long the call took and the longest
 gap between two ticks of a 10 ms timer until the window is idle again (the stall the user feels).
 The window's stall budget is 100 ms (issue 16 and the workspace issue). Prints one JSON line.
@@ -130,18 +129,13 @@ def measure(model: Path, engine_files: list[Path]) -> dict[str, Any]:
 
 
 def main() -> int:
+    from gui_stall import add_input_args, input_files  # benchmarks/gui_stall.py
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model")
-    ap.add_argument("--engine", nargs="*", default=[])
-    ap.add_argument("--layers", type=int, default=50_000, help="the synthetic engine's layers (without --model)")
+    add_input_args(ap)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        if args.model:
-            model, engine_files = Path(args.model), [Path(p) for p in args.engine]
-        else:
-            from gui_stall import synthetic  # benchmarks/gui_stall.py
-
-            model, engine_files = synthetic(args.layers, Path(tmp))
+        model, engine_files = input_files(ap, args, Path(tmp))
         print(json.dumps(measure(model, engine_files)), flush=True)
     return 0
 
