@@ -229,3 +229,15 @@ def test_cli_report_takes_the_model_and_engine_files_as_arguments(sample_model: 
     assert main(["report", str(sess), str(log), "-o", str(tmp_path / "y.html")]) == 2
     assert "a session makes a report alone" in capsys.readouterr().err
     assert main(["report", str(sess), "-o", str(tmp_path / "z.json")]) == 0
+    damaged = tmp_path / "damaged.json"  # a session by its schema, whatever its name: its own error, no engine guess
+    doc = json.loads(sess.read_text())
+    doc["runs"] = "many"
+    damaged.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["report", str(damaged), "-o", str(tmp_path / "d.html")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: {damaged}: damaged session: runs is a JSON string, expected array", err
+    doc["runs"] = [None]
+    damaged.write_text(json.dumps(doc))
+    assert main(["report", str(damaged), "-o", str(tmp_path / "d.html")]) == 2
+    assert capsys.readouterr().err.strip().endswith("damaged session: runs[0] is a JSON null, expected an object")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
@@ -54,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     """Build the report and write it; exit 2 for bad input."""
     from trtstudio.errors import InputError
     from trtstudio.report.model import Report, make_session
-    from trtstudio.report.session import load_session, write_session
+    from trtstudio.report.session import NotASession, load_session, write_session
     from trtstudio.report.writers import REPORT_WRITERS, write_report
 
     if not args.output and not args.json:
@@ -65,16 +64,13 @@ def run(args: argparse.Namespace) -> int:
     if len(files) == 1 and not (args.engine or args.onnx) and not files[0].lower().endswith(".onnx"):
         try:
             session = load_session(files[0])
-        except InputError as exc:
-            if files[0].lower().endswith(".trtstudio") or not os.path.isfile(files[0]):
+        except NotASession as exc:
+            if files[0].lower().endswith(".trtstudio"):
                 raise
             try:  # not a session: an engine's file, as `layers` and `gui` take it
                 session = make_session(engine=files, title=args.title)
             except InputError as engine_exc:
-                prefix = "not a trtstudio session ("
-                why = exc.message[len(prefix):-1] if exc.message.startswith(prefix) and exc.message.endswith(")") \
-                    else exc.message
-                raise InputError(exc.path, f"neither a trtstudio session ({why}) nor an engine file "
+                raise InputError(exc.path, f"neither a trtstudio session ({exc.why}) nor an engine file "
                                            f"({engine_exc.message})") from None
         if args.title:
             session.title = args.title

@@ -339,6 +339,16 @@ def save_session(path: str | os.PathLike[str], model: Any = None, engine: Any = 
     return write_session(path, make_session(model, engine, run, accuracy, graph_png, title))
 
 
+
+class NotASession(InputError):
+    """A file :func:`load_session` cannot take for a session at all (not JSON, another schema), as
+    opposed to a session that is damaged; ``why`` says what it is instead."""
+
+    def __init__(self, path: str | os.PathLike[str], why: str) -> None:
+        self.why = why
+        super().__init__(path, f"not a trtstudio session ({why})")
+
+
 def load_session(path: str | os.PathLike[str]) -> Session:
     """Read a ``.trtstudio`` file; InputError (naming the file) when it is not a readable session."""
     from trtstudio.fileio import check_input, tail_is_binary
@@ -347,29 +357,60 @@ def load_session(path: str | os.PathLike[str]) -> Session:
         raise InputError(path, "no such session file")
     p = check_input(path, what="a .trtstudio session file")
     if tail_is_binary(p):
-        raise InputError(p, "not a trtstudio session (ends in binary data: truncated or corrupt)")
+        raise NotASession(p, "ends in binary data: truncated or corrupt")
     try:
         with open(p, encoding="utf-8") as fh:
             doc = json.load(fh)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(p, f"not a trtstudio session (not JSON: {exc})") from None
+        raise NotASession(p, f"not JSON: {exc}") from None
     except RecursionError:
-        raise InputError(p, "not a trtstudio session (JSON nested too deeply)") from None
+        raise NotASession(p, "JSON nested too deeply") from None
     except OSError as exc:
         raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-        raise InputError(p, f"not a trtstudio session (schema {got!r}, expected {SCHEMA!r})")
+        raise NotASession(p, f"schema {got!r}, expected {SCHEMA!r}")
     try:
+        _check_document(doc)
         session = Session.from_json(doc)
         _check_types(session)
         return session
+    except _WrongType as exc:
+        raise InputError(p, f"damaged session: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError, zlib.error) as exc:
         raise InputError(p, f"damaged session: {type(exc).__name__}: {exc}") from None
 
 
+class _WrongType(ValueError):
+    """A field of a session document with a value of the wrong type (the message names both)."""
+
+
+_DOC_FIELDS: dict[str, tuple[type, ...]] = {  # the session document's own fields that from_json walks into
+    "runs": (list, type(None)), "engines": (list, type(None)), "warnings": (list, type(None)),
+    "model": (dict, type(None)), "environment": (dict, type(None)), "build_settings": (dict, type(None)),
+}
+
+
+def _check_document(doc: dict[str, Any]) -> None:
+    """:class:`_WrongType` for a top-level field, or a run or engine record, that is not the list or
+    object the format has there (``from_json`` would fail on it with a Python error)."""
+    for name, types in _DOC_FIELDS.items():
+        value = doc.get(name)
+        if not isinstance(value, types):
+            raise _WrongType(f"{name} is a JSON {_json_type(value)}, expected {_json_type(types[0]())}")
+    for name in ("runs", "engines"):
+        for i, item in enumerate(doc.get(name) or ()):
+            if not isinstance(item, dict):
+                raise _WrongType(f"{name}[{i}] is a JSON {_json_type(item)}, expected an object")
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
 def _check_types(session: Session) -> None:
-    """ValueError for fields of the wrong type, which ``from_json`` copies as they are and the window
+    """:class:`_WrongType` for fields of the wrong type, which ``from_json`` copies as they are and the window
     and the report writers would trip over later (far from the file that caused it)."""
     expect: dict[str, tuple[type, ...]] = {
         "title": (str, type(None)), "model_path": (str, type(None)), "model_summary": (dict, type(None)),
@@ -378,10 +419,10 @@ def _check_types(session: Session) -> None:
     for name, types in expect.items():
         value = getattr(session, name)
         if not isinstance(value, types):
-            raise ValueError(f"{name} is a {type(value).__name__}")
+            raise _WrongType(f"{name} is a JSON {_json_type(value)}")
     for run in session.runs:
         for name, types in (("stats", (dict,)), ("shapes", (dict,)), ("config", (dict,)),
                             ("backend", (str, type(None))), ("model", (str, type(None)))):
             value = getattr(run, name)
             if not isinstance(value, types):
-                raise ValueError(f"run {run.name!r}: {name} is a {type(value).__name__}")
+                raise _WrongType(f"run {run.name!r}: {name} is a JSON {_json_type(value)}")
