@@ -92,7 +92,11 @@ def test_atomic_write_keeps_the_old_session_on_failure(small_model: Path, tmp_pa
         (b'{"schema": "trtstudio.session/1", "runs": [{"samples": {"latency_ms": {"dtype": "float32", "n": 3, '
          b'"zlib_b64": "@@notbase64"}}}]}', "damaged session"),
         (b'{"schema": "trtstudio.session/1", "engines": [{"paths": [], "info": {"layers": [{"name": "x"}]}}]}',
-         "damaged session"),
+         r"damaged session: Object missing required field `index` - at `\$\.engines\[0\]\.info\.layers\[0\]`"),
+        (b'{"schema": "trtstudio.session/1", "engines": [{"paths": [], "info": []}]}',
+         r"damaged session: Expected `object`, got `array` - at `\$\.engines\[0\]\.info`"),
+        (b'{"schema": "trtstudio.session/1", "graph_picture": 5}', r"Expected `object \| null`, got `int` - at `\$\.graph_picture`"),
+        (b'{"schema": "trtstudio.session/1", "runs": [{"name": "r"}]}', r"missing required field `samples` - at `\$\.runs\[0\]`"),
     ],
 )
 def test_bad_session_files_raise_input_error(tmp_path: Path, content: bytes, message: str) -> None:

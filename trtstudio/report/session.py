@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from trtstudio.engine.model import EngineInfo, Finding, Layer, LayerTime, TensorDesc
@@ -378,7 +379,8 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     except _WrongType as exc:
         raise InputError(p, f"damaged session: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError, zlib.error) as exc:
-        raise InputError(p, f"damaged session: {type(exc).__name__}: {exc}") from None
+        where = _where_damaged(doc)  # a record of the wrong shape, by its JSON path, where one is
+        raise InputError(p, f"damaged session: {where or f'{type(exc).__name__}: {exc}'}") from None
 
 
 class _WrongType(ValueError):
@@ -402,6 +404,82 @@ def _check_document(doc: dict[str, Any]) -> None:
         for i, item in enumerate(doc.get(name) or ()):
             if not isinstance(item, dict):
                 raise _WrongType(f"{name}[{i}] is a JSON {_json_type(item)}, expected an object")
+
+
+
+def _where_damaged(doc: dict[str, Any]) -> str | None:
+    """Where a session document that ``from_json`` failed on departs from the records it walks
+    (msgspec's message, with the JSON path: "Expected `object`, got `array` - at
+    `$.engines[0].info`"), or None where their shape is right (then a value is wrong). Asked only
+    after a failure: what the shape does not hold (a number as text...) ``from_json`` may take."""
+    try:
+        msgspec.convert(doc, _DocShape, strict=False)
+    except msgspec.ValidationError as exc:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - the message is only better than the generic one; never worse
+        return None
+    return None
+
+
+_Obj = dict[str, Any]
+
+
+class _PictureShape(msgspec.Struct):
+    mime: str
+    base64: str
+
+
+class _SamplesShape(msgspec.Struct):
+    latency_ms: Any
+
+
+class _RunShape(msgspec.Struct):
+    samples: _SamplesShape
+    stats: _Obj | None = None
+    memory: _Obj | None = None
+    layers: list[_Obj] | None = None
+    shapes: _Obj | None = None
+    config: _Obj | None = None
+    record: _Obj | None = None
+
+
+class _LayerShape(msgspec.Struct):
+    index: int
+    name: Any
+    inputs: list[_Obj] | None = None
+    outputs: list[_Obj] | None = None
+    onnx_nodes: list[Any] | None = None
+    time_ms: _Obj | None = None
+
+
+class _FindingShape(msgspec.Struct):
+    kind: Any
+    severity: Any
+    nodes: list[Any] | None = None
+
+
+class _EngineDocShape(msgspec.Struct):
+    engine: _Obj | None = None
+    layers: list[_LayerShape] | None = None
+    findings: list[_FindingShape] | None = None
+    source: list[Any] | None = None
+    formats: list[Any] | None = None
+    warnings: list[Any] | None = None
+
+
+class _EngineShape(msgspec.Struct):
+    info: _EngineDocShape
+    paths: list[Any] | None = None
+
+
+class _DocShape(msgspec.Struct):
+    model: _Obj | None = None
+    graph_picture: _PictureShape | None = None
+    engines: list[_EngineShape] | None = None
+    runs: list[_RunShape] | None = None
+    environment: _Obj | None = None
+    build_settings: _Obj | None = None
+    warnings: list[Any] | None = None
 
 
 def _json_type(value: Any) -> str:
