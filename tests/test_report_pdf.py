@@ -50,12 +50,45 @@ def test_pdf_report_has_sections_and_numbers(sample_model: Path, tmp_path: Path)
     assert [p.name for p in tmp_path.iterdir()] == ["r.pdf"]  # no temp file left
 
 
-def test_pdf_comparison(tmp_path: Path) -> None:
+def test_pdf_comparison(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("PySide6.QtGui")
+    from trtstudio.report import writers
+
     model = tmp_path / "m.onnx"
     onnx.save(conv_net(batch=1), model)
     a = build_report(model=model, run=ort_run(model, iterations=20, threads=1))
     b = build_report(model=model, run=ort_run(model, iterations=20, threads=2))
-    out = write_comparison(compare([a, b], ["base", "other"]), tmp_path / "c.pdf")[0]
+    comp = compare([a, b], ["base", "other"])
+    out = write_comparison(comp, tmp_path / "c.pdf")[0]
     flat = _squash(_text(out)[0])
     assert "Summary" in flat and _squash("Layer diff: other vs base") in flat and "speed-up" in flat
+    assert "Thefirst" not in flat
+    rows = len(comp.layer_diffs[0]["rows"])
+    assert rows > 2
+    monkeypatch.setattr(writers, "PDF_MAX_ROWS", 2)  # a big engine's diff: the first rows, and where the rest are
+    flat = _squash(_text(write_comparison(comp, tmp_path / "c2.pdf")[0])[0])
+    assert _squash(f"The first 2 of {rows:,} rows") in flat
+
+
+def test_pdf_lists_the_first_rows_of_a_big_engine_and_says_where_the_rest_are(
+        trt_real: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Qt took over ten minutes (and 2 GB) to lay out the tables of a 50,000-layer engine: the PDF
+    shows the first PDF_MAX_ROWS rows of the layer and finding tables and says so; the HTML keeps all."""
+    pytest.importorskip("PySide6.QtGui")
+    from trtstudio.report import writers
+
+    folder = trt_real / "fuzzylabs_edge-vision-power-estimation/desktop/torch_onnx_trtexec/results/resnet18"
+    if not folder.is_dir():
+        pytest.skip("fixture absent")
+    rep = build_report(engine=[folder / "resnet18_fp16.graph.json", folder / "resnet18_fp16.profile.json"])
+    assert len(rep.layers) > 20 and len(rep.findings) > 3
+    monkeypatch.setattr(writers, "PDF_MAX_ROWS", 3)
+    out = tmp_path / "r.pdf"
+    write_report(rep, out)
+    flat = _squash(_text(out)[0])
+    assert _squash(f"The first 3 of {len(rep.layers):,} layers: the HTML, CSV and JSON reports list them all.") in flat
+    assert _squash(f"The first 3 of {len(rep.findings):,} findings") in flat
+    assert _squash(rep.layers[-1]["name"]) not in flat
+    html = tmp_path / "r.html"
+    write_report(rep, html)
+    assert "The first" not in html.read_text() and rep.layers[-1]["name"] in html.read_text()

@@ -279,17 +279,27 @@ def _groups(rep: Any, images: Images) -> str:
     return "".join(parts)
 
 
-def _findings(rep: Any) -> str:
-    rows = [(f["severity"], f["kind"], f.get("layer") or "(engine)", f["message"], f.get("hint") or "") for f in rep.findings]
-    return table(("severity", "kind", "layer", "message", "hint"), rows, row_classes=[f["severity"] for f in rep.findings])
+def _first(items: Sequence[Any], max_rows: int | None, what: str) -> tuple[Sequence[Any], str]:
+    """``items`` cut to ``max_rows`` (None: all), and the line that says so under the table."""
+    if max_rows is None or len(items) <= max_rows:
+        return items, ""
+    return items[:max_rows], (f'<p class="muted">The first {max_rows:,} of {len(items):,} {what}: the HTML, CSV and '
+                              f'JSON reports list them all.</p>')
 
 
-def _layers(rep: Any) -> str:
+def _findings(rep: Any, max_rows: int | None = None) -> str:
+    shown, more = _first(rep.findings, max_rows, "findings")
+    rows = [(f["severity"], f["kind"], f.get("layer") or "(engine)", f["message"], f.get("hint") or "") for f in shown]
+    return table(("severity", "kind", "layer", "message", "hint"), rows, row_classes=[f["severity"] for f in shown]) + more
+
+
+def _layers(rep: Any, max_rows: int | None = None) -> str:
+    shown, more = _first(rep.layers, max_rows, "layers")
     rows = [(r["index"], r["name"], r["type"], r["precision"] or "", r["tactic"] or r.get("provider") or "",
              fmt_ms(r["time_ms"]), fmt_pct(r["percent"]), ", ".join(r["onnx_nodes"]), ", ".join(r["findings"]),
-             " ".join(r["hints"])) for r in rep.layers]
+             " ".join(r["hints"])) for r in shown]
     return table(("#", "layer", "type", "precision", "tactic / provider", "time", "share", "ONNX nodes", "findings", "hints"),
-                 rows, num=(0, 5, 6), cls="layers", row_classes=[r["severity"] for r in rep.layers])
+                 rows, num=(0, 5, 6), cls="layers", row_classes=[r["severity"] for r in shown]) + more
 
 
 def accuracy_rows(acc: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
@@ -304,8 +314,9 @@ def accuracy_rows(acc: dict[str, Any], prefix: str = "") -> list[tuple[str, str]
     return out
 
 
-def report_body(rep: Any, images: Images) -> list[str]:
-    """The sections of a report, in order; empty sections are left out."""
+def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[str]:
+    """The sections of a report, in order; empty sections are left out. ``max_rows``: the most rows
+    the layer and finding tables show (None: all)."""
     body = [section("Summary", cards(summary_cards(rep)), "summary")]
     body.append(section("Environment", _environment(rep.environment), "environment"))
     if rep.model or rep.graph_picture:
@@ -319,9 +330,9 @@ def report_body(rep: Any, images: Images) -> list[str]:
         body.append(section("Slowest layers", _slowest(rep, images), "slowest"))
         body.append(section("Time by layer type and precision", _groups(rep, images), "groups"))
     if rep.findings:
-        body.append(section("Findings", _findings(rep), "findings"))
+        body.append(section("Findings", _findings(rep, max_rows), "findings"))
     if rep.layers:
-        body.append(section("Layers", _layers(rep), "layers", new_page=True))
+        body.append(section("Layers", _layers(rep, max_rows), "layers", new_page=True))
     if rep.accuracy:
         body.append(section("Accuracy", table(("metric", "value"), accuracy_rows(rep.accuracy), num=(1,)), "accuracy"))
     warn = "".join(f"<li>{escape(w)}</li>" for w in rep.warnings) or "<li>none</li>"
@@ -329,10 +340,11 @@ def report_body(rep: Any, images: Images) -> list[str]:
     return body
 
 
-def render_report(rep: Any, inline: bool = True) -> tuple[str, dict[str, tuple[str, bytes]]]:
-    """(HTML text, image resources) of a report; resources are empty when ``inline``."""
+def render_report(rep: Any, inline: bool = True, max_rows: int | None = None) -> tuple[str, dict[str, tuple[str, bytes]]]:
+    """(HTML text, image resources) of a report; resources are empty when ``inline``; ``max_rows``
+    as :func:`report_body` takes it."""
     images = Images(inline)
-    body = report_body(rep, images)
+    body = report_body(rep, images, max_rows)
     return page(rep.title, f"generated {rep.generated} by trtstudio", body), images.resources
 
 
@@ -415,22 +427,24 @@ def _comparison_accuracy(comp: Any) -> str:
     return table(["metric"] + [v["name"] for v in comp.variants], rows, num=range(1, len(comp.variants) + 1))
 
 
-def _layer_diff_table(d: dict[str, Any], changed_only: bool) -> str:
+def _layer_diff_table(d: dict[str, Any], changed_only: bool, max_rows: int | None = None) -> str:
     rows, classes = [], []
-    for r in d["rows"]:
-        if changed_only and not r["changes"]:
-            continue
+    chosen = [r for r in d["rows"] if r["changes"] or not changed_only]
+    shown, more = _first(chosen, max_rows, "rows")
+    for r in shown:
         rows.append((", ".join(r["onnx_nodes"][:4]) + (" ..." if len(r["onnx_nodes"]) > 4 else ""),
                      "; ".join(r["a_layers"]), "/".join(r["a_precision"]), fmt_ms(r["a_time_ms"]),
                      "; ".join(r["b_layers"]), "/".join(r["b_precision"]), fmt_ms(r["b_time_ms"]),
                      fmt_ms(r["delta_ms"]), ", ".join(r["changes"])))
         classes.append("warning" if "precision" in r["changes"] else ("info" if r["changes"] else None))
     return table(("ONNX nodes", f"{d['a']} layers", "precision", "time", f"{d['b']} layers", "precision", "time", "delta",
-                  "changes"), rows, num=(3, 6, 7), cls="layers", row_classes=classes)
+                  "changes"), rows, num=(3, 6, 7), cls="layers", row_classes=classes) + more
 
 
-def render_comparison(comp: Any, inline: bool = True) -> tuple[str, dict[str, tuple[str, bytes]]]:
-    """(HTML text, image resources) of a comparison: one-page summary first, then details."""
+def render_comparison(comp: Any, inline: bool = True,
+                      max_rows: int | None = None) -> tuple[str, dict[str, tuple[str, bytes]]]:
+    """(HTML text, image resources) of a comparison: one-page summary first, then details;
+    ``max_rows``: the most rows each layer-diff table shows (None: all)."""
     images = Images(inline)
     body = [section("Summary", _comparison_summary(comp, images), "summary"),
             section("Latency", _comparison_details(comp), "latency", new_page=True)]
@@ -439,9 +453,9 @@ def render_comparison(comp: Any, inline: bool = True) -> tuple[str, dict[str, tu
         body.append(section("Accuracy", acc, "accuracy"))
     for d in comp.layer_diffs:
         changed = sum(1 for r in d["rows"] if r["changes"])
-        text = f"<h3>Changed ({changed} of {len(d['rows'])} rows)</h3>" + _layer_diff_table(d, True)
+        text = f"<h3>Changed ({changed} of {len(d['rows'])} rows)</h3>" + _layer_diff_table(d, True, max_rows)
         if changed < len(d["rows"]):
-            text += "<h3>All layers</h3>" + _layer_diff_table(d, False)
+            text += "<h3>All layers</h3>" + _layer_diff_table(d, False, max_rows)
         body.append(section(f"Layer diff: {d['b']} vs {d['a']}", text, "diff-" + str(comp.layer_diffs.index(d))))
     warn = "".join(f"<li>{escape(w)}</li>" for w in comp.warnings) or "<li>none</li>"
     body.append(section("Warnings", f'<ul class="warnings">{warn}</ul>', "warnings"))

@@ -75,6 +75,10 @@ class Registry:
 REPORT_WRITERS = Registry("report")
 COMPARISON_WRITERS = Registry("comparison")
 
+# Rows of the layer, finding and layer-diff tables in a PDF: Qt lays a 50,000-layer table out for
+# over ten minutes (and 2 GB), and 1,000 rows are already 25 pages; the other formats list every row.
+PDF_MAX_ROWS = 1000
+
 
 def write_json_doc(doc: dict[str, Any], path: Path) -> list[Path]:
     """Write a JSON document atomically (NaN/Infinity become null, with a warning: strict JSON)."""
@@ -158,7 +162,7 @@ def _report_pdf(rep: Any, path: Path, what: str | None = None) -> list[Path]:
     from trtstudio.report.html import render_report
     from trtstudio.report.pdf import write_pdf
 
-    text, resources = render_report(rep, inline=False)
+    text, resources = render_report(rep, inline=False, max_rows=PDF_MAX_ROWS)
     return [write_pdf(text, resources, path, rep.title)]
 
 
@@ -190,7 +194,7 @@ def _comparison_pdf(comp: Any, path: Path, what: str | None = None) -> list[Path
     from trtstudio.report.html import render_comparison
     from trtstudio.report.pdf import write_pdf
 
-    text, resources = render_comparison(comp, inline=False)
+    text, resources = render_comparison(comp, inline=False, max_rows=PDF_MAX_ROWS)
     return [write_pdf(text, resources, path, comp.title)]
 
 
