@@ -76,7 +76,7 @@ def test_atomic_write_keeps_the_old_session_on_failure(small_model: Path, tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["conv_net.onnx", "s.trtstudio"]  # no temp file left
     fresh = tmp_path / "new.trtstudio"
     with pytest.raises(TypeError):
-        save_session(fresh, model=small_model, accuracy={"bad": {1, 2}})
+        save_session(fresh, model=small_model, accuracy={"bad": complex(1, 2)})  # (a set is written as a list)
     assert not fresh.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["conv_net.onnx", "s.trtstudio"]
     assert load_session(path).model_summary["nodes"] == 7

@@ -177,7 +177,16 @@ class Comparison:
 
 
 def compare(reports: Sequence[Report], names: Sequence[str] | None = None, title: str | None = None) -> Comparison:
-    """Compare ``reports`` (the first is the baseline); ``names`` label them (default: their titles)."""
+    """Compare ``reports`` (the first is the baseline); ``names`` label them (default: their titles).
+    With the cyclic collector paused (``gcpause``): the layer diff of two big engines is 100,000s
+    of small objects."""
+    from trtstudio.gcpause import gc_paused
+
+    with gc_paused():
+        return _compare(reports, names, title)
+
+
+def _compare(reports: Sequence[Report], names: Sequence[str] | None, title: str | None) -> Comparison:
     if len(reports) < 2:
         raise ValueError("a comparison needs at least two reports")
     labels = list(names) if names else [r.title for r in reports]

@@ -376,7 +376,15 @@ class Report:
 
     @classmethod
     def from_session(cls, s: Session, generated: str | None = None) -> Report:
-        """The report of a session (its first engine and first run); deterministic but for ``generated``."""
+        """The report of a session (its first engine and first run); deterministic but for ``generated``.
+        Made with the cyclic collector paused (``gcpause``): a row per layer, 50,000s of them."""
+        from trtstudio.gcpause import gc_paused
+
+        with gc_paused():
+            return cls._from_session(s, generated)
+
+    @classmethod
+    def _from_session(cls, s: Session, generated: str | None = None) -> Report:
         rec = s.engines[0] if s.engines else None
         info = rec.info if rec else None
         run = s.runs[0] if s.runs else None

@@ -81,10 +81,15 @@ PDF_MAX_ROWS = 1000
 
 
 def write_json_doc(doc: dict[str, Any], path: Path) -> list[Path]:
-    """Write a JSON document atomically (NaN/Infinity become null, with a warning: strict JSON)."""
-    from trtstudio.fileio import dump
+    """Write a JSON document atomically, indented by two (NaN/Infinity become null, with a warning:
+    strict JSON), encoded by orjson: the standard library's indented encoder is pure Python (a
+    50,000-layer report took 2.5 s)."""
+    from trtstudio.fileio import warn_non_finite
+    from trtstudio.jsonio import count_non_finite, dumps
 
-    return [atomic_write(path, lambda fh: dump(doc, fh, where=str(path), indent=1))]
+    data = dumps(doc, indent=2, check_finite=False)
+    warn_non_finite(count_non_finite(doc), str(path))
+    return [atomic_write(path, lambda fh: fh.write(data), mode="wb")]
 
 
 @REPORT_WRITERS.register("html", (".html", ".htm"), "one self-contained HTML file (inline SVG plots, print CSS)")
