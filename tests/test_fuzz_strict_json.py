@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from fuzz import harness, seeds
+from hypothesis import given
+from hypothesis import strategies as st
 
 from trtstudio import fileio
 
@@ -163,3 +166,29 @@ def test_what_orjson_cannot_encode_is_still_compact_json() -> None:
     assert out == b'{"a":1180591620717411303424,"b":[1,"x\\udcff",null],"c":{"d":"\\u00e9"}}\n'
     assert json.loads(out) == {"a": 2**70, "b": [1, "x\udcff", None], "c": {"d": "é"}}
     assert dumps(doc, indent=3, check_finite=False).startswith(b'{\n   "a": 1180591620717411303424,\n')
+
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=5),
+    max_leaves=30)
+
+
+@given(_JSONISH)
+def test_a_document_encodes_the_same_in_the_window_as_on_the_command_line(doc: Any) -> None:
+    """encode_document: orjson on the command line; in a responsive thread (the window's workers)
+    the standard library, which lets the window's thread in. The same strict JSON document either
+    way, with the same count of NaN/infinities written as null."""
+    from trtstudio.children import responsive_parsing
+    from trtstudio.jsonio import count_non_finite, encode_document
+
+    fast, n_fast = encode_document({"doc": doc})
+    with responsive_parsing():
+        slow, n_slow = encode_document({"doc": doc})
+    assert json.loads(fast, parse_constant=_refuse) == json.loads(slow, parse_constant=_refuse)
+    assert n_fast == n_slow == count_non_finite(doc)
+
+
+def _refuse(name: str) -> Any:
+    raise AssertionError(f"{name} in strict JSON")

@@ -62,6 +62,23 @@ def dumps(obj: Any, *, indent: int | None = None, newline: bool = True, check_fi
     return data
 
 
+def encode_document(doc: Any, indent: int = 2) -> tuple[bytes, int]:
+    """(``doc`` as indented strict JSON, how many NaN/infinities became null) for a file: orjson in
+    one call, except in a thread that parses responsively (the window's workers, see
+    :mod:`trtstudio.children`), where one orjson call on a big document would hold the GIL (and
+    freeze the window) for a fifth of a second: there the standard library's indented encoder,
+    which is pure Python and lets the window's thread in, writes the same document (slower)."""
+    from trtstudio.children import parsing_responsively
+
+    if parsing_responsively():
+        from trtstudio.fileio import strict
+
+        clean, count = strict(doc)
+        text = json.dumps(clean, indent=indent, allow_nan=False, default=_default) + "\n"
+        return text.encode("utf-8"), count
+    return dumps(doc, indent=indent, check_finite=False), count_non_finite(doc)
+
+
 def _encode(obj: Any, indent: int | None, newline: bool) -> bytes:
     opts = _OPTS | (orjson.OPT_APPEND_NEWLINE if newline else 0)
     if indent is None or indent == 2:
@@ -91,7 +108,7 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     return json.loads(text)
 
 
-__all__ = ["NonFiniteWarning", "count_non_finite", "dumps", "loads"]
+__all__ = ["NonFiniteWarning", "count_non_finite", "dumps", "encode_document", "loads"]
 
 
 def write_stdout(data: bytes) -> None:
