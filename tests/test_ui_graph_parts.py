@@ -135,3 +135,16 @@ def test_edges_and_arrow_heads_are_one_path_each_with_the_elements_of_each_edge(
     heads = _arrows_path(np.array([[10.0, 20.0], [10.0, 20.0]]))  # two heads on one node
     assert heads.elementCount() == 8 and heads.fillRule().name == "WindingFill"
     assert heads.contains(QPointF(10.0, 16.0)) and not heads.contains(QPointF(10.0, 21.0))
+
+
+def test_an_edge_with_a_point_not_a_number_leaves_the_other_edges_drawn() -> None:
+    """Qt drops a whole QPainterPath read with one NaN point, and a frame's edges are one path: an
+    edge with such a point is left out instead of every edge of the frame."""
+    from trtstudio.ui.graph_paint import _drawable, _edges_path
+
+    pts = np.array([[0, 0], [1, 10], [np.nan, 20], [3, 30], [4, 40], [5, 50], [6, 60]], dtype=float)
+    starts, counts = np.array([0, 2, 4, 6]), np.array([2, 2, 2, 1])
+    assert _drawable(pts, starts, counts).tolist() == [True, False, True, False]  # NaN; one point
+    assert _edges_path(pts, starts, counts, 0, 100).elementCount() == 0  # what Qt makes of it unfiltered
+    keep = _drawable(pts, starts, counts)
+    assert _edges_path(pts, starts[keep], counts[keep], 0, 100).elementCount() == 8

@@ -104,6 +104,16 @@ def _arrows_path(ends: np.ndarray) -> QPainterPath:
     return _path_of(np.tile(_ARROW_KINDS, len(ends)), xy, winding=True)
 
 
+def _drawable(pts: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Which edges (``counts`` points of ``pts`` from ``starts``) a paint draws: two points or more,
+    all finite (Qt drops a whole QPainterPath read with one NaN point: every edge of the frame)."""
+    drawn = counts >= 2
+    if not np.isfinite(pts).all():
+        bad = np.concatenate([[0], np.cumsum(~np.isfinite(pts).all(axis=1))])
+        drawn &= bad[starts + counts] == bad[starts]
+    return drawn  # type: ignore[no-any-return]
+
+
 def _band(seg: np.ndarray, top: float, bottom: float) -> np.ndarray:
     """The points of an edge's polyline that a paint of the band ``top``..``bottom`` needs: from the
     last one above it to the first one below. The layered layout routes every edge downwards, so
@@ -179,7 +189,7 @@ class GraphPainter:
         pts = dg.lay.edge_xy
         starts = off[ev]
         counts = off[ev + 1] - starts
-        drawn = counts >= 2
+        drawn = _drawable(pts, starts, counts)
         ev, starts, counts = ev[drawn], starts[drawn], counts[drawn]
         if not len(ev):
             return
