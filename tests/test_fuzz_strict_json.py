@@ -190,5 +190,17 @@ def test_a_document_encodes_the_same_in_the_window_as_on_the_command_line(doc: A
     assert n_fast == n_slow == count_non_finite(doc)
 
 
+def test_numpy_non_finite_values_are_counted_on_the_command_line_as_in_the_window() -> None:
+    from trtstudio.children import responsive_parsing
+    from trtstudio.jsonio import encode_document
+
+    doc = {"a": np.float64("nan"), "b": [np.float32("inf")], "c": np.array([1.0, np.nan]), "d": np.array([1, 2])}
+    fast, n_fast = encode_document(doc)
+    with responsive_parsing():
+        slow, n_slow = encode_document(doc)
+    assert n_fast == n_slow == 3 and json.loads(fast) == json.loads(slow) == {"a": None, "b": [None], "c": [1.0, None],
+                                                                              "d": [1, 2]}
+
+
 def _refuse(name: str) -> Any:
     raise AssertionError(f"{name} in strict JSON")

@@ -67,7 +67,7 @@ def test_pdf_comparison(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert rows > 2
     monkeypatch.setattr(writers, "PDF_MAX_ROWS", 2)  # a big engine's diff: the first rows, and where the rest are
     flat = _squash(_text(write_comparison(comp, tmp_path / "c2.pdf")[0])[0])
-    assert _squash(f"The first 2 of {rows:,} rows") in flat
+    assert _squash(f"The first 2 of {rows:,} rows: the HTML and JSON comparisons list them all.") in flat
 
 
 def test_pdf_lists_the_first_rows_of_a_big_engine_and_says_where_the_rest_are(
@@ -87,7 +87,7 @@ def test_pdf_lists_the_first_rows_of_a_big_engine_and_says_where_the_rest_are(
     write_report(rep, out)
     flat = _squash(_text(out)[0])
     assert _squash(f"The first 3 of {len(rep.layers):,} layers: the HTML, CSV and JSON reports list them all.") in flat
-    assert _squash(f"The first 3 of {len(rep.findings):,} findings") in flat
+    assert _squash(f"The first 3 of {len(rep.findings):,} findings: the HTML and JSON reports list them all.") in flat
     assert _squash(rep.layers[-1]["name"]) not in flat
     html = tmp_path / "r.html"
     write_report(rep, html)

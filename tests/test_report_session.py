@@ -233,6 +233,11 @@ def test_cli_report_takes_the_model_and_engine_files_as_arguments(sample_model: 
     assert main(["report", str(sess), str(log), "-o", str(tmp_path / "y.html")]) == 2
     assert "a session makes a report alone" in capsys.readouterr().err
     assert main(["report", str(sess), "-o", str(tmp_path / "z.json")]) == 0
+    for field, empty in (("runs", {}), ("warnings", ""), ("environment", []), ("model", [])):  # read as none
+        doc = json.loads(sess.read_text())
+        doc[field] = empty
+        (tmp_path / "empty.trtstudio").write_text(json.dumps(doc))
+        assert load_session(tmp_path / "empty.trtstudio") is not None, field
     damaged = tmp_path / "damaged.json"  # a session by its schema, whatever its name: its own error, no engine guess
     doc = json.loads(sess.read_text())
     doc["runs"] = "many"

@@ -24,7 +24,8 @@ class NonFiniteWarning(UserWarning):
 
 
 def count_non_finite(obj: Any) -> int:
-    """How many NaN or infinite floats ``obj`` (dicts, lists, tuples, scalars) holds."""
+    """How many NaN or infinite floats ``obj`` (dicts, lists, tuples, scalars, numpy scalars and
+    arrays, which orjson writes too) holds."""
     stack = [obj]
     pop = stack.pop
     push = stack.extend
@@ -36,9 +37,21 @@ def count_non_finite(obj: Any) -> int:
             push(x.values())
         elif t is list or t is tuple:
             push(x)
-        elif t is float and x - x != 0.0:  # NaN - NaN and inf - inf are NaN
-            n += 1
+        elif t is float:
+            if x - x != 0.0:  # NaN - NaN and inf - inf are NaN
+                n += 1
+        elif t is not str and t is not int and t is not bool and x is not None and hasattr(x, "dtype"):
+            n += _numpy_non_finite(x)
     return n
+
+
+def _numpy_non_finite(x: Any) -> int:
+    import numpy as np
+
+    a = np.asarray(x)
+    if a.dtype.kind in "fc":
+        return int(np.count_nonzero(~np.isfinite(a)))
+    return count_non_finite(a.ravel().tolist()) if a.dtype.kind == "O" else 0
 
 
 def _default(obj: Any) -> Any:

@@ -279,22 +279,22 @@ def _groups(rep: Any, images: Images) -> str:
     return "".join(parts)
 
 
-def _first(items: Sequence[Any], max_rows: int | None, what: str) -> tuple[Sequence[Any], str]:
-    """``items`` cut to ``max_rows`` (None: all), and the line that says so under the table."""
+def _first(items: Sequence[Any], max_rows: int | None, what: str, where: str) -> tuple[Sequence[Any], str]:
+    """``items`` cut to ``max_rows`` (None: all), and the line under the table that says so and
+    ``where`` they all are."""
     if max_rows is None or len(items) <= max_rows:
         return items, ""
-    return items[:max_rows], (f'<p class="muted">The first {max_rows:,} of {len(items):,} {what}: the HTML, CSV and '
-                              f'JSON reports list them all.</p>')
+    return items[:max_rows], f'<p class="muted">The first {max_rows:,} of {len(items):,} {what}: {where} list them all.</p>'
 
 
 def _findings(rep: Any, max_rows: int | None = None) -> str:
-    shown, more = _first(rep.findings, max_rows, "findings")
+    shown, more = _first(rep.findings, max_rows, "findings", "the HTML and JSON reports")
     rows = [(f["severity"], f["kind"], f.get("layer") or "(engine)", f["message"], f.get("hint") or "") for f in shown]
     return table(("severity", "kind", "layer", "message", "hint"), rows, row_classes=[f["severity"] for f in shown]) + more
 
 
 def _layers(rep: Any, max_rows: int | None = None) -> str:
-    shown, more = _first(rep.layers, max_rows, "layers")
+    shown, more = _first(rep.layers, max_rows, "layers", "the HTML, CSV and JSON reports")
     rows = [(r["index"], r["name"], r["type"], r["precision"] or "", r["tactic"] or r.get("provider") or "",
              fmt_ms(r["time_ms"]), fmt_pct(r["percent"]), ", ".join(r["onnx_nodes"]), ", ".join(r["findings"]),
              " ".join(r["hints"])) for r in shown]
@@ -430,7 +430,7 @@ def _comparison_accuracy(comp: Any) -> str:
 def _layer_diff_table(d: dict[str, Any], changed_only: bool, max_rows: int | None = None) -> str:
     rows, classes = [], []
     chosen = [r for r in d["rows"] if r["changes"] or not changed_only]
-    shown, more = _first(chosen, max_rows, "rows")
+    shown, more = _first(chosen, max_rows, "rows", "the HTML and JSON comparisons")
     for r in shown:
         rows.append((", ".join(r["onnx_nodes"][:4]) + (" ..." if len(r["onnx_nodes"]) > 4 else ""),
                      "; ".join(r["a_layers"]), "/".join(r["a_precision"]), fmt_ms(r["a_time_ms"]),

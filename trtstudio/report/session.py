@@ -381,14 +381,15 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
         got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise NotASession(p, f"schema {got!r}, expected {SCHEMA!r}")
     try:
-        _check_document(doc)
         session = Session.from_json(doc)
         _check_types(session)
         return session
     except _WrongType as exc:
         raise InputError(p, f"damaged session: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError, zlib.error) as exc:
-        where = _where_damaged(doc)  # a record of the wrong shape, by its JSON path, where one is
+        # where, when a field or record is of the wrong kind: asked only now, so that nothing
+        # from_json takes (an empty string for an empty list...) is refused
+        where = _wrong_field(doc) or _where_damaged(doc)
         raise InputError(p, f"damaged session: {where or f'{type(exc).__name__}: {exc}'}") from None
 
 
@@ -402,18 +403,19 @@ _DOC_FIELDS: dict[str, tuple[type, ...]] = {  # the session document's own field
 }
 
 
-def _check_document(doc: dict[str, Any]) -> None:
-    """:class:`_WrongType` for a top-level field, or a run or engine record, that is not the list or
-    object the format has there (``from_json`` would fail on it with a Python error)."""
+def _wrong_field(doc: dict[str, Any]) -> str | None:
+    """A top-level field, or a run or engine record, that holds something (``from_json`` reads an
+    empty value as none) other than the list or object the format has there; None if none does."""
     for name, types in _DOC_FIELDS.items():
         value = doc.get(name)
-        if not isinstance(value, types):
-            raise _WrongType(f"{name} is a JSON {_json_type(value)}, expected {_json_type(types[0]())}")
+        if value and not isinstance(value, types):
+            return f"{name} is a JSON {_json_type(value)}, expected {_json_type(types[0]())}"
     for name in ("runs", "engines"):
-        for i, item in enumerate(doc.get(name) or ()):
+        items = doc.get(name)
+        for i, item in enumerate(items if isinstance(items, list) else ()):
             if not isinstance(item, dict):
-                raise _WrongType(f"{name}[{i}] is a JSON {_json_type(item)}, expected an object")
-
+                return f"{name}[{i}] is a JSON {_json_type(item)}, expected an object"
+    return None
 
 
 def _where_damaged(doc: dict[str, Any]) -> str | None:
@@ -421,8 +423,18 @@ def _where_damaged(doc: dict[str, Any]) -> str | None:
     (msgspec's message, with the JSON path: "Expected `object`, got `array` - at
     `$.engines[0].info`"), or None where their shape is right (then a value is wrong). Asked only
     after a failure: what the shape does not hold (a number as text...) ``from_json`` may take."""
+    def empty_as_null(d: Any, keys: tuple[str, ...]) -> Any:  # from_json reads these as `d.get(k) or []`
+        return {k: (v or None) if k in keys else v for k, v in d.items()} if isinstance(d, dict) else d
+
+    shaped = empty_as_null(doc, ("model", "graph_picture", "engines", "runs", "environment", "build_settings",
+                                 "warnings"))
+    if isinstance(shaped.get("engines"), list):
+        shaped["engines"] = [empty_as_null(e, ("paths",)) for e in shaped["engines"]]
+        for e in shaped["engines"]:
+            if isinstance(e, dict) and "info" in e:
+                e["info"] = empty_as_null(e["info"], ("engine", "layers", "findings", "source", "formats", "warnings"))
     try:
-        msgspec.convert(doc, _DocShape, strict=False)
+        msgspec.convert(shaped, _DocShape, strict=False)
     except msgspec.ValidationError as exc:
         return str(exc)
     except Exception:  # noqa: BLE001 - the message is only better than the generic one; never worse
@@ -444,27 +456,16 @@ class _SamplesShape(msgspec.Struct):
 
 class _RunShape(msgspec.Struct):
     samples: _SamplesShape
-    stats: _Obj | None = None
-    memory: _Obj | None = None
-    layers: list[_Obj] | None = None
-    shapes: _Obj | None = None
-    config: _Obj | None = None
-    record: _Obj | None = None
 
 
 class _LayerShape(msgspec.Struct):
-    index: int
+    index: Any
     name: Any
-    inputs: list[_Obj] | None = None
-    outputs: list[_Obj] | None = None
-    onnx_nodes: list[Any] | None = None
-    time_ms: _Obj | None = None
 
 
 class _FindingShape(msgspec.Struct):
     kind: Any
     severity: Any
-    nodes: list[Any] | None = None
 
 
 class _EngineDocShape(msgspec.Struct):
