@@ -254,7 +254,7 @@ def test_a_window_analysis_gathers_the_nodes_of_layers_as_the_layers_name_them(
     layers = an.engine.layers
     expected = list(dict.fromkeys(n for p in positions if 0 <= p < len(layers) for n in layers[p].onnx_nodes))
     assert an.nodes_of(positions) == expected
-    index = an.node_indices_of(positions)
+    index = an.nodes_and_indices_of(positions)[1]
     assert index is not None and [model.graph.nodes[i].name for i in index.tolist()] == expected
 
 
@@ -264,7 +264,7 @@ def test_an_analysis_without_the_window_or_a_model_names_nodes_from_its_layers()
     cli = analyze(engine, model)  # what trtstudio layers --onnx makes: no columns, no gathering
     alone = analyze(cli.engine)  # layers that carry their nodes, no graph
     assert cli.layer_nodes is None and alone.layer_nodes is None
-    assert alone.node_indices_of([0, 1]) is None
+    assert alone.nodes_and_indices_of([0, 1])[1] is None
     everything = list(range(len(engine.layers)))
     assert alone.nodes_of(everything) == cli.nodes_of(everything) and cli.nodes_of(everything)
 

@@ -148,3 +148,15 @@ def test_an_edge_with_a_point_not_a_number_leaves_the_other_edges_drawn() -> Non
     assert _edges_path(pts, starts, counts, 0, 100).elementCount() == 0  # what Qt makes of it unfiltered
     keep = _drawable(pts, starts, counts)
     assert _edges_path(pts, starts[keep], counts[keep], 0, 100).elementCount() == 8
+
+
+def test_visible_indices_are_each_items_visible_index(tmp_path: Path) -> None:
+    """DisplayGraph.visible_indices (numpy, every paint of a search's highlights) is visible_index
+    item by item: a folded item moves onto its host; out-of-range items are dropped."""
+    p = tmp_path / "d.onnx"
+    onnx.save(gm.detector_like(), str(p))
+    dg = build_display(load_model(p).graph, fold=True)
+    assert dg.hidden.any()  # its constant chains are folded
+    items = set(range(-2, dg.n + 3))
+    assert dg.visible_indices(items) == {dg.visible_index(i) for i in items if 0 <= i < dg.n}
+    assert dg.visible_indices(set()) == set()

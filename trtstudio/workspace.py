@@ -234,11 +234,7 @@ class Workspace:
     def select_layers(self, positions: Iterable[int], source: str = "table") -> Selection:
         """Select engine layers; their ONNX nodes (through the analysis) are selected with them."""
         pos = list(map(int, positions))
-        index = self.analysis.node_indices_of(pos) if self.analysis is not None else None
-        if index is not None:
-            nodes = self.analysis.layer_nodes.names_of(index)  # type: ignore[union-attr]
-        else:
-            nodes = self.analysis.nodes_of(pos) if self.analysis is not None else []
+        nodes, index = self.analysis.nodes_and_indices_of(pos) if self.analysis is not None else ([], None)
         self.selection = Selection(pos, nodes, source, index)
         self.events.emit("selection", self)
         return self.selection

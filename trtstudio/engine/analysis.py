@@ -72,27 +72,22 @@ class Analysis:
         return self.node_layers.get(node, [])
 
     def nodes_of(self, positions: Iterable[int]) -> list[str]:
-        """ONNX node names of the layers at ``positions`` (each once, in order). A selection of
-        every layer (Ctrl+A in the table) is 100,000s of names: gathered with numpy from
-        :attr:`layer_nodes` where the analysis has it, else in C from the layers."""
+        """ONNX node names of the layers at ``positions`` (each once, in order)."""
+        return self.nodes_and_indices_of(positions)[0]
+
+    def nodes_and_indices_of(self, positions: Iterable[int]) -> tuple[list[str], np.ndarray | None]:
+        """:meth:`nodes_of`, and the same nodes as indices into the graph's nodes where the
+        analysis has :attr:`layer_nodes` (else None). A selection of every layer (Ctrl+A in the
+        table) is 100,000s of names: gathered with numpy from ``layer_nodes`` where the analysis
+        has it, else in C from the layers."""
         layers = self.engine.layers
         pos = positions if isinstance(positions, list) else list(positions)
         if pos and not (0 <= min(pos) and max(pos) < len(layers)):
             pos = [p for p in pos if 0 <= p < len(layers)]
         if self.layer_nodes is not None:
-            return self.layer_nodes.names_of(self.layer_nodes.nodes_of(pos))
-        return list(dict.fromkeys(chain.from_iterable(map(_ONNX_NODES, map(layers.__getitem__, pos)))))
-
-    def node_indices_of(self, positions: Iterable[int]) -> np.ndarray | None:
-        """The graph's node indices of the layers at ``positions`` (each once, in the order
-        :meth:`nodes_of` names them); None where the analysis has no :attr:`layer_nodes`."""
-        import numpy as np  # here, not at import: the CLI's start (as _columns)
-
-        if self.layer_nodes is None:
-            return None
-        n = len(self.engine.layers)
-        pos = np.fromiter(positions, dtype=np.int64)
-        return self.layer_nodes.nodes_of(pos[(pos >= 0) & (pos < n)])
+            index = self.layer_nodes.nodes_of(pos)
+            return self.layer_nodes.names_of(index), index
+        return list(dict.fromkeys(chain.from_iterable(map(_ONNX_NODES, map(layers.__getitem__, pos))))), None
 
     def layers_of_nodes(self, names: Iterable[str]) -> list[int]:
         """Positions of the layers these ONNX nodes became (each once, in the nodes' order)."""

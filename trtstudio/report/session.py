@@ -337,7 +337,6 @@ def save_session(path: str | os.PathLike[str], model: Any = None, engine: Any = 
     return write_session(path, make_session(model, engine, run, accuracy, graph_png, title))
 
 
-
 class NotASession(InputError):
     """A file :func:`load_session` cannot take for a session at all (not JSON, another schema), as
     opposed to a session that is damaged; ``why`` says what it is instead."""

@@ -42,18 +42,6 @@ def _label_anchor(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return (a[..., 0] + b[..., 0]) / 2 + 4, (a[..., 1] + b[..., 1]) / 2 + 3
 
 
-
-def _on_hosts(dg: DisplayGraph, items: set[int]) -> set[int]:
-    """``dg.visible_index`` of each item (in range) of ``items``, with numpy: a search can
-    highlight 10,000s of nodes, and this runs on every paint."""
-    if not items:
-        return set()
-    idx = np.fromiter(items, dtype=np.int64, count=len(items))
-    idx = idx[(idx >= 0) & (idx < dg.n)]
-    host = dg.placement.host[idx]
-    return set(np.where(host >= 0, host, idx).tolist())
-
-
 # QPainterPath element types, as QDataStream writes them
 _MOVE, _LINE, _CURVE, _CURVE_DATA = 0, 1, 2, 3
 _CURVE_KINDS = np.array([_MOVE, _CURVE, _CURVE_DATA, _CURVE_DATA], dtype=np.int32)
@@ -128,6 +116,7 @@ def _band(seg: np.ndarray, top: float, bottom: float) -> np.ndarray:
     lo = max(int(np.searchsorted(y, top, side="left")) - 1, 0)
     hi = min(int(np.searchsorted(y, bottom, side="right")) + 1, len(seg))
     return seg[lo:hi] if hi - lo >= 2 else seg[max(0, hi - 2):max(2, hi)]
+
 
 class GraphPainter:
     """Draws the graph of ``view`` (its display graph, camera, colours and marks) with a QPainter."""
@@ -225,7 +214,7 @@ class GraphPainter:
         view, dg = self.view, self._dg()
         if not dg.hidden.any():
             return view.flagged, view.highlight
-        return _on_hosts(dg, view.flagged), _on_hosts(dg, view.highlight)
+        return dg.visible_indices(view.flagged), dg.visible_indices(view.highlight)
 
     def _paint_nodes(self, p: QPainter, vis: np.ndarray) -> None:
         view, dg = self.view, self._dg()
