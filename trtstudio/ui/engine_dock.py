@@ -58,10 +58,10 @@ class FindingsModel(QAbstractTableModel):
         return None
 
 
-# TensorRT's and trtexec's "[W]" tag, after any other bracketed prefixes ("[12/04/2026-10:00:00] [I]",
-# "[TRT] [V]"): only at the start of a line, so an "[E]" inside a message is not taken for one
 LOG_SLICE = 20_000  # log lines tagged and added per event-loop turn
 TAG_LOOKBACK = 10_000  # lines searched above a log's kept tail for the tag its first lines inherit
+# TensorRT's and trtexec's "[W]" tag, after any other bracketed prefixes ("[12/04/2026-10:00:00] [I]",
+# "[TRT] [V]"): only at the start of a line, so an "[E]" inside a message is not taken for one
 _SEVERITY_TAG = re.compile(r"^(?:\[[^\]]*\]\s*)*?\[([VIWEF])\]")
 
 

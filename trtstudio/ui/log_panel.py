@@ -95,7 +95,7 @@ class LogPanel(QWidget):
         self._timer.stop()
         batch, self._pending = self._pending[:FLUSH_LINES], self._pending[FLUSH_LINES:]
         if self._pending:  # a long log (a verbose build's 100,000 lines) in slices, between events
-            QTimer.singleShot(0, self.flush)
+            QTimer.singleShot(0, self, self.flush)  # with the panel as context: dropped once it is gone
         shown = [self._format(s, m) for s, m in batch if self._accepts(s, m)]
         self._shown += len(shown)
         if shown:
