@@ -370,6 +370,7 @@ def test_docks_of_a_deferred_window_come_after_its_first_paint(qtbot) -> None:
         stacks = [d.widget() for d in (win.model_dock, win.engine_dock, win.profile_dock)]
         assert all(isinstance(s, QStackedWidget) and s.currentIndex() == 0 for s in stacks)
         assert win.plots_pending()
+        win._docks_sized = True  # as with a saved layout: the first start's sizing is another test's
         win.show()
         sizes = [(d.width(), d.height()) for d in (win.model_dock, win.engine_dock, win.profile_dock)]
         qtbot.waitUntil(lambda: all(s.currentIndex() == 1 for s in stacks), timeout=5000)
@@ -379,6 +380,38 @@ def test_docks_of_a_deferred_window_come_after_its_first_paint(qtbot) -> None:
         plain = MainWindow()  # not deferred: the content goes straight into the docks
         qtbot.addWidget(plain)
         assert plain.engine_dock.widget() is plain.engine_tabs
+    finally:
+        win.shutdown()
+
+
+@pytest.mark.parametrize(("size", "wide"), [((1600, 1000), True), ((1400, 900), False)])
+def test_first_start_leaves_the_graph_room_beside_the_live_profile(qtbot, size: tuple[int, int], wide: bool) -> None:
+    """With no saved layout, the graph gets at least a quarter of the window's width; the live
+    profile keeps its controls beside its plots where the window leaves room for both, and stacks
+    them (leaving the graph 45%) where it does not."""
+    from trtstudio.ui.main_window import default_dock_widths
+    from trtstudio.ui.settings import AppSettings
+    from trtstudio.ui.window_tools import PROFILE_WIDE_PX
+
+    for width in range(1000, 3000, 40):
+        model, profile = default_dock_widths(width)
+        graph = width - model - profile
+        assert graph >= width // 4, width
+        assert profile > PROFILE_WIDE_PX or graph >= width * 0.45, width
+    AppSettings().qsettings().remove("window")  # another test's window saved its layout when it closed
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(*size)
+    try:
+        win.show()
+        qtbot.waitExposed(win)
+        qtbot.waitUntil(lambda: win.profile_panel is not None, timeout=10000)
+        panel = win.profile_panel
+        assert panel is not None
+        orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        qtbot.waitUntil(lambda: panel._split.orientation() == orientation, timeout=5000)
+        assert win.view.width() >= size[0] // 4
+        assert (panel.width() >= PROFILE_WIDE_PX) == wide
     finally:
         win.shutdown()
 

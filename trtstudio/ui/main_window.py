@@ -44,7 +44,7 @@ from trtstudio.ui.search_controller import SearchController
 from trtstudio.ui.session_controller import SessionController
 from trtstudio.ui.settings import THEMES, AppSettings
 from trtstudio.ui.turns import in_turns
-from trtstudio.ui.window_tools import WindowTools
+from trtstudio.ui.window_tools import PROFILE_WIDE_PX, WindowTools
 from trtstudio.workspace import Workspace
 
 __all__ = ["OVERLAYS", "MainWindow", "wait_idle"]
@@ -617,9 +617,10 @@ class MainWindow(QMainWindow):
             self.apply_default_dock_sizes()
 
     def apply_default_dock_sizes(self) -> None:
+        """The first start's dock sizes (see :func:`default_dock_widths`); the engine table gets a third of
+        the height."""
         w, h = self.width(), self.height()
-        self.resizeDocks([self.model_dock, self.profile_dock], [int(w * 0.16), int(w * 0.6)],
-                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.model_dock, self.profile_dock], list(default_dock_widths(w)), Qt.Orientation.Horizontal)
         self.resizeDocks([self.engine_dock], [int(h * 0.32)], Qt.Orientation.Vertical)
 
     def demo_highlight(self) -> None:
@@ -635,6 +636,18 @@ class MainWindow(QMainWindow):
         self.prefs.save_window(self)
         self.shutdown()
         super().closeEvent(event)
+
+
+def default_dock_widths(width: int) -> tuple[int, int]:
+    """The widths of the model dock and the live profile dock in a window ``width`` wide, the graph
+    having the rest: the live profile as wide as its controls beside its plots need (the dock's frame
+    and scroll bar added) while that leaves the graph a quarter of the window, else 40% of it (its
+    controls above its plots) so that the graph keeps the room to be read."""
+    model = int(width * 0.15)
+    profile = PROFILE_WIDE_PX + 40
+    if width - model - profile < width // 4:
+        profile = int(width * 0.4)
+    return model, profile
 
 
 def wait_idle(window: MainWindow, app: Any, timeout_s: float = 120.0) -> None:

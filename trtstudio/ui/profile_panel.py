@@ -48,6 +48,7 @@ from trtstudio.profiling.session import (
 )
 from trtstudio.tasks import TaskEvent, TaskState, error_text
 from trtstudio.ui.live_panels import LivePanels
+from trtstudio.ui.window_tools import PROFILE_WIDE_PX
 from trtstudio.ui.workers import WorkerHandle, run_in_thread
 
 _BACKEND_LABELS = (
@@ -422,7 +423,7 @@ class ProfilePanel(QWidget):
         outer.addWidget(split)
         self._arrange(self.width())
 
-    WIDE_PX = 900  # narrower than this (a dock), the controls go above the plots
+    WIDE_PX = PROFILE_WIDE_PX  # narrower than this (a dock), the controls go above the plots
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
