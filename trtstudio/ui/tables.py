@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from PySide6.QtCore import QItemSelectionModel
-from PySide6.QtWidgets import QTableView
+from PySide6.QtWidgets import QStyle, QTableView
 
 
 def rows_only_header(view: QTableView) -> None:
@@ -21,4 +23,21 @@ def rows_only_header(view: QTableView) -> None:
     header.setSelectionModel(QItemSelectionModel(view.model(), header))
 
 
-__all__ = ["rows_only_header"]
+def size_columns_to_texts(view: QTableView, texts: dict[int, Iterable[str]]) -> None:
+    """Size each column ``c`` of ``texts`` to the widest of ``texts[c]`` (the display texts of the
+    rows to size from) as ``view.resizeColumnToContents(c)`` would, its header's text included,
+    measured here in one go.
+
+    Qt's sizing asks the model for each cell's data in several roles, a call into Python each; while
+    a worker thread runs Python, each call first waits for the GIL (up to the switch interval): 100
+    rows of 4 columns held the GUI thread 0.1-0.15 s while a session's model was read."""
+    header = view.horizontalHeader()
+    metrics = view.fontMetrics()
+    # the item's text margins, as QCommonStyle sizes a view item (and a pixel each side)
+    pad = 2 * (view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1) + 2
+    for c, column in texts.items():
+        widest = max((metrics.horizontalAdvance(t) for t in set(column)), default=0)
+        header.resizeSection(c, max(widest + pad, header.sectionSizeFromContents(c).width()))
+
+
+__all__ = ["rows_only_header", "size_columns_to_texts"]
