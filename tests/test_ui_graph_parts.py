@@ -52,6 +52,12 @@ def test_raster_colours_match_the_node_fill(tmp_path: Path) -> None:
     colors = NodeColors()
     colors.set_categories(dg)
     assert not colors.is_overlay and colors.legend
+    # each item filled with its category's colour (graph inputs and outputs: the I/O colour)
+    from trtstudio.graph.categories import CATEGORIES
+    from trtstudio.ui.graph_colors import IO_COLOR
+
+    assert [colors.fill(i).name() for i in range(dg.n)] == [
+        QColor(IO_COLOR if c == "io" else CATEGORIES[c if c in CATEGORIES else "other"][1]).name() for c in dg.cats]
     raster = colors.raster(dg.n)
     assert [raster[i].tolist() for i in range(dg.n)] == [_bgra(colors.fill(i)) for i in range(dg.n)]
     hexes = ["#d62728", "#2ca02c", "#1f77b4"]

@@ -48,10 +48,7 @@ class NodeColors:
             self._codes = np.zeros(0, np.int32)
             self.legend = []
             return
-        index = {k: i for i, k in enumerate(self._keys)}
-        index["io"] = len(self._keys)
-        other = index["other"]
-        self._codes = np.fromiter((index.get(c, other) for c in dg.cats), np.int32, dg.n)
+        self._codes = dg.category_codes  # self._palette's order
         present = set(np.unique(self._codes[~dg.hidden]).tolist())
         self.legend = [CATEGORIES[k] for i, k in enumerate(self._keys) if i in present]
 
