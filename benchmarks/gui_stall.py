@@ -2,9 +2,11 @@
 
     python benchmarks/gui_stall.py --model M.onnx --engine FILE [FILE ...]
     python benchmarks/gui_stall.py --synthetic [--layers 50000]   # benchmarks/engine.py's engine + its ONNX
+    python benchmarks/gui_stall.py --session S.trtstudio          # a saved session (its engine, runs, model)
 
 Opens the real MainWindow offscreen, loads the model (``open_model``), waits until the window is
-idle, then opens the engine files (``open_engine``) and waits again. A 10 ms QTimer on the GUI
+idle, then opens the engine files (``open_engine``) and waits again; or opens a session
+(``open_session``: its engine and runs, then its model) and waits until all of it is on screen. A 10 ms QTimer on the GUI
 thread records its ticks; a stall is the gap between two ticks beyond the timer's period. Prints
 one JSON line: ``{"max_stall_ms", "p99_stall_ms", "load_s", ...}``; ``worst_stalls`` lists the five
 longest as [ms, seconds after the load began]. Budget (issue 11): max stall
@@ -42,8 +44,8 @@ def synthetic(layers: int, tmp: Path) -> tuple[Path, list[Path]]:
     return op, [lp, pp]
 
 
-def measure(model: Path, engine_files: list[Path], profile_out: str | None = None,
-            where: bool = False) -> dict[str, object]:
+def measure(model: Path | None, engine_files: list[Path], profile_out: str | None = None,
+            where: bool = False, session: Path | None = None) -> dict[str, object]:
     import numpy as np
     from PySide6.QtCore import QTimer
 
@@ -74,8 +76,10 @@ def measure(model: Path, engine_files: list[Path], profile_out: str | None = Non
     timer.start()
     t0 = time.perf_counter()
     phases = {}
-    for name, start in (("model", lambda: win.open_model(str(model))),
-                        ("engine", lambda: win.open_engine([str(p) for p in engine_files]) if engine_files else None)):
+    steps = [("session", lambda: win.open_session(str(session)))] if session is not None else [
+        ("model", lambda: win.open_model(str(model))),
+        ("engine", lambda: win.open_engine([str(p) for p in engine_files]) if engine_files else None)]
+    for name, start in steps:
         p0 = time.perf_counter()
         start()
         app.processEvents()
@@ -98,7 +102,8 @@ def measure(model: Path, engine_files: list[Path], profile_out: str | None = Non
     gaps = np.diff(np.asarray(ticks)) * 1000.0 if len(ticks) > 1 else np.zeros(1)
     stalls = np.maximum(gaps - 10.0, 0.0)
     out = {
-        "bench": "gui_stall", "model": str(model), "engine": [str(p) for p in engine_files],
+        "bench": "gui_stall", "model": str(model) if model is not None else win.workspace.model_path,
+        "engine": [str(p) for p in engine_files], **({"session": str(session)} if session is not None else {}),
         "nodes": len(win.model.graph.nodes) if win.model is not None else None,
         "layers": len(win.engine.layers) if win.engine is not None else None,
         "findings": len(win.analysis.findings) if win.analysis is not None else None,
@@ -138,7 +143,11 @@ def main() -> int:
     ap.add_argument("--profile", help="write a cProfile of the load to this file")
     ap.add_argument("--where", action="store_true",
                     help="also list what the GUI thread ran during each stall over 100 ms (stall_stacks)")
+    ap.add_argument("--session", help="open this saved session instead of --model/--engine")
     args = ap.parse_args()
+    if args.session:
+        print(json.dumps(measure(None, [], args.profile, args.where, Path(args.session))), flush=True)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         model, engine_files = input_files(ap, args, Path(tmp))
         print(json.dumps(measure(model, engine_files, args.profile, args.where)), flush=True)

@@ -228,3 +228,70 @@ def test_an_engine_with_many_bindings_reads_the_same_in_pieces(tmp_path: Path, m
         pieces = load_engine([f])
     assert [t.name for t in pieces.io_tensors] == [t.name for t in eager.io_tensors] == doc["Bindings"]
     assert pieces.to_json() == eager.to_json()
+
+
+def _session_like(layers: int) -> dict:
+    """A document nested as a session is (its layers two levels down), over PIECE_BYTES."""
+    return {"schema": "s/1", "title": None, "model": {"graph": {"nodes": 3}},
+            "engines": [{"paths": ["a.json"], "info": {
+                "engine": {"device": "x"},
+                "layers": [{"index": i, "name": f"/blk{i}/conv", "inputs": [{"name": "x", "shape": [1, 3, i]}],
+                            "time_ms": {"total": i / 7, "count": None}, "note": "\u00e9\u2603"} for i in range(layers)],
+                "findings": [{"kind": "k", "layer": f"/blk{i}/conv"} for i in range(layers // 3)]}}],
+            "runs": [], "big": "x" * (children.PIECE_BYTES + 10), "empty": {}, "nested": [[[]]]}
+
+
+@pytest.mark.parametrize("indent", [None, 1])
+def test_a_tree_in_pieces_equals_one_parse(tmp_path: Path, indent: int | None) -> None:
+    """A document nested deeper than read_pieces cuts comes back as one orjson parse gives it; the
+    child cut it down to the layer records (none of its values is a big object or list)."""
+    import io
+
+    doc = _session_like(12_000)
+    f = tmp_path / "doc.json"
+    f.write_text(json.dumps(doc, indent=indent))
+    assert f.stat().st_size > 2 * children.PIECE_BYTES
+    assert children.load_json_tree(str(f)) == orjson.loads(f.read_bytes()) == doc
+    out = io.BytesIO()
+    assert children.write_json_tree(str(f), out) == 0
+    lines = out.getvalue().split(b"\n")
+    heads = [orjson.loads(x) for x in lines if x.startswith((b'["o"', b'["a"', b'["e"', b'["v"'))]
+    assert ["a", "layers"] in heads and ["a", "engines"] in heads and ["o", "info"] in heads
+    assert max(h[2] for h in heads if h[0] == "v") < children.PIECE_BYTES + 20  # the long string: a value
+
+
+@pytest.mark.parametrize("damage", ["truncated", "nan", "bad utf-8", "1e400", "small"])
+def test_a_tree_that_cannot_be_cut_or_parsed_is_none(tmp_path: Path, damage: str) -> None:
+    """Where the child cannot cut the document or orjson refuses a piece, None: the caller then
+    parses it in one go, which says what is wrong. A document under PIECE_BYTES is one value."""
+    data = json.dumps(_session_like(12_000), ensure_ascii=False).encode()
+    assert "\u2603".encode() in data
+    data = {"truncated": data[: len(data) // 2], "nan": data.replace(b'"count": null', b'"count": NaN', 1),
+            "bad utf-8": data.replace("\u2603".encode(), b"\xff\xfe", 1),
+            "1e400": data.replace(b'"count": null', b'"count": 1e400', 1), "small": b'{"a": [1, 2]}'}[damage]
+    f = tmp_path / "doc.json"
+    f.write_bytes(data)
+    got = children.load_json_tree(str(f))
+    assert got == ({"a": [1, 2]} if damage == "small" else None)
+
+
+def test_a_big_session_opened_in_the_window_reads_as_on_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window's loader (responsive parsing) reads a session in pieces; what it reads equals the
+    command line's one parse."""
+    from trtstudio.engine.model import EngineInfo, Layer
+    from trtstudio.report.model import make_session
+    from trtstudio.report.session import load_session, write_session
+
+    engine = EngineInfo(layers=[Layer(index=i, name=f"/blk{i}/conv", type="Convolution", onnx_nodes=[f"/blk{i}/conv"])
+                                for i in range(8000)])
+    path = write_session(tmp_path / "big.trtstudio", make_session(None, engine, None, None, None, "t"))
+    assert path.stat().st_size > children.PIECE_BYTES
+    once = load_session(path).to_json()
+    calls: list[str] = []
+    tree = children.load_json_tree
+    monkeypatch.setattr(children, "load_json_tree", lambda p: calls.append(p) or tree(p))
+    monkeypatch.setattr(children, "RESPONSIVE_MIN_BYTES", 0)
+    with children.responsive_parsing():
+        pieces = load_session(path).to_json()
+    assert calls == [str(path)]
+    assert pieces == once

@@ -2,7 +2,7 @@
 the GIL (C code that never releases it) long enough to freeze the window's thread.
 
 A child is ``trtstudio FLAG ARG`` (``python -m trtstudio.cli FLAG ARG`` from a source tree, the
-bundle's executable when frozen); :func:`trtstudio.cli.main` routes the two private flags here:
+bundle's executable when frozen); :func:`trtstudio.cli.main` routes the private flags here:
 
 - ``--_infer-shapes MODEL``: ONNX shape inference (:func:`trtstudio.graph.model.inferred_table`).
 - ``--_json-lines FILE``: a JSON document re-written one piece per line (:func:`write_json_lines`),
@@ -10,6 +10,8 @@ bundle's executable when frozen); :func:`trtstudio.cli.main` routes the two priv
   the GIL for long. orjson parses a 56 MB engine description in one call of about 0.25 s. The fast
   readers cut documents up to ``CUT_HERE_MAX_BYTES`` into the same pieces in this process
   (:func:`cut_here`), which is much cheaper than the child and holds the GIL only tens of ms.
+- ``--_json-tree FILE``: a document nested deeper (a session) cut down to values under
+  ``PIECE_BYTES`` (:func:`write_json_tree`), which the parent parses one by one (:func:`load_json_tree`).
 
 Responsive parsing is asked for per thread (:func:`responsive_parsing`): the window's loader
 workers do; the command line parses in one go, which is fastest.
@@ -26,7 +28,8 @@ from typing import IO, Any
 
 INFER_SHAPES_FLAG = "--_infer-shapes"
 JSON_LINES_FLAG = "--_json-lines"
-FLAGS = (INFER_SHAPES_FLAG, JSON_LINES_FLAG)
+JSON_TREE_FLAG = "--_json-tree"
+FLAGS = (INFER_SHAPES_FLAG, JSON_LINES_FLAG, JSON_TREE_FLAG)
 
 # Documents at least this big are parsed in pieces by a responsive thread (about 30 ms of orjson).
 RESPONSIVE_MIN_BYTES = 8 * 1024 * 1024
@@ -118,49 +121,56 @@ def load_json_in_pieces(path: str) -> Any | None:
     return read_pieces(path)
 
 
+@contextlib.contextmanager
+def _child_output(flag: str, path: str) -> Iterator[subprocess.Popen[bytes] | None]:
+    """A child running ``flag path`` (None where it cannot start), its standard output a pipe to
+    read; killed when the block ends before the child does."""
+    try:
+        proc = subprocess.Popen(command(flag, path), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        yield None
+        return
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+
 def read_pieces(path: str, raw: bool = False) -> Any | None:
     """:func:`load_json_in_pieces`; with ``raw``, the elements of long lists (and of a top-level
     list) stay unparsed, in :class:`RawLines` (:func:`parse_raw` parses them as it would have)."""
     import orjson
 
-    try:
-        proc = subprocess.Popen(command(JSON_LINES_FLAG, path), stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)
-    except OSError:
-        return None
-    assert proc.stdout is not None
-    read = proc.stdout.readline
-    loads = orjson.loads
-    element = read if raw else lambda: loads(read())
-    collect = RawLines if raw else list
-    try:
+    with _child_output(JSON_LINES_FLAG, path) as proc:
+        if proc is None or proc.stdout is None:
+            return None
+        read = proc.stdout.readline
+        loads = orjson.loads
+        element = read if raw else lambda: loads(read())
+        collect = RawLines if raw else list
         doc: Any = None
-        while True:
-            line = read()
-            if not line:
-                break
-            head = loads(line)
-            kind = head[0]
-            if kind == "a":
-                doc = collect([element() for _ in range(head[1])])
-            elif kind == "v":
-                doc = head[1]
-            else:
-                if doc is None:
-                    doc = {}
-                if kind == "k":
-                    doc[head[1]] = head[2]
-                else:  # "l"
-                    doc[head[1]] = collect([element() for _ in range(head[2])])
-        ok = proc.wait() == 0
-    except (orjson.JSONDecodeError, IndexError, TypeError, ValueError):
-        ok = False
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-    return doc if ok else None
+        try:
+            while line := read():
+                head = loads(line)
+                kind = head[0]
+                if kind == "a":
+                    doc = collect([element() for _ in range(head[1])])
+                elif kind == "v":
+                    doc = head[1]
+                else:
+                    if doc is None:
+                        doc = {}
+                    if kind == "k":
+                        doc[head[1]] = head[2]
+                    else:  # "l"
+                        doc[head[1]] = collect([element() for _ in range(head[2])])
+            return doc if proc.wait() == 0 else None
+        except (orjson.JSONDecodeError, IndexError, TypeError, ValueError):
+            return None
 
 
 # Up to this size a document's raw pieces are cut in this process (cut_here), not by a child. The
@@ -196,6 +206,97 @@ def cut_here(text: str | bytes) -> Any | None:
         return out
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeEncodeError):
         return None
+
+
+# write_json_tree: an object or list at least this big is cut into its members, a smaller value
+# travels whole (the parent parses it in one orjson call of about 2 ms a MB)
+PIECE_BYTES = 1024 * 1024
+
+
+def write_json_tree(path: str, out: IO[bytes]) -> int:
+    """The child's side of :func:`load_json_tree`: the document at ``path`` cut by msgspec (without
+    parsing what it does not cut) into a stream of header lines, each a JSON list: ``["o", key]``
+    or ``["a", key]`` opens an object or list of at least ``PIECE_BYTES`` (``key``: its name in
+    the enclosing object, else null), ``["e"]`` closes it, ``["v", key, n]`` is a value whose JSON
+    follows in ``n`` bytes and a newline. Exit status 0, or 3 where msgspec cannot cut it (the
+    parent then parses the file itself and reports what is wrong)."""
+    import msgspec
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return 3
+    cut = msgspec.json.Decoder(list[msgspec.Raw] | dict[str, msgspec.Raw]).decode
+    header = msgspec.json.Encoder().encode
+    write = out.write
+
+    def walk(raw: Any, key: str | None) -> None:
+        doc = None
+        if len(raw) >= PIECE_BYTES:
+            try:
+                doc = cut(raw)
+            except msgspec.ValidationError:  # a big string or number: a value
+                doc = None
+        if isinstance(doc, list):
+            write(header(["a", key]) + b"\n")
+            for x in doc:
+                walk(x, None)
+            write(b'["e"]\n')
+        elif isinstance(doc, dict):
+            write(header(["o", key]) + b"\n")
+            for k, v in doc.items():
+                walk(v, k)
+            write(b'["e"]\n')
+        else:
+            write(header(["v", key, len(raw)]) + b"\n")
+            write(raw)
+            write(b"\n")
+
+    try:
+        walk(data, None)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return 3
+    out.flush()
+    return 0
+
+
+def load_json_tree(path: str) -> Any | None:
+    """What ``orjson.loads`` gives for the document at ``path``, parsed in short calls: a child cuts
+    it (:func:`write_json_tree`) into values under ``PIECE_BYTES`` and the objects and lists around
+    them, and this thread parses the values one by one, the GIL free in between. For documents
+    nested deeper than :func:`read_pieces` cuts (a session: its engines' layers and findings).
+    Cutting in this process instead held the GIL 60 ms per pass over a 92 MB session, a pass per
+    level. None where the child could not cut it or orjson refuses a value (NaN literals,
+    malformed JSON...): the caller then parses it in one go, which names what is wrong."""
+    import orjson
+
+    with _child_output(JSON_TREE_FLAG, path) as proc:
+        if proc is None or proc.stdout is None:
+            return None
+        readline, read = proc.stdout.readline, proc.stdout.read
+        loads = orjson.loads
+        root: Any = None
+        stack: list[Any] = []
+        try:
+            while line := readline():
+                head = loads(line)
+                kind = head[0]
+                if kind == "e":
+                    stack.pop()
+                    continue
+                value = loads(read(head[2] + 1)) if kind == "v" else {} if kind == "o" else []
+                if not stack:
+                    root = value
+                elif type(stack[-1]) is list:
+                    stack[-1].append(value)
+                else:
+                    stack[-1][head[1]] = value
+                if kind != "v":
+                    stack.append(value)
+            return root if proc.wait() == 0 and not stack else None
+        except (orjson.JSONDecodeError, IndexError, TypeError, ValueError, KeyError):
+            return None
 
 
 def parse_raw_or_none(doc: Any) -> Any | None:

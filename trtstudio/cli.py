@@ -105,7 +105,7 @@ def entry() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
-    if len(args_in) == 2 and args_in[0] in ("--_infer-shapes", "--_json-lines"):  # trtstudio.children.FLAGS
+    if len(args_in) == 2 and args_in[0] in ("--_infer-shapes", "--_json-lines", "--_json-tree"):  # children.FLAGS
         return _child(args_in[0], args_in[1])
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -161,6 +161,10 @@ def _child(flag: str, path: str) -> int:
         from trtstudio.children import write_json_lines
 
         return write_json_lines(path, sys.stdout.buffer)
+    if flag == "--_json-tree":
+        from trtstudio.children import write_json_tree
+
+        return write_json_tree(path, sys.stdout.buffer)
     from trtstudio.graph.model import inferred_table
     from trtstudio.jsonio import dumps, write_stdout
 

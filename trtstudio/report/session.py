@@ -364,12 +364,17 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
     p = check_input(path, what="a .trtstudio session file")
     if tail_is_binary(p):
         raise NotASession(p, "ends in binary data: truncated or corrupt")
+    from trtstudio.children import RESPONSIVE_MIN_BYTES, load_json_tree, parsing_responsively
     from trtstudio.jsonio import loads
 
     try:
-        with open(p, "rb") as fh:
-            text = fh.read().decode("utf-8")  # strictly: a file that is not UTF-8 is no session
-        doc = loads(text)  # orjson, else the standard library (NaN literals, ...)
+        doc = None
+        if parsing_responsively() and os.path.getsize(p) >= RESPONSIVE_MIN_BYTES:
+            doc = load_json_tree(str(p))  # the window's loader: parsed in pieces, no long hold of the GIL
+        if doc is None:
+            with open(p, "rb") as fh:
+                text = fh.read().decode("utf-8")  # strictly: a file that is not UTF-8 is no session
+            doc = loads(text)  # orjson, else the standard library (NaN literals, ...)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise NotASession(p, f"not JSON: {exc}") from None
     except RecursionError:
