@@ -49,7 +49,7 @@ ISOLATED_INFERENCE_BYTES = 2_000_000
 def _infer_shapes(model: Any, stamp: tuple[int, int, int] | None = None) -> tuple[Any, dict[str, Any]]:
     """Infer ``model``'s shapes (``stamp``: its file's ``fileio.file_stamp`` when it was loaded: a
     child process reads the file again, and a file replaced since would give another model's
-    shapes); make its search columns first (``Graph.search_columns``)."""
+    shapes); its search columns too, where the load has not made them (``Graph.search_columns``)."""
     from trtstudio.fileio import file_stamp
     from trtstudio.graph.model import infer_shapes_later
 
@@ -111,6 +111,9 @@ class DocumentLoader(QObject):
             stamp = file_stamp(path)
             model = load_model(path, infer_shapes=False)  # shapes follow in another worker
             display = build_display(model.graph)
+            # for the first keystroke in the search field; made here, while the window has nothing
+            # to draw: in the shapes worker it ran beside the first frame's work on the GUI thread
+            model.graph.search_columns()
             analysis = _analyze(engine, model, [], engine_paths) if engine is not None else None
             return model, display, model.summary(), file_sha256(path), analysis, stamp
 
