@@ -82,6 +82,27 @@ def test_model_inputs_fill_the_table_with_a_dynamic_dim_note(qtbot: Any, panel: 
     assert panel.start_button.isEnabled()
 
 
+def test_a_long_dynamic_dim_note_is_shown_whole(qtbot: Any, panel: Any, tmp_path: Path) -> None:
+    """An exporter's long symbolic dims (paddle2onnx: ``p2o.DynamicDimension.0``): the note wraps
+    inside the Inputs box, and the box gives it every line it needs (it was cut off at the bottom
+    and ran past the right edge)."""
+    dims = ["p2o.DynamicDimension.0", 3, "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"]
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    path = tmp_path / "p2o.onnx"
+    onnx.save(model, path)
+    panel.resize(922, 560)  # the controls beside the plots, at their narrowest
+    _open(qtbot, panel, path)
+    note = panel.shapes_note
+    qtbot.waitUntil(lambda: note.isVisible() and note.height() >= note.heightForWidth(note.width()), timeout=5000)
+    assert "p2o.DynamicDimension.2" in note.plain_text() and "\u200b" not in note.plain_text()
+    assert note.heightForWidth(note.width()) > 3 * note.fontMetrics().height()  # several lines: it wraps
+    assert note.minimumSizeHint().width() <= note.width()  # no line wider than the label
+
+
 def test_latest_set_model_wins_and_bad_models_are_one_line(qtbot: Any, panel: Any, tiny: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a protobuf")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import threading
 import time
 from functools import lru_cache, partial
@@ -261,6 +262,22 @@ FIELD_LABELS = {"shapes": "run shapes", "input": "input data", "iterations": "Me
                 "threads": "Threads", "layer_iterations": "Per-layer runs", "duration_s": "Measure (s)"}
 
 
+class WrappedNote(QLabel):
+    """A word-wrapped label whose long names break after ``.``, ``,``, ``/`` and ``=`` (a zero-width
+    space). An exporter's symbolic dims (``[p2o.DynamicDimension.0,3,p2o.DynamicDimension.1,...]``)
+    are one word to Qt: the note ran past the right edge, and the Inputs box, sized for the
+    unbroken word, cut its last lines off."""
+
+    _BREAK_AFTER = re.compile(r"([.,/=])(?=[^\s\u200b])")
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        super().setText(self._BREAK_AFTER.sub("\\1\u200b", text))
+
+    def plain_text(self) -> str:
+        """The text as set, without the break opportunities."""
+        return self.text().replace("\u200b", "")
+
+
 class ProfilePanel(QWidget):
     """Settings and controls of a live profiling run beside its ``LivePanels``.
 
@@ -318,7 +335,7 @@ class ProfilePanel(QWidget):
         self.shapes_table.setSizeAdjustPolicy(QAbstractItemView.SizeAdjustPolicy.AdjustToContents)
         self.shapes_table.setToolTip("Edit 'run shape' as e.g. 1x3x224x224")
         v.addWidget(self.shapes_table)
-        self.shapes_note = QLabel("")
+        self.shapes_note = WrappedNote("")
         self.shapes_note.setWordWrap(True)
         self.shapes_note.setStyleSheet("color: #a05000;")
         self.shapes_note.setVisible(False)
