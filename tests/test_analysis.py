@@ -374,3 +374,30 @@ def test_tensor_columns_are_made_when_read() -> None:
     assert cols.text["out_formats"] == ["FP32 linear"] * 50
     assert cols.text["in_formats"][0] == format_text(layers[0].inputs[0]) == "FP16 HWC c%8"
     assert cols.tips["in_formats"][1] == f"a1: {fp16}\na1: {fp16}"
+
+
+def test_time_and_stream_columns_are_formatted_when_read() -> None:
+    """The time, percent and stream cells are formatted when first read, as the table always
+    formatted them: 4 decimals below 10 ms, else 2; two for percent; blank where unknown; and the
+    precision columns are each layer's own."""
+    from trtstudio.engine.model import EngineInfo, Layer, LayerTime, TensorDesc
+    from trtstudio.engine.table import LazyText
+
+    totals = [0.123456, 9.99999, 10.0, 123.456, None, -3.5]
+    layers = [Layer(i, f"l{i}", "Convolution", stream=None if i == 2 else i % 2,
+                    inputs=[TensorDesc("x", [1], dtype=None if i == 1 else "FP16")],
+                    outputs=[TensorDesc("y", [1], dtype="INT8" if i % 2 else None)],
+                    time=None if t is None else LayerTime(t, t / 2, None, None, 10)) for i, t in enumerate(totals)]
+    cols = layer_columns(EngineInfo(layers=layers))
+    total = cols.text["total_ms"]
+    assert isinstance(total, LazyText) and total._cells.count(None) == len(totals)
+    assert total[3] == "123.46" and total._cells.count(None) == len(totals) - 1
+    assert list(total) == ["0.1235", "10.0000", "10.00", "123.46", "", "-3.5000"]
+    assert list(cols.text["average_ms"]) == ["0.0617", "5.0000", "5.0000", "61.73", "", "-1.7500"]
+    assert list(cols.text["median_ms"]) == [""] * len(totals)
+    share = [f"{t / sum(v for v in totals if v is not None) * 100:.2f}" if t is not None else "" for t in totals]
+    assert list(cols.text["percent"]) == share
+    assert list(cols.text["stream"]) == ["0", "1", "", "1", "0", "1"]
+    assert [lay.precision_in or "" for lay in layers] == cols.text["precision_in"] == ["FP16", "", "FP16", "FP16", "FP16", "FP16"]
+    assert [lay.precision_out or "" for lay in layers] == list(cols.text["precision_out"])
+    assert cols.precision == [lay.precision or "" for lay in layers] == ["FP16", "INT8", "FP16", "FP16", "FP16", "FP16"]

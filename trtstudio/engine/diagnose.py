@@ -254,15 +254,7 @@ class _Ctx:
                 qdq = False
             comp = not (refm or plug or qdq or cls[3])
             if cg or qdq or comp:
-                pin = pout = None  # Layer.precision_in and precision_out, written out
-                for t in lay.inputs:
-                    if t.dtype:
-                        pin = t.dtype
-                        break
-                for t in lay.outputs:
-                    if t.dtype:
-                        pout = t.dtype
-                        break
+                pin, pout = lay.precisions()
                 if cg:
                     conv_gemm.append(lay)
                     conv_gemm_in.append(pin)

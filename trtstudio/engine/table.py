@@ -8,7 +8,7 @@ so the window computes it in the worker that reads the engine (``engine.analysis
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from trtstudio.engine.model import SEVERITY_RANK, EngineInfo, Finding, Layer, TensorDesc
 
-__all__ = ["NUMERIC_KEYS", "SEVERITY_RANK", "LayerColumns", "TensorText", "layer_columns"]
+__all__ = ["NUMERIC_KEYS", "SEVERITY_RANK", "LayerColumns", "LazyText", "TensorText", "layer_columns"]
 NUMERIC_KEYS = ("index", "stream", "total_ms", "average_ms", "median_ms", "percent")
 
 
@@ -26,7 +26,7 @@ class LayerColumns:
     (NaN unknown) by numeric key, the worst finding ``severity`` (0 none, 1 info .. 3 error) with its
     ``tooltips``, ``precision`` and the lower-case search ``haystack``."""
 
-    text: dict[str, Sequence[str]] = field(default_factory=dict)  # lists, and TensorText for the tensors
+    text: dict[str, Sequence[str]] = field(default_factory=dict)  # lists, and LazyText for tensors and times
     tips: dict[str, Sequence[str]] = field(default_factory=dict)
     num: dict[str, np.ndarray] = field(default_factory=dict)
     severity: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
@@ -82,19 +82,18 @@ def findings_by_layer(engine: EngineInfo, findings: Iterable[Finding] | None = N
     return out
 
 
-class TensorText(Sequence[str]):
-    """A text column of the layers' tensors: for each layer, ``text_of(tensor)`` joined by ``sep``,
-    made when a cell is first read. The table shows a screenful of 50,000 rows; made up front, the
-    six tensor columns took 0.2 s of every engine's opening. Reading it all (sorting by it, ``==``)
-    makes the rest. Read from one thread at a time (the window's GUI thread once handed over)."""
+class LazyText(Sequence[str]):
+    """A text column made when a cell is first read: cell ``i`` is ``cell_of(items[i])``. The table
+    shows a screenful of 50,000 rows; made up front, the six tensor columns took 0.2 s of every
+    engine's opening, the four time columns 50 ms. Reading it all (sorting by it, ``==``) makes the
+    rest. Read from one thread at a time (the window's GUI thread once handed over)."""
 
-    __slots__ = ("_cells", "_sep", "_tensors", "_text_of")
+    __slots__ = ("_cell_of", "_cells", "_items")
 
-    def __init__(self, tensor_lists: list[list[TensorDesc]], text_of: Any, sep: str) -> None:
-        self._tensors = tensor_lists
-        self._text_of = text_of
-        self._sep = sep
-        self._cells: list[str | None] = [None] * len(tensor_lists)
+    def __init__(self, items: Sequence[Any], cell_of: Callable[[Any], str]) -> None:
+        self._items = items
+        self._cell_of = cell_of
+        self._cells: list[str | None] = [None] * len(items)
 
     def __len__(self) -> int:
         return len(self._cells)
@@ -102,9 +101,7 @@ class TensorText(Sequence[str]):
     def _cell(self, i: int) -> str:
         text = self._cells[i]
         if text is None:
-            ts = self._tensors[i]
-            text = self._text_of(ts[0]) if len(ts) == 1 else self._sep.join(map(self._text_of, ts))
-            self._cells[i] = text
+            text = self._cells[i] = self._cell_of(self._items[i])
         return text
 
     def __getitem__(self, i: Any) -> Any:
@@ -118,19 +115,45 @@ class TensorText(Sequence[str]):
         return iter(self._cells)  # type: ignore[arg-type]  # every cell made
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, (TensorText, list, tuple)):
+        if isinstance(other, (LazyText, list, tuple)):
             return list(self) == list(other)
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"TensorText({list(self)!r})"
+        return f"{type(self).__name__}({list(self)!r})"
 
 
-def _string_columns(layers: list[Layer]) -> dict[str, Sequence[str]]:
-    """The text columns, column by column; each distinct tensor format and shape is described once
-    (an engine has a few dozen formats and a few hundred shapes)."""
+class TensorText(LazyText):
+    """A text column of the layers' tensors: for each layer, ``text_of(tensor)`` joined by ``sep``."""
+
+    __slots__ = ()
+
+    def __init__(self, tensor_lists: list[list[TensorDesc]], text_of: Callable[[TensorDesc], str], sep: str) -> None:
+        def cell_of(ts: list[TensorDesc]) -> str:
+            return text_of(ts[0]) if len(ts) == 1 else sep.join(map(text_of, ts))
+
+        super().__init__(tensor_lists, cell_of)
+
+
+def _ms_text(v: float) -> str:
+    """A time cell: 4 decimals below 10, else 2; NaN blank."""
+    return "" if v != v else f"{v:.4f}" if -10 < v < 10 else f"{v:.2f}"
+
+
+def _percent_text(v: float) -> str:
+    return "" if v != v else f"{v:.2f}"
+
+
+def _stream_text(v: float) -> str:
+    return "" if v != v else str(int(v))
+
+
+def _string_columns(layers: list[Layer], precision_in: list[str], precision_out: list[str]) -> dict[str, Sequence[str]]:
+    """The text columns, column by column (``precision_in`` and ``precision_out``: the layers' own,
+    "" for none); each distinct tensor format and shape is described once (an engine has a few
+    dozen formats and a few hundred shapes)."""
     formats: dict[tuple[str | None, str | None], str] = {}
     shapes: dict[str, str] = {}
 
@@ -157,8 +180,8 @@ def _string_columns(layers: list[Layer]) -> dict[str, Sequence[str]]:
         "name": [lay.name for lay in layers],
         "type": [lay.type or "" for lay in layers],
         "parameter_type": [lay.parameter_type or "" for lay in layers],
-        "precision_in": [lay.precision_in or "" for lay in layers],
-        "precision_out": [lay.precision_out or "" for lay in layers],
+        "precision_in": precision_in,
+        "precision_out": precision_out,
         "in_formats": TensorText(ins, format_of, "; "),
         "in_shapes": TensorText(ins, shape_of, "; "),
         "out_formats": TensorText(outs, format_of, "; "),
@@ -206,7 +229,11 @@ def layer_columns(engine: EngineInfo | None, findings: Iterable[Finding] | None 
     """The table columns of ``engine`` (``findings``: the analysis's, else ``engine.findings``)."""
     layers: list[Layer] = engine.layers if engine else []
     n = len(layers)
-    text = _string_columns(layers) if layers else {}
+    # Layer.precision_in, precision_out and precision, read in one pass over the tensors
+    pairs = [lay.precisions() for lay in layers]
+    precision_in = [pin or "" for pin, _ in pairs]
+    precision_out = [pout or "" for _, pout in pairs]
+    text = _string_columns(layers, precision_in, precision_out) if layers else {}
     times = [lay.time for lay in layers]
     totals = [None if t is None else t.total_ms for t in times]
     nums: dict[str, np.ndarray] = {
@@ -233,14 +260,14 @@ def layer_columns(engine: EngineInfo | None, findings: Iterable[Finding] | None 
                                        for f in fs)
     text["findings"] = kinds
     text["index"] = [str(lay.index) for lay in layers]
-    text["stream"] = ["" if v != v else str(int(v)) for v in nums["stream"].tolist()]
-    for key in ("total_ms", "average_ms", "median_ms"):  # 4 decimals below 10, else 2; NaN blank
-        text[key] = ["" if v != v else f"{v:.4f}" if -10 < v < 10 else f"{v:.2f}" for v in nums[key].tolist()]
-    text["percent"] = ["" if v != v else f"{v:.2f}" for v in nums["percent"].tolist()]
+    text["stream"] = LazyText(nums["stream"].tolist(), _stream_text)
+    for key in ("total_ms", "average_ms", "median_ms"):
+        text[key] = LazyText(nums[key].tolist(), _ms_text)
+    text["percent"] = LazyText(nums["percent"].tolist(), _percent_text)
     cols.tips = {k[:-5]: v for k, v in text.items() if k.endswith("_full")}
     cols.text = {k: v for k, v in text.items() if not k.endswith("_full")}
     cols.num = nums
-    cols.precision = [lay.precision or "" for lay in layers]
+    cols.precision = [pin or pout for pin, pout in zip(precision_in, precision_out, strict=True)]
     cols.types = sorted(set(text.get("type", ())) - {""})
     cols.precisions = sorted(set(cols.precision) - {""})
     cols.time_by_type = _grouped_time(text.get("type", []), totals)
