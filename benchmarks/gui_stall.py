@@ -145,6 +145,8 @@ def main() -> int:
                     help="also list what the GUI thread ran during each stall over 100 ms (stall_stacks)")
     ap.add_argument("--session", help="open this saved session instead of --model/--engine")
     args = ap.parse_args()
+    if args.session and (args.model or args.engine or args.synthetic):
+        ap.error("--session opens a session alone: leave out --model, --engine and --synthetic")
     if args.session:
         print(json.dumps(measure(None, [], args.profile, args.where, Path(args.session))), flush=True)
         return 0

@@ -241,6 +241,19 @@ def _session_like(layers: int) -> dict:
             "runs": [], "big": "x" * (children.PIECE_BYTES + 10), "empty": {}, "nested": [[[]]]}
 
 
+def _headers(stream: bytes) -> list[list]:
+    """The header lines of a write_json_tree stream, each piece's bytes skipped."""
+    heads, at = [], 0
+    while at < len(stream):
+        end = stream.index(b"\n", at)
+        head = orjson.loads(stream[at:end])
+        heads.append(head)
+        at = end + 1
+        if head[0] in ("v", "x", "m"):
+            at += head[-1] + 1
+    return heads
+
+
 @pytest.mark.parametrize("indent", [None, 1])
 def test_a_tree_in_pieces_equals_one_parse(tmp_path: Path, indent: int | None) -> None:
     """A document nested deeper than read_pieces cuts comes back as one orjson parse gives it; the
@@ -254,10 +267,35 @@ def test_a_tree_in_pieces_equals_one_parse(tmp_path: Path, indent: int | None) -
     assert children.load_json_tree(str(f)) == orjson.loads(f.read_bytes()) == doc
     out = io.BytesIO()
     assert children.write_json_tree(str(f), out) == 0
-    lines = out.getvalue().split(b"\n")
-    heads = [orjson.loads(x) for x in lines if x.startswith((b'["o"', b'["a"', b'["e"', b'["v"'))]
+    heads = _headers(out.getvalue())
     assert ["a", "layers"] in heads and ["a", "engines"] in heads and ["o", "info"] in heads
-    assert max(h[2] for h in heads if h[0] == "v") < children.PIECE_BYTES + 20  # the long string: a value
+    assert [h[1] for h in heads if h[0] == "v"] == ["big"]  # the long string: a value
+    pieces = [h[1] for h in heads if h[0] in ("x", "m")]
+    assert len(pieces) < 12_000 // 100 and max(pieces) < 2 * children.PIECE_BYTES  # records go in batches
+
+
+@pytest.mark.parametrize("doc", [
+    [i / 7 for i in range(300_000)],  # a long list of small values: a few pieces, not 300,000
+    {f"k{i}": [i, str(i)] for i in range(100_000)},
+    {"a": 1, "long": [{"x": i} for i in range(120_000)], "b": {"c": "d" * 200}, "z": []},
+])
+def test_long_lists_and_objects_of_small_members_go_in_batches(tmp_path: Path, doc: object) -> None:
+    f = tmp_path / "doc.json"
+    f.write_bytes(orjson.dumps(doc))
+    assert f.stat().st_size > children.PIECE_BYTES
+    got = children.load_json_tree(str(f))
+    assert got == doc and (not isinstance(doc, dict) or list(got) == list(doc))  # the members' order too
+
+
+def test_a_key_twice_keeps_the_last_value_in_the_first_place(tmp_path: Path) -> None:
+    """As one orjson parse of the whole document gives it."""
+    f = tmp_path / "doc.json"
+    records = b",".join(b'{"x": %d}' % i for i in range(80_000))
+    f.write_bytes(b'{"a": 1, "big": [' + records + b'], "a": 2, "z": {"q": 1, "q": 3}, "big": [' + records + b']}')
+    assert f.stat().st_size > children.PIECE_BYTES
+    got = children.load_json_tree(str(f))
+    want = orjson.loads(f.read_bytes())
+    assert got == want and list(got) == list(want) == ["a", "big", "z"]
 
 
 @pytest.mark.parametrize("damage", ["truncated", "nan", "bad utf-8", "1e400", "small"])
@@ -287,11 +325,17 @@ def test_a_big_session_opened_in_the_window_reads_as_on_the_command_line(tmp_pat
     path = write_session(tmp_path / "big.trtstudio", make_session(None, engine, None, None, None, "t"))
     assert path.stat().st_size > children.PIECE_BYTES
     once = load_session(path).to_json()
-    calls: list[str] = []
+    calls: list[tuple[str, bool]] = []
     tree = children.load_json_tree
-    monkeypatch.setattr(children, "load_json_tree", lambda p: calls.append(p) or tree(p))
+
+    def recorded(p: str) -> object:
+        doc = tree(p)
+        calls.append((p, doc is not None))
+        return doc
+
+    monkeypatch.setattr(children, "load_json_tree", recorded)
     monkeypatch.setattr(children, "RESPONSIVE_MIN_BYTES", 0)
     with children.responsive_parsing():
         pieces = load_session(path).to_json()
-    assert calls == [str(path)]
+    assert calls == [(str(path), True)]  # read in pieces, not by the fallback
     assert pieces == once

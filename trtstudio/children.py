@@ -10,7 +10,7 @@ bundle's executable when frozen); :func:`trtstudio.cli.main` routes the private 
   the GIL for long. orjson parses a 56 MB engine description in one call of about 0.25 s. The fast
   readers cut documents up to ``CUT_HERE_MAX_BYTES`` into the same pieces in this process
   (:func:`cut_here`), which is much cheaper than the child and holds the GIL only tens of ms.
-- ``--_json-tree FILE``: a document nested deeper (a session) cut down to values under
+- ``--_json-tree FILE``: a document nested deeper (a session) cut into pieces of about
   ``PIECE_BYTES`` (:func:`write_json_tree`), which the parent parses one by one (:func:`load_json_tree`).
 
 Responsive parsing is asked for per thread (:func:`responsive_parsing`): the window's loader
@@ -23,7 +23,7 @@ import contextlib
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 INFER_SHAPES_FLAG = "--_infer-shapes"
@@ -215,11 +215,18 @@ PIECE_BYTES = 1024 * 1024
 
 def write_json_tree(path: str, out: IO[bytes]) -> int:
     """The child's side of :func:`load_json_tree`: the document at ``path`` cut by msgspec (without
-    parsing what it does not cut) into a stream of header lines, each a JSON list: ``["o", key]``
-    or ``["a", key]`` opens an object or list of at least ``PIECE_BYTES`` (``key``: its name in
-    the enclosing object, else null), ``["e"]`` closes it, ``["v", key, n]`` is a value whose JSON
-    follows in ``n`` bytes and a newline. Exit status 0, or 3 where msgspec cannot cut it (the
-    parent then parses the file itself and reports what is wrong)."""
+    parsing what it does not cut) into a stream of header lines, each a JSON list:
+
+    - ``["o", key]`` or ``["a", key]`` opens an object or list of at least ``PIECE_BYTES`` (``key``:
+      its name in the enclosing object, else null), ``["e"]`` closes it;
+    - ``["m", n]`` and ``["x", n]``: the next members of the open object or list, as a JSON object
+      or list of up to about ``PIECE_BYTES`` in ``n`` bytes and a newline (a list of a million
+      numbers is a few pieces, not a million);
+    - ``["v", key, n]``: a value whose JSON follows in ``n`` bytes and a newline (the whole
+      document when small; a big string or number).
+
+    Exit status 0, or 3 where msgspec cannot cut it (the parent then parses the file itself and
+    reports what is wrong)."""
     import msgspec
 
     try:
@@ -231,6 +238,11 @@ def write_json_tree(path: str, out: IO[bytes]) -> int:
     header = msgspec.json.Encoder().encode
     write = out.write
 
+    def piece(kind: str, body: bytes) -> None:
+        write(header([kind, len(body)]) + b"\n")
+        write(body)
+        write(b"\n")
+
     def walk(raw: Any, key: str | None) -> None:
         doc = None
         if len(raw) >= PIECE_BYTES:
@@ -238,20 +250,37 @@ def write_json_tree(path: str, out: IO[bytes]) -> int:
                 doc = cut(raw)
             except msgspec.ValidationError:  # a big string or number: a value
                 doc = None
-        if isinstance(doc, list):
-            write(header(["a", key]) + b"\n")
-            for x in doc:
-                walk(x, None)
-            write(b'["e"]\n')
-        elif isinstance(doc, dict):
-            write(header(["o", key]) + b"\n")
-            for k, v in doc.items():
-                walk(v, k)
-            write(b'["e"]\n')
-        else:
+        if doc is None:
             write(header(["v", key, len(raw)]) + b"\n")
             write(raw)
             write(b"\n")
+            return
+        is_list = isinstance(doc, list)
+        write(header(["a" if is_list else "o", key]) + b"\n")
+        items: Iterable[tuple[str | None, Any]] = ((None, x) for x in doc) if isinstance(doc, list) else doc.items()
+        batch: list[bytes] = []
+        size = 0
+
+        def flush() -> None:  # the small members gathered so far, as one piece
+            nonlocal batch, size
+            if batch:
+                if is_list:
+                    piece("x", b"[%s]" % b",".join(batch))
+                else:
+                    piece("m", b"{%s}" % b",".join(batch))
+                batch, size = [], 0
+
+        for k, v in items:
+            if len(v) >= PIECE_BYTES:  # cut further; the members before it go first
+                flush()
+                walk(v, k)
+                continue
+            batch.append(bytes(v) if is_list else header(k) + b":" + bytes(v))
+            size += len(v) + 1
+            if size >= PIECE_BYTES:
+                flush()
+        flush()
+        write(b'["e"]\n')
 
     try:
         walk(data, None)
@@ -263,8 +292,9 @@ def write_json_tree(path: str, out: IO[bytes]) -> int:
 
 def load_json_tree(path: str) -> Any | None:
     """What ``orjson.loads`` gives for the document at ``path``, parsed in short calls: a child cuts
-    it (:func:`write_json_tree`) into values under ``PIECE_BYTES`` and the objects and lists around
-    them, and this thread parses the values one by one, the GIL free in between. For documents
+    it (:func:`write_json_tree`) into pieces of about ``PIECE_BYTES`` (a value, or a run of an
+    object's or list's small members) and the objects and lists around them, and this thread parses
+    the pieces one by one, the GIL free in between. For documents
     nested deeper than :func:`read_pieces` cuts (a session: its engines' layers and findings).
     Cutting in this process instead held the GIL 60 ms per pass over a 92 MB session, a pass per
     level. None where the child could not cut it or orjson refuses a value (NaN literals,
@@ -285,6 +315,12 @@ def load_json_tree(path: str) -> Any | None:
                 if kind == "e":
                     stack.pop()
                     continue
+                if kind == "x":
+                    stack[-1].extend(loads(read(head[1] + 1)))
+                    continue
+                if kind == "m":
+                    stack[-1].update(loads(read(head[1] + 1)))
+                    continue
                 value = loads(read(head[2] + 1)) if kind == "v" else {} if kind == "o" else []
                 if not stack:
                     root = value
@@ -295,7 +331,7 @@ def load_json_tree(path: str) -> Any | None:
                 if kind != "v":
                     stack.append(value)
             return root if proc.wait() == 0 and not stack else None
-        except (orjson.JSONDecodeError, IndexError, TypeError, ValueError, KeyError):
+        except (orjson.JSONDecodeError, IndexError, TypeError, ValueError, KeyError, AttributeError):
             return None
 
 

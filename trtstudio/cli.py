@@ -105,8 +105,11 @@ def entry() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
-    if len(args_in) == 2 and args_in[0] in ("--_infer-shapes", "--_json-lines", "--_json-tree"):  # children.FLAGS
-        return _child(args_in[0], args_in[1])
+    if len(args_in) == 2 and args_in[0].startswith("--_"):  # a child of the window (trtstudio.children)
+        from trtstudio.children import FLAGS
+
+        if args_in[0] in FLAGS:
+            return _child(args_in[0], args_in[1])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):

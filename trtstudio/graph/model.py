@@ -229,7 +229,7 @@ class Graph:
         """Per node: its name and tensor names lowercased in one string (separated by a character
         nobody types), its qualified op type lowercased, its index. Made once: each keystroke in
         the search field then tests 100,000 nodes in C (15 ms, not 150 ms lowering every name).
-        The window makes them in a worker after the model's first frame (50 ms at 100,000 nodes)."""
+        The window makes them in the model's load worker (50 ms at 100,000 nodes)."""
         if self._search is None:
             nodes = self.nodes
             texts = [_SEP.join((n.name, *n.inputs, *n.outputs)).lower() for n in nodes]
