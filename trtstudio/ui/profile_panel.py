@@ -263,12 +263,12 @@ FIELD_LABELS = {"shapes": "run shapes", "input": "input data", "iterations": "Me
 
 
 class WrappedNote(QLabel):
-    """A word-wrapped label whose long names break after ``.``, ``,``, ``/`` and ``=`` (a zero-width
-    space). An exporter's symbolic dims (``[p2o.DynamicDimension.0,3,p2o.DynamicDimension.1,...]``)
+    """A word-wrapped label whose long names break after a ``.``, ``,``, ``/`` or ``=`` followed by
+    a letter (a zero-width space; numbers stay whole). An exporter's symbolic dims (``[p2o.DynamicDimension.0,3,p2o.DynamicDimension.1,...]``)
     are one word to Qt: the note ran past the right edge, and the Inputs box, sized for the
     unbroken word, cut its last lines off."""
 
-    _BREAK_AFTER = re.compile(r"([.,/=])(?=[^\s\u200b])")
+    _BREAK_AFTER = re.compile(r"([.,/=])(?=[A-Za-z_])")
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt override
         super().setText(self._BREAK_AFTER.sub("\\1\u200b", text))
