@@ -32,3 +32,25 @@ def test_long_symbolic_dims_are_shortened_on_the_model_tab(qtbot, tmp_path: Path
     assert len(short) <= DIM_TEXT_MAX and short.startswith("floor(") and short.endswith("/2) + 1")
     assert long not in text and text.count(f"[batch, 3, {short}]") == 2
     assert dim_text("batch") == "batch" and dim_text(224) == "224"
+
+
+@pytest.mark.parametrize(("nodes", "listed"), [(300, 150), (25_000, 50)])
+def test_a_kv_cache_model_lists_every_input_a_huge_model_the_first(qtbot, nodes: int, listed: int) -> None:  # type: ignore[no-untyped-def]
+    """A decoder with a KV cache has 50-200 inputs: the page lists them all. A model of over
+    BIG_MODEL_NODES nodes lists the first 50 and says how many more (its page is laid out while its
+    workers run, and each row then costs the GUI thread)."""
+    pytest.importorskip("PySide6")
+    from trtstudio.ui.properties_view import BIG_MODEL_NODES, MAX_IO_ROWS_BIG, ModelPanel
+
+    assert MAX_IO_ROWS_BIG == 50 and 300 < BIG_MODEL_NODES < 25_000
+    inputs = [{"name": f"past_key_values.{i}.key", "dtype": "float16", "shape": ["batch", 8, "past", 64]}
+              for i in range(150)]
+    summary = {"path": "decoder.onnx", "ir_version": 9, "opsets": {"": 17}, "producer": "x", "nodes": nodes,
+               "nodes_total": nodes, "parameters": 0, "parameter_bytes": 0, "inputs": inputs,
+               "outputs": inputs[:1], "op_counts": {"MatMul": nodes}, "subgraphs": [], "warnings": []}
+    panel = ModelPanel()
+    qtbot.addWidget(panel)
+    panel.show_summary(summary)
+    text = panel.summary.toPlainText()
+    assert text.count("past_key_values.") == listed + 1  # and the one output
+    assert (f"... {150 - listed:,} more" in text) == (listed < 150)

@@ -10,7 +10,9 @@ from typing import Any
 from PySide6.QtWidgets import QTabWidget, QTextBrowser, QTreeWidget, QTreeWidgetItem, QWidget
 
 MAX_LAYERS_LISTED = 50
-MAX_IO_ROWS = 50  # inputs/outputs listed in the Model tab (a table the GUI thread lays out, see summary_html)
+MAX_IO_ROWS = 200  # inputs/outputs listed in the Model tab (a table the GUI thread lays out, see summary_html)
+MAX_IO_ROWS_BIG = 50  # ... of a model of over BIG_MODEL_NODES nodes
+BIG_MODEL_NODES = 20_000
 
 
 def fmt_bytes(n: int | None) -> str:
@@ -41,15 +43,19 @@ def dim_text(d: Any) -> str:
 
 def summary_html(s: dict[str, Any]) -> str:
     """The Model tab's page for ``Model.summary()``."""
+    # A page of 25,000 rows takes seconds to lay out; 200 rows, 25 ms alone, but 0.1-0.15 s while a
+    # worker runs Python (Qt's layout calls virtual methods that first wait for the GIL), as the
+    # workers of a big model do when its page is shown (layout, shapes): 50 rows there. A model
+    # with a KV cache has 50 to 200 inputs and outputs.
+    most = MAX_IO_ROWS_BIG if (s.get("nodes") or 0) > BIG_MODEL_NODES else MAX_IO_ROWS
+
     def io_rows(items: list[dict[str, Any]]) -> str:
         rows = "".join(
             f"<tr><td>{html.escape(t['name'])}</td><td>{t['dtype']}</td>"
             f"<td>[{html.escape(', '.join(dim_text(d) for d in (t['shape'] or ['?'])))}]</td></tr>"
-            for t in items[:MAX_IO_ROWS])
-        # a page of 25,000 rows takes seconds to lay out; 200 rows, 25 ms alone and 0.1-0.15 s while a
-        # worker runs Python (Qt's layout calls virtual methods that first wait for the GIL)
-        if len(items) > MAX_IO_ROWS:
-            rows += f"<tr><td colspan=3><i>... {len(items) - MAX_IO_ROWS:,} more</i></td></tr>"
+            for t in items[:most])
+        if len(items) > most:
+            rows += f"<tr><td colspan=3><i>... {len(items) - most:,} more</i></td></tr>"
         return rows
 
     ops = "".join(f"<tr><td>{html.escape(k)}</td><td align=right>{v}</td></tr>" for k, v in s["op_counts"].items())
