@@ -11,7 +11,7 @@ at 300,000 layers, on the GUI thread).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,6 +118,9 @@ class LayerTableModel(QAbstractTableModel):
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
         self.has_times = False
+        # set by the view: runs a sort's layout change with the view's selection carried by layer
+        # (LayerTableView._carry_selection); None: Qt's persistent indexes carry it
+        self.carry_selection: Callable[[Callable[[], None]], None] | None = None
 
     # -- building ---------------------------------------------------------------------------
     def set_engine(self, engine: EngineInfo | None, columns: LayerColumns | None = None) -> None:
@@ -354,7 +357,14 @@ class LayerTableModel(QAbstractTableModel):
 
         def change() -> None:
             self._sorted = new.astype(np.int64)
-        self._rearrange(change, sort=True)
+
+        def rearrange() -> None:
+            self._rearrange(change, sort=True)
+
+        if self.carry_selection is not None:
+            self.carry_selection(rearrange)
+        else:
+            rearrange()
         self._sort_column, self._sort_order = column, order
 
 
@@ -406,6 +416,7 @@ class LayerTableView(QWidget):
 
         self.table = QTableView()
         self.table.setModel(self.model)
+        self.model.carry_selection = self._carry_selection
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -585,6 +596,23 @@ class LayerTableView(QWidget):
         if len(kept) != len(selected) and not was_quiet:
             self.sig_layers_selected.emit(self.selected_layers())
         self._update_totals()
+
+    def _carry_selection(self, rearrange: Callable[[], None]) -> None:
+        """Run ``rearrange`` (a sort's layout change) with the selection carried by layer, as a
+        filter change carries it: through a layout change Qt's selection model holds a persistent
+        index per selected row and merges them back into ranges, each step asking the model's
+        ``rowCount`` (Python) again: 0.6-0.9 s for 66,666 selected rows of 300,000."""
+        selected = self._selected_positions()
+        if not len(selected):
+            rearrange()
+            return
+        was_quiet, self._quiet = self._quiet, True
+        try:
+            self.table.selectionModel().clearSelection()
+            rearrange()
+            self._select_positions(selected, clear=False)  # every row is still shown: the same layers
+        finally:
+            self._quiet = was_quiet
 
     def _nearest_shown_row(self, old_order: np.ndarray, old_row: int) -> int:
         """The row now showing the layer at ``old_row`` of ``old_order``, else the next layer below
