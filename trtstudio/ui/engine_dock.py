@@ -7,10 +7,10 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QTabWidget, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTabWidget, QWidget
 
 from trtstudio.palette import SEVERITY_COLORS
-from trtstudio.ui.tables import rows_only_header, size_columns_to_texts
+from trtstudio.ui.tables import RowsTable, rows_only_header, size_columns_to_texts
 
 FINDING_COLUMNS = ("Severity", "Kind", "Layer", "Message", "Hint")
 
@@ -101,7 +101,7 @@ class EngineTabs(QTabWidget):
         self.findings_model = FindingsModel(self)
         # A table, not a tree: a QTreeView lays out every row (two calls into the model each) before
         # it sizes or paints anything, 80 ms on the GUI thread for 30,000 findings; a table, 2 ms.
-        self.findings_view = QTableView()
+        self.findings_view = RowsTable()
         self.findings_view.setModel(self.findings_model)
         rows = self.findings_view.verticalHeader()
         rows.setVisible(False)

@@ -36,7 +36,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -47,7 +46,7 @@ from trtstudio.palette import OTHER_PRECISION_COLOR as _OTHER_PRECISION
 from trtstudio.palette import PRECISION_COLORS as _PRECISION
 from trtstudio.palette import SEVERITY_COLORS as _SEVERITY
 from trtstudio.palette import tint
-from trtstudio.ui.tables import rows_only_header
+from trtstudio.ui.tables import RowsTable, rows_only_header
 
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # raw number (float) or lower-case text
 LAYER_INDEX_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # Layer.index of the row
@@ -414,7 +413,7 @@ class LayerTableView(QWidget):
         self._legend_layout.setContentsMargins(0, 0, 0, 0)
         self._legend_layout.setSpacing(4)
 
-        self.table = QTableView()
+        self.table = RowsTable()
         self.table.setModel(self.model)
         self.model.carry_selection = self._carry_selection
         self.table.setSortingEnabled(True)

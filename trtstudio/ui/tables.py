@@ -4,8 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QItemSelectionModel
+from PySide6.QtCore import QItemSelection, QItemSelectionModel
+from PySide6.QtGui import QRegion
 from PySide6.QtWidgets import QStyle, QTableView
+
+# A selection change of more pieces than this repaints the whole viewport (see RowsTable)
+REGION_RANGES_MAX = 64
+
+
+class RowsTable(QTableView):
+    """A QTableView for the big tables (layers, findings), where a selection can be tens of
+    thousands of pieces: after a sort or filter, the selected rows are scattered.
+
+    On each selection change Qt repaints the region of the selected and deselected pieces, a
+    rectangle each united into one QRegion: 0.16-0.3 s of the GUI thread for 50,000 pieces, to
+    select them or to clear them (a bare selection model takes 3 ms). Over
+    ``REGION_RANGES_MAX`` pieces the region is the viewport: a repaint of the rows in view."""
+
+    def visualRegionForSelection(self, selection: QItemSelection) -> QRegion:  # noqa: N802 - Qt override
+        if selection.count() > REGION_RANGES_MAX:
+            return QRegion(self.viewport().rect())
+        return super().visualRegionForSelection(selection)
 
 
 def rows_only_header(view: QTableView) -> None:
@@ -40,4 +59,4 @@ def size_columns_to_texts(view: QTableView, texts: dict[int, Iterable[str]]) -> 
         header.resizeSection(c, max(widest + pad, header.sectionSizeFromContents(c).width()))
 
 
-__all__ = ["rows_only_header", "size_columns_to_texts"]
+__all__ = ["REGION_RANGES_MAX", "RowsTable", "rows_only_header", "size_columns_to_texts"]
