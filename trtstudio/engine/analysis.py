@@ -193,7 +193,7 @@ def _analyze(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, Any
         eng.findings = []
     mapping = map_layers(eng, g) if g is not None else None
     unsupported_list = [dict(u) for u in (unsupported or ())]
-    findings = diagnose(eng, g, unsupported_list, model_precision=model_precision)
+    findings = diagnose(eng, g, unsupported_list, model_precision=model_precision, mapped=mapping is not None)
     if machine is not None:
         from trtstudio.engine.compat import machine_findings
 

@@ -720,20 +720,24 @@ def diagnose(
     graph: Any = None,
     unsupported: Iterable[dict[str, Any]] | None = None,
     model_precision: str | None = None,
+    mapped: bool = False,
 ) -> list[Finding]:
     """Run every rule of this module over ``engine`` (see the module docstring); returns the findings.
 
     ``graph`` (a trtstudio Graph/Model) adds ONNX node names and op types; ``unsupported`` is the
     parser's list of unsupported nodes; ``model_precision`` ("fp16", "bf16", "int8", ...) is the
     precision the model is meant to run in. The engine is not changed, except that layers get
-    ``onnx_nodes`` when a graph is given and no layer has any yet.
+    ``onnx_nodes`` when a graph is given and no layer has any yet, unless ``mapped``: the caller
+    has mapped the engine to this graph already (``engine.analysis``), and a layer without nodes
+    is one the mapping found none for (mapping again took 2.6 s at 300,000 layers of an engine
+    from another model).
     """
     with gc_paused():
-        return _diagnose(engine, graph, unsupported, model_precision)
+        return _diagnose(engine, graph, unsupported, model_precision, mapped)
 
 
 def _diagnose(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, Any]] | None,
-              model_precision: str | None) -> list[Finding]:
+              model_precision: str | None, mapped: bool = False) -> list[Finding]:
     qdq_nodes: set[str] = set()
     shape_nodes: set[str] = set()
     if graph is not None:
@@ -741,7 +745,7 @@ def _diagnose(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, An
         # the graph may have 100,000s of nodes: picked in C (compress, map), the few the rules need
         for n in compress(g.nodes, map(_QDQ_OR_SHAPE_OPS.__contains__, map(_OP_TYPE, g.nodes))):
             (qdq_nodes if n.op_type in _QDQ_OPS else shape_nodes).add(n.name)
-        if engine.layers and not any(lay.onnx_nodes for lay in engine.layers):
+        if not mapped and engine.layers and not any(lay.onnx_nodes for lay in engine.layers):
             map_layers(engine, g)
     ctx = _Ctx(engine, qdq_nodes, shape_nodes)
     findings: list[Finding] = []
