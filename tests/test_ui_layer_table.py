@@ -613,3 +613,65 @@ def test_a_selection_in_many_pieces_repaints_the_viewport_not_each_piece(wide) -
     wide.select_layers(list(range(0, 2 * (REGION_RANGES_MAX + 10), 2)))
     assert sm.selection().count() == REGION_RANGES_MAX + 10
     assert wide.table.visualRegionForSelection(sm.selection()).boundingRect() == wide.table.viewport().rect()
+
+
+def _clicks_then_shift(qtbot, between, carry: bool, scattered: bool, first: int = 2) -> list[int]:  # type: ignore[no-untyped-def]
+    """Layers selected after: (every other layer selected, when ``scattered``), a click on layer
+    ``first`` (Ctrl+click with ``scattered``), a Ctrl+click on layer 5, ``between(view)`` (a sort or
+    a filter), and a Shift+click on layer 7; ``carry``: the view carries a big selection by layer
+    (else Qt's persistent indexes carry it)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    from trtstudio.ui.layer_table import LayerTableView
+
+    view = LayerTableView()
+    qtbot.addWidget(view)
+    view.resize(1300, 600)
+    view.set_engine(_synthetic(300))
+    if not carry:
+        view.model.carry_selection = None
+    view.show()
+    qtbot.waitExposed(view)
+    table = view.table
+
+    def click(layer: int, mods: Qt.KeyboardModifier) -> None:
+        index = view.model.index(view.model.row_of_position(layer), 1)
+        table.scrollTo(index)
+        QTest.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, mods, table.visualRect(index).center())
+
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    if scattered:
+        view.select_layers(list(range(20, 300, 2)))
+    click(first, ctrl if scattered else Qt.KeyboardModifier.NoModifier)
+    click(5, ctrl)
+    between(view)
+    click(7, Qt.KeyboardModifier.ShiftModifier)
+    return sorted(view.selected_layers())
+
+
+@pytest.mark.parametrize("scattered", [False, True])
+def test_a_shift_click_after_a_sort_adds_to_what_was_selected(qtbot, scattered: bool) -> None:  # type: ignore[no-untyped-def]
+    """Rows selected before a sort stay selected through a Shift+click after it, as Qt's own
+    carrying keeps them, whether the view carries the selection (over REGION_RANGES_MAX pieces)
+    or Qt does."""
+    from PySide6.QtCore import Qt
+
+    from trtstudio.ui.layer_table import COLUMN
+
+    def sort(view) -> None:  # type: ignore[no-untyped-def]
+        view.table.sortByColumn(COLUMN["name"], Qt.SortOrder.DescendingOrder)
+
+    ours = _clicks_then_shift(qtbot, sort, carry=True, scattered=scattered)
+    assert ours == _clicks_then_shift(qtbot, sort, carry=False, scattered=scattered)
+    assert {2, 5, 7} <= set(ours) and (not scattered or set(range(20, 300, 2)) <= set(ours))
+
+
+def test_a_shift_click_after_a_filter_adds_to_what_was_selected(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The same through a filter change, which always carries the selection by layer: layer 3
+    clicked, 5 Ctrl+clicked, the pooling layers filtered out (the even ones), then a Shift+click
+    on layer 7 adds the shown rows from 5 to 7 and keeps 3 (it dropped 3 before)."""
+    def convs(view) -> None:  # type: ignore[no-untyped-def]
+        view.filter_edit.setText("conv")
+
+    assert _clicks_then_shift(qtbot, convs, True, False, first=3) == [3, 5, 7]

@@ -46,7 +46,7 @@ from trtstudio.palette import OTHER_PRECISION_COLOR as _OTHER_PRECISION
 from trtstudio.palette import PRECISION_COLORS as _PRECISION
 from trtstudio.palette import SEVERITY_COLORS as _SEVERITY
 from trtstudio.palette import tint
-from trtstudio.ui.tables import RowsTable, rows_only_header
+from trtstudio.ui.tables import REGION_RANGES_MAX, RowsTable, rows_only_header
 
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # raw number (float) or lower-case text
 LAYER_INDEX_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # Layer.index of the row
@@ -586,6 +586,8 @@ class LayerTableView(QWidget):
                 sm.clearSelection()
             self.model.set_mask(mask)
             kept = self._select_positions(selected, clear=False) if len(selected) else selected
+            if len(kept):
+                self._commit_selection()
             if 0 <= cur_row < len(old_order):
                 row = self._nearest_shown_row(old_order, cur_row)
                 if row >= 0:
@@ -597,21 +599,32 @@ class LayerTableView(QWidget):
         self._update_totals()
 
     def _carry_selection(self, rearrange: Callable[[], None]) -> None:
-        """Run ``rearrange`` (a sort's layout change) with the selection carried by layer, as a
-        filter change carries it: through a layout change Qt's selection model holds a persistent
-        index per selected row and merges them back into ranges, each step asking the model's
-        ``rowCount`` (Python) again: 0.6-0.9 s for 66,666 selected rows of 300,000."""
-        selected = self._selected_positions()
-        if not len(selected):
+        """Run ``rearrange`` (a sort's layout change) with a selection of many pieces carried by
+        layer, as a filter change carries it: through a layout change Qt's selection model holds a
+        persistent index per selected row and merges them back into ranges, each step asking the
+        model's ``rowCount`` (Python) again: 0.6-0.9 s for 66,666 selected rows of 300,000. A
+        selection of a few pieces Qt carries itself, keeping apart the range a Shift+click would
+        extend from the rows selected before it."""
+        sm = self.table.selectionModel()
+        if sm.selection().count() <= REGION_RANGES_MAX:
             rearrange()
             return
+        selected = self._selected_positions()
         was_quiet, self._quiet = self._quiet, True
         try:
-            self.table.selectionModel().clearSelection()
+            sm.clearSelection()
             rearrange()
             self._select_positions(selected, clear=False)  # every row is still shown: the same layers
+            self._commit_selection()
         finally:
             self._quiet = was_quiet
+
+    def _commit_selection(self) -> None:
+        """Make the selection just carried through a sort or filter the committed one. Qt keeps the
+        range being made (by a click, or a Shift+click from its anchor) apart from the rows selected
+        before it; one that was carried would stay "being made", and the next Shift+click or
+        Shift+arrow would replace all of it instead of adding to it."""
+        self.table.selectionModel().select(QItemSelection(), QItemSelectionModel.SelectionFlag.Select)
 
     def _nearest_shown_row(self, old_order: np.ndarray, old_row: int) -> int:
         """The row now showing the layer at ``old_row`` of ``old_order``, else the next layer below
