@@ -143,13 +143,14 @@ def test_pieces_orjson_or_msgspec_refuse_read_as_in_one_go(tmp_path: Path, monke
         eager: object = load_engine([f]).to_json()
     except InputError as exc:
         eager = exc.one_line()
-    _cut(monkeypatch, where)
+    cuts = _cut(monkeypatch, where)
     with children.responsive_parsing():
         try:
             pieces: object = load_engine([f]).to_json()
         except InputError as exc:
             pieces = exc.one_line()
     assert pieces == eager
+    assert cuts and set(cuts) == {where}  # cut where asked (what it could not read, read in one go)
 
 
 @pytest.mark.parametrize(("where", "odd"), [
@@ -178,9 +179,10 @@ def test_odd_bindings_read_as_in_one_go(tmp_path: Path, monkeypatch: pytest.Monk
             return exc.one_line()
 
     eager = read()
-    _cut(monkeypatch, where)
+    cuts = _cut(monkeypatch, where)
     with children.responsive_parsing():
         assert read() == eager
+    assert cuts and set(cuts) == {where}
 
 
 @pytest.mark.parametrize("where", ["here", "child"])
@@ -189,11 +191,12 @@ def test_a_responsive_reader_still_names_the_fault(tmp_path: Path, monkeypatch: 
     f.write_text(json.dumps(_layers_doc(300))[:-40])
     with pytest.raises(InputError) as eager:
         load_engine([f])
-    _cut(monkeypatch, where)
+    cuts = _cut(monkeypatch, where)
     with children.responsive_parsing(), pytest.raises(InputError) as err:
         load_engine([f])
     assert err.value.one_line() == eager.value.one_line()
     assert "JSON at line 1, column" in err.value.one_line()
+    assert cuts and set(cuts) == {where}
 
 
 @pytest.mark.parametrize("where", ["here", "child"])
@@ -204,10 +207,11 @@ def test_trex_fixture_in_pieces(monkeypatch: pytest.MonkeyPatch, where: str) -> 
     if not all(p.is_file() for p in files):
         pytest.skip("../shared/fixtures/trt-real is not here")
     eager = load_engine(files)
-    _cut(monkeypatch, where)
+    cuts = _cut(monkeypatch, where)
     monkeypatch.setattr(children, "RESPONSIVE_MIN_BYTES", 1)
     with children.responsive_parsing():
         assert load_engine(files).to_json() == eager.to_json()
+    assert cuts and set(cuts) == {where}
 
 
 @pytest.mark.parametrize("where", ["here", "child"])
@@ -219,11 +223,12 @@ def test_an_engine_with_many_bindings_reads_the_same_in_pieces(tmp_path: Path, m
     f = tmp_path / "kv.layers.json"
     f.write_text(json.dumps(doc))
     eager = load_engine([f])
-    _cut(monkeypatch, where)
+    cuts = _cut(monkeypatch, where)
     with children.responsive_parsing():
         pieces = load_engine([f])
     assert [t.name for t in pieces.io_tensors] == [t.name for t in eager.io_tensors] == doc["Bindings"]
     assert pieces.to_json() == eager.to_json()
+    assert cuts and set(cuts) == {where}
 
 
 def _session_like(layers: int) -> dict:
