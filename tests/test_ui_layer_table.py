@@ -573,28 +573,35 @@ def test_a_long_log_goes_in_by_slices_keeping_the_panels_tail(qtbot, monkeypatch
     assert tabs.log_panel.lines() == [("INFO", "trtstudio: the log of two.log"), ("ERROR", "[E] two")]
 
 
-def test_a_sort_carries_a_scattered_selection_by_layer(qtbot, wide) -> None:  # type: ignore[no-untyped-def]
-    """Every other layer selected, then a sort: the same layers stay selected, the current row stays
-    on its layer, nothing is emitted, and the layout change moves no persistent index per selected
-    row (Qt's way took 0.6-0.9 s for 66,666 selected rows of 300,000)."""
+def test_a_sort_carries_a_scattered_selection_by_layer(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Every other layer of 3,000 selected (over CARRIED_BY_QT_ROWS), then a sort: the same layers
+    stay selected, the current row stays on its layer, nothing is emitted, and the layout change
+    moves no persistent index per selected row (Qt's way took 0.6-0.9 s for 66,666 selected rows
+    of 300,000)."""
     from PySide6.QtCore import QItemSelectionModel, Qt
 
-    from trtstudio.ui.layer_table import COLUMN
+    from trtstudio.ui.layer_table import CARRIED_BY_QT_ROWS, COLUMN, LayerTableView
 
-    wanted = list(range(0, 300, 2))
-    wide.select_layers(wanted)
-    sm = wide.table.selectionModel()
-    current_layer = wide.model.layer_indices(wide.model.positions()[[7]])[0]
-    sm.setCurrentIndex(wide.model.index(7, 0), QItemSelectionModel.SelectionFlag.NoUpdate)
+    view = LayerTableView()
+    qtbot.addWidget(view)
+    view.resize(1300, 600)
+    view.set_engine(_synthetic(3000))
+    view.show()
+    wanted = list(range(0, 3000, 2))
+    assert len(wanted) > CARRIED_BY_QT_ROWS
+    view.select_layers(wanted)
+    sm = view.table.selectionModel()
+    current_layer = view.model.layer_indices(view.model.positions()[[7]])[0]
+    sm.setCurrentIndex(view.model.index(7, 0), QItemSelectionModel.SelectionFlag.NoUpdate)
     moved: list[int] = []
-    change = wide.model.changePersistentIndexList
-    wide.model.changePersistentIndexList = lambda old, new: moved.append(len(old)) or change(old, new)
-    with qtbot.assertNotEmitted(wide.sig_layers_selected):
-        wide.table.sortByColumn(COLUMN["name"], Qt.SortOrder.DescendingOrder)
-    assert sorted(wide.selected_layers()) == wanted
-    assert wide.model.positions()[0] != 0  # sorted: the rows moved
-    row = wide.table.currentIndex().row()
-    assert wide.model.layer_indices(wide.model.positions()[[row]])[0] == current_layer
+    change = view.model.changePersistentIndexList
+    view.model.changePersistentIndexList = lambda old, new: moved.append(len(old)) or change(old, new)
+    with qtbot.assertNotEmitted(view.sig_layers_selected):
+        view.table.sortByColumn(COLUMN["name"], Qt.SortOrder.DescendingOrder)
+    assert sorted(view.selected_layers()) == wanted
+    assert view.model.positions()[0] != 0  # sorted: the rows moved
+    row = view.table.currentIndex().row()
+    assert view.model.layer_indices(view.model.positions()[[row]])[0] == current_layer
     assert moved and max(moved) < 10, moved
 
 
@@ -616,7 +623,8 @@ def test_a_selection_in_many_pieces_repaints_the_viewport_not_each_piece(wide) -
 
 
 def _clicks_then_shift(qtbot, between, carry: bool, scattered: bool, first: int = 2) -> list[int]:  # type: ignore[no-untyped-def]
-    """Layers selected after: (every other layer selected, when ``scattered``), a click on layer
+    """Of 3,000 layers, those selected after: (every other from 20 on, over CARRIED_BY_QT_ROWS,
+    when ``scattered``), a click on layer
     ``first`` (Ctrl+click with ``scattered``), a Ctrl+click on layer 5, ``between(view)`` (a sort or
     a filter), and a Shift+click on layer 7; ``carry``: the view carries a big selection by layer
     (else Qt's persistent indexes carry it)."""
@@ -628,7 +636,7 @@ def _clicks_then_shift(qtbot, between, carry: bool, scattered: bool, first: int 
     view = LayerTableView()
     qtbot.addWidget(view)
     view.resize(1300, 600)
-    view.set_engine(_synthetic(300))
+    view.set_engine(_synthetic(3000))
     if not carry:
         view.model.carry_selection = None
     view.show()
@@ -642,7 +650,7 @@ def _clicks_then_shift(qtbot, between, carry: bool, scattered: bool, first: int 
 
     ctrl = Qt.KeyboardModifier.ControlModifier
     if scattered:
-        view.select_layers(list(range(20, 300, 2)))
+        view.select_layers(list(range(20, 3000, 2)))
     click(first, ctrl if scattered else Qt.KeyboardModifier.NoModifier)
     click(5, ctrl)
     between(view)
@@ -653,8 +661,8 @@ def _clicks_then_shift(qtbot, between, carry: bool, scattered: bool, first: int 
 @pytest.mark.parametrize("scattered", [False, True])
 def test_a_shift_click_after_a_sort_adds_to_what_was_selected(qtbot, scattered: bool) -> None:  # type: ignore[no-untyped-def]
     """Rows selected before a sort stay selected through a Shift+click after it, as Qt's own
-    carrying keeps them, whether the view carries the selection (over REGION_RANGES_MAX pieces)
-    or Qt does."""
+    carrying keeps them, whether the view carries the selection (over CARRIED_BY_QT_ROWS rows) or
+    Qt does."""
     from PySide6.QtCore import Qt
 
     from trtstudio.ui.layer_table import COLUMN
@@ -664,7 +672,7 @@ def test_a_shift_click_after_a_sort_adds_to_what_was_selected(qtbot, scattered: 
 
     ours = _clicks_then_shift(qtbot, sort, carry=True, scattered=scattered)
     assert ours == _clicks_then_shift(qtbot, sort, carry=False, scattered=scattered)
-    assert {2, 5, 7} <= set(ours) and (not scattered or set(range(20, 300, 2)) <= set(ours))
+    assert {2, 5, 7} <= set(ours) and (not scattered or set(range(20, 3000, 2)) <= set(ours))
 
 
 def test_a_shift_click_after_a_filter_adds_to_what_was_selected(qtbot) -> None:  # type: ignore[no-untyped-def]

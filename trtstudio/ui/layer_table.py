@@ -46,7 +46,7 @@ from trtstudio.palette import OTHER_PRECISION_COLOR as _OTHER_PRECISION
 from trtstudio.palette import PRECISION_COLORS as _PRECISION
 from trtstudio.palette import SEVERITY_COLORS as _SEVERITY
 from trtstudio.palette import tint
-from trtstudio.ui.tables import REGION_RANGES_MAX, RowsTable, rows_only_header
+from trtstudio.ui.tables import RowsTable, rows_only_header
 
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # raw number (float) or lower-case text
 LAYER_INDEX_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # Layer.index of the row
@@ -367,6 +367,10 @@ class LayerTableModel(QAbstractTableModel):
         self._sort_column, self._sort_order = column, order
 
 
+# LayerTableView._carry_selection: a sort with more rows selected carries them by layer
+CARRIED_BY_QT_ROWS = 1000
+
+
 class LayerTableView(QWidget):
     """The layer table with its filter bar, colour legend, warnings banner and totals line.
 
@@ -602,11 +606,11 @@ class LayerTableView(QWidget):
         """Run ``rearrange`` (a sort's layout change) with a selection of many pieces carried by
         layer, as a filter change carries it: through a layout change Qt's selection model holds a
         persistent index per selected row and merges them back into ranges, each step asking the
-        model's ``rowCount`` (Python) again: 0.6-0.9 s for 66,666 selected rows of 300,000. A
-        selection of a few pieces Qt carries itself, keeping apart the range a Shift+click would
-        extend from the rows selected before it."""
+        model's ``rowCount`` (Python) again: 0.6-0.9 s for 66,666 selected rows of 300,000. Up to
+        ``CARRIED_BY_QT_ROWS`` selected rows Qt carries itself (a few ms), keeping apart the range
+        a Shift+click would extend from the rows selected before it."""
         sm = self.table.selectionModel()
-        if sm.selection().count() <= REGION_RANGES_MAX:
+        if self._selected_rows_at_most(CARRIED_BY_QT_ROWS):
             rearrange()
             return
         selected = self._selected_positions()
@@ -618,6 +622,18 @@ class LayerTableView(QWidget):
             self._commit_selection()
         finally:
             self._quiet = was_quiet
+
+    def _selected_rows_at_most(self, limit: int) -> bool:
+        """Whether at most ``limit`` rows are selected (counted from the first pieces of the
+        selection only). The copy of the selection is let go on return: its pieces hold
+        persistent indexes, which a layout change would move one by one."""
+        sel = self.table.selectionModel().selection()
+        rows = 0
+        for i in range(sel.count()):
+            rows += sel.at(i).height()
+            if rows > limit:
+                return False
+        return True
 
     def _commit_selection(self) -> None:
         """Make the selection just carried through a sort or filter the committed one. Qt keeps the
