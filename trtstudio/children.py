@@ -23,7 +23,7 @@ import contextlib
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 INFER_SHAPES_FLAG = "--_infer-shapes"
@@ -60,55 +60,66 @@ def parsing_responsively() -> bool:
     return bool(getattr(_local, "on", False))
 
 
-def write_json_lines(path: str, out: IO[bytes]) -> int:
-    """The child's side: ``path`` cut by msgspec, as :func:`cut_here` cuts it, and written as
-    lines: ``["a", n]`` and n element lines for a top-level list; for an object, ``["r", key]``
-    and the member's line, or ``["l", key, n]`` and n element lines for a long list. Each piece is
-    its JSON as the document wrote it, on one line: msgspec refuses a control character inside a
-    string, so a line break in a piece is whitespace, written as a space. What the cut does not
-    parse (numbers, the text of strings), the parent's parse of each piece checks. Exit status 0,
-    or 3 where msgspec cannot cut the document (NaN literals, malformed): the parent then parses
-    it itself and reports what is wrong. (This child parsed the whole document with orjson and
-    wrote every piece again: 2.6 s for a 340 MB engine description, the cut 0.5 s.)"""
-    import msgspec
-
+def _file_bytes(path: str) -> bytes | None:
+    """The children's input: the file's bytes, None where it cannot be read."""
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            return fh.read()
     except OSError:
+        return None
+
+
+def _cutter() -> Callable[[Any], Any]:
+    """msgspec's cut of a JSON list or object into its elements' or members' JSON, as written
+    (:func:`cut_here` and the children), without parsing them."""
+    import msgspec
+
+    return msgspec.json.Decoder(list[msgspec.Raw] | dict[str, msgspec.Raw]).decode
+
+
+def _one_line(raw: Any) -> bytes:
+    """A piece's JSON on one line: msgspec refuses a control character inside a string, so a line
+    break in a piece it cut is whitespace, written as a space."""
+    piece = bytes(raw)
+    return piece.replace(b"\n", b" ").replace(b"\r", b" ") if b"\n" in piece or b"\r" in piece else piece
+
+
+def write_json_lines(path: str, out: IO[bytes]) -> int:
+    """The child's side: ``path`` cut by :func:`cut_here` and written as lines: ``["a", n]`` and n
+    element lines for a top-level list; for an object, ``["r", key]`` and the member's line, or
+    ``["l", key, n]`` and n element lines for a long list; ``["v", value]`` for a top-level string,
+    number, true, false or null. Each piece is its JSON as the document wrote it, on one line
+    (:func:`_one_line`). What the cut does not parse (numbers, the text of strings), the parent's
+    parse of each piece checks. Exit status 0, or 3 where msgspec cannot cut the document (NaN
+    literals, malformed): the parent then parses it itself and reports what is wrong. (This child
+    parsed the whole document with orjson and wrote every piece again: 2.6 s for a 340 MB engine
+    description, the cut 0.5 s.)"""
+    import msgspec
+
+    data = _file_bytes(path)
+    if data is None:
         return 3
-    cut = msgspec.json.Decoder(list[msgspec.Raw] | dict[str, msgspec.Raw]).decode
-    key = msgspec.json.Encoder().encode
+    doc = cut_here(data)
     write = out.write
-
-    def one_line(raw: Any) -> bytes:
-        piece = bytes(raw)
-        return piece.replace(b"\n", b" ").replace(b"\r", b" ") if b"\n" in piece or b"\r" in piece else piece
-
-    def lines(items: list[Any]) -> None:
-        for x in items:
-            write(one_line(x) + b"\n")
-
-    try:
+    if doc is None:  # a top-level scalar, or what msgspec cannot cut
         try:
-            doc: Any = cut(data)
-        except msgspec.ValidationError:  # a top-level string, number, true, false or null
-            write(b'["v",' + one_line(msgspec.json.decode(data, type=msgspec.Raw)) + b"]\n")
-            out.flush()
-            return 0
-        if isinstance(doc, list):
-            write(b'["a",%d]\n' % len(doc))
-            lines(doc)
-        else:
-            for k, v in doc.items():
-                items = cut(v) if memoryview(v)[:1] == b"[" else None
-                if isinstance(items, list) and len(items) >= _LIST_PIECES_MIN:
-                    write(b'["l",' + key(k) + b',%d]\n' % len(items))
-                    lines(items)
-                else:
-                    write(b'["r",' + key(k) + b"]\n" + one_line(v) + b"\n")
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return 3
+            scalar = msgspec.json.decode(data, type=msgspec.Raw)
+        except (msgspec.DecodeError, RecursionError):
+            return 3
+        write(b'["v",' + _one_line(scalar) + b"]\n")
+    elif isinstance(doc, RawLines):
+        write(b'["a",%d]\n' % len(doc))
+        for x in doc:
+            write(_one_line(x) + b"\n")
+    else:
+        key = msgspec.json.Encoder().encode
+        for k, v in doc.items():
+            if isinstance(v, RawLines):
+                write(b'["l",' + key(k) + b',%d]\n' % len(v))
+                for x in v:
+                    write(_one_line(x) + b"\n")
+            else:
+                write(b'["r",' + key(k) + b"]\n" + _one_line(v.raw) + b"\n")
     out.flush()
     return 0
 
@@ -203,12 +214,13 @@ def cut_here(text: str | bytes) -> Any | None:
     msgspec cannot cut it (NaN literals, malformed JSON...): the caller then parses the whole
     document in one go, which names what is wrong.
 
-    Unlike the child, this does not check what it leaves raw: a reader that refuses a piece parses
-    the pieces with :func:`parse_raw_or_none`, which says None where orjson refuses one."""
+    The child of :func:`read_pieces` cuts with this too. Neither checks what it leaves raw: a
+    reader that refuses a piece parses the pieces with :func:`parse_raw_or_none`, which says None
+    where orjson refuses one."""
     import msgspec
 
     try:
-        doc = msgspec.json.decode(text, type=list[msgspec.Raw] | dict[str, msgspec.Raw])
+        doc = _cutter()(text)
         if isinstance(doc, list):
             return RawLines(doc)
         out: dict[str, Any] = {}
@@ -244,12 +256,10 @@ def write_json_tree(path: str, out: IO[bytes]) -> int:
     reports what is wrong)."""
     import msgspec
 
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
+    data = _file_bytes(path)
+    if data is None:
         return 3
-    cut = msgspec.json.Decoder(list[msgspec.Raw] | dict[str, msgspec.Raw]).decode
+    cut = _cutter()
     header = msgspec.json.Encoder().encode
     write = out.write
 
