@@ -1,0 +1,74 @@
+"""At a glance (report.summary): its figures agree with the analysis they sum up."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from trtstudio.report.model import build_report
+from trtstudio.report.summary import TOP_LAYERS, at_a_glance
+
+
+@pytest.fixture
+def resnet18_fp16(trt_real):
+    d = trt_real / "fuzzylabs_edge-vision-power-estimation/desktop/torch_onnx_trtexec/results/resnet18"
+    if not d.is_dir():
+        pytest.skip("resnet18 fixture absent")
+    return [str(d / "resnet18_fp16.graph.json"), str(d / "resnet18_fp16.profile.json")]
+
+
+def test_top_layers_and_types_are_shares_of_the_profiled_time(resnet18_fp16):
+    rep = build_report(engine=resnet18_fp16)
+    s = at_a_glance(rep)
+    timed = [r for r in rep.layers if r["time_ms"] is not None]
+    total = sum(r["time_ms"] for r in timed)
+    assert s["time_basis"] == "profile"
+    top = s["top_layers"]
+    assert len(top) == min(TOP_LAYERS, len(timed))
+    slowest = sorted((r["time_ms"] for r in timed), reverse=True)[:TOP_LAYERS]
+    assert [t["time_ms"] for t in top] == pytest.approx(slowest)
+    for t in top:
+        assert t["share"] == pytest.approx(t["time_ms"] / total)
+    # types: each share is that type's time over the total, and they never exceed 1 together
+    by_type = {}
+    for r in timed:
+        by_type[r["type"]] = by_type.get(r["type"], 0.0) + r["time_ms"]
+    for t in s["time_by_type"]:
+        assert t["share"] == pytest.approx(by_type[t["type"]] / total)
+    assert sum(t["share"] for t in s["time_by_type"]) <= 1.0 + 1e-9
+
+
+def test_findings_counts_match_the_analysis(resnet18_fp16):
+    rep = build_report(engine=resnet18_fp16)
+    f = at_a_glance(rep)["findings_by_severity"]
+    for sev in ("error", "warning", "info"):
+        assert f["counts"][sev] == sum(1 for x in rep.findings if x["severity"] == sev)
+    assert sum(e["count"] for e in f["by_rule"]) == len(rep.findings)
+    time_of = {r["index"]: r["time_ms"] for r in rep.layers}
+    for e in f["by_rule"]:
+        layers = {x["layer_index"] for x in rep.findings if x["kind"] == e["rule"] and x["layer_index"] is not None}
+        if layers:
+            assert e["time_ms"] == pytest.approx(sum(time_of[i] for i in layers))
+
+
+def test_next_steps_are_ranked_by_estimated_gain_and_say_what_they_rest_on(resnet18_fp16):
+    s = at_a_glance(build_report(engine=resnet18_fp16))
+    gains = [st["estimated_gain_ms"] for st in s["next_steps"] if st["estimated_gain_ms"] is not None]
+    assert gains == sorted(gains, reverse=True)
+    assert all(st["basis"] for st in s["next_steps"])
+
+
+def test_headline_of_a_real_run(sample_model):
+    pytest.importorskip("onnxruntime")
+    from trtstudio.profiling.session import ProfileRequest, run_profile
+
+    out = run_profile(ProfileRequest(model=str(sample_model), backend="ort", iterations=30, warmup=3))
+    rep = build_report(str(sample_model), run=out.run_data())
+    h = at_a_glance(rep)["headline"]
+    lat = rep.run["latency_ms"]
+    assert h["median_ms"] == pytest.approx(lat["median"]) and h["p99_ms"] == pytest.approx(lat["p99"])
+    assert h["shapes"] and math.isfinite(h["median_ms"])
+    assert "Median" in h["text"] and "ort" in h["text"]
+    topics = [v["topic"] for v in at_a_glance(rep)["verdicts"]]
+    assert "jitter" in topics
