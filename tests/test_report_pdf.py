@@ -42,7 +42,7 @@ def test_pdf_report_has_sections_and_numbers(sample_model: Path, tmp_path: Path)
     text, pages = _text(out)
     flat = _squash(text)
     assert pages >= 3
-    for title in ("Summary", "Environment", "Model", "Build settings", "Latency", "Memory", "Findings", "Layers",
+    for title in ("At a glance", "Environment", "Model", "Build settings", "Latency", "Memory", "Findings", "Layers",
                   "Accuracy", "Warnings"):
         assert _squash(title) in flat, title
     assert _squash(fmt_ms(rep.run["latency_ms"]["median"])) in flat

@@ -13,6 +13,7 @@ from typing import Any
 
 from trtstudio.report import plots
 from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_num, fmt_pct, fmt_value
+from trtstudio.report.glance_html import GLANCE_CSS
 
 CSS = """
 body { font-family: Helvetica, Arial, sans-serif; font-size: 13px; color: #1b1b1b; margin: 24px auto; max-width: 1100px; padding: 0 16px; }
@@ -108,7 +109,7 @@ def section(title: str, body: str, anchor: str, new_page: bool = False) -> str:
 def page(title: str, subtitle: str, body: Iterable[str]) -> str:
     """The whole document."""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>{escape(title)}</title><style>{CSS}{GLANCE_CSS}</style></head><body>"
             f"<h1>{escape(title)}</h1><p class=\"sub\">{escape(subtitle)}</p>" + "".join(body) + "</body></html>\n")
 
 
@@ -317,7 +318,11 @@ def accuracy_rows(acc: dict[str, Any], prefix: str = "") -> list[tuple[str, str]
 def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[str]:
     """The sections of a report, in order; empty sections are left out. ``max_rows``: the most rows
     the layer and finding tables show (None: all)."""
-    body = [section("Summary", cards(summary_cards(rep)), "summary")]
+    from trtstudio.report.glance_html import glance_html
+    from trtstudio.report.summary import at_a_glance
+
+    glance = rep.summary or at_a_glance(rep)
+    body = [section("At a glance", glance_html(glance, cards(summary_cards(rep))), "summary")]
     body.append(section("Environment", _environment(rep.environment), "environment"))
     if rep.model or rep.graph_picture:
         body.append(section("Model", _model(rep, images), "model"))

@@ -361,6 +361,7 @@ class Report:
     leak: dict[str, Any] | None = None
     accuracy: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
+    summary: dict[str, Any] | None = None  # At a glance (report.summary.at_a_glance), first in every writer
     samples: np.ndarray | None = field(default=None, repr=False, compare=False)  # raw latencies (CSV), not in JSON
 
     def to_json(self) -> dict[str, Any]:
@@ -443,6 +444,9 @@ class Report:
             rep.leak = _leak_summary(rep.memory)
             warnings += [str(w) for w in st.get("warnings") or []]
         rep.warnings = list(dict.fromkeys(warnings))
+        from trtstudio.report.summary import at_a_glance
+
+        rep.summary = at_a_glance(rep)
         return rep
 
 

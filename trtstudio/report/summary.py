@@ -110,7 +110,8 @@ def headline(rep: Any) -> dict[str, Any]:
         lat, source = rep.engine["latency_ms"], "engine profile"
     median = _num(lat.get("median"))
     p99 = _num(lat.get("p99"))
-    throughput = _num(run.get("throughput"))
+    tp = run.get("throughput")
+    throughput = _num(tp.get("inferences_per_s") if isinstance(tp, dict) else tp)
     shapes = run.get("shapes") or None
     out = {"median_ms": median, "p99_ms": p99, "throughput": throughput, "shapes": shapes,
            "batch": _batch(shapes), "hardware": _hardware(rep), "runtime": _runtime(rep),
