@@ -69,6 +69,33 @@ def test_headline_of_a_real_run(sample_model):
     lat = rep.run["latency_ms"]
     assert h["median_ms"] == pytest.approx(lat["median"]) and h["p99_ms"] == pytest.approx(lat["p99"])
     assert h["shapes"] and math.isfinite(h["median_ms"])
+    assert h["throughput"] == pytest.approx(rep.run["throughput"]["inferences_per_s"])
     assert "Median" in h["text"] and "ort" in h["text"]
     topics = [v["topic"] for v in at_a_glance(rep)["verdicts"]]
     assert "jitter" in topics
+
+
+def test_graph_excerpts_show_the_hot_nodes_readably(sample_model):
+    import re
+
+    from trtstudio.graph.model import load_model
+    from trtstudio.report.excerpts import MAX_NODES, make_excerpts
+
+    m = load_model(str(sample_model))
+    names = [n.name for n in m.graph.nodes if n.op_type == "Conv"]
+    rows = [{"name": f"L{i}", "type": "Convolution", "time_ms": t, "onnx_nodes": [names[i]]}
+            for i, t in ((3, 5.0), (20, 1.0), (40, 0.5))]
+    findings = [{"severity": "warning", "nodes": [names[-1]], "message": "reformat"}]
+    doc = make_excerpts(m.graph, rows, findings)
+    assert doc is not None and len(doc["excerpts"]) == 4
+    shown = [set(e["nodes"]) for e in doc["excerpts"]]
+    for e, seed in zip(doc["excerpts"], [names[3], names[20], names[40], names[-1]], strict=True):
+        assert seed in e["nodes"] and len(e["nodes"]) <= MAX_NODES
+        sizes = [float(x) for x in re.findall(r'font-size="([\d.]+)"', e["svg"])]
+        assert sizes and min(sizes) >= 9  # readable at 100 % zoom
+        assert 'stroke-width="2.6"' in e["svg"]  # the seed is marked
+    for a in range(len(shown)):  # excerpts do not repeat each other's nodes
+        for b in range(a + 1, len(shown)):
+            assert not shown[a] & shown[b]
+    assert doc["overview"].count("fill-opacity=\"0.55\"") == len(doc["excerpts"])
+    assert doc["excerpts"][0]["span"][0] <= [n.name for n in m.graph.nodes].index(names[3])

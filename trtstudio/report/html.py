@@ -169,8 +169,13 @@ def _model(rep: Any, images: Images) -> str:
             ("nodes", fmt_num(m.get("nodes"))), ("parameters", fmt_num(m.get("parameters"))),
             ("parameter size", fmt_bytes(m.get("parameter_bytes"))), ("inputs", io), ("outputs", oo), ("ops", ops),
         ]))
+    excerpts = getattr(rep, "graph_excerpts", None)
+    if excerpts:
+        from trtstudio.report.excerpts import excerpts_html
+
+        parts.append(excerpts_html(excerpts, images))
     pic = rep.graph_picture
-    if pic:
+    if pic and not (excerpts and pic["mime"] == "image/svg+xml"):  # excerpts replace the drawn thumbnail
         data = base64.b64decode(pic["base64"])
         parts.append(images.picture(pic["mime"], data, "graph" + (".svg" if pic["mime"] == "image/svg+xml" else ".png")))
     return "".join(parts)

@@ -18,7 +18,7 @@ import datetime as _dt
 import os
 import platform
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -209,8 +209,6 @@ def _run(run: Any) -> RunData | None:
 def make_session(model: Any = None, engine: Any = None, run: Any = None, accuracy: dict[str, Any] | None = None,
                  graph_png: bytes | None = None, title: str | None = None) -> Session:
     """A Session from live objects (see ``build_report`` for what each argument accepts)."""
-    from trtstudio.report.session import engine_from_json
-
     m = _load_model(model)
     info, paths = _engine(engine)
     session = Session(title=title, created=now_iso(), environment=collect_environment(), accuracy=accuracy)
@@ -232,15 +230,23 @@ def make_session(model: Any = None, engine: Any = None, run: Any = None, accurac
 
             analysis = analyze(info, m.graph if m is not None else None)
             info, findings = analysis.engine, analysis.findings
-        doc = info.to_json()
-        doc["findings"] = [f.to_json() for f in findings]
-        session.engines.append(EngineRecord(paths, engine_from_json(doc)))
+        if info.findings is not findings:  # analysis.engine is the analysis's own copy
+            info = replace(info, findings=list(findings))
+        session.engines.append(EngineRecord(paths, info))
         session.build_settings = dict(info.build_settings)
     rd = _run(run)
     if rd is not None:
         if rd.model is None and m is not None:
             rd.model = str(m.path)
         session.runs.append(rd)
+    if m is not None:
+        from trtstudio.report.excerpts import make_excerpts
+
+        rec = session.engines[0] if session.engines else None
+        rows = layer_rows(rec.info if rec else None, rd)
+        if rd is not None and rd.layers and not any(r["time_ms"] for r in rows):
+            rows = layer_rows(None, rd)  # an engine without a profile: the run's per-node times show the hot spots
+        session.graph_excerpts = make_excerpts(m.graph, rows, [f.to_json() for f in rec.info.findings] if rec else [])
     return session
 
 
@@ -348,6 +354,7 @@ class Report:
     environment: dict[str, Any] = field(default_factory=dict)
     model: dict[str, Any] | None = None
     graph_picture: dict[str, Any] | None = None  # {"mime", "base64"}
+    graph_excerpts: dict[str, Any] | None = None  # report.excerpts.make_excerpts: overview + excerpts (SVG)
     build: dict[str, Any] = field(default_factory=dict)
     engine: dict[str, Any] | None = None
     layers: list[dict[str, Any]] = field(default_factory=list)
@@ -394,6 +401,7 @@ class Report:
                                                           (run.name if run else "untitled")))
         rep = cls(title=title, generated=generated or now_iso(), environment=s.environment,
                   model=s.model_summary, graph_picture=s.graph_picture.to_json() if s.graph_picture else None,
+                  graph_excerpts=s.graph_excerpts,
                   accuracy=s.accuracy)
         warnings: list[str] = list(s.warnings)
         if info is not None:

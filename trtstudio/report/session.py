@@ -236,6 +236,7 @@ class Session:
     model_path: str | None = None
     model_summary: dict[str, Any] | None = None
     graph_picture: Picture | None = None
+    graph_excerpts: dict[str, Any] | None = None  # report.excerpts.make_excerpts
     engines: list[EngineRecord] = field(default_factory=list)
     runs: list[RunData] = field(default_factory=list)
     build_settings: dict[str, Any] = field(default_factory=dict)
@@ -248,6 +249,7 @@ class Session:
             "model": None if self.model_path is None and self.model_summary is None
             else {"path": self.model_path, "summary": self.model_summary},
             "graph_picture": self.graph_picture.to_json() if self.graph_picture else None,
+            "graph_excerpts": self.graph_excerpts,
             "engines": [e.to_json() for e in self.engines], "runs": [r.to_json() for r in self.runs],
             "build_settings": self.build_settings, "accuracy": self.accuracy, "warnings": self.warnings,
         }
@@ -260,6 +262,7 @@ class Session:
             title=doc.get("title"), created=str(doc.get("created") or ""), environment=dict(doc.get("environment") or {}),
             model_path=model.get("path"), model_summary=model.get("summary"),
             graph_picture=Picture.from_json(pic) if pic else None,
+            graph_excerpts=doc.get("graph_excerpts") if isinstance(doc.get("graph_excerpts"), dict) else None,
             engines=[EngineRecord.from_json(e) for e in doc.get("engines") or []],
             runs=[RunData.from_json(r) for r in doc.get("runs") or []],
             build_settings=dict(doc.get("build_settings") or {}), accuracy=doc.get("accuracy"),
