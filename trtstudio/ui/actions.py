@@ -43,6 +43,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("&View", "F&ind", Key.Find, "search_ctl.focus"),
     ActionSpec(None, "Next match", "F3", "search_ctl.find_next"),
     ActionSpec(None, "Previous match", "Shift+F3", "search_ctl.find_previous"),
+    ActionSpec("&View", "&Present (full screen, for a room)", "F11", "tools.present"),
     ActionSpec("&View", "-"),
     ActionSpec("&View", "", None, "@docks"),
     ActionSpec("&View", "&Theme", None, "@themes"),

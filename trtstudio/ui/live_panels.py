@@ -427,6 +427,11 @@ class LivePanels(QWidget):
             self._place()
 
     # -- run control -----------------------------------------------------------------------------
+    @property
+    def samples(self) -> SampleBuffer | None:
+        """The ring buffer of the run attached last (None before the first run)."""
+        return self._samples
+
     def attach(self, samples: SampleBuffer, monitor: MemoryMonitor | None = None, batch: int = 1) -> None:
         """Follow a new run: clear every plot and start the 25 Hz redraw timer."""
         self._samples, self._monitor, self._batch = samples, monitor, max(1, int(batch))

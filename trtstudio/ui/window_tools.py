@@ -163,6 +163,17 @@ class WindowTools(QObject):
         self.w.status_label.setText(f"backends: {', '.join(have) or 'none'} | GPU: {gpu}")
         self.w.sig_environment.emit(items)
 
+    def present(self) -> Any:
+        """View > Present: the run and its verdicts full screen in large type (ui.present_view)."""
+        from trtstudio.ui.present_view import PresentView
+
+        if getattr(self, "present_view", None) is not None and self.present_view.isVisible():
+            self.present_view.close()
+            return self.present_view
+        self.present_view = PresentView(self.w)
+        self.present_view.start()
+        return self.present_view
+
     def check_environment(self) -> None:
         """Help > Check environment: what trtstudio can use here and how to install the rest."""
         def done(rows: list[dict[str, Any]]) -> None:

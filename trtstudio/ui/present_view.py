@@ -1,0 +1,202 @@
+"""Present mode (View > Present, F11): the run and its verdicts in large type, for a room.
+
+A full-screen window showing the At a glance figures of what the window holds (the report's
+``summary``, computed in a worker), the live latency of the current run, and a chosen baseline run
+(a saved session) beside it, so a demo shows the optimisation happening. Readable from across a
+room on a 1080p projector: figures in 56 px, text in 22 px. Esc or F11 leaves it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont, QKeySequence, QShortcut
+from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from trtstudio.profiling.present import Baseline, baseline_from_session, present_figures
+from trtstudio.ui.workers import error_text, run_in_thread
+
+REFRESH_MS = 250
+TEXT_PX, FIGURE_PX, HEAD_PX = 22, 56, 30
+_NOW, _BASE = "#1f77b4", "#9a9a9a"
+
+
+def _label(px: int, bold: bool = False, color: str | None = None) -> QLabel:
+    lab = QLabel("–")
+    f = QFont()
+    f.setPixelSize(px)
+    f.setBold(bold)
+    lab.setFont(f)
+    lab.setWordWrap(True)
+    if color:
+        lab.setStyleSheet(f"color: {color};")
+    return lab
+
+
+class PresentView(QWidget):
+    """The Present window over ``window`` (the MainWindow): its workspace and live profile."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(None, Qt.WindowType.Window)
+        self.w = window
+        self.baseline: Baseline | None = None
+        self._workers: list[Any] = []
+        self.setWindowTitle("trtstudio - Present")
+        self.setStyleSheet("background: white; color: #1b1b1b;")
+        self._build()
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self.refresh)
+        for key in ("Esc", "F11"):
+            QShortcut(QKeySequence(key), self, self.close)
+
+    def _build(self) -> None:
+        root = QVBoxLayout(self)
+        root.setContentsMargins(48, 32, 48, 32)
+        self.title = _label(HEAD_PX, bold=True)
+        self.headline = _label(TEXT_PX)
+        root.addWidget(self.title)
+        root.addWidget(self.headline)
+        grid = QGridLayout()
+        self.figures: dict[str, tuple[QLabel, QLabel]] = {}
+        for col, (key, caption) in enumerate((("median", "median now"), ("p99", "p99 now"),
+                                               ("throughput", "inferences/s now"), ("baseline", "baseline median"))):
+            value, cap = _label(FIGURE_PX, bold=True, color=_BASE if key == "baseline" else _NOW), _label(TEXT_PX)
+            cap.setText(caption)
+            grid.addWidget(value, 0, col)
+            grid.addWidget(cap, 1, col)
+            self.figures[key] = (value, cap)
+        root.addLayout(grid)
+        self.change = _label(HEAD_PX, bold=True)
+        root.addWidget(self.change)
+        self.plot = pg.PlotWidget(background="w")
+        style = {"font-size": "18px"}
+        self.plot.setLabel("left", "latency", units="ms", **style)
+        self.plot.setLabel("bottom", "inference (the last 2,000)", **style)
+        f = QFont()
+        f.setPixelSize(18)
+        for axis in ("left", "bottom"):
+            self.plot.getAxis(axis).setTickFont(f)
+        self.curve = self.plot.plot(pen=pg.mkPen(_NOW, width=2))
+        self.base_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(_BASE, width=3, style=Qt.PenStyle.DashLine))
+        self.base_line.hide()
+        self.plot.addItem(self.base_line)
+        root.addWidget(self.plot, 1)
+        self.glance = _label(TEXT_PX)
+        root.addWidget(self.glance)
+        row = QHBoxLayout()
+        self.baseline_button = QPushButton("Baseline session...")
+        self.baseline_button.setFont(self.glance.font())
+        self.baseline_button.clicked.connect(self._on_baseline_button_clicked)
+        row.addWidget(self.baseline_button)
+        row.addStretch(1)
+        hint = _label(16, color="#777")
+        hint.setText("Esc or F11 leaves Present mode")
+        row.addWidget(hint)
+        root.addLayout(row)
+
+    # -- data --------------------------------------------------------------------------------------
+    def samples(self) -> Any:
+        """The live run's ring buffer (None before the first run)."""
+        panel = getattr(self.w, "profile_panel", None)
+        live = getattr(panel, "live", None) if panel is not None else None
+        return getattr(live, "samples", None)
+
+    def set_baseline(self, baseline: Baseline | None) -> None:
+        self.baseline = baseline
+        self.refresh()
+
+    def refresh(self) -> None:
+        """One frame: the figures and the plot from the last samples of the live run."""
+        buf = self.samples()
+        snap = buf.snapshot(last_n=2000) if buf is not None and buf.count else {"t_s": np.zeros(0),
+                                                                                 "latency_ms": np.zeros(0)}
+        fig = present_figures(snap["t_s"], snap["latency_ms"], self.baseline)
+        now, base = fig["now"], fig["baseline"]
+        self.figures["median"][0].setText(f"{now['median_ms']:.3g} ms" if now else "–")
+        self.figures["p99"][0].setText(f"{now['p99_ms']:.3g} ms" if now else "–")
+        self.figures["throughput"][0].setText(f"{now['throughput']:,.0f}" if now and "throughput" in now else "–")
+        self.figures["baseline"][0].setText(f"{base['median_ms']:.3g} ms" if base else "–")
+        self.figures["baseline"][1].setText(f"baseline median ({fig['baseline_name']})" if base else
+                                            "no baseline: choose a saved session")
+        self.change.setText(fig["text"] if now else "No run yet: start one (F5) to see it live.")
+        self.curve.setData(snap["latency_ms"])
+        if base:
+            self.base_line.setValue(base["median_ms"])
+            self.base_line.show()
+        else:
+            self.base_line.hide()
+
+    def start(self) -> None:
+        """Show full screen, compute the At a glance summary in a worker (again whenever a run ends or
+        the engine changes), start the refresh timer."""
+        ws = self.w.workspace
+        name = ws.model_path or (ws.last_run().model if ws.last_run() is not None else "no model open")
+        self.title.setText(str(name).rsplit("/", 1)[-1])
+        self.headline.setText("summing up...")
+        self.resummarize()
+        for event in ("runs", "analysis"):
+            ws.events.connect(event, self._on_workspace_changed)
+        self.showFullScreen()
+        self.refresh()
+        self.timer.start()
+
+    def resummarize(self) -> None:
+        """Compute the At a glance summary of the workspace in a worker."""
+        inputs = self.w.workspace.report_inputs()
+        self._workers.append(run_in_thread(lambda _s: _summary(inputs), on_done=self._on_summary,
+                                           on_error=lambda e: self.headline.setText(error_text(e)), name="present"))
+
+    def _on_workspace_changed(self, ws: Any) -> None:
+        last = ws.last_run()
+        if last is None or not last.active:  # a run ended (or the engine changed): sum up again
+            self.resummarize()
+
+    def _on_summary(self, s: dict[str, Any] | None) -> None:
+        if not s:
+            self.headline.setText("Open a model, an engine or a run to sum up.")
+            return
+        self.headline.setText(s["headline"]["text"])
+        parts = []
+        if s["time_by_type"]:
+            what = "time" if s["time_basis"] == "profile" else "layers"
+            parts.append(f"Most {what}: " + ", ".join(f"{t['type']} {t['share'] * 100:.0f} %" for t in s["time_by_type"][:3]))
+        counts = s["findings_by_severity"]["counts"]
+        if any(counts.values()):
+            parts.append("Findings: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n))
+        if s["next_steps"]:
+            parts.append("Next: " + s["next_steps"][0]["action"])
+        self.glance.setText("\n".join(parts))
+
+    def _on_baseline_button_clicked(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Baseline session", "", "trtstudio sessions (*.trtstudio);;All files (*)")
+        if path:
+            self.load_baseline(path)
+
+    def load_baseline(self, path: str) -> None:
+        """Read the session at ``path`` in a worker and take its first run as the baseline."""
+        self._workers.append(run_in_thread(lambda _s: baseline_from_session(path), on_done=self.set_baseline,
+                                           on_error=lambda e: self.change.setText(error_text(e)), name="baseline"))
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self.timer.stop()
+        for name in ("runs", "analysis"):
+            try:
+                self.w.workspace.events.disconnect(name, self._on_workspace_changed)
+            except (KeyError, ValueError):
+                pass
+        for h in self._workers:
+            h.stop(2000)
+        super().closeEvent(event)
+
+
+def _summary(inputs: dict[str, Any]) -> dict[str, Any] | None:
+    if not any(inputs.get(k) for k in ("model", "engine", "run")):
+        return None
+    from trtstudio.report.model import build_report
+
+    rep = build_report(**inputs)
+    return rep.summary
