@@ -21,7 +21,7 @@ from trtstudio import __version__
 
 # Order is the order shown in --help.
 COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "precision", "scenario",
-            "triton", "triton-config")
+            "triton", "triton-config", "remote")
 
 # Arguments that name input files, checked (stat only: pipes, devices, unreadable files refused)
 # before a command runs. A command module may declare its own ``INPUTS``; "name/" accepts a folder.
@@ -39,6 +39,7 @@ _INPUTS = {
 
 
 _GUI_PACKAGES = {"PySide6", "pyqtgraph", "shiboken6"}
+_REMOTE_COMMANDS = ("profile", "build", "check", "precision", "scenario")  # trtstudio.remote.client
 
 
 def _load(name: str):  # type: ignore[no-untyped-def]
@@ -63,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
         mod.configure(p)
+        if name in _REMOTE_COMMANDS:
+            p.add_argument("--remote", metavar="ssh://[user@]host[:port]",
+                           help="run on that machine over SSH (trtstudio's core installed there: "
+                                "trtstudio remote setup); results come back here")
         p.set_defaults(_run=mod.run, _inputs=getattr(mod, "INPUTS", _INPUTS.get(name, ())))
     return parser
 
@@ -121,6 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     fileio.reset_last_input()
     try:
         _check_inputs(args)
+        if getattr(args, "remote", None):
+            from trtstudio.remote.client import run_remote
+
+            return run_remote(args.command, args, args_in[1:])
         return int(args._run(args) or 0)
     except InputError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)

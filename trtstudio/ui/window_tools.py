@@ -29,6 +29,7 @@ class WindowTools(QObject):
         super().__init__(window)
         self.w = window
         self.panel_run: Any = None
+        self.present_view: Any = None  # View > Present's window while open
 
     def make_profile_holder(self, defer: bool = False) -> QScrollArea:
         """The Live profile dock's content: the ProfilePanel (``window.profile_panel``) in a scroll area;
@@ -167,7 +168,7 @@ class WindowTools(QObject):
         """View > Present: the run and its verdicts full screen in large type (ui.present_view)."""
         from trtstudio.ui.present_view import PresentView
 
-        if getattr(self, "present_view", None) is not None and self.present_view.isVisible():
+        if self.present_view is not None and self.present_view.isVisible():
             self.present_view.close()
             return self.present_view
         self.present_view = PresentView(self.w)

@@ -1,0 +1,215 @@
+"""Remote targets over SSH: a real sshd on 127.0.0.1 (tests/sshd.py), the real ssh client, the real
+agent and ONNX Runtime on the "target"; tegrastats replayed by a test double (fake_tegrastats.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import onnx
+import onnx_models as models
+import pytest
+import sshd
+
+from trtstudio.remote.tegrastats import parse_l4t_release, parse_line
+
+DATA = Path(__file__).parent / "data" / "tegrastats"
+
+
+# -- tegrastats (no server needed) ------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.log")))
+def test_every_recorded_tegrastats_line_parses(name: str) -> None:
+    for line in (DATA / name).read_text().splitlines():
+        rec = parse_line(line)
+        assert rec is not None
+        used, total = (int(x) for x in line.split("RAM ", 1)[1].split("MB", 1)[0].split("/"))
+        assert rec["ram_used_bytes"] == used << 20 and rec["ram_total_bytes"] == total << 20
+        assert rec["rails_mw"] and rec["power_mw"] > 0
+        assert all(t > -256 for t in rec["temps_c"].values())  # sensors that are off are left out
+        assert rec["gpu_freq_mhz"]
+
+
+def test_tegrastats_formats_of_each_release() -> None:
+    orin = parse_line((DATA / "l4t36.4.4_agx_orin.log").read_text().splitlines()[1])
+    assert orin["time"] == "05-09-2026 18:42:07" and orin["gpu_load_percent"] == 0 and orin["gpu_freq_mhz"] == [0, 0]
+    assert orin["rails_mw"]["VIN_SYS_5V0"] == {"current_mw": 4607, "average_mw": 4657}
+    thor = parse_line((DATA / "l4t38.4_thor.log").read_text().splitlines()[0])
+    assert thor["gpu_load_percent"] is None and thor["gpu_freq_mhz"] == [0, 0, 0]  # Thor prints no load
+    jp4 = parse_line((DATA / "jp4_agx_xavier.log").read_text())
+    assert jp4["time"] is None and jp4["power_mw"] == 14025 and jp4["gpu_load_percent"] == 37  # no unit: mW
+    nano = parse_line((DATA / "jp4_nano.log").read_text())
+    assert nano["power_mw"] == 4520 and "IRAM" not in nano["rails_mw"]
+    xavier5 = parse_line((DATA / "jp5_xavier.log").read_text())
+    assert xavier5["cpu"][-1] is None and xavier5["cpu"][0] == {"load_percent": 3, "freq_mhz": 1904}
+    assert parse_line("not a tegrastats line") is None
+    rel = parse_l4t_release((DATA / "nv_tegra_release_r36.4.4").read_text())
+    assert rel == {"release": "R36", "revision": "4.4", "l4t": "36.4.4", "board": "generic"}
+
+
+# -- a real sshd --------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    why = sshd.missing()
+    if why:
+        pytest.skip(why)
+    srv = sshd.start(tmp_path_factory.mktemp("sshd"), env_file=str(DATA / "nv_tegra_release_r36.4.4"))
+    yield srv
+    srv.kill()
+
+
+@pytest.fixture
+def ssh_env(server, monkeypatch):
+    monkeypatch.setenv("TRTSTUDIO_SSH_CONFIG", str(server.config))
+    return {**os.environ, "TRTSTUDIO_SSH_CONFIG": str(server.config)}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    p = tmp_path_factory.mktemp("m") / "tiny.onnx"
+    onnx.save(models.conv_net(batch=1), str(p))
+    return p
+
+
+def _cli(*argv: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "trtstudio", *argv], capture_output=True, text=True, env=env,
+                          timeout=timeout, check=False)
+
+
+def test_remote_profile_has_the_local_schema_and_names_the_target(server, ssh_env, tiny, tmp_path) -> None:
+    pytest.importorskip("onnxruntime")
+    local = _cli("profile", str(tiny), "--backend", "ort", "--iterations", "200", "--json", env=ssh_env)
+    session = tmp_path / "remote.trtstudio"
+    remote = _cli("profile", str(tiny), "--backend", "ort", "--iterations", "200", "--json", "--remote", server.url,
+                  "--session", str(session), env=ssh_env)
+    assert remote.returncode == 0, remote.stderr
+    a, b = json.loads(local.stdout), json.loads(remote.stdout)
+    assert set(a) <= set(b) and set(a["latency_ms"]) == set(b["latency_ms"])  # the same statistics schema
+    assert b["latency_ms"]["count"] == 200 and b["model"] == str(tiny)
+    r = b["remote"]
+    assert r["target"] == "trtstudio-test" and r["host"] and r["samples_received"] == 200
+    assert r["l4t"]["l4t"] == "36.4.4" and r["versions"]["onnxruntime"]
+    from trtstudio.report.session import load_session
+
+    run = load_session(session).runs[0]
+    assert run.latency_ms.size == 200 and run.config["remote"]["target"] == "trtstudio-test"
+
+
+def test_samples_stream_while_the_remote_run_goes_on(server, ssh_env, tiny) -> None:
+    pytest.importorskip("onnxruntime")
+    from trtstudio.cli import build_parser
+    from trtstudio.profiling.samples import SampleBuffer
+    from trtstudio.remote.client import remote_profile
+    from trtstudio.remote.target import Target
+
+    argv = [str(tiny), "--backend", "ort", "--duration", "2"]
+    args = build_parser().parse_args(["profile", *argv])
+    buf = SampleBuffer(100_000)
+    seen: list[tuple[str, int]] = []
+    run = remote_profile(Target.parse(server.url), argv, args, samples=buf,
+                         on_line=lambda m: seen.append((m["kind"], buf.count)))
+    kinds = [k for k, _ in seen]
+    assert run.error is None and kinds[0] == "hello" and kinds[-1] == "result"
+    batches = [n for k, n in seen if k == "samples"]
+    assert len(batches) >= 5  # a 2 s run arrives in many batches, not at the end
+    assert batches[0] < batches[-1] < buf.count or batches[-1] == buf.count
+    assert buf.count == run.samples == run.doc["latency_ms"]["count"]
+    assert run.first_sample_s is not None
+
+
+def test_a_target_that_dies_mid_run_keeps_the_samples(tmp_path, tiny, monkeypatch) -> None:
+    pytest.importorskip("onnxruntime")
+    why = sshd.missing()
+    if why:
+        pytest.skip(why)
+    srv = sshd.start(tmp_path / "dying")
+    env = {**os.environ, "TRTSTUDIO_SSH_CONFIG": str(srv.config)}
+    session = tmp_path / "cut.trtstudio"
+    proc = subprocess.Popen([sys.executable, "-m", "trtstudio", "profile", str(tiny), "--backend", "ort", "--duration",
+                             "60", "--json", "--remote", srv.url, "--session", str(session)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "inferences" not in (proc.stderr.readline() if proc.stderr else ""):
+            pass
+        srv.kill()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    doc = json.loads(out)
+    assert doc["latency_ms"]["count"] > 0 and "lost after" in doc["error"]
+    assert err.strip().splitlines()[-1].startswith("error: ") and "Traceback" not in err
+    from trtstudio.report.session import load_session
+
+    run = load_session(session).runs[0]
+    assert run.latency_ms.size == doc["latency_ms"]["count"]  # the session keeps what was received
+
+
+def test_remote_check_reports_the_target(server, ssh_env) -> None:
+    res = _cli("remote", "check", server.url, "--json", env=ssh_env)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "trtstudio.remote/1" and doc["missing_deps"] == []
+    names = {row["name"] for row in doc["checks"]}
+    assert {"onnx", "numpy"} <= names
+
+
+def test_unreachable_or_refusing_targets_are_one_line(tiny, tmp_path) -> None:
+    if shutil.which("ssh") is None:
+        pytest.skip("no ssh client")
+    env = {**os.environ, "HOME": str(tmp_path)}  # no keys, no known hosts
+    res = _cli("profile", str(tiny), "--remote", "ssh://127.0.0.1:1", env=env, timeout=60)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and res.stderr.startswith("error: ssh://127.0.0.1:1")
+    res = _cli("profile", str(tiny), "--remote", "http://x", env=env)
+    assert res.returncode == 2 and "expected ssh://" in res.stderr
+
+
+def test_jetson_target_memory_comes_from_tegrastats(server, ssh_env, tiny) -> None:
+    pytest.importorskip("onnxruntime")
+    fake = server.bin / "tegrastats"
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} {Path(__file__).parent / 'fake_tegrastats.py'} \"$@\"\n")
+    fake.chmod(0o755)
+    try:
+        res = _cli("profile", str(tiny), "--backend", "ort", "--duration", "1.5", "--json", "--remote", server.url,
+                   env=ssh_env)
+    finally:
+        fake.unlink()
+    assert res.returncode == 0, res.stderr
+    r = json.loads(res.stdout)["remote"]
+    ts = r["tegrastats"]
+    assert len(ts["t_s"]) >= 5 and len(ts["ram_used_bytes"]) == len(ts["t_s"])
+    assert {int(v) >> 20 for v in ts["ram_used_bytes"]} <= {18207, 18202, 18203}  # the recorded board's RAM
+    assert "unified memory" in r["memory_note"]
+
+
+def test_forwarded_check_runs_on_the_target(server, ssh_env, tiny) -> None:
+    pytest.importorskip("tensorrt_rtx")
+    res = _cli("check", str(tiny), "--backend", "rtx", "--json", "--remote", server.url, env=ssh_env, timeout=300)
+    assert res.returncode in (0, 1), res.stderr
+    doc = json.loads(res.stdout)
+    assert doc.get("schema", "").startswith("trtstudio.")
+
+
+@pytest.mark.slow
+def test_setup_installs_this_trtstudio_and_its_core_into_a_bare_python(server, ssh_env, tmp_path) -> None:
+    venv = tmp_path / "target-venv"  # the target's Python: nothing of ours, no numpy, no onnx
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    assert subprocess.run([str(py), "-c", "import trtstudio"], capture_output=True, check=False, cwd=tmp_path,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}).returncode != 0
+    url = f"ssh://trtstudio-test?python={py}"
+    before = _cli("remote", "check", url, env=ssh_env)
+    assert before.returncode == 2 and "remote setup" in before.stderr and before.stderr.count("\n") == 1
+    res = _cli("remote", "setup", url, "--with-deps", "--json", env=ssh_env, timeout=900)
+    if res.returncode != 0 and "could not download" in res.stderr:
+        pytest.skip(f"no package index reachable: {res.stderr.strip()}")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["installed"].startswith("trtstudio-") and doc["missing_deps"] == []
+    assert subprocess.run([str(py), "-c", "import trtstudio.remote.agent"], check=False, cwd=tmp_path).returncode == 0
