@@ -196,9 +196,17 @@ def _build(rep: Any) -> str:
         rows = [("files", ", ".join(e.get("files") or e.get("sources") or [])), ("formats", ", ".join(e.get("formats") or [])),
                 ("layers", e.get("layers")), ("detailed", e.get("detailed")),
                 ("sum of layer times ms", e.get("total_layer_time_ms"))]
-        rows += [(f"I/O {t['name']}", f"{t.get('dtype')} {t.get('shape')} {t.get('format') or ''}") for t in e.get("io_tensors") or []]
+        rows += [(f"I/O {t['name']}", _io_text(t)) for t in e.get("io_tensors") or []]
         parts.append("<h3>Engine</h3>" + kv_table(rows))
     return "".join(parts)
+
+
+def _io_text(t: dict[str, Any]) -> str:
+    """An engine I/O tensor's type, shape and format; what the engine files do not say is said so."""
+    parts = [str(t["dtype"]) if t.get("dtype") else "", "x".join(str(d) for d in t["shape"]) if t.get("shape") else "",
+             str(t.get("format") or "")]
+    text = " ".join(p for p in parts if p)
+    return text or "\u2013 (the engine files give no type or shape: export with --profilingVerbosity=detailed)"
 
 
 LAT_KEYS = ("count", "mean", "median", "p90", "p95", "p99", "p999", "min", "max", "std")
@@ -301,7 +309,8 @@ def _findings(rep: Any, max_rows: int | None = None) -> str:
 
 def _layers(rep: Any, max_rows: int | None = None) -> str:
     shown, more = _first(rep.layers, max_rows, "layers", "the HTML, CSV and JSON reports")
-    rows = [(r["index"], r["name"], r["type"], r["precision"] or "", r["tactic"] or r.get("provider") or "",
+    dash = "\u2013"  # unknown, never "None": the engine files did not say (names-only exports have no tactic)
+    rows = [(r["index"], r["name"], r["type"] or dash, r["precision"] or dash, r["tactic"] or r.get("provider") or dash,
              fmt_ms(r["time_ms"]), fmt_pct(r["percent"]), ", ".join(r["onnx_nodes"]), ", ".join(r["findings"]),
              " ".join(r["hints"])) for r in shown]
     return table(("#", "layer", "type", "precision", "tactic / provider", "time", "share", "ONNX nodes", "findings", "hints"),
