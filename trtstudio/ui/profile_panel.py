@@ -287,13 +287,7 @@ class ProfilePanel(QWidget):
 
         form_box = QGroupBox("Run")
         form = QFormLayout(form_box)
-        self.backend_combo = QComboBox()
-        for info in catalogue.CATALOGUE.values():  # the one list of backends, the CLI's --backend choices
-            self.backend_combo.addItem(info.label, info.name)
-        # until the user picks one, each model opened gets the backend ``auto`` picks for it on the
-        # command line (catalogue.default_backend); a pick is kept for the models it can run
-        self._backend_picked = False
-        self.backend_combo.activated.connect(self._on_backend_picked)
+        self.backend_combo = self._backend_combo()
         form.addRow("Backend", self.backend_combo)
         data_row = QHBoxLayout()
         self.data_combo = QComboBox()
@@ -436,6 +430,17 @@ class ProfilePanel(QWidget):
             name="model-inputs",
         )
         self._sync_buttons()
+
+    def _backend_combo(self) -> QComboBox:
+        """The catalogue's backends (the CLI's --backend choices), by label. Until the user picks
+        one, each model opened gets the backend ``auto`` picks for it on the command line
+        (catalogue.default_backend); a pick is kept for the models it can run."""
+        combo = QComboBox()
+        for info in catalogue.CATALOGUE.values():
+            combo.addItem(info.label, info.name)
+        self._backend_picked = False
+        combo.activated.connect(self._on_backend_picked)
+        return combo
 
     def _offer_backends(self, path: str) -> None:
         """Enable the backends that can run ``path`` here (the others say why in their tooltip) and
