@@ -1,4 +1,4 @@
-"""Work handed to child processes of this program (trtstudio.children): big JSON parsed in pieces
+"""Work handed to child processes of this program (trtstudio.bigdocs.children): big JSON parsed in pieces
 so the window's thread never waits long for the GIL. Real child processes, real files."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from trtstudio import children
+from trtstudio.bigdocs import children
 from trtstudio.engine.load import load_engine
 from trtstudio.errors import InputError
 

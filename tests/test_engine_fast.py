@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trtstudio import children, jsonio
+from trtstudio import jsonio
+from trtstudio.bigdocs import children
 from trtstudio.engine.model import Layer, SourcedLayer, count_non_finite_layers
 from trtstudio.engine.readers import _fast, profile_json, read_file
 from trtstudio.engine.readers._common import info_from_layer_doc

@@ -1,4 +1,4 @@
-"""``trtstudio layers --json`` writes its document in two parts (jsonio.ForkedHead: a forked child
+"""``trtstudio layers --json`` writes its document in two parts (bigdocs.forked.ForkedHead: a forked child
 encodes the layers while the rules run): the bytes are those written in one go, whatever the
 output is (file, pipe closed early) and whatever goes wrong in either process. Real processes."""
 
@@ -97,7 +97,8 @@ def test_a_reader_that_goes_away_is_no_error(tmp_path: Path) -> None:
 
 CHILD_FAILS = r"""
 import sys
-from trtstudio.jsonio import ForkedHead, dumps
+from trtstudio.bigdocs.forked import ForkedHead
+from trtstudio.jsonio import dumps
 head = [("a", 1), ("big", lambda: [2**70])]      # orjson cannot encode 2**70: the child gives up
 fh = ForkedHead(head)
 n = fh.finish([("c", "x")])
@@ -106,7 +107,7 @@ if n is None:
 """
 
 TAIL_NEEDS_STDLIB = r"""
-from trtstudio.jsonio import ForkedHead
+from trtstudio.bigdocs.forked import ForkedHead
 fh = ForkedHead([("a", [1.5, float("nan")])])
 n = fh.finish([("path", "bad\udcff"), ("z", [float("inf")])])   # a lone surrogate: the standard library
 import sys
@@ -114,7 +115,7 @@ print(n, file=sys.stderr)
 """
 
 PARENT_FAILS = r"""
-from trtstudio.jsonio import ForkedHead
+from trtstudio.bigdocs.forked import ForkedHead
 fh = ForkedHead([("a", lambda: list(range(10)))])
 fh.cancel()
 print("cancelled")
@@ -140,7 +141,8 @@ def test_what_either_process_cannot_encode() -> None:
 
 CHILD_KILLED_BEFORE_GO = r"""
 import os, signal, sys, time
-from trtstudio.jsonio import ForkedHead, dumps
+from trtstudio.bigdocs.forked import ForkedHead
+from trtstudio.jsonio import dumps
 fh = ForkedHead([("a", 1)])
 time.sleep(0.5)  # it has encoded and waits for go
 os.kill(fh._pid, signal.SIGKILL)
@@ -151,7 +153,7 @@ if n is None:
 
 CHILD_KILLED_WHILE_WRITING = r"""
 import os, signal, sys, threading
-from trtstudio.jsonio import ForkedHead
+from trtstudio.bigdocs.forked import ForkedHead
 fh = ForkedHead([("a", "x" * 1_000_000)])  # more than a pipe holds: it blocks writing, nobody reads yet
 threading.Timer(1.0, lambda: os.kill(fh._pid, signal.SIGKILL)).start()
 try:
@@ -179,7 +181,7 @@ def test_a_child_that_dies_never_passes_for_a_whole_document() -> None:
 
 PARENT_FAILS_INTO_FILE = r"""
 import sys, time
-from trtstudio.jsonio import ForkedHead
+from trtstudio.bigdocs.forked import ForkedHead
 sys.stdout.buffer.write(b"kept\n"); sys.stdout.flush()
 fh = ForkedHead([("a", lambda: list(range(100000)))])
 time.sleep(1.0)  # the child has written the head into the file
@@ -189,7 +191,8 @@ print("cancelled")
 
 CHILD_KILLED_AFTER_WRITING_INTO_FILE = r"""
 import os, signal, sys, time
-from trtstudio.jsonio import ForkedHead, dumps
+from trtstudio.bigdocs.forked import ForkedHead
+from trtstudio.jsonio import dumps
 fh = ForkedHead([("a", lambda: list(range(100000)))])
 time.sleep(1.0)  # written early, waiting for go
 os.kill(fh._pid, signal.SIGKILL)
@@ -220,7 +223,7 @@ def test_a_file_written_in_place_is_written_only_on_go(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     out.write_bytes(b"0123456789" * 1000)
     code = ("import os, sys\nos.lseek(1, 100, os.SEEK_SET)\n"
-            "from trtstudio.jsonio import _file_offset\nprint(_file_offset(1), file=sys.stderr)\n" + PARENT_FAILS)
+            "from trtstudio.bigdocs.forked import _file_offset\nprint(_file_offset(1), file=sys.stderr)\n" + PARENT_FAILS)
     with out.open("r+b") as fh:
         res = subprocess.run([sys.executable, "-c", code], stdout=fh, stderr=subprocess.PIPE, timeout=60,
                              check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
@@ -232,7 +235,7 @@ def test_a_file_written_in_place_is_written_only_on_go(tmp_path: Path) -> None:
 
 PARENT_KILLED_WHILE_THE_CHILD_ENCODES = r"""
 import os, signal, time
-from trtstudio.jsonio import ForkedHead
+from trtstudio.bigdocs.forked import ForkedHead
 
 def slow():
     time.sleep(1.0)  # the parent is killed meanwhile
@@ -263,7 +266,7 @@ def test_a_child_never_writes_after_its_parent_is_gone(tmp_path: Path) -> None:
 
 MANY_IN_ONE_PROCESS = r"""
 import os, sys
-from trtstudio.jsonio import ForkedHead
+from trtstudio.bigdocs.forked import ForkedHead
 for i in range(5):
     ForkedHead([("a", lambda: list(range(1000)))]).finish([("b", i)])
 import time
@@ -293,7 +296,7 @@ def test_children_not_waited_for_are_reaped(tmp_path: Path) -> None:
 
 CHUNKED = r"""
 import sys
-from trtstudio.jsonio import Chunked, ForkedHead
+from trtstudio.bigdocs.forked import Chunked, ForkedHead
 items = [{"i": i, "x": [1.5, float("nan")] if i % 7 == 0 else [i]} for i in range(1000)]
 pieces = lambda: (items[i:i + 64] for i in range(0, len(items), 64))
 fh = ForkedHead([("a", 1), ("empty", Chunked(lambda: iter([[], []]))), ("items", Chunked(pieces))])
@@ -303,7 +306,8 @@ print(n, file=sys.stderr)
 
 CHUNK_FAILS_INTO_FILE = r"""
 import sys
-from trtstudio.jsonio import Chunked, ForkedHead, dumps
+from trtstudio.bigdocs.forked import Chunked, ForkedHead
+from trtstudio.jsonio import dumps
 sys.stdout.buffer.write(b"kept\n"); sys.stdout.flush()
 pieces = lambda: iter([list(range(100000)), [2**70]])  # orjson cannot encode the second piece
 fh = ForkedHead([("a", Chunked(pieces))])
@@ -377,7 +381,7 @@ def test_a_file_changed_while_both_processes_read_it(tmp_path: Path) -> None:
 
 REST_FAILS_INTO_FILE = r"""
 import sys
-from trtstudio.jsonio import Chunked, ForkedHead
+from trtstudio.bigdocs.forked import Chunked, ForkedHead
 sys.stdout.buffer.write(b"kept\n"); sys.stdout.flush()
 
 def pieces():
@@ -393,7 +397,7 @@ except RuntimeError as exc:
 """
 
 REST_PIECE_NEEDS_STDLIB = r"""
-from trtstudio.jsonio import Chunked, ForkedHead
+from trtstudio.bigdocs.forked import Chunked, ForkedHead
 fh = ForkedHead([("a", 1)])
 n = fh.finish([("b", Chunked(lambda: iter([[1, 2], [2**70, float("nan")], ["\u00e9"]]))), ("c", "x")])
 import sys
@@ -420,7 +424,7 @@ def test_the_rest_written_while_it_is_encoded(tmp_path: Path) -> None:
 
 REST_FAILS_INTO_A_PIPE = r"""
 import sys, time
-from trtstudio.jsonio import Chunked, ForkedHead
+from trtstudio.bigdocs.forked import Chunked, ForkedHead
 
 def head():
     time.sleep(float(sys.argv[1]))  # the child still reads when the parent fails
@@ -439,7 +443,7 @@ except RuntimeError as exc:
 
 CANCELLED_FROM_TWO_THREADS = r"""
 import threading, time
-from trtstudio.jsonio import ForkedHead
+from trtstudio.bigdocs.forked import ForkedHead
 errors = []
 for _ in range(8):
     fh = ForkedHead(lambda: time.sleep(30) or [("a", 1)])

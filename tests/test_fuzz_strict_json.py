@@ -14,7 +14,7 @@ from fuzz import harness, seeds
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trtstudio import fileio
+from trtstudio import jsonio
 
 
 @pytest.fixture(scope="module")
@@ -25,13 +25,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_strict_replaces_and_counts() -> None:
     doc = {"a": math.nan, "b": [math.inf, -math.inf, 1.5, np.float32("nan"), np.arange(2)], 3: (np.int64(4),)}
-    clean, n = fileio.strict(doc)
+    clean, n = jsonio.strict(doc)
     assert n == 4
     assert clean == {"a": None, "b": [None, None, 1.5, None, [0, 1]], "3": [4]}
-    text = fileio.dumps(doc, warn=None)
+    text = jsonio.dumps_text(doc, warn=False)
     assert harness.strict_loads(text) == clean
     with pytest.raises(ValueError):
-        fileio.loads_strict('{"x": NaN}')
+        jsonio.loads_strict('{"x": NaN}')
 
 
 def _hostile_profile(world: dict[str, Path]) -> Path:
@@ -180,7 +180,7 @@ def test_a_document_encodes_the_same_in_the_window_as_on_the_command_line(doc: A
     """encode_document: orjson on the command line; in a responsive thread (the window's workers)
     the standard library, which lets the window's thread in. The same strict JSON document either
     way, with the same count of NaN/infinities written as null."""
-    from trtstudio.children import responsive_parsing
+    from trtstudio.bigdocs.children import responsive_parsing
     from trtstudio.jsonio import count_non_finite, encode_document
 
     fast, n_fast = encode_document({"doc": doc})
@@ -191,7 +191,7 @@ def test_a_document_encodes_the_same_in_the_window_as_on_the_command_line(doc: A
 
 
 def test_numpy_non_finite_values_are_counted_on_the_command_line_as_in_the_window() -> None:
-    from trtstudio.children import responsive_parsing
+    from trtstudio.bigdocs.children import responsive_parsing
     from trtstudio.jsonio import encode_document
 
     doc = {"a": np.float64("nan"), "b": [np.float32("inf")], "c": np.array([1.0, np.nan]), "d": np.array([1, 2])}

@@ -1,4 +1,4 @@
-"""trtstudio.gcpause.gc_paused, which the engine readers, the mapping, the rules, load_model and
+"""trtstudio.bigdocs.gcpause.gc_paused, which the engine readers, the mapping, the rules, load_model and
 the layer document's encoding share."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from trtstudio.bigdocs.gcpause import gc_paused
 from trtstudio.engine.load import load_engine
 from trtstudio.errors import InputError
-from trtstudio.gcpause import gc_paused
 
 
 @pytest.fixture

@@ -91,3 +91,47 @@ def test_structure_tells_documents_apart() -> None:
                                       "layers": [{"name": "y", "time_ms": 3.0}]})
     assert structure(a) != structure({**a, "latency_ms": {"count": 1}})
     assert structure(a) != structure({**a, "layers": [{"name": "x"}]})
+
+
+def _file_of_kind(kind: str, tmp_path: Path) -> Path:
+    """A real file of each kind: an ONNX model, a TorchScript module, an engine plan's name."""
+    if kind == "onnx":
+        from test_ui_profile import tiny_model
+
+        return tiny_model(tmp_path / "m.onnx")
+    if kind == "torch":
+        torch = pytest.importorskip("torch")
+        path = tmp_path / "m.pt"
+        torch.jit.save(torch.jit.trace(torch.nn.Linear(4, 2).eval(), torch.randn(1, 4)), str(path))
+        return path
+    path = tmp_path / "m.plan"
+    path.write_bytes(b"\0" * 64)  # which backend runs it is decided before it is read
+    return path
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit:DeprecationWarning")
+@pytest.mark.parametrize(("kind", "auto"), [("onnx", "ort"), ("torch", "torch"), ("engine", "tensorrt")])
+def test_the_same_file_picks_the_same_backend(qtbot: Any, tmp_path: Path, kind: str, auto: str) -> None:
+    """`trtstudio profile FILE` on auto, the Live profile panel opening FILE and a scenario of FILE
+    pick one backend: the catalogue's default_backend (where the panel can run it here)."""
+    from trtstudio.backends.catalogue import default_backend, unavailable_reason
+    from trtstudio.cli import build_parser
+    from trtstudio.commands.profile import request_from_args
+    from trtstudio.profiling.scenario import ModelSpec
+    from trtstudio.ui.profile_panel import ProfilePanel
+
+    path = str(_file_of_kind(kind, tmp_path))
+    cli = request_from_args(build_parser().parse_args(["profile", path])).backend
+    assert cli == default_backend(path) == auto
+    assert ModelSpec(path=path).backend_name() == cli
+    panel = ProfilePanel()
+    qtbot.addWidget(panel)
+    try:
+        panel.set_model(path)
+        picked = panel.backend_combo.currentData()
+    finally:
+        assert panel.shutdown(30_000)
+    if unavailable_reason(cli, path) is None:
+        assert picked == cli
+    else:  # auto's backend cannot run here: the panel offers one that can, if any
+        assert picked == cli or unavailable_reason(picked, path) is None

@@ -1,4 +1,4 @@
-"""trtstudio.release: big documents are freed in the background, never while someone still uses
+"""trtstudio.bigdocs.release: big documents are freed in the background, never while someone still uses
 them, and never a container that something else still refers to."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from trtstudio import release
+from trtstudio.bigdocs import release
 
 
 class Leaf:

@@ -392,8 +392,7 @@ def test_first_start_leaves_the_graph_room_beside_the_live_profile(qtbot, monkey
     profile keeps its controls beside its plots where the window leaves room for both, and stacks
     them (leaving the graph 45%) where it does not."""
     from trtstudio.ui.main_window import default_dock_widths
-    from trtstudio.ui.settings import AppSettings
-    from trtstudio.ui.window_tools import PROFILE_WIDE_PX
+    from trtstudio.ui.settings import PROFILE_WIDE_PX, AppSettings
 
     for width in range(1000, 3000, 40):
         model, profile = default_dock_widths(width)
@@ -504,3 +503,51 @@ def test_live_panels_revealed_a_plot_per_step_end_as_placed(qtbot) -> None:
     assert shown_per_step == sorted(shown_per_step) and len(shown_per_step) >= 5
     assert not live.gpu_mem_plot.isVisible() and not live.host_mem_plot.isVisible()
     assert live.latency_plot.isVisible() and live.hist_plot.isVisible()
+
+
+def _drop(window: MainWindow, paths: list[Path]) -> None:
+    from PySide6.QtCore import QMimeData, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+
+
+def test_a_drop_opens_each_file_by_its_kind(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """A drop goes through filekinds.classify, as `trtstudio gui` does: the model opens, a second
+    model and a Triton sweep session are refused in one line each, naming the file."""
+    from trtstudio.filekinds import TRITON_SCHEMA
+
+    model, second = tmp_path / "c.onnx", tmp_path / "d.onnx"
+    onnx.save(models.conv_net(), str(model))
+    onnx.save(models.conv_net(), str(second))
+    triton = tmp_path / "sweep.json"
+    triton.write_text(f'{{"schema": "{TRITON_SCHEMA}", "steps": []}}')
+    errors: list[str] = []
+    window.sig_error.connect(errors.append)
+    with qtbot.waitSignal(window.sig_model_loaded, timeout=60000):
+        _drop(window, [model, second, triton])
+    assert window.model.path == str(model)
+    assert any(str(second) in e and "one ONNX model" in e for e in errors), errors
+    assert any(str(triton) in e and "Triton" in e for e in errors), errors
+    assert all("\n" not in e for e in errors)
+
+
+def test_a_pytorch_file_goes_to_the_live_profile_panel(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """File > Open of a .pt2 does not try to read it as an engine: the Live profile panel shows it
+    and offers the PyTorch backends, with the backend `trtstudio profile` picks on auto."""
+    from trtstudio.backends.catalogue import default_backend
+
+    qtbot.waitUntil(lambda: window.profile_panel is not None, timeout=60000)
+    pt2 = tmp_path / "net.pt2"
+    pt2.write_bytes(b"PK\x03\x04 not a real archive")  # the choice is made before the file is read
+    errors: list[str] = []
+    window.sig_error.connect(errors.append)
+    window.open_path(str(pt2))
+    panel = window.profile_panel
+    assert panel._model == str(pt2)
+    assert panel.backend_combo.currentData() == default_backend(str(pt2)) == "torch"
+    assert window.engine is None and not errors

@@ -275,22 +275,51 @@ def test_sample_model_fixed_iterations(qtbot: Any, panel: Any, sample_model: Pat
 
 
 def test_backend_combo_disables_what_cannot_run_here(qtbot: Any, panel: Any, tiny: Path) -> None:
+    """The panel lists the catalogue's backends (PyTorch's too), each enabled where
+    catalogue.availability says it can run the model here, else disabled with the reason."""
     import onnxruntime
 
-    from trtstudio.ui.profile_panel import backend_availability
+    from trtstudio.backends.catalogue import CATALOGUE, availability
 
     _open(qtbot, panel, tiny)
     providers = onnxruntime.get_available_providers()
-    avail = backend_availability(str(tiny))
+    avail = availability(str(tiny))
     assert avail["ort"] is None
     assert (avail["ort-cuda"] is None) == ("CUDAExecutionProvider" in providers)
     assert avail["tensorrt"] is not None and avail["rtx"] is not None  # an .onnx is no engine plan
-    model = panel.backend_combo.model()
-    for i in range(panel.backend_combo.count()):
-        key = panel.backend_combo.itemData(i)
+    combo = panel.backend_combo
+    assert [combo.itemData(i) for i in range(combo.count())] == list(CATALOGUE)
+    assert {"torch", "torch-cuda"} <= {combo.itemData(i) for i in range(combo.count())}
+    model = combo.model()
+    for i in range(combo.count()):
+        key = combo.itemData(i)
+        assert combo.itemText(i) == CATALOGUE[key].label
         assert model.item(i).isEnabled() == (avail[key] is None)
         assert model.item(i).toolTip() == (avail[key] or "")
-    assert backend_availability("model.plan")["ort"] is not None
+    assert availability("model.plan")["ort"] is not None
+
+
+def test_a_backend_the_user_picked_is_kept_where_it_can_run(qtbot: Any, panel: Any, tiny: Path,
+                                                              tmp_path: Path) -> None:
+    """Until the user picks, each model gets the backend `trtstudio profile` picks on auto; a pick
+    stays for the next model it can run, and gives way to auto's choice where it cannot."""
+    from trtstudio.backends.catalogue import default_backend, unavailable_reason
+
+    _open(qtbot, panel, tiny)
+    combo = panel.backend_combo
+    assert combo.currentData() == default_backend(str(tiny)) == "ort"
+    if unavailable_reason("torch", str(tiny)) is not None:
+        pytest.skip(f"torch cannot run an .onnx here: {unavailable_reason('torch', str(tiny))}")
+    combo.setCurrentIndex(combo.findData("torch"))
+    combo.activated.emit(combo.currentIndex())  # what a click on the item sends
+    other = tiny_model(tmp_path / "other.onnx", size=8)
+    _open(qtbot, panel, other)
+    assert combo.currentData() == "torch"
+    plan = tmp_path / "m.plan"  # an engine plan: torch cannot run it, auto's tensorrt is selected
+    plan.write_bytes(b"\0" * 64)
+    panel.set_model(str(plan))
+    assert combo.currentData() == default_backend(str(plan)) == "tensorrt"
+    assert panel._loader.join(10_000)  # its inputs are not read: the engine is no plan
 
 
 # -- LivePanels on synthetic samples in the real ring buffer ------------------------------------

@@ -110,8 +110,8 @@ def entry() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
-    if len(args_in) == 2 and args_in[0].startswith("--_"):  # a child of the window (trtstudio.children)
-        from trtstudio.children import FLAGS
+    if len(args_in) == 2 and args_in[0].startswith("--_"):  # a child of the window (trtstudio.bigdocs.children)
+        from trtstudio.bigdocs.children import FLAGS
 
         if args_in[0] in FLAGS:
             return _child(args_in[0], args_in[1])
@@ -168,13 +168,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _child(flag: str, path: str) -> int:
-    """A child process of the window (see trtstudio.children): its result on standard output."""
+    """A child process of the window (see trtstudio.bigdocs.children): its result on standard output."""
     if flag == "--_json-lines":
-        from trtstudio.children import write_json_lines
+        from trtstudio.bigdocs.children import write_json_lines
 
         return write_json_lines(path, sys.stdout.buffer)
     if flag == "--_json-tree":
-        from trtstudio.children import write_json_tree
+        from trtstudio.bigdocs.children import write_json_tree
 
         return write_json_tree(path, sys.stdout.buffer)
     from trtstudio.graph.model import inferred_table

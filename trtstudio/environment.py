@@ -24,7 +24,6 @@ import argparse
 import ctypes
 import ctypes.util
 import importlib.util
-import json
 import platform
 import re
 import sys
@@ -32,29 +31,28 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
+from trtstudio.backends.catalogue import CATALOGUE, RUNTIMES
+
 SCHEMA = "trtstudio.environment/1"
-NVIDIA_INDEX = "https://pypi.nvidia.com"
-FIX_ORT = 'pip install "trtstudio[ort]"  (NVIDIA GPU: pip install onnxruntime-gpu)'
-FIX_RTX = 'pip install "trtstudio[rtx]"  (TensorRT-RTX, builds engines even without a GPU)'
-FIX_TRT = (f'pip install "trtstudio[tensorrt]" --extra-index-url {NVIDIA_INDEX}  '
-           "(or the TensorRT tarball from developer.nvidia.com/tensorrt)")
+FIX_ORT = RUNTIMES["onnxruntime"].fix
+FIX_RTX = RUNTIMES["tensorrt_rtx"].fix
+FIX_TRT = RUNTIMES["tensorrt"].fix
 FIX_DRIVER = ("install the NVIDIA driver (nvidia.com/drivers); without a GPU, build engines ahead of time "
               "with TensorRT-RTX and profile on CPU with ONNX Runtime")
 
 Item = dict[str, Any]
 
 # name shown, module to look up, distributions that may provide it (first found wins),
-# minimum version (from pyproject.toml) or None, required, fix when missing.
-_PACKAGES: tuple[tuple[str, str, tuple[str, ...], str | None, bool, str], ...] = (
+# minimum version (from pyproject.toml) or None, required, fix when missing. The backends' runtimes
+# come from the backend catalogue (its RUNTIMES, in the order its backends list them).
+_Package = tuple[str, str, tuple[str, ...], str | None, bool, str]
+_PACKAGES: tuple[_Package, ...] = (
     ("PySide6", "PySide6", ("PySide6-Essentials", "PySide6"), "6.5", True, "pip install trtstudio  (PySide6-Essentials)"),
     ("pyqtgraph", "pyqtgraph", ("pyqtgraph",), "0.13.3", True, "pip install trtstudio  (pyqtgraph)"),
     ("onnx", "onnx", ("onnx",), "1.14", True, "pip install trtstudio  (onnx)"),
     ("numpy", "numpy", ("numpy",), "1.23", True, "pip install trtstudio  (numpy)"),
-    ("onnxruntime", "onnxruntime", ("onnxruntime", "onnxruntime-gpu", "onnxruntime-directml",
-                                    "onnxruntime-openvino"), "1.16", False, FIX_ORT),
-    ("tensorrt", "tensorrt", ("tensorrt", "tensorrt-cu13", "tensorrt-cu12", "tensorrt-cu11"), None, False, FIX_TRT),
-    ("tensorrt_rtx", "tensorrt_rtx", ("tensorrt-rtx-cu13", "tensorrt-rtx-cu12", "tensorrt-rtx", "tensorrt_rtx"),
-     None, False, FIX_RTX),
+    *((r.module, r.module, r.dists, r.minimum, False, r.fix)
+      for r in (RUNTIMES[m] for m in dict.fromkeys(b.runtime for b in CATALOGUE.values()))),
     ("pycuda", "pycuda", ("pycuda",), None, False, 'pip install "trtstudio[tensorrt]"  (or: pip install pycuda)'),
     ("cuda-python", "cuda", ("cuda-python", "cuda-bindings"), None, False,
      'pip install "trtstudio[tensorrt]"  (or: pip install cuda-python)'),
@@ -232,7 +230,25 @@ def check_environment(probe_gpu: bool = False) -> list[Item]:
         ort["detail"] += "; CPU only on a machine with an NVIDIA GPU"
         ort["status"] = "warning"
         ort["fix"] = "pip install onnxruntime-gpu  (replaces onnxruntime)"
-    return items
+    return items + backend_items()
+
+
+def backend_items() -> list[Item]:
+    """One entry per backend of the catalogue (``backend ort``, ...): ok where it can run here,
+    missing (with the pip command) where its runtime is not installed, warning with the reason
+    otherwise (no GPU, a provider this onnxruntime lacks). Imports onnxruntime and probes NVML."""
+    from trtstudio.backends.catalogue import unavailable_reason
+
+    out = []
+    for b in CATALOGUE.values():
+        why = unavailable_reason(b.name)
+        status = "ok" if why is None else ("missing" if "not installed" in why else "warning")
+        fix = FIX_DRIVER if why is not None and "GPU" in why else b.pip
+        detail = b.label if why is None else f"{b.label}: {why.removesuffix(f': {b.pip}')}"
+        item = _item(f"backend {b.name}", status, None, detail, fix)
+        item["backend"] = b.name
+        out.append(item)
+    return out
 
 
 def format_table(items: Sequence[Item]) -> str:
@@ -256,7 +272,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     items = check_environment(probe_gpu=not args.no_gpu)
     if args.json:
-        print(json.dumps({"schema": SCHEMA, "items": items}, indent=2))
+        from trtstudio.jsonio import write_json
+
+        write_json({"schema": SCHEMA, "items": items})
     else:
         print(format_table(items))
     return 1 if any(it["required"] and it["status"] == "missing" for it in items) else 0

@@ -8,18 +8,13 @@ in a parser (``OverflowError`` for ``10**400``, ``RecursionError`` for JSON nest
 ``UnicodeDecodeError``, ``ValueError``) into the same one-line message; ``trtstudio.cli.main`` uses it
 as the last guard, naming the file :func:`check_input` saw last.
 
-:func:`strict` / :func:`dumps` / :func:`dump` write JSON that every strict parser accepts
-(JavaScript's ``JSON.parse``, ``jq``): NaN and infinities become ``null`` and a warning says how many.
+Strict JSON output is :mod:`trtstudio.jsonio`'s.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import stat
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -162,81 +157,25 @@ def describe_error(exc: BaseException) -> tuple[str | None, str]:
 
 
 # ------------------------------------------------------------------------------------------------
-# strict JSON
+# JSON output is trtstudio.jsonio's. This one function remains for the command that still prints
+# with it (commands/build, to move onto trtstudio.commands._emit.emit); then it goes, and with it the
+# one import of jsonio here (import-linter's acyclic contract lists it as its documented exception).
 
 
-def strict(obj: Any) -> tuple[Any, int]:
-    """A copy of ``obj`` that strict JSON parsers accept, and how many non-finite numbers became null.
+def dump(doc: Any, fh: IO[str], *, indent: int | None = None, **_ignored: Any) -> None:
+    """``doc`` as strict JSON into ``fh`` (:func:`trtstudio.jsonio.dumps_text`: NaN/Infinity as
+    null, with a warning)."""
+    from trtstudio.jsonio import dumps_text
 
-    NaN/Infinity -> None, numpy scalars and arrays -> Python, tuples -> lists, keys -> str.
-    """
-    count = 0
-
-    def clean(o: Any) -> Any:
-        nonlocal count
-        if isinstance(o, float):
-            if math.isfinite(o):
-                return o
-            count += 1
-            return None
-        if isinstance(o, dict):
-            return {(k if isinstance(k, str) else str(k)): clean(v) for k, v in o.items()}
-        if isinstance(o, (list, tuple)):
-            return [clean(v) for v in o]
-        if isinstance(o, (str, int, bool)) or o is None:
-            return o
-        tolist = getattr(o, "tolist", None)  # numpy scalars and arrays, without importing numpy
-        if callable(tolist):
-            return clean(tolist())
-        return o
-
-    return clean(obj), count
-
-
-def warn_non_finite(count: int, where: str = "the output", stream: IO[str] | None = None) -> None:
-    """Print the one warning line :func:`dumps`/:func:`dump` give when they replaced numbers."""
-    if count:
-        print(f"warning: {count} non-finite number{'s' if count != 1 else ''} (NaN/Infinity) in {where} "
-              "written as null", file=stream or sys.stderr)
-
-
-def dumps(doc: Any, *, where: str = "the output", warn: Callable[[int, str], None] | None = warn_non_finite,
-          **kwargs: Any) -> str:
-    """``json.dumps`` that never writes NaN/Infinity (they become null, with a warning)."""
-    clean, count = strict(doc)
-    if warn is not None:
-        warn(count, where)
-    return json.dumps(clean, allow_nan=False, **kwargs)
-
-
-def dump(doc: Any, fh: IO[str], *, where: str = "the output",
-         warn: Callable[[int, str], None] | None = warn_non_finite, **kwargs: Any) -> None:
-    """``json.dump`` that never writes NaN/Infinity (they become null, with a warning)."""
-    clean, count = strict(doc)
-    if warn is not None:
-        warn(count, where)
-    json.dump(clean, fh, allow_nan=False, **kwargs)
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
-def loads_strict(text: str | bytes) -> Any:
-    """``json.loads`` that refuses NaN/Infinity, as JavaScript's ``JSON.parse`` and ``jq`` do."""
-    return json.loads(text, parse_constant=_refuse_constant)
+    fh.write(dumps_text(doc, indent=indent))
 
 
 __all__ = [
     "check_input",
     "describe_error",
     "dump",
-    "dumps",
     "last_input",
-    "loads_strict",
     "read_bytes",
     "reset_last_input",
-    "strict",
     "tail_is_binary",
-    "warn_non_finite",
 ]

@@ -1,7 +1,8 @@
 """The one rule that says what kind of file a path is: a model, a session, engine outputs, ...
 
-The command line (``gui`` and ``compare``), the window's File > Open and drag-and-drop, and the
-backend catalogue's ``auto`` all ask :func:`classify`, so a file is the same kind everywhere.
+The command line (``gui``, ``report``, ``compare``, ``profile``'s session), the window's File > Open and
+drag-and-drop, the Live profile panel and the backend catalogue's ``auto`` all ask :func:`classify`,
+so a file is the same kind everywhere.
 Suffixes decide, except for Triton sessions, which are JSON documents told apart by their
 ``schema`` (``sniff=True`` reads the first 4 KiB of a regular file; pipes and devices are never read).
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ONNX = "onnx"  # an ONNX model: the graph, and what ort/torch run
@@ -59,10 +60,22 @@ def split(paths: Iterable[str]) -> dict[str, list[str]]:
     return out
 
 
-def split_for_window(paths: Sequence[str]) -> tuple[list[str], str | None, list[str]]:
-    """What the window opens from ``paths`` (a drop, the command line): (sessions, the ONNX model,
-    engine files). PyTorch files and Triton sessions are not opened by the window's graph view and
-    are left out; a second ONNX model is the caller's error to report."""
+# what each kind is, in an error that refuses it
+WHAT = {ONNX: "an ONNX model", TORCH: "a PyTorch file (.pt2, TorchScript)", SESSION: "a trtstudio session",
+        TRITON: "a Triton sweep session", ENGINE: "an engine's file"}
+
+
+def model_and_engines(paths: Iterable[str], refuse: Mapping[str, str] | None = None) -> tuple[str | None, list[str]]:
+    """The ONNX model (at most one) and the engine files among ``paths``, as ``trtstudio gui``,
+    ``report`` and the window take them. InputError naming the file for a second model, or a
+    file of another kind (``refuse[kind]`` says what to do with it instead)."""
+    from trtstudio.errors import InputError
+
     kinds = split(paths)
+    for kind, found in kinds.items():
+        if kind not in (ONNX, ENGINE):
+            raise InputError(found[0], (refuse or {}).get(kind) or f"is {WHAT[kind]}, not a model or an engine's file")
     models = kinds.get(ONNX, [])
-    return kinds.get(SESSION, []), (models[0] if models else None), kinds.get(ENGINE, [])
+    if len(models) > 1:
+        raise InputError(models[1], "only one ONNX model can be opened at a time")
+    return (models[0] if models else None), kinds.get(ENGINE, [])

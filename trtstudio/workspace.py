@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from trtstudio.bigdocs.release import release_later
 from trtstudio.engine.analysis import Analysis
 from trtstudio.engine.model import EngineInfo
-from trtstudio.release import release_later
 
 EVENTS = ("model", "engine", "analysis", "unsupported", "runs", "selection", "accuracy")
 

@@ -11,35 +11,14 @@ import importlib
 import os
 from typing import Any, NamedTuple, Protocol, TypedDict, runtime_checkable
 
+from trtstudio.backends.catalogue import CATALOGUE
 from trtstudio.errors import BackendError, InputError
 
-# name -> (module, class, default options, what the user should install)
+# name -> (module, class, default options, what the user should install): derived from the one
+# catalogue (trtstudio.backends.catalogue), for the callers that read this table
 BACKENDS: dict[str, tuple[str, str, dict[str, Any], str]] = {
-    "ort": ("trtstudio.backends.ort", "OrtBackend", {"providers": ["CPUExecutionProvider"]}, "pip install onnxruntime"),
-    "ort-cuda": (
-        "trtstudio.backends.ort",
-        "OrtBackend",
-        {"providers": ["CUDAExecutionProvider", "CPUExecutionProvider"]},
-        "pip install onnxruntime-gpu",
-    ),
-    "ort-trt": (
-        "trtstudio.backends.ort",
-        "OrtBackend",
-        {"providers": ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"]},
-        "pip install onnxruntime-gpu tensorrt",
-    ),
-    "tensorrt": (
-        "trtstudio.backends.tensorrt",
-        "TrtBackend",
-        {"module": "tensorrt"},
-        "pip install tensorrt pycuda (TensorRT from NVIDIA's index: pip install --extra-index-url https://pypi.nvidia.com tensorrt)",
-    ),
-    "rtx": ("trtstudio.backends.tensorrt", "TrtBackend", {"module": "tensorrt_rtx"}, "pip install tensorrt-rtx-cu13 pycuda"),
-    # PyTorch (.pt2, TorchScript, .onnx through onnx2torch): "torch" takes CUDA when visible, else the CPU
-    "torch": ("trtstudio.backends.torch_backend", "TorchBackend", {"accelerator": "auto"}, "pip install torch onnx2torch"),
-    "torch-cuda": ("trtstudio.backends.torch_backend", "TorchBackend", {"accelerator": "cuda"}, "pip install torch onnx2torch"),
+    name: (b.module, b.cls, dict(b.defaults), b.pip) for name, b in CATALOGUE.items()
 }
-# Every backend takes the option ``device`` (int): the CUDA device it runs on (default 0).
 
 
 class InputSpec(TypedDict):
@@ -109,17 +88,16 @@ def require_module(module: str, backend: str, pip: str) -> Any:
 
 
 def open_backend(name: str, path: str | os.PathLike[str], **options: Any) -> Backend:
-    """Create the backend ``name`` (ort, ort-cuda, ort-trt, tensorrt, rtx, torch, torch-cuda) and load ``path``
-    into it; ``device=N`` picks the CUDA device."""
-    if name not in BACKENDS:
-        raise InputError(None, f"unknown backend '{name}'; choose one of {', '.join(BACKENDS)}")
-    module_name, class_name, defaults, pip = BACKENDS[name]
+    """Create the backend ``name`` (one of the catalogue's: ort, ort-cuda, ort-trt, tensorrt, rtx, torch,
+    torch-cuda) and load ``path`` into it; ``device=N`` picks the CUDA device."""
+    info = CATALOGUE.get(name)
+    if info is None:
+        raise InputError(None, f"unknown backend '{name}'; choose one of {', '.join(CATALOGUE)}")
     if not os.path.exists(path):
         raise InputError(path, "no such file")
-    module = importlib.import_module(module_name)
-    cls = getattr(module, class_name)
-    merged = {**defaults, **{k: v for k, v in options.items() if v is not None}}
-    backend: Backend = cls(name=name, pip=pip, **{k: merged.pop(k) for k in ("providers", "module") if k in merged})
+    cls = getattr(importlib.import_module(info.module), info.cls)
+    merged = {**info.defaults, **{k: v for k, v in options.items() if v is not None}}
+    backend: Backend = cls(name=name, pip=info.pip, **{k: merged.pop(k) for k in ("providers", "module") if k in merged})
     backend.load(path, merged)
     return backend
 

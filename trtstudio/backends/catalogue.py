@@ -73,6 +73,32 @@ _ENTRIES = (
 )
 
 CATALOGUE: Mapping[str, BackendInfo] = MappingProxyType({b.name: b for b in _ENTRIES})
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    """A Python runtime the backends import (``BackendInfo.runtime``), as the environment report
+    checks it: the distributions that may provide it (first found wins), the minimum version
+    (pyproject's extras) and how to install it with trtstudio's extras."""
+
+    module: str
+    dists: tuple[str, ...]
+    minimum: str | None
+    fix: str
+
+
+NVIDIA_INDEX = "https://pypi.nvidia.com"
+RUNTIMES: Mapping[str, RuntimeInfo] = MappingProxyType({r.module: r for r in (
+    RuntimeInfo("onnxruntime", ("onnxruntime", "onnxruntime-gpu", "onnxruntime-directml", "onnxruntime-openvino"),
+                "1.16", 'pip install "trtstudio[ort]"  (NVIDIA GPU: pip install onnxruntime-gpu)'),
+    RuntimeInfo("tensorrt", ("tensorrt", "tensorrt-cu13", "tensorrt-cu12", "tensorrt-cu11"), None,
+                f'pip install "trtstudio[tensorrt]" --extra-index-url {NVIDIA_INDEX}  '
+                "(or the TensorRT tarball from developer.nvidia.com/tensorrt)"),
+    RuntimeInfo("tensorrt_rtx", ("tensorrt-rtx-cu13", "tensorrt-rtx-cu12", "tensorrt-rtx", "tensorrt_rtx"), None,
+                'pip install "trtstudio[rtx]"  (TensorRT-RTX, builds engines even without a GPU)'),
+    RuntimeInfo("torch", ("torch",), None, "pip install torch onnx2torch  (PyTorch: .pt2, TorchScript, .onnx)"),
+)})
+"""runtime module -> RuntimeInfo, for every ``BackendInfo.runtime`` (checked by the tests)."""
 """name -> BackendInfo, in the order the window lists them. Every backend also takes the option
 ``device`` (int): the CUDA device it runs on (default 0)."""
 

@@ -1,20 +1,42 @@
-"""The end of a command that produced one document: JSON or text on stdout, the error on stderr."""
+"""How every command ends: its one document on standard output, as strict JSON
+(:func:`trtstudio.jsonio.write_json`: NaN/Infinity as null with one warning) or as text, and its
+error on standard error. Commands parse flags, build a request, run it in the core and call
+:func:`emit`; none writes JSON any other way."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
-def emit(doc: dict[str, Any], as_json: bool, render_text: Callable[[dict[str, Any]], str],
-         write_json: Callable[[dict[str, Any]], None], where: str = "") -> int:
-    """Print ``doc`` (``write_json`` or ``render_text``); exit 1 with ``error: [where: ]...`` when
-    ``doc["error"]`` is set (the figures measured before the failure are still printed), else 0."""
+def emit(doc: dict[str, Any], as_json: bool, render_text: Callable[[dict[str, Any]], str] | None = None,
+         write_json: Callable[[dict[str, Any]], None] | None = None, where: str = "", *,
+         indent: int | None = 2, written: Iterable[Any] | None = None, non_finite: int | None = None) -> int:
+    """Print ``doc`` and return the exit status: 1 with ``error: [where: ]...`` on stderr when
+    ``doc["error"]`` is set (the figures measured before the failure are still printed), else 0.
+
+    ``as_json``: strict JSON indented by ``indent`` (None: compact); ``non_finite``: how many
+    NaN/infinities the document holds, where the caller counted them cheaper than a walk. Else
+    ``render_text(doc)`` (nothing printed for None or ""). ``written``: files the command wrote,
+    added to the document as ``"written"`` (the text lists them as ``wrote PATH`` after it).
+    ``write_json`` is for a caller with a writer of its own (triton's, until it drops it)."""
+    files = [str(p) for p in written] if written is not None else None
+    if files is not None:
+        doc["written"] = files
     if as_json:
-        write_json(doc)
+        if write_json is not None:
+            write_json(doc)
+        else:
+            from trtstudio.jsonio import write_json as _write
+
+            _write(doc, indent=indent, non_finite=non_finite)
     else:
-        print(render_text(doc))
+        text = render_text(doc) if render_text is not None else ""
+        lines = [text] if text else []
+        lines += [f"wrote {p}" for p in files or () if f"wrote {p}" not in text]
+        if lines:
+            print("\n".join(lines))
     if doc.get("error"):
         print(f"error: {where + ': ' if where else ''}{doc['error']}", file=sys.stderr)
         return 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from trtstudio.commands._args import add_json, add_labels
+
 HELP = "compare sessions (FP32 vs FP16 vs INT8, two builds): latency, speed-ups, memory, accuracy, layer diff"
 
 
@@ -12,20 +14,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Flags of ``trtstudio compare``."""
     parser.add_argument("inputs", nargs="+", metavar="SESSION", help=".trtstudio sessions or report .json files; the first is the baseline")
     parser.add_argument("-o", "--output", metavar="OUT", help="comparison file: .html, .pdf or .json")
-    parser.add_argument("--names", help="comma-separated labels, one per input (default: file names)")
-    parser.add_argument("--title", help="comparison title")
-    parser.add_argument("--json", action="store_true", help="print the comparison JSON (schema trtstudio.comparison/1)")
+    add_labels(parser)
+    add_json(parser, "trtstudio.comparison/1; trtstudio.triton-comparison/1 for Triton sessions")
 
 
 def _load(path: str) -> Any:
     from pathlib import Path
 
     from trtstudio.errors import InputError
+    from trtstudio.filekinds import ENGINE, classify
     from trtstudio.report.model import Report
     from trtstudio.report.session import load_session
 
     p = Path(path)
-    if p.suffix.lower() == ".json":
+    if p.suffix.lower() == ".json" and classify(p) == ENGINE:  # a report JSON (Triton sessions: _run_triton)
         from trtstudio.jsonio import read_json_file
 
         doc = read_json_file(p, "report JSON")
@@ -44,39 +46,36 @@ def _load(path: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Load, compare, write; exit 2 for bad input."""
-    from pathlib import Path
-
+    from trtstudio.commands._args import labels
+    from trtstudio.commands._emit import emit
     from trtstudio.errors import InputError
+    from trtstudio.filekinds import TRITON, classify
     from trtstudio.report.compare import compare
     from trtstudio.report.writers import COMPARISON_WRITERS, write_comparison
 
     if len(args.inputs) < 2:
         raise InputError(None, "compare needs at least two sessions")
-    from trtstudio.triton.report import is_triton_file
-
-    if any(is_triton_file(p) for p in args.inputs):
+    if any(classify(p) == TRITON for p in args.inputs):
         return _run_triton(args)
     if not args.output and not args.json:
         raise InputError(None, "give -o OUT (.html, .pdf, .json) or --json")
     if args.output:
         COMPARISON_WRITERS.for_path(args.output)
-    names = [n.strip() for n in args.names.split(",")] if args.names else [Path(p).stem for p in args.inputs]
-    if len(names) != len(args.inputs):
-        raise InputError(None, f"--names has {len(names)} labels for {len(args.inputs)} inputs")
+    names = labels(args.names, args.inputs)
     comp = compare([_load(p) for p in args.inputs], names, args.title)
     written = write_comparison(comp, args.output) if args.output else []
-    if args.json:
-        from trtstudio.commands.report import emit_json
+    doc = comp.to_json() if args.json else {"summary": comp.summary}  # the text needs no more
+    return emit(doc, args.json, render_text, written=written)
 
-        emit_json(comp.to_json(), written)
-    else:
-        for s in comp.summary:
-            med = s["median_ms"]
-            sp = s["speedup_median"]
-            print(f"{s['name']:<30} median {'-' if med is None else f'{med:.4f} ms':>12}  speed-up {'-' if sp is None else f'{sp:.2f}x'}")
-        for p in written:
-            print(f"wrote {p}")
-    return 0
+
+def render_text(doc: dict[str, Any]) -> str:
+    """One line per input: its median latency and its speed-up over the first."""
+    lines = []
+    for s in doc["summary"]:
+        med, sp = s["median_ms"], s["speedup_median"]
+        lines.append(f"{s['name']:<30} median {'-' if med is None else f'{med:.4f} ms':>12}  "
+                     f"speed-up {'-' if sp is None else f'{sp:.2f}x'}")
+    return "\n".join(lines)
 
 
 def _run_triton(args: argparse.Namespace) -> int:
@@ -84,22 +83,15 @@ def _run_triton(args: argparse.Namespace) -> int:
     deltas against the first, and each session's recommendation (trtstudio.triton-comparison/1)."""
     from pathlib import Path
 
+    from trtstudio.commands._args import labels
+    from trtstudio.commands._emit import emit
     from trtstudio.errors import InputError
-    from trtstudio.jsonio import dumps, write_stdout
     from trtstudio.triton.report import compare_sessions, comparison_text, load_session, write_session
 
-    names = [n.strip() for n in args.names.split(",")] if args.names else [Path(p).stem for p in args.inputs]
-    if len(names) != len(args.inputs):
-        raise InputError(None, f"--names has {len(names)} labels for {len(args.inputs)} inputs")
+    names = labels(args.names, args.inputs)
     if args.output and Path(args.output).suffix.lower() != ".json":
         raise InputError(args.output, "Triton sessions compare to .json (or --json / text)")
     comp = compare_sessions([load_session(p) for p in args.inputs], names)
     if args.output:
         write_session(comp, args.output)
-    if args.json:
-        write_stdout(dumps(comp, indent=2))
-    else:
-        print(comparison_text(comp))
-        if args.output:
-            print(f"wrote {args.output}")
-    return 0
+    return emit(comp, args.json, comparison_text, written=[args.output] if args.output else None)

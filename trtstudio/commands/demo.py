@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from trtstudio.commands._args import add_window
+
 HELP = "open the bundled sample (MobileNetV2, its TensorRT-RTX engine layers, a live ONNX Runtime run)"
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--screenshot", metavar="OUT.png", help="render offscreen, save a PNG and exit")
-    p.add_argument("--size", default="1600x1000", help="window size for --screenshot")
+    add_window(p, "window size for --screenshot")
     p.add_argument("--no-profile", action="store_true", help="do not start the live ONNX Runtime run")
 
 
@@ -24,7 +25,7 @@ def sample_files() -> tuple[str, list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trtstudio.commands.gui import parse_size
+    from trtstudio.commands._args import parse_size
     from trtstudio.ui.app import run_gui
 
     model, engine = sample_files()

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
+
+from trtstudio.commands._args import add_json
 
 HELP = "summarise an ONNX model (IR, opsets, ops, parameters, inputs/outputs, subgraphs)"
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="ONNX model file")
-    p.add_argument("--json", action="store_true", help="print JSON (schema trtstudio.model/1)")
+    add_json(p, "trtstudio.model/1")
     p.add_argument("--no-shape-inference", action="store_true", help="skip ONNX shape inference")
 
 
@@ -29,15 +32,15 @@ def _io(items: list[dict]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from trtstudio.commands._emit import emit
     from trtstudio.graph.model import load_model
 
     model = load_model(args.model, infer_shapes=not args.no_shape_inference)
-    s = model.summary()
-    if args.json:
-        from trtstudio.fileio import dumps
+    return emit(model.summary(), args.json, render_text)
 
-        print(dumps(s, indent=2))
-        return 0
+
+def render_text(s: dict[str, Any]) -> str:
+    """The model summary as text."""
     opsets = ", ".join(f"{k} {v}" for k, v in s["opsets"].items())
     top = ", ".join(f"{k} {v}" for k, v in list(s["op_counts"].items())[:12])
     lines = [
@@ -57,5 +60,4 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  custom domains: {', '.join(s['custom_domains'])}")
     for w in s["warnings"]:
         lines.append(f"  warning: {w}")
-    print("\n".join(lines))
-    return 0
+    return "\n".join(lines)

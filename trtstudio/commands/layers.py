@@ -4,8 +4,9 @@ layers to the ONNX model's nodes, run the diagnostics and print a table or JSON.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
+
+from trtstudio.commands._args import add_json
 
 HELP = "list an engine's layers (precision, tactic, time) with findings, from inspector JSON, profiles or logs"
 _TACTIC_WIDTH = 40
@@ -22,7 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--onnx", metavar="MODEL", help="ONNX model the engine was built from (maps layers to nodes)")
     parser.add_argument("--profile", type=int, default=0, help="optimization profile whose layers to show (default 0)")
     parser.add_argument("--precision", help="precision the model is meant to run in (fp16, bf16, int8, ...)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document (schema trtstudio.layers/1)")
+    add_json(parser, "trtstudio.layers/1")
     parser.add_argument("--indent", type=int, metavar="N", help="indent --json output by N spaces (default compact)")
     parser.add_argument("--findings-only", action="store_true", help="print only the findings")
 
@@ -145,8 +146,8 @@ def _head(args: argparse.Namespace, state: list[tuple[int, int, int] | None]) ->
 def run(args: argparse.Namespace) -> int:
     """Read, map, diagnose, print. Exit 0; bad input raises InputError (exit 2)."""
     from trtstudio import cli
+    from trtstudio.bigdocs.forked import ForkedHead
     from trtstudio.engine.analysis import analyze
-    from trtstudio.jsonio import ForkedHead
 
     cli.skip_teardown()  # all it holds is garbage once printed: exit without freeing 50,000 layers one by one
     fork = args.json and args.indent is None and not args.findings_only and ForkedHead.available()
@@ -182,28 +183,33 @@ def run(args: argparse.Namespace) -> int:
         if forked is not None:
             forked.cancel()  # whatever failed here, the child writes nothing more
         raise
-    if args.json:
-        from trtstudio.engine.model import count_non_finite_doc
-        from trtstudio.fileio import warn_non_finite
-        from trtstudio.gcpause import gc_paused
-        from trtstudio.jsonio import dumps, write_stdout
+    from trtstudio.commands._emit import emit
 
-        if n is not None:  # the forked writer wrote it all
-            warn_non_finite(n)
-            return 0
-        with gc_paused():
-            doc = analysis.to_json()
-        cli.keep(doc)
-        if mapping is not None:
-            doc["mapping"]["model"] = args.onnx
-        if args.findings_only:
-            doc = {"schema": doc["schema"], "source": doc["source"], "findings": doc["findings"],
-                   "warnings": doc["warnings"]}
-        write_stdout(dumps(doc, indent=args.indent, check_finite=False))
-        warn_non_finite(count_non_finite_doc(doc))
+    if not args.json:
+        return emit({}, False, lambda _doc: render_text(engine, mapping, args.findings_only))
+    from trtstudio.jsonio import warn_non_finite
+
+    if n is not None:  # the forked writer wrote it all
+        warn_non_finite(n)
         return 0
+    from trtstudio.bigdocs.gcpause import gc_paused
+    from trtstudio.engine.model import count_non_finite_doc
+
+    with gc_paused():
+        doc = analysis.to_json()
+    cli.keep(doc)
+    if mapping is not None:
+        doc["mapping"]["model"] = args.onnx
+    if args.findings_only:
+        doc = {"schema": doc["schema"], "source": doc["source"], "findings": doc["findings"],
+               "warnings": doc["warnings"]}
+    return emit(doc, True, indent=args.indent, non_finite=count_non_finite_doc(doc))
+
+
+def render_text(engine: Any, mapping: Any, findings_only: bool) -> str:
+    """The summary, the layer table and the findings (``findings_only``: the findings alone)."""
     out: list[str] = []
-    if not args.findings_only:
+    if not findings_only:
         by_layer: dict[int, list[str]] = {}
         for f in engine.findings:
             if f.layer_index is not None:
@@ -226,5 +232,4 @@ def run(args: argparse.Namespace) -> int:
             out.append(f"          hint: {f.hint}")
     for w in engine.warnings:
         out.append(f"warning: {w}")
-    sys.stdout.write("\n".join(out) + "\n")
-    return 0
+    return "\n".join(out)

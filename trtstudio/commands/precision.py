@@ -94,11 +94,7 @@ def run(args: argparse.Namespace) -> int:
     load_model(args.model, infer_shapes=False)  # a bad model is one line before any progress is printed
     state = PrecisionState(None if args.json else lambda p: print(f"[{p['phase']}] {p['message']}", file=sys.stderr))
     result = run_sweep(args.model, options, state)
-    doc = result.to_json()
-    if args.json:
-        from trtstudio.fileio import dumps
+    from trtstudio.commands._emit import emit
 
-        print(dumps(doc, indent=1, default=str))
-    else:
-        print(format_table(doc))
+    emit(result.to_json(), args.json, format_table)
     return 1 if any(v.error for v in result.variants) else 0

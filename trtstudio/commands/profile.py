@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
+
+from trtstudio.commands._args import add_backend, add_json
 
 HELP = "run a model or engine repeatedly: latency percentiles, throughput, memory, per-layer times"
 SCHEMA = "trtstudio.profile/1"
 
 
-def _backend_choices() -> tuple[str, ...]:
-    from trtstudio.backends.base import BACKENDS  # stdlib only at import: base imports no runtime
-
-    return ("auto", *BACKENDS)
-
-
-BACKEND_CHOICES = _backend_choices()
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     """Flags of ``trtstudio profile``."""
-    parser.add_argument("model", metavar="MODEL_OR_ENGINE", help="an .onnx model or a TensorRT engine plan")
-    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto", help="runtime (auto: ort for .onnx, tensorrt otherwise)")
+    parser.add_argument("model", metavar="MODEL_OR_ENGINE",
+                        help="an .onnx model, a PyTorch file (.pt2, TorchScript) or a TensorRT engine plan")
+    add_backend(parser)
     parser.add_argument("--shapes", help="input shapes, e.g. input:1x3x224x224,mask:1x128")
     count = parser.add_mutually_exclusive_group()
     count.add_argument("--iterations", type=int, help="measured inferences (default 1000)")
@@ -39,7 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session", metavar="S.trtstudio", help="save the run as a session (reopen with `trtstudio report`)")
     parser.add_argument("--report", metavar="R.html|.pdf|.json|.csv", help="write a report of the run")
     parser.add_argument("--title", help="title of the session/report")
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    add_json(parser, SCHEMA)
 
 
 # request field -> the flag that sets it (errors from the core name fields; the CLI shows flags)
@@ -48,21 +41,16 @@ FIELD_FLAGS = {"shapes": "--shapes", "input": "--input", "iterations": "--iterat
                "model": "MODEL_OR_ENGINE"}
 
 
-def _backend_name(args: argparse.Namespace) -> str:
-    if args.backend != "auto":
-        return str(args.backend)
-    return "ort" if str(args.model).lower().endswith(".onnx") else "tensorrt"
-
-
 def request_from_args(args: argparse.Namespace) -> Any:
     """The :class:`~trtstudio.profiling.session.ProfileRequest` this command's flags describe (the
     window's Live profile panel builds the same request from its form)."""
     from trtstudio.backends.base import parse_shapes
+    from trtstudio.backends.catalogue import resolve
     from trtstudio.profiling.session import ProfileRequest
 
     iterations = args.iterations if args.duration is None else None
     return ProfileRequest(
-        model=str(args.model), backend=_backend_name(args), shapes=parse_shapes(args.shapes),
+        model=str(args.model), backend=resolve(args.backend, str(args.model)), shapes=parse_shapes(args.shapes),
         input_path=args.input, warmup=args.warmup,
         iterations=iterations if iterations is not None or args.duration else 1000,
         duration_s=args.duration, threads=args.threads, cuda_graph=bool(args.cuda_graph),
@@ -103,6 +91,7 @@ def _save_report(args: argparse.Namespace, outcome: Any) -> list[str]:
     from pathlib import Path
 
     from trtstudio.errors import InputError
+    from trtstudio.filekinds import ENGINE, ONNX, classify
     from trtstudio.report import write_report
     from trtstudio.report.model import make_session
     from trtstudio.report.session import write_session
@@ -112,10 +101,10 @@ def _save_report(args: argparse.Namespace, outcome: Any) -> list[str]:
         REPORT_WRITERS.for_path(args.report)  # unknown extension: InputError before any work
     model_path = str(args.model)
     run = outcome.run_data(name=args.title or f"{Path(model_path).name} ({outcome.request.backend})")
-    is_onnx = model_path.lower().endswith(".onnx")
-    try:
-        session = make_session(model=model_path if is_onnx else None, engine=None if is_onnx else [model_path],
-                               run=run, title=args.title)
+    kind = classify(model_path, sniff=False)
+    try:  # the graph of an ONNX model, the layers of an engine (a PyTorch file: the run alone)
+        session = make_session(model=model_path if kind == ONNX else None,
+                               engine=[model_path] if kind == ENGINE else None, run=run, title=args.title)
     except InputError as exc:  # an engine plan this machine cannot read: keep the run
         session = make_session(run=run, title=args.title)
         session.warnings.append(f"engine layers not read: {exc.one_line()}")
@@ -185,11 +174,4 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of ``trtstudio profile``; exit 1 when the backend failed mid-run."""
     from trtstudio.commands._emit import emit
 
-    return emit(profile(args), args.json, render_text, _write_json)
-
-
-def _write_json(doc: dict[str, Any]) -> None:
-    from trtstudio.fileio import dump
-
-    dump(doc, sys.stdout, indent=2, default=float)
-    sys.stdout.write("\n")
+    return emit(profile(args), args.json, render_text)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
+
+from trtstudio.commands._args import add_json
 
 HELP = "write a report (.html .pdf .json .csv) from a .trtstudio session, or from engine files and an ONNX model"
 SCHEMA = "trtstudio.report/1"
@@ -21,28 +21,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--title", help="report title")
     parser.add_argument("--what", choices=("all", "layers", "samples"), help="CSV only: what to write (default all)")
     parser.add_argument("--save-session", metavar="S.trtstudio", help="also save the inputs as a session")
-    parser.add_argument("--json", action="store_true", help="print the report JSON (schema trtstudio.report/1)")
-
-
-def emit_json(doc: dict[str, Any], written: list[Any]) -> None:
-    """Print ``doc`` with the list of files written (the ``--json`` output of report and compare)."""
-    doc["written"] = [str(p) for p in written]
-    from trtstudio.fileio import dump
-
-    dump(doc, sys.stdout, indent=1)
-    sys.stdout.write("\n")
+    add_json(parser, SCHEMA)
 
 
 def _model_and_engine(files: list[str], onnx: str | None,
                       engine: list[str] | None) -> tuple[str | None, list[str] | None]:
     """The model and engine files among the positional ``files`` and ``--onnx``/``--engine``."""
-    from trtstudio.commands.gui import split_files
     from trtstudio.errors import InputError
+    from trtstudio.filekinds import SESSION, model_and_engines
 
-    for f in files:
-        if f.lower().endswith(".trtstudio"):
-            raise InputError(f, "a session makes a report alone (without engine files or --onnx)")
-    model, engine_files = split_files(files)
+    model, engine_files = model_and_engines(files, {SESSION: "a session makes a report alone (without engine "
+                                                             "files or --onnx)"})
     if model and onnx:
         raise InputError(model, f"one ONNX model per report (--onnx gives {onnx})")
     engine_files += engine or []
@@ -51,7 +40,9 @@ def _model_and_engine(files: list[str], onnx: str | None,
 
 def run(args: argparse.Namespace) -> int:
     """Build the report and write it; exit 2 for bad input."""
+    from trtstudio.commands._emit import emit
     from trtstudio.errors import InputError
+    from trtstudio.filekinds import ONNX, SESSION, classify
     from trtstudio.report.model import Report, make_session
     from trtstudio.report.session import NotASession, load_session, write_session
     from trtstudio.report.writers import REPORT_WRITERS, write_report
@@ -61,11 +52,11 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         REPORT_WRITERS.for_path(args.output)
     files = list(args.session or [])
-    if len(files) == 1 and not (args.engine or args.onnx) and not files[0].lower().endswith(".onnx"):
+    if len(files) == 1 and not (args.engine or args.onnx) and classify(files[0]) != ONNX:
         try:
             session = load_session(files[0])
         except NotASession as exc:
-            if files[0].lower().endswith(".trtstudio"):
+            if classify(files[0]) == SESSION:
                 raise
             try:  # not a session: an engine's file, as `layers` and `gui` take it
                 session = make_session(engine=files, title=args.title)
@@ -83,9 +74,4 @@ def run(args: argparse.Namespace) -> int:
         write_session(args.save_session, session)
     report = Report.from_session(session)
     written = write_report(report, args.output, what=args.what) if args.output else []
-    if args.json:
-        emit_json(report.to_json(), written)
-    else:
-        for p in written:
-            print(f"wrote {p}")
-    return 0
+    return emit(report.to_json() if args.json else {}, args.json, written=written)

@@ -177,7 +177,7 @@ def analyze(
     :func:`trtstudio.engine.compat.machine_findings` (can this machine run it: runtime, GPU, driver).
     Pure: ``engine`` is not changed, unless ``hand_over``: the caller will not use it again, and the
     analysis writes into it instead of a copy (a command that prints and exits)."""
-    from trtstudio.gcpause import gc_paused
+    from trtstudio.bigdocs.gcpause import gc_paused
 
     with gc_paused():  # tens of thousands of small objects and no cycles (see gc_paused)
         return _analyze(engine, graph, unsupported, model_precision, columns, machine, hand_over)

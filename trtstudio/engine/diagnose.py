@@ -66,9 +66,9 @@ from itertools import chain, compress
 from operator import attrgetter
 from typing import Any
 
+from trtstudio.bigdocs.gcpause import gc_paused
 from trtstudio.engine.mapping import Resolver, map_layers
 from trtstudio.engine.model import EngineInfo, Finding, Layer, own_attrs_of
-from trtstudio.gcpause import gc_paused
 
 TENSOR_CORE_MARKERS: tuple[str, ...] = (
     "hmma", "imma", "h16816", "h1688", "i8816", "i16832", "s16816", "s1688", "bf16816",

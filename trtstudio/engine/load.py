@@ -14,6 +14,7 @@ from itertools import repeat
 from operator import attrgetter, itemgetter
 from pathlib import Path
 
+from trtstudio.bigdocs.gcpause import gc_paused
 from trtstudio.engine.model import EngineInfo, Layer, LayerTime, own_attrs_of
 from trtstudio.engine.readers import ReadResult, find_reader, read_file
 from trtstudio.engine.readers._common import (
@@ -24,7 +25,6 @@ from trtstudio.engine.readers._common import (
     layers_from_times,
 )
 from trtstudio.errors import InputError
-from trtstudio.gcpause import gc_paused
 
 MATCH_WARN_FRACTION = 0.5
 _NAME = attrgetter("name")

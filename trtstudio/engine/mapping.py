@@ -40,9 +40,9 @@ from itertools import chain, compress, filterfalse
 from operator import attrgetter
 from typing import Any, Protocol, cast
 
+from trtstudio.bigdocs.gcpause import gc_paused
 from trtstudio.engine.model import EngineInfo, Layer
 from trtstudio.engine.readers._common import base_name
-from trtstudio.gcpause import gc_paused
 
 CONF_METADATA = 1.0
 CONF_NAME = 0.9

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from trtstudio.gcpause import gc_paused
+from trtstudio.bigdocs.gcpause import gc_paused
 
 SCHEMA = "trtstudio.layers/1"
 SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}  # a finding's severity, ordered
@@ -498,9 +498,9 @@ class EngineInfo:
         return {key: value() for key, value in self.json_parts()}
 
     def json_pieces(self, size: int = 4096) -> list[tuple[str, Any]]:
-        """:meth:`json_parts` with the layers and the findings as :class:`trtstudio.jsonio.Chunked`
-        arrays of ``size`` items a piece (for ``jsonio.ForkedHead``), the other values made."""
-        from trtstudio.jsonio import Chunked
+        """:meth:`json_parts` with the layers and the findings as :class:`trtstudio.bigdocs.forked.Chunked`
+        arrays of ``size`` items a piece (for ``bigdocs.forked.ForkedHead``), the other values made."""
+        from trtstudio.bigdocs.forked import Chunked
 
         def chunked(items: list[Any], count: Callable[[], int]) -> Chunked:
             return Chunked(lambda: ([x.to_json() for x in items[i:i + size]] for i in range(0, len(items), size)),

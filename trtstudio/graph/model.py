@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from trtstudio.bigdocs.gcpause import gc_paused
 from trtstudio.errors import InputError
-from trtstudio.gcpause import gc_paused
 
 _SEP = "\x00"  # between a node's names in Graph.search_columns
 
@@ -529,7 +529,7 @@ def load_model(path: str | os.PathLike[str], *, infer_shapes: bool = True) -> Mo
     """Load an ONNX model; raise InputError (one line) for anything that is not a usable model.
 
     With the cyclic collector enabled, a loaded model is moved to its permanent generation
-    (``gc.freeze``, :func:`trtstudio.gcpause.gc_paused`, as for engines): everything
+    (``gc.freeze``, :func:`trtstudio.bigdocs.gcpause.gc_paused`, as for engines): everything
     the process holds then is, so cyclic garbage not yet collected stays. The model's objects
     have no cycles and are still freed when the last reference to them goes."""
     # Hundreds of thousands of small objects and no cycles: the cyclic collector's full passes
@@ -620,7 +620,8 @@ def inferred_table(path: str) -> dict[str, Any]:
 def _infer_in_child(path: str) -> tuple[list[str], dict[str, Any] | None]:
     import subprocess
 
-    from trtstudio import children, jsonio
+    from trtstudio import jsonio
+    from trtstudio.bigdocs import children
 
     try:
         done = subprocess.run(children.command(children.INFER_SHAPES_FLAG, path), capture_output=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -90,6 +89,9 @@ def chrome_trace(
 
 
 def write_trace(path: str | os.PathLike[str], trace: dict[str, Any]) -> None:
-    """Write a ``chrome_trace`` document as JSON."""
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(trace, f)
+    """Write a ``chrome_trace`` document as strict JSON (NaN/Infinity as null, with a warning)."""
+    from trtstudio.jsonio import count_non_finite, dumps, warn_non_finite
+
+    with open(path, "wb") as f:
+        f.write(dumps(trace, check_finite=False))
+    warn_non_finite(count_non_finite(trace), os.fspath(path))

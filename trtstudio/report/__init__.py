@@ -12,8 +12,8 @@ No Qt here, except ``trtstudio.report.pdf`` (documented there), imported only wh
 
 from __future__ import annotations
 
-from trtstudio.report.model import Report, build_report
-from trtstudio.report.session import RunData, Session, load_session, save_session
+from trtstudio.report.model import Report, build_report, save_session
+from trtstudio.report.session import RunData, Session, load_session
 from trtstudio.report.writers import write_report
 
 __all__ = ["Report", "RunData", "Session", "build_report", "load_session", "save_session", "write_report"]

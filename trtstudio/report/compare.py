@@ -180,7 +180,7 @@ def compare(reports: Sequence[Report], names: Sequence[str] | None = None, title
     """Compare ``reports`` (the first is the baseline); ``names`` label them (default: their titles).
     With the cyclic collector paused (``gcpause``): the layer diff of two big engines is 100,000s
     of small objects."""
-    from trtstudio.gcpause import gc_paused
+    from trtstudio.bigdocs.gcpause import gc_paused
 
     with gc_paused():
         return _compare(reports, names, title)

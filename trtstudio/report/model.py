@@ -26,8 +26,9 @@ import numpy as np
 
 from trtstudio import __version__
 from trtstudio.engine.model import EngineInfo
+from trtstudio.jsonio import strict
 from trtstudio.report import plots
-from trtstudio.report.session import EngineRecord, Picture, RunData, Session, clean_json
+from trtstudio.report.session import EngineRecord, Picture, RunData, Session, write_session
 
 SCHEMA = "trtstudio.report/1"
 TOP_N = 15
@@ -250,11 +251,20 @@ def make_session(model: Any = None, engine: Any = None, run: Any = None, accurac
     return session
 
 
+def save_session(path: str | os.PathLike[str], model: Any = None, engine: Any = None, run: Any = None,
+                 accuracy: dict[str, Any] | None = None, graph_png: bytes | None = None,
+                 title: str | None = None) -> Path:
+    """Save a session from the same inputs as :func:`build_report`; returns the path."""
+    return write_session(path, make_session(model, engine, run, accuracy, graph_png, title))
+
+
 # ------------------------------------------------------------------------------------------------
 # the report
 
 
-_clean = clean_json
+def _clean(obj: Any) -> Any:
+    """A strict-JSON copy of ``obj`` (:func:`trtstudio.jsonio.strict`, the one NaN cleaner)."""
+    return strict(obj)[0]
 
 
 def _layer_ms(t: Any) -> float | None:
@@ -386,7 +396,7 @@ class Report:
     def from_session(cls, s: Session, generated: str | None = None) -> Report:
         """The report of a session (its first engine and first run); deterministic but for ``generated``.
         Made with the cyclic collector paused (``gcpause``): a row per layer, 50,000s of them."""
-        from trtstudio.gcpause import gc_paused
+        from trtstudio.bigdocs.gcpause import gc_paused
 
         with gc_paused():
             return cls._from_session(s, generated)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 import os
 import tempfile
 import zlib
@@ -37,19 +36,6 @@ SUFFIX = ".trtstudio"
 
 # ------------------------------------------------------------------------------------------------
 # arrays
-
-
-def clean_json(obj: Any) -> Any:
-    """JSON-safe copy: NaN/inf -> None, numpy scalars -> Python, tuples -> lists, keys -> str."""
-    if isinstance(obj, dict):
-        return {str(k): clean_json(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [clean_json(v) for v in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 def encode_array(a: np.ndarray, dtype: str | None = None) -> dict[str, Any]:
@@ -321,23 +307,13 @@ def write_session(path: str | os.PathLike[str], session: Session) -> Path:
     """Write ``session`` to ``path`` atomically (see the module docstring): strict JSON indented by
     two (``jsonio.encode_document``: orjson, 1 s for a 50,000-layer session where the standard
     library's indented encoder took 5 s; NaN and infinities as null, with one warning line)."""
-    from trtstudio.fileio import warn_non_finite
-    from trtstudio.gcpause import gc_paused
-    from trtstudio.jsonio import encode_document
+    from trtstudio.bigdocs.gcpause import gc_paused
+    from trtstudio.jsonio import encode_document, warn_non_finite
 
     with gc_paused(freeze=False):  # the document is millions of small objects, dropped once written
         data, non_finite = encode_document(session.to_json())
     warn_non_finite(non_finite, os.fspath(path))
     return atomic_write(path, lambda fh: fh.write(data), mode="wb")
-
-
-def save_session(path: str | os.PathLike[str], model: Any = None, engine: Any = None, run: Any = None,
-                 accuracy: dict[str, Any] | None = None, graph_png: bytes | None = None,
-                 title: str | None = None) -> Path:
-    """Save a session from the same inputs as :func:`trtstudio.report.build_report`; returns the path."""
-    from trtstudio.report.model import make_session
-
-    return write_session(path, make_session(model, engine, run, accuracy, graph_png, title))
 
 
 class NotASession(InputError):
@@ -353,7 +329,7 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     """Read a ``.trtstudio`` file; InputError (naming the file) when it is not a readable session.
     With the cyclic collector paused (``gcpause``): a 50,000-layer session is millions of objects,
     and the collector's passes over them took longer than the parse (1.05 -> 0.43 s per 64 MB)."""
-    from trtstudio.gcpause import gc_paused
+    from trtstudio.bigdocs.gcpause import gc_paused
 
     with gc_paused():
         return _load_session(path)
@@ -367,7 +343,7 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
     p = check_input(path, what="a .trtstudio session file")
     if tail_is_binary(p):
         raise NotASession(p, "ends in binary data: truncated or corrupt")
-    from trtstudio.children import RESPONSIVE_MIN_BYTES, load_json_tree, parsing_responsively
+    from trtstudio.bigdocs.children import RESPONSIVE_MIN_BYTES, load_json_tree, parsing_responsively
     from trtstudio.jsonio import loads
 
     try:

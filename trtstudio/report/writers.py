@@ -83,8 +83,7 @@ PDF_MAX_ROWS = 1000
 def write_json_doc(doc: dict[str, Any], path: Path) -> list[Path]:
     """Write a JSON document atomically, indented by two (NaN/Infinity become null, with a warning:
     strict JSON), encoded by ``jsonio.encode_document`` (orjson outside the window's workers)."""
-    from trtstudio.fileio import warn_non_finite
-    from trtstudio.jsonio import encode_document
+    from trtstudio.jsonio import encode_document, warn_non_finite
 
     data, non_finite = encode_document(doc)
     warn_non_finite(non_finite, str(path))

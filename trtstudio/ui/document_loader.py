@@ -30,8 +30,8 @@ def _analyze(engine: Any, model: Any, unsupported: list[dict[str, Any]], paths: 
 def _frozen_after(fn: Any) -> Any:
     """``fn()`` with the cyclic GC paused, then its objects frozen (see DocumentLoader.work): a
     collection started by a worker holds the GIL, so it stalls the GUI thread as much as one there."""
-    from trtstudio.children import responsive_parsing
-    from trtstudio.gcpause import gc_paused
+    from trtstudio.bigdocs.children import responsive_parsing
+    from trtstudio.bigdocs.gcpause import gc_paused
 
     with gc_paused(), responsive_parsing():  # freezes what it made on the way out; big JSON in pieces
         return fn()

@@ -14,7 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
-from trtstudio.gcpause import gc_paused
+from trtstudio.bigdocs.gcpause import gc_paused
 from trtstudio.graph.categories import CATEGORIES, category
 from trtstudio.graph.fold import FOLD_DEFAULT_MIN_NODES, Folding, fold_constants, no_folding
 from trtstudio.graph.layout import Layout, layout

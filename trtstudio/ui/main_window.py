@@ -42,9 +42,9 @@ from trtstudio.ui.graph_view import GraphView
 from trtstudio.ui.properties_view import ModelPanel
 from trtstudio.ui.search_controller import SearchController
 from trtstudio.ui.session_controller import SessionController
-from trtstudio.ui.settings import THEMES, AppSettings
+from trtstudio.ui.settings import PROFILE_WIDE_PX, THEMES, AppSettings
 from trtstudio.ui.turns import in_turns
-from trtstudio.ui.window_tools import PROFILE_WIDE_PX, WindowTools
+from trtstudio.ui.window_tools import WindowTools
 from trtstudio.workspace import Workspace
 
 __all__ = ["OVERLAYS", "MainWindow", "wait_idle"]
@@ -231,8 +231,9 @@ class MainWindow(QMainWindow):
 
     # ---- opening ------------------------------------------------------------------------
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open ONNX model", self.prefs.last_dir(),
-                                              "ONNX models (*.onnx);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open model", self.prefs.last_dir(),
+                                              "ONNX models (*.onnx);;PyTorch files (*.pt2 *.pt *.pth *.ts "
+                                              "*.torchscript *.jit);;All files (*)")
         if path:
             self.open_path(path)
 
@@ -244,14 +245,33 @@ class MainWindow(QMainWindow):
             self.open_engine(paths)
 
     def open_path(self, path: str) -> None:
-        """Open a file by kind: .onnx -> model, .trtstudio -> session, anything else -> engine files."""
-        low = str(path).lower()
-        if low.endswith(".onnx"):
-            self.open_model(path)
-        elif low.endswith(".trtstudio"):
-            self.open_session(path)
-        else:
-            self.open_engine([path])
+        """Open a file by its kind (:func:`trtstudio.filekinds.classify`)."""
+        self.open_paths([str(path)])
+
+    def open_paths(self, paths: list[str]) -> None:
+        """Open files by kind (:func:`trtstudio.filekinds.classify`, as ``trtstudio gui`` does):
+        sessions, the ONNX model (one), the engine's files together; a PyTorch file goes to the
+        Live profile panel; a Triton sweep session is refused with what to do instead."""
+        from trtstudio import filekinds as fk
+
+        kinds = fk.split(paths)
+        for p in kinds.get(fk.SESSION, []):
+            self.open_session(p)
+        models = kinds.get(fk.ONNX, [])
+        if models:
+            self.open_model(models[0])
+        if len(models) > 1:
+            self.sig_error.emit(f"{models[1]}: only one ONNX model can be opened at a time")
+        if kinds.get(fk.ENGINE):
+            self.open_engine(kinds[fk.ENGINE])
+        for p in kinds.get(fk.TORCH, [])[:1]:
+            if self.profile_panel is None:
+                self.sig_error.emit(f"{p}: PyTorch files run in the Live profile panel, which is not ready yet")
+            else:
+                self.profile_panel.set_model(p)
+                self.statusBar().showMessage(f"{Path(p).name}: PyTorch file, in the Live profile panel", 8000)
+        for p in kinds.get(fk.TRITON, []):
+            self.sig_error.emit(f"{p}: a Triton sweep session; compare it with `trtstudio compare`")
 
     def _on_workspace_model(self, ws: Workspace) -> None:
         model = ws.model
@@ -582,16 +602,7 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
-        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
-        for p in paths:
-            if p.lower().endswith(".trtstudio"):
-                self.open_session(p)
-        models = [p for p in paths if p.lower().endswith(".onnx")]
-        others = [p for p in paths if not p.lower().endswith((".onnx", ".trtstudio"))]
-        if models:
-            self.open_model(models[0])
-        if others:
-            self.open_engine(others)
+        self.open_paths([u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()])
         event.acceptProposedAction()
 
     def shutdown(self) -> None:

@@ -7,12 +7,11 @@ the window calls ``shutdown`` (stop, then join every worker this panel started).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import threading
 import time
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
@@ -36,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from trtstudio.backends import catalogue
 from trtstudio.errors import FieldError, InputError
 from trtstudio.profiling.memory import MemoryMonitor
 from trtstudio.profiling.runner import RunState
@@ -49,65 +49,8 @@ from trtstudio.profiling.session import (
 )
 from trtstudio.tasks import TaskEvent, TaskState, error_text
 from trtstudio.ui.live_panels import LivePanels
-from trtstudio.ui.window_tools import PROFILE_WIDE_PX
+from trtstudio.ui.settings import PROFILE_WIDE_PX
 from trtstudio.ui.workers import WorkerHandle, run_in_thread
-
-_BACKEND_LABELS = (
-    ("ort", "ONNX Runtime (CPU)"),
-    ("ort-cuda", "ONNX Runtime CUDA EP"),
-    ("ort-trt", "ONNX Runtime TensorRT EP"),
-    ("tensorrt", "TensorRT engine"),
-    ("rtx", "TensorRT-RTX engine"),
-)
-_ORT_PROVIDER = {"ort-cuda": "CUDAExecutionProvider", "ort-trt": "TensorrtExecutionProvider"}
-
-
-@lru_cache(maxsize=1)
-def _ort_providers() -> tuple[str, ...] | None:
-    try:
-        import onnxruntime
-    except ImportError:
-        return None
-    return tuple(onnxruntime.get_available_providers())
-
-
-@lru_cache(maxsize=1)
-def _gpu_present() -> bool:
-    try:
-        from trtstudio.backends.cuda import nvml_memory
-
-        nvml_memory(0)
-    except Exception:  # noqa: BLE001 - no driver, no NVML, no device: no GPU
-        return False
-    return True
-
-
-def backend_availability(model_path: str) -> dict[str, str | None]:
-    """Per backend key: None when usable for ``model_path`` here, else why not (a tooltip)."""
-    is_onnx = model_path.lower().endswith(".onnx")
-    providers = _ort_providers()
-    out: dict[str, str | None] = {}
-    for key, _ in _BACKEND_LABELS:
-        if key.startswith("ort"):
-            if providers is None:
-                out[key] = "onnxruntime is not installed: pip install onnxruntime"
-            elif not is_onnx:
-                out[key] = "ONNX Runtime runs .onnx models; this is an engine"
-            elif key in _ORT_PROVIDER and _ORT_PROVIDER[key] not in providers:
-                out[key] = f"this onnxruntime lacks {_ORT_PROVIDER[key]} (has {', '.join(providers)})"
-            else:
-                out[key] = None
-        else:
-            module = "tensorrt" if key == "tensorrt" else "tensorrt_rtx"
-            if importlib.util.find_spec(module) is None:
-                out[key] = f"the Python module '{module}' is not installed"
-            elif not _gpu_present():
-                out[key] = "no NVIDIA GPU found (NVML sees none)"
-            elif is_onnx:
-                out[key] = "runs a built engine plan: build one from this model first"
-            else:
-                out[key] = None
-    return out
 
 
 def _load_proto(path: str) -> Any:
@@ -344,9 +287,7 @@ class ProfilePanel(QWidget):
 
         form_box = QGroupBox("Run")
         form = QFormLayout(form_box)
-        self.backend_combo = QComboBox()
-        for key, label in _BACKEND_LABELS:
-            self.backend_combo.addItem(label, key)
+        self.backend_combo = self._backend_combo()
         form.addRow("Backend", self.backend_combo)
         data_row = QHBoxLayout()
         self.data_combo = QComboBox()
@@ -475,20 +416,7 @@ class ProfilePanel(QWidget):
         self.model_label.setText(os.path.basename(self._model))
         self.model_label.setToolTip(self._model)
         self._clear_error()
-        avail = backend_availability(self._model)
-        model = self.backend_combo.model()
-        first_ok = None
-        for i in range(self.backend_combo.count()):
-            key = self.backend_combo.itemData(i)
-            why = avail.get(key)
-            item = model.item(i)  # type: ignore[attr-defined]
-            item.setEnabled(why is None)
-            item.setToolTip(why or "")
-            if why is None and first_ok is None:
-                first_ok = i
-        current = self.backend_combo.currentData()
-        if avail.get(current) is not None and first_ok is not None:
-            self.backend_combo.setCurrentIndex(first_ok)
+        self._offer_backends(self._model)
         self.shapes_table.setRowCount(0)
         self._specs = []
         if self._loader is not None:
@@ -502,6 +430,39 @@ class ProfilePanel(QWidget):
             name="model-inputs",
         )
         self._sync_buttons()
+
+    def _backend_combo(self) -> QComboBox:
+        """The catalogue's backends (the CLI's --backend choices), by label. Until the user picks
+        one, each model opened gets the backend ``auto`` picks for it on the command line
+        (catalogue.default_backend); a pick is kept for the models it can run."""
+        combo = QComboBox()
+        for info in catalogue.CATALOGUE.values():
+            combo.addItem(info.label, info.name)
+        self._backend_picked = False
+        combo.activated.connect(self._on_backend_picked)
+        return combo
+
+    def _offer_backends(self, path: str) -> None:
+        """Enable the backends that can run ``path`` here (the others say why in their tooltip) and
+        select the one ``auto`` picks for it (the user's pick, where they made one it can run)."""
+        avail = catalogue.availability(path)
+        model = self.backend_combo.model()
+        for i in range(self.backend_combo.count()):
+            why = avail.get(self.backend_combo.itemData(i))
+            item = model.item(i)  # type: ignore[attr-defined]
+            item.setEnabled(why is None)
+            item.setToolTip(why or "")
+        current = self.backend_combo.currentData()
+        if self._backend_picked and avail.get(current) is None:
+            return
+        auto = catalogue.default_backend(path)
+        usable = [name for name, why in avail.items() if why is None]
+        want = auto if avail.get(auto) is None else (usable[0] if usable else auto)
+        self.backend_combo.setCurrentIndex(self.backend_combo.findData(want))
+
+    @Slot(int)
+    def _on_backend_picked(self, _index: int) -> None:
+        self._backend_picked = True
 
     def _on_specs_done(self, specs: object, path: str | None = None) -> None:
         if not isinstance(specs, list) or (path is not None and path != self._model):

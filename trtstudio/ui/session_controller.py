@@ -74,7 +74,9 @@ class SessionController(QObject):
                                               os.path.join(self.w.prefs.last_dir(), "session.trtstudio"),
                                               "trtstudio sessions (*.trtstudio)")
         if path:
-            self.save_session(path if path.endswith(".trtstudio") else path + ".trtstudio")
+            from trtstudio.filekinds import SESSION, SESSION_SUFFIX, classify
+
+            self.save_session(path if classify(path, sniff=False) == SESSION else path + SESSION_SUFFIX)
 
     def save_session(self, path: str) -> None:
         """Model, engine files, run and statistics to one .trtstudio file (atomic write), in a worker."""

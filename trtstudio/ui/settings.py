@@ -10,6 +10,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 RECENT_MAX = 12
+PROFILE_WIDE_PX = 900  # from this width the profile panel has its controls beside its plots, above them when narrower
 THEMES = ("System", "Light", "Dark")
 _DARK = ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#e6e6e6"),
          (QPalette.ColorRole.Base, "#1f1f1f"), (QPalette.ColorRole.AlternateBase, "#292929"),

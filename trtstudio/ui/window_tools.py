@@ -12,8 +12,6 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QScrollArea, QTabWidget
 from trtstudio import __version__
 from trtstudio.ui.workers import error_text, run_in_thread
 
-PROFILE_WIDE_PX = 900  # from this width the profile panel has its controls beside its plots, above them when narrower
-
 
 def _environment() -> list[dict[str, Any]]:
     from trtstudio.environment import check_environment

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from trtstudio import jsonio
+from trtstudio.bigdocs.gcpause import gc_paused
 from trtstudio.engine.model import EngineInfo
 from trtstudio.errors import InputError
-from trtstudio.gcpause import gc_paused
 
 HEAD_BYTES = 64 * 1024
 
@@ -201,10 +201,10 @@ def as_text(text: str | bytes) -> str:
 def loads_json(path: Path, text: str, pieces: bool = True) -> Any:
     """JSON (orjson, else the standard library) with malformed or truncated JSON as one InputError line.
 
-    In a thread that parses responsively (the window's loader workers, see :mod:`trtstudio.children`)
+    In a thread that parses responsively (the window's loader workers, see :mod:`trtstudio.bigdocs.children`)
     a big document is parsed in pieces that a child process cuts, so that no single call holds the
     GIL long; where the child cannot (or not ``pieces``: it could not already), it is parsed here in one go."""
-    from trtstudio import children
+    from trtstudio.bigdocs import children
 
     if pieces and len(text) >= children.RESPONSIVE_MIN_BYTES and children.parsing_responsively():
         doc = children.load_json_in_pieces(str(path))

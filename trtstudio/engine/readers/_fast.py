@@ -106,7 +106,7 @@ _FAILED = (msgspec.ValidationError, msgspec.DecodeError, UnicodeEncodeError, Rec
 def use_fast_path(text: str | bytes) -> bool:
     """False where a big document must be parsed in pieces (the window's loader threads, see
     :func:`trtstudio.engine.readers.loads_json`): one decode of it would hold the GIL too long."""
-    from trtstudio import children
+    from trtstudio.bigdocs import children
 
     return len(text) < children.RESPONSIVE_MIN_BYTES or not children.parsing_responsively()
 
@@ -122,7 +122,7 @@ def read_or_parse(path: Path, text: str | bytes, whole: Callable[[str | bytes], 
     (``children.read_pieces`` with ``raw``). Where that steps aside, the same pieces are parsed;
     where the document cannot be cut, or orjson refuses a piece, it is parsed here in one go
     (malformed JSON as the user's error line)."""
-    from trtstudio import children
+    from trtstudio.bigdocs import children
     from trtstudio.engine.readers import as_text, loads_json
 
     if use_fast_path(text):
@@ -174,7 +174,7 @@ def read_layer_lines(doc: Any) -> EngineInfo | None:
     """:func:`read_layer_doc` of a document read in pieces (``children.read_pieces`` with ``raw``:
     its ``Layers`` one record's JSON each, decoded here one by one, so that no call holds the GIL
     for long), or None."""
-    from trtstudio.children import RawLines, RawValue
+    from trtstudio.bigdocs.children import RawLines, RawValue
 
     lines = doc.get("Layers") if type(doc) is dict else None
     if type(lines) is RawValue:  # a short list that children.cut_here left whole: its records, as the long ones
@@ -263,7 +263,7 @@ def read_profile(text: str | bytes) -> EngineInfo | None:
 
 def read_profile_lines(doc: Any) -> EngineInfo | None:
     """:func:`read_profile` of a profile read in pieces (``children.read_pieces`` with ``raw``), or None."""
-    from trtstudio.children import RawLines
+    from trtstudio.bigdocs.children import RawLines
 
     if not isinstance(doc, RawLines):
         return None

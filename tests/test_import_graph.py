@@ -1,0 +1,86 @@
+"""The package's import graph: no module imports another that imports it back (directly or
+around a circle), lazy imports inside functions included, ``if TYPE_CHECKING:`` imports not.
+(import-linter's contracts in pyproject.toml check the packages; this checks every module.)"""
+
+from __future__ import annotations
+
+import grimp
+
+# Circles that other items of issue 33 take apart; none may be added, and each goes from this
+# list as it goes from the code (a circle listed here that no longer exists is fine).
+KNOWN = {
+    frozenset({"trtstudio.backends.inputs", "trtstudio.backends.shapes"}),  # item 2: the shape rule
+    frozenset({"trtstudio.backends.build", "trtstudio.backends.support"}),  # item 3: one TensorRT parsing module
+    # fileio.dump, kept for commands/build until it prints through commands._emit (item 4)
+    frozenset({"trtstudio.fileio", "trtstudio.jsonio"}),
+}
+
+
+def circles(graph: grimp.ImportGraph, package: str) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module among ``package``'s modules."""
+    modules = sorted(m for m in graph.modules if m == package or m.startswith(package + "."))
+    inside = set(modules)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+
+    def visit(start: str) -> None:  # Tarjan's algorithm, iterative (no recursion limit)
+        work = [(start, iter(sorted(graph.find_modules_directly_imported_by(start) & inside)))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child) & inside))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(frozenset(component))
+
+    for module in modules:
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_circles_inside_the_package() -> None:
+    graph = grimp.build_graph("trtstudio", exclude_type_checking_imports=True)
+    new = [sorted(c) for c in circles(graph, "trtstudio") if c not in KNOWN]
+    assert not new, f"modules that import each other (around a circle): {new}"
+
+
+def test_the_check_finds_a_circle() -> None:
+    graph = grimp.ImportGraph()
+    for m in ("p", "p.a", "p.b", "p.c", "p.d"):
+        graph.add_module(m)
+    graph.add_import(importer="p.a", imported="p.b")
+    graph.add_import(importer="p.b", imported="p.c")
+    graph.add_import(importer="p.c", imported="p.a")  # a -> b -> c -> a
+    graph.add_import(importer="p.d", imported="p.a")  # d leads into it, is no part of it
+    assert circles(graph, "p") == [frozenset({"p.a", "p.b", "p.c"})]
+
+
+def test_report_model_and_session_do_not_import_each_other() -> None:
+    graph = grimp.build_graph("trtstudio", exclude_type_checking_imports=True)
+    assert "trtstudio.report.model" not in graph.find_modules_directly_imported_by("trtstudio.report.session")
+    assert not graph.find_shortest_chain(importer="trtstudio.report.session", imported="trtstudio.report.model")
