@@ -29,7 +29,7 @@ def test_present_window_shows_the_live_run_beside_a_baseline(qtbot, sample_model
     pytest.importorskip("PySide6")
     pytest.importorskip("onnxruntime")
     from trtstudio.profiling.session import ProfileRequest, run_profile
-    from trtstudio.report.session import save_session
+    from trtstudio.report.model import save_session
     from trtstudio.ui.main_window import MainWindow
 
     base_path = tmp_path / "base.trtstudio"
