@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from trtstudio.backends.base import InferTiming, InputSpec, LayerTime, require_module, resolve_shape
-from trtstudio.backends.inputs import build_feeds, explain_run_failure, run_plan
+from trtstudio.backends.inputs import build_feeds
+from trtstudio.backends.shapes import explain_run_failure, run_plan
 from trtstudio.errors import BackendError, InputError
 
 _ORT_TYPES = {
