@@ -4,7 +4,7 @@
 ``trtstudio build`` builds its request from its flags (``commands/build.py``); the window's build
 dialog builds the same request from its form (``ui/build_dialog.py``). Both call :func:`run_build`,
 so the same model and settings give the same ``trtstudio.build/1`` document. The request's
-``shapes`` are only what the user set (``--shapes``/``--min-shapes``/... or the dialog's cells the
+shapes (its one profile) are only what the user set (``--shapes``/``--min-shapes``/... or the dialog's cells the
 user edited): every size the user left open comes from the one shape plan
 (:func:`trtstudio.backends.shapes.plan_shapes`: metadata such as Ultralytics ``imgsz``, graph pins,
 defaults), in the window as on the command line.
@@ -15,12 +15,11 @@ Errors in a request name its fields (``shapes``, ``targets``, ``opt_level``...) 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trtstudio.backends.build import (
-    DEFAULT_TARGETS,
     BuildOptions,
     BuildResult,
     CancelFn,
@@ -32,29 +31,16 @@ from trtstudio.backends.build import (
 )
 from trtstudio.errors import FieldError, InputError
 
-Shape = tuple[int, ...]
-Triple = tuple[Shape, Shape, Shape]
 
+@dataclass(kw_only=True)
+class BuildRequest(BuildOptions):
+    """What a build builds: an ONNX ``model`` into the engine file ``output``, with the build options.
 
-@dataclass
-class BuildRequest:
-    """What a build builds: an ONNX model into an engine file, for targets, with the user's shapes."""
+    ``profiles`` holds at most the one profile of what the user set (the field ``shapes`` in errors);
+    the sizes the user left open come from the shape plan."""
 
     model: str
     output: str | None = None  # the engine file (None: the model's path with .engine)
-    backend: str = "auto"  # rtx | tensorrt | auto
-    targets: list[str] = field(default_factory=lambda: list(DEFAULT_TARGETS))
-    workspace_bytes: int | None = None
-    shapes: dict[str, Triple] = field(default_factory=dict)  # input -> (min, opt, max) the user set
-    opt_level: int | None = None
-    timing_cache: str | None = None
-    detailed_profiling: bool = True
-    tf32: bool = True
-    fp16: bool = False
-    int8: bool = False
-    bf16: bool = False
-    strongly_typed: bool = False
-    shapes_source: str | None = None  # how the shape plan names the user's shapes (None: the CLI's flags)
 
     def validate(self) -> None:
         """Raise :class:`FieldError` naming the first field that is wrong."""
@@ -71,7 +57,7 @@ class BuildRequest:
                 normalize_target(t)
             except InputError as exc:
                 raise FieldError("targets", exc.message) from None
-        for name, triple in self.shapes.items():
+        for name, triple in (self.profiles[0] if self.profiles else {}).items():
             if len(triple) != 3 or len({len(s) for s in triple}) != 1:
                 raise FieldError("shapes", f"input '{name}': min/opt/max shapes have different ranks")
             if any(not a <= b <= c for a, b, c in zip(*triple, strict=True)):
@@ -81,21 +67,9 @@ class BuildRequest:
         """The engine file the build writes."""
         return self.output if self.output else str(Path(self.model).with_suffix(".engine"))
 
-    def options(self) -> BuildOptions:
-        """The :class:`BuildOptions` of this request (one profile: the user's shapes, planned around)."""
-        return BuildOptions(
-            backend=self.backend, targets=list(self.targets), workspace_bytes=self.workspace_bytes,
-            profiles=[dict(self.shapes)] if self.shapes else [], opt_level=self.opt_level,
-            timing_cache=self.timing_cache, detailed_profiling=self.detailed_profiling, tf32=self.tf32,
-            fp16=self.fp16, int8=self.int8, bf16=self.bf16, strongly_typed=self.strongly_typed,
-            shapes_source=self.shapes_source,
-        )
-
     def to_json(self) -> dict[str, Any]:
         """The request as JSON (what the window logs when it starts a build)."""
-        doc = self.options().to_json()
-        doc.update(model=self.model, output=self.engine_path())
-        return doc
+        return {"model": self.model, "output": self.engine_path(), **super().to_json()}
 
 
 def run_build(request: BuildRequest, *, progress: ProgressFn | None = None, log: LogFn | None = None,
@@ -103,5 +77,5 @@ def run_build(request: BuildRequest, *, progress: ProgressFn | None = None, log:
     """Validate ``request`` (FieldError) and build it (:func:`~trtstudio.backends.build.build_engine`,
     whose callbacks these are)."""
     request.validate()
-    return build_engine(request.model, request.engine_path(), request.options(), progress=progress, log=log,
+    return build_engine(request.model, request.engine_path(), request, progress=progress, log=log,
                         cancel=cancel, parsed=parsed)

@@ -114,7 +114,7 @@ def request_from_args(args: argparse.Namespace) -> Any:
         backend=args.backend,
         targets=[t for t in (args.target or "").split(",") if t.strip()],
         workspace_bytes=parse_size(args.workspace) if args.workspace else None,
-        shapes=profiles[0] if profiles else {},  # type: ignore[arg-type]
+        profiles=profiles,  # type: ignore[arg-type]
         opt_level=args.opt_level,
         timing_cache=args.timing_cache,
         detailed_profiling=not args.names_only,
