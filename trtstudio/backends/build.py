@@ -429,6 +429,15 @@ class _Build:
             ok=False, log=self.records, versions=versions(trt, name), warnings=self.warnings
         )
 
+    def forget_model(self) -> None:
+        """Keep of the model only what a failure hint reads (its control-flow nodes, copied), so its
+        weights are not held while TensorRT builds."""
+        import onnx
+
+        light = onnx.ModelProto()
+        light.graph.node.extend(n for n in self.model.proto.graph.node if n.op_type in ("If", "Loop", "Scan"))
+        self.model = OnnxModel(light, self.model.path)
+
     def warn(self, message: str) -> None:
         self.warnings.append(message)
         self.records.append(LogRecord("WARNING", message, time.perf_counter() - self.t0, source="trtstudio"))
@@ -572,6 +581,8 @@ def build_engine(
             if parsed is not None:
                 parsed(list(res.unsupported))
             if net.ok:
+                del model  # not held through the build proper (a big model's weights)
+                b.forget_model()
                 _build_parsed(b, net, out_path, progress, cancel)
     except (InputError, BackendError):
         raise
