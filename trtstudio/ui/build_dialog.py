@@ -222,7 +222,10 @@ class BuildDialog(WorkerDialog):
         form.addRow("", self.strong_check)
         self._weak_label = QLabel("Precision flags")
         form.addRow(self._weak_label, self.weak_row)
+        self._lay_out(form, self._build_profile_box(), self._build_buttons())
 
+    def _build_profile_box(self) -> QGroupBox:
+        """The profile table (filled by :meth:`_fill_profiles`) and the parser's rejected nodes."""
         self.profile_table = QTableWidget(0, 4)
         self.profile_table.setHorizontalHeaderLabels(["Input", "Min", "Opt", "Max"])
         self.profile_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -239,7 +242,10 @@ class BuildDialog(WorkerDialog):
         ul = QVBoxLayout(self.unsupported_box)
         ul.addWidget(self.unsupported_list)
         self.unsupported_box.hide()
+        return profiles
 
+    def _build_buttons(self) -> QHBoxLayout:
+        """Progress, status and the Build / Cancel / Close buttons."""
         self.phase_label = QLabel()
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
@@ -260,7 +266,9 @@ class BuildDialog(WorkerDialog):
         self.cancel_button.clicked.connect(self.cancel_build)
         self.close_button.clicked.connect(self.close)
         self.backend_combo.currentIndexChanged.connect(self._on_backend_changed)
+        return buttons
 
+    def _lay_out(self, form: QFormLayout, profiles: QGroupBox, buttons: QHBoxLayout) -> None:
         top = QWidget()
         tl = QVBoxLayout(top)
         tl.setContentsMargins(0, 0, 0, 0)
