@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trtstudio.backends.model_io import UNKNOWN_DIM, OnnxModel, onnx_model, read_onnx
-from trtstudio.backends.trt_parser import AUTO_ORDER, MODULES, import_runtime, parsed_network, versions
+from trtstudio.backends.trt_parser import AUTO_ORDER as AUTO_ORDER  # re-exported: the "auto" order
+from trtstudio.backends.trt_parser import MODULES as MODULES  # re-exported: backend -> (module, pip hint)
+from trtstudio.backends.trt_parser import import_runtime, parsed_network, versions
 from trtstudio.errors import BackendError, InputError
 
 if TYPE_CHECKING:
@@ -45,9 +47,7 @@ LogFn = Callable[[str, str], None]
 CancelFn = Callable[[], bool]
 ParsedFn = Callable[[list[dict[str, Any]]], None]
 
-# MODULES (backend name -> module, pip hint) and AUTO_ORDER live with the runtime import
-# (backends.trt_parser) and are re-exported here
-__all__ = ["AUTO_ORDER", "MODULES", "BuildOptions", "BuildResult", "build_engine", "parse_onnx"]
+# MODULES and AUTO_ORDER live with the runtime import (backends.trt_parser), re-exported above
 import_backend = import_runtime  # the name this module had for it
 SEVERITY_LETTER = {"INTERNAL_ERROR": "F", "ERROR": "E", "WARNING": "W", "INFO": "I", "VERBOSE": "V"}
 DEFAULT_MAX_DIM = 8
