@@ -225,3 +225,38 @@ def test_build_failure_reports_error(tmp_path: Path) -> None:
 
     if not hasattr(tensorrt_rtx.BuilderFlag, "FP16"):
         assert any("fp16" in w for w in res.warnings)
+
+
+@pytest.mark.rtx
+@needs_rtx
+@pytest.mark.parametrize("case", ["plain", "question_marks", "rejected"])
+def test_a_build_reads_the_onnx_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    """The shape plan, the '?' renaming, the parser's diagnoses and the failure hints share one read
+    of the model (onnx.load counted through a spy that calls the real one); TensorRT parses it once."""
+    from trtstudio.backends import trt_parser
+    from trtstudio.backends.model_io import read_onnx
+    from trtstudio.backends.support import check_support
+
+    model = {"plain": lambda: tiny_model(tmp_path / "t.onnx"),
+             "question_marks": lambda: tiny_model(tmp_path / "q.onnx", [1, 3, "?", "?"]),
+             "rejected": lambda: custom_op_model(tmp_path / "c.onnx")}[case]()
+    real_load, real_parser = onnx.load, trt_parser.create_parser
+    loads: list[str] = []
+    parses: list[object] = []
+    monkeypatch.setattr(onnx, "load", lambda f, *a, **k: loads.append(str(f)) or real_load(f, *a, **k))
+    monkeypatch.setattr(trt_parser, "create_parser", lambda *a, **k: parses.append(a) or real_parser(*a, **k))
+    verdicts: list[list[dict[str, object]]] = []
+    res = build_engine(model, tmp_path / "m.engine", BuildOptions(backend="rtx"), parsed=verdicts.append)
+    assert loads == [str(model)] and len(parses) == 1
+    assert verdicts == [res.unsupported] and res.ok == (case != "rejected")
+    if case == "question_marks":
+        assert any("x[2], x[3]" in w for w in res.warnings)
+        # the renaming left the one read as it was: the plan and the diagnoses see the model's own names
+        assert [i.declared for i in res.shape_plan.inputs] == [[1, 3, "?", "?"]]
+    if case == "rejected":
+        assert res.unsupported[0]["node"] == "/acme/Frobnicate"
+    loads.clear()
+    check_support(model, "rtx")
+    assert loads == [str(model)]
+    loads.clear()
+    assert read_onnx(model).inputs[0].name == "x" and loads == [str(model)]

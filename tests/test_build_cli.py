@@ -43,14 +43,37 @@ def test_parse_size_and_shapes() -> None:
         parse_shapes("input=1x3", "--shapes")
 
 
-def test_profiles_from_min_opt_max() -> None:
+def test_profiles_from_min_opt_max(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ns = argparse.Namespace(shapes=None, min_shapes="x:1x3", opt_shapes="x:4x3", max_shapes="x:16x3")
     assert profiles_from_args(ns) == [{"x": ((1, 3), (4, 3), (16, 3))}]
     ns = argparse.Namespace(shapes="x:2x3", min_shapes=None, opt_shapes=None, max_shapes=None)
     assert profiles_from_args(ns) == [{"x": ((2, 3), (2, 3), (2, 3))}]
-    ns = argparse.Namespace(shapes=None, min_shapes="x:1x3", opt_shapes="x:4x3x1", max_shapes=None)
-    with pytest.raises(InputError, match="ranks"):
-        profiles_from_args(ns)
+    # the request's field errors, shown as the flags that set the field, before anything is built
+    model = _tiny(tmp_path)
+    assert main(["build", str(model), "--min-shapes", "x:1x3x16x16", "--opt-shapes", "x:4x3x16"]) == 2
+    err = capsys.readouterr().err
+    assert "--min-shapes" in err and "different ranks" in err and err.count("\n") == 1
+    assert main(["build", str(model), "--min-shapes", "x:4x3x16x16", "--max-shapes", "x:2x3x16x16"]) == 2
+    assert "need min <= opt <= max" in capsys.readouterr().err
+    assert main(["build", str(model), "--target", "sm8x"]) == 2
+    assert capsys.readouterr().err.startswith("error: --target: bad compute capability")
+    assert main(["build", str(model), "--opt-level", "9"]) == 2
+    assert "--opt-level" in capsys.readouterr().err
+
+
+def test_one_shape_rule_everywhere() -> None:
+    """Every command parses shapes with one rule: integers >= 0 joined by x (0 is a real size)."""
+    from trtstudio.backends.base import parse_shapes as base_parse
+    from trtstudio.backends.shapes import parse_dims
+
+    for parse in (base_parse, lambda text: parse_shapes(text, "--shapes")):
+        assert parse("x:0x3, 'scope:0':2x5") == {"x": (0, 3), "scope:0": (2, 5)}
+        for bad in ("x:-1x3", "x:1xax3", "x:", "x:1x", "1x3"):
+            with pytest.raises(InputError, match="--shapes"):
+                parse(bad)
+    assert parse_dims(" 1 x 3 x224X224 ") == (1, 3, 224, 224)
+    with pytest.raises(InputError, match="integers >= 0 joined by 'x'"):
+        parse_dims("1,3,224,224", "opt")
 
 
 def test_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -225,3 +225,15 @@ def test_plan_json_round_trip_and_control_flow_hint(tmp_path: Path) -> None:
     assert "control-flow node(s)" in (control_flow_hint(flow, "Error Code 2: Internal Error (x)") or "")
     assert control_flow_hint(flow, "out of memory") is None
     assert control_flow_hint(sm.detector(tmp_path / "d.onnx"), "Internal Error") is None
+
+
+def test_metadata_values_and_the_shape_text_rule() -> None:
+    """Metadata sizes as exporters write them, and shape text under the one rule (D >= 0, x-joined)."""
+    from trtstudio.backends.shapes.text import metadata_ints, parse_dims, shape_text
+
+    assert metadata_ints("[640, 480]") == [640, 480] and metadata_ints("640") == [640]
+    assert metadata_ints("(1, 3, 640, 640)") == [1, 3, 640, 640] and metadata_ints("640, 640") == [640, 640]
+    assert metadata_ints("640x480") == [640, 480] and metadata_ints(" 320 X 320 ") == [320, 320]
+    for junk in ("True", "abc", "[]", "[640.0]", "exported", "1x-3"):
+        assert metadata_ints(junk) is None
+    assert parse_dims(shape_text((1, 3, 0, 7))) == (1, 3, 0, 7) and shape_text(()) == "scalar"

@@ -41,8 +41,10 @@ def _custom_op_model(path: Path) -> Path:
     return path
 
 
-def test_profile_prefill_from_model_inputs(qtbot, tmp_path):
+def test_profile_prefill_from_the_shape_plan(qtbot, tmp_path):
     from trtstudio.backends.build import DEFAULT_MAX_DIM
+    from trtstudio.backends.shapes import DEFAULT_OTHER
+    from trtstudio.errors import FieldError
     from trtstudio.ui.build_dialog import BuildDialog
 
     dlg = BuildDialog(str(_dynamic_model(tmp_path / "dyn.onnx")))
@@ -51,20 +53,53 @@ def test_profile_prefill_from_model_inputs(qtbot, tmp_path):
     assert table.rowCount() == 1  # only the dynamic input, not the static one
     assert table.item(0, 0).text() == "x"
     cells = [table.item(0, c).text() for c in (1, 2, 3)]
-    assert cells == ["1x4x1", "1x4x1", f"{DEFAULT_MAX_DIM}x4x{DEFAULT_MAX_DIM}"]
-    table.item(0, 3).setText("4x4x16")
-    prof = dlg.profiles()
-    assert prof == [{"x": ((1, 4, 1), (1, 4, 1), (4, 4, 16))}]
-    table.item(0, 2).setText("8x4x1")  # opt > max
-    from trtstudio.errors import InputError
-
-    with pytest.raises(InputError, match="min <= opt <= max"):
-        dlg.profiles()
-    dlg.start_build()  # bad form: an error in the dialog, no thread
-    assert "min <= opt <= max" in dlg.status_label.text()
+    # the plan's sizes: batch 1..8, the other dim its default (the same the CLI's build plans)
+    assert cells == [f"1x4x{DEFAULT_OTHER}", f"1x4x{DEFAULT_OTHER}", f"{DEFAULT_MAX_DIM}x4x{DEFAULT_OTHER}"]
+    assert "seq" in dlg.profile_note.text()  # the plan's warning names the guessed dim
+    assert dlg.profiles() == []  # nothing edited: the build plans it itself
+    for c, text in ((1, "1x4x16"), (2, "2x4x16"), (3, " 4x4x16 ")):
+        table.item(0, c).setText(text)
+    assert dlg.profiles() == [{"x": ((1, 4, 16), (2, 4, 16), (4, 4, 16))}]
+    assert dlg.request().profiles == dlg.profiles()
+    table.item(0, 2).setText("8x4x16")  # opt > max
+    with pytest.raises(FieldError, match="min <= opt <= max"):
+        dlg.request()
+    dlg.start_build()  # bad form: an error in the dialog naming the form's field, no thread
+    assert dlg.status_label.text().startswith("Optimization profile: input 'x': need min <= opt <= max")
     assert not dlg.is_building()
+    table.item(0, 2).setText("2x4x-16")
+    with pytest.raises(FieldError, match="integers >= 0 joined by 'x'"):
+        dlg.profiles()
 
 
+def test_dialog_and_cli_make_the_same_request(qtbot, tmp_path):
+    """The window's form and `trtstudio build`'s flags build the same BuildRequest (as profile's do)."""
+    import shape_models as sm
+
+    from trtstudio.cli import build_parser
+    from trtstudio.commands.build import request_from_args
+    from trtstudio.ui.build_dialog import BuildDialog
+
+    model = sm.detector(tmp_path / "det.onnx", imgsz=[64, 96])
+    dlg = BuildDialog(str(model))
+    qtbot.addWidget(dlg)
+    if dlg.backend_combo.findData("rtx") < 0 or not dlg.backend_combo.model().item(dlg.backend_combo.findData("rtx")).isEnabled():
+        pytest.skip("tensorrt_rtx not installed")
+    dlg.backend_combo.setCurrentIndex(dlg.backend_combo.findData("rtx"))
+    for t, box in dlg.target_boxes.items():
+        box.setChecked(t in ("sm86", "sm120"))
+    out = str(tmp_path / "det.engine")
+    dlg.output_edit.setText(out)
+    dlg.workspace_spin.setValue(256)
+    dlg.opt_level_spin.setValue(2)
+    window = dlg.request()
+    args = build_parser().parse_args(["build", str(model), "--backend", "rtx", "--target", "sm86,sm120", "-o", out,
+                                      "--workspace", "256M", "--opt-level", "2"])
+    cli = request_from_args(args)
+    cli.validate()
+    assert window.profiles == cli.profiles == []  # metadata sizes are the plan's, in both
+    window.shapes_source = cli.shapes_source
+    assert window == cli
 def test_backend_choices_follow_installed_modules(qtbot, sample_model):
     from trtstudio.ui.build_dialog import BuildDialog, installed_backends, weak_typing_flags
 
@@ -80,7 +115,7 @@ def test_backend_choices_follow_installed_modules(qtbot, sample_model):
         assert installed[backend]
         flags = weak_typing_flags(backend)
         assert dlg.weak_row.isVisibleTo(dlg) == bool(flags)
-    opts = dlg.options()
+    opts = dlg.request()
     assert opts.targets == (["sm86"] if backend == "rtx" else [])
     assert opts.detailed_profiling and opts.tf32
 
@@ -191,3 +226,44 @@ def test_parser_rejection_lists_nodes_and_shows_error(qtbot, tmp_path):
     assert dlg.unsupported_list.count() >= 1
     assert "fancy" in dlg.unsupported_list.item(0).text().lower() or "FancyOp" in dlg.unsupported_list.item(0).text()
     assert dlg.status_label.text().startswith("Build failed:")
+
+
+@pytest.mark.rtx
+@needs_rtx
+def test_window_build_and_cli_build_make_the_same_profile(qtbot, tmp_path, capsys, monkeypatch):
+    """A model with Ultralytics metadata: the dialog's unedited build and `trtstudio build` plan the
+    same profile from its imgsz (the dialog used to pre-fill 1/1/8 and send that as the user's), and
+    the dialog's build parses the model once."""
+    import json
+
+    import shape_models as sm
+
+    from trtstudio.backends import trt_parser
+    from trtstudio.cli import main
+    from trtstudio.ui.build_dialog import BuildDialog
+
+    model = sm.detector(tmp_path / "det.onnx", imgsz=[64, 96])
+    dlg = BuildDialog(str(model))
+    qtbot.addWidget(dlg)
+    assert [dlg.profile_table.item(0, c).text() for c in (1, 2, 3)] == ["1x3x64x96", "1x3x64x96", "8x3x64x96"]
+    dlg.backend_combo.setCurrentIndex(dlg.backend_combo.findData("rtx"))
+    dlg.output_edit.setText(str(tmp_path / "window.engine"))
+    parses: list[object] = []
+    real = trt_parser.create_parser
+    monkeypatch.setattr(trt_parser, "create_parser", lambda *a, **k: parses.append(a) or real(*a, **k))
+    rejected: list[object] = []
+    dlg.sig_unsupported.connect(rejected.append)
+    with qtbot.waitSignal(dlg.sig_built, timeout=120000) as blocker:
+        dlg.start_build()
+    window = blocker.args[0].to_json()
+    qtbot.waitUntil(lambda: not dlg.is_building(), timeout=10000)
+    assert len(parses) == 1 and rejected == [[]]  # one parse; its (empty) verdict came before the build
+    capsys.readouterr()
+    rc = main(["build", str(model), "--backend", "rtx", "--target", "sm86", "-o", str(tmp_path / "cli.engine"), "--json"])
+    cli = json.loads(capsys.readouterr().out)
+    assert rc == 0 and window["ok"] and cli["ok"]
+    want = [{"images": [[1, 3, 64, 96], [1, 3, 64, 96], [8, 3, 64, 96]]}]
+    assert window["settings"] == cli["settings"] and cli["settings"]["profiles"] == want
+    assert window["shape_plan"] == cli["shape_plan"]
+    assert cli["shape_plan"]["inputs"][0]["sources"] == ["default", "model", "metadata imgsz", "metadata imgsz"]
+    assert set(window) == set(cli) and len(window["layers"]) == len(cli["layers"]) > 0

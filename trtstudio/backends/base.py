@@ -103,25 +103,11 @@ def open_backend(name: str, path: str | os.PathLike[str], **options: Any) -> Bac
 
 
 def parse_shapes(text: str | None, source: str = "--shapes") -> dict[str, tuple[int, ...]]:
-    """Parse ``name:1x3x224x224,other:1x10`` into ``{name: (1, 3, 224, 224), ...}``."""
-    shapes: dict[str, tuple[int, ...]] = {}
-    if not text:
-        return shapes
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        name, sep, dims = item.rpartition(":")
-        if not sep or not name:
-            raise InputError(source, f"'{item}' is not NAME:DxDxD")
-        try:
-            shape = tuple(int(d) for d in dims.lower().split("x"))
-        except ValueError:
-            raise InputError(source, f"'{item}': dimensions must be integers joined by 'x'") from None
-        if any(d <= 0 for d in shape):
-            raise InputError(source, f"'{item}': dimensions must be positive")
-        shapes[name] = shape
-    return shapes
+    """Parse ``name:1x3x224x224,other:1x10`` into ``{name: (1, 3, 224, 224), ...}``: the one shape-text
+    rule of the project, :func:`trtstudio.backends.shapes.text.parse_shapes` (integers >= 0 joined by x)."""
+    from trtstudio.backends.shapes.text import parse_shapes as parse
+
+    return parse(text, source)
 
 
 def resolve_shape(

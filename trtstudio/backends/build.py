@@ -12,8 +12,13 @@ layers there (``Layers:`` listing) and full TensorRT prints ``Engine Layer Infor
 When the engine can be deserialized here (a GPU the engine was built for), the inspector's JSON is
 kept too (``BuildResult.layer_info_json``).
 
+The model is read once per build (:func:`trtstudio.backends.model_io.read_onnx`): the shape plan, the
+renaming of ``?`` dims, the parser's diagnoses and the failure hints all use that one read. The runtime
+import, the parsed network and the versions come from :mod:`trtstudio.backends.trt_parser`, which the
+support check (:mod:`trtstudio.backends.support`) shares.
+
 Nothing heavy is imported at module level; ``tensorrt_rtx``/``tensorrt`` are imported in
-:func:`import_backend`.
+:func:`~trtstudio.backends.trt_parser.import_runtime`.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trtstudio.backends.model_io import UNKNOWN_DIM, OnnxModel, onnx_model, read_onnx
+from trtstudio.backends.trt_parser import AUTO_ORDER as AUTO_ORDER  # re-exported: the "auto" order
+from trtstudio.backends.trt_parser import MODULES as MODULES  # re-exported: backend -> (module, pip hint)
+from trtstudio.backends.trt_parser import import_runtime, parsed_network, versions
 from trtstudio.errors import BackendError, InputError
 
 if TYPE_CHECKING:
@@ -36,21 +45,15 @@ Shape = tuple[int, ...]
 ProgressFn = Callable[[str, int, int], None]
 LogFn = Callable[[str, str], None]
 CancelFn = Callable[[], bool]
+ParsedFn = Callable[[list[dict[str, Any]]], None]
 
-# backend name -> (module to import, what the user should install)
-MODULES: dict[str, tuple[str, str]] = {
-    "rtx": ("tensorrt_rtx", "pip install tensorrt-rtx-cu13"),
-    "tensorrt": (
-        "tensorrt",
-        "pip install --extra-index-url https://pypi.nvidia.com tensorrt (needs an NVIDIA GPU to build)",
-    ),
-}
-# "auto" tries these in order: TensorRT-RTX first, because it builds ahead of time without a GPU.
-AUTO_ORDER = ("rtx", "tensorrt")
+# MODULES and AUTO_ORDER live with the runtime import (backends.trt_parser), re-exported above
+import_backend = import_runtime  # the name this module had for it
 SEVERITY_LETTER = {"INTERNAL_ERROR": "F", "ERROR": "E", "WARNING": "W", "INFO": "I", "VERBOSE": "V"}
 DEFAULT_MAX_DIM = 8
 DEFAULT_TARGETS = ("sm86",)
 LOG_HEADER = "# trtstudio.buildlog/1 "
+SCHEMA = "trtstudio.build/1"
 
 
 @dataclass
@@ -100,6 +103,7 @@ class BuildOptions:
     bf16: bool = False
     strongly_typed: bool = False
     default_max_dim: int = DEFAULT_MAX_DIM
+    shapes_source: str | None = None  # how the plan names the user's shapes (None: the CLI's flags)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +127,7 @@ class BuildResult:
     """What a build produced; ``ok`` False with ``error`` set when it failed or was cancelled."""
 
     ok: bool
+    model: str | None = None
     engine_path: str | None = None
     engine_bytes: int | None = None
     log: list[LogRecord] = field(default_factory=list)
@@ -165,31 +170,64 @@ class BuildResult:
         info.versions.update({k: v for k, v in self.versions.items() if k not in info.versions})
         return info
 
+    def layers_json(self) -> tuple[list[dict[str, Any]], list[str]]:
+        """The built engine's layers as JSON (inspector output, else the verbose log) and the
+        reader's warnings; empty for a build that failed."""
+        info = self.engine_info if self.ok else None
+        if info is None:
+            return [], []
+        return [lay.to_json() for lay in info.layers], [w for w in info.warnings if not w.startswith("builder ")]
 
-def import_backend(backend: str) -> tuple[Any, str]:
-    """Import the TensorRT module for ``backend`` ("rtx", "tensorrt" or "auto"); return (module, name).
+    def to_json(self) -> dict[str, Any]:
+        """The ``trtstudio.build/1`` document (``trtstudio build --json`` prints it)."""
+        layers, reader_warnings = self.layers_json()
+        return {
+            "schema": SCHEMA,
+            "ok": self.ok,
+            "model": self.model,
+            "engine_path": self.engine_path,
+            "engine_bytes": self.engine_bytes,
+            "seconds": round(self.seconds, 4),
+            "versions": self.versions,
+            "settings": self.settings,
+            "unsupported": self.unsupported,
+            "shape_plan": self.shape_plan.to_json() if self.shape_plan is not None else None,
+            "layers": layers,
+            "warnings": self.warnings + reader_warnings,
+            "cancelled": self.cancelled,
+            "log": [r.to_json() for r in self.log],
+            "error": self.error,
+        }
 
-    Raises BackendError naming the package to install when it is missing, InputError for an
-    unknown backend name.
-    """
-    import importlib
-
-    if backend == "auto":
-        names: tuple[str, ...] = AUTO_ORDER
-    elif backend in MODULES:
-        names = (backend,)
-    else:
-        raise InputError(None, f"unknown backend {backend!r}; choose rtx, tensorrt or auto")
-    problems = []
-    for name in names:
-        module, install = MODULES[name]
-        try:
-            return importlib.import_module(module), name
-        except ImportError as exc:  # also OSError-like load failures surface as ImportError
-            problems.append(f"{module} is not importable ({exc}); install: {install}")
-        except OSError as exc:
-            problems.append(f"{module} failed to load its libraries ({exc})")
-    raise BackendError("no TensorRT backend: " + "; ".join(problems))
+    def render_text(self) -> str:
+        """The input shapes, then what was built and its layers, or why the build failed."""
+        lines: list[str] = []
+        if self.shape_plan is not None and self.shape_plan.inputs:
+            lines += ["input shapes", self.shape_plan.render_text()]
+        if self.ok:
+            layers, _ = self.layers_json()
+            module = self.versions.get("module", "?")
+            targets = ",".join(self.settings.get("targets") or []) or "this GPU"
+            lines.append(f"built {self.engine_path or '(not written)'}: {self.engine_bytes} bytes in {self.seconds:.2f} s "
+                         f"with {module} {self.versions.get(module, '')} for {targets}")
+            lines.append(f"{len(layers)} layers")
+            for lay in layers:
+                nodes = ", ".join(lay.get("onnx_nodes") or [])
+                lines.append(f"  {lay['index']:4d}  {lay['type']:<16} {lay.get('precision') or '-':<6} {lay['name']}"
+                             + (f"  <- {nodes}" if nodes else ""))
+            return "\n".join(lines)
+        if self.unsupported:
+            lines.append(f"build failed after {self.seconds:.2f} s: the ONNX parser rejected "
+                         f"{len(self.unsupported)} node(s)")
+        else:
+            lines.append(f"build failed after {self.seconds:.2f} s: {self.error}")
+        for u in self.unsupported:
+            op, label, dom = u.get("op_type") or "?", str(u.get("node")), u.get("domain")
+            where = f" [{dom}]" if dom and dom != "ai.onnx" else ""
+            lines.append(f"  unsupported: {label}{'' if label.endswith(op) else f' ({op})'}{where}: {u.get('reason')}")
+            if u.get("hint"):
+                lines.append(f"      hint: {u['hint']}")
+        return "\n".join(lines)
 
 
 def normalize_target(target: str) -> str:
@@ -201,25 +239,6 @@ def normalize_target(target: str) -> str:
             return "CURRENT"
         raise InputError(None, f"bad compute capability {target!r}; write e.g. sm86 or 8.6")
     return f"SM{m.group(1)}{m.group(2) or ''}"
-
-
-def _check_model_file(model_path: str | os.PathLike[str]) -> Path:
-    path = Path(model_path)
-    if not path.is_file():
-        raise InputError(path, "no such file")
-    with path.open("rb") as fh:
-        head = fh.read(64)
-    if not head:
-        raise InputError(path, "empty file, not an ONNX model")
-    import onnx
-
-    try:
-        model = onnx.load(str(path), load_external_data=False)
-    except Exception as exc:  # noqa: BLE001 - DecodeError, json_format.ParseError (onnx.load goes by extension), ...
-        raise InputError(path, f"not an ONNX model ({type(exc).__name__})") from None
-    if not model.graph.node and not model.graph.output:
-        raise InputError(path, "not an ONNX model (no graph)")
-    return path
 
 
 def _make_logger(trt: Any, records: list[LogRecord], t0: float, callback: LogFn | None) -> Any:
@@ -275,38 +294,26 @@ def _make_monitor(
     return _Monitor()
 
 
-def _parser_errors(parser: Any, model_path: Path, trt: Any) -> list[dict[str, Any]]:
-    """The parser's errors, one entry per rejected node with a reason in words and a hint
-    (see :func:`trtstudio.backends.support.diagnose`): ``{"node", "index", "op_type", "domain",
-    "reason", "hint", "code", "detail"}``."""
-    from trtstudio.backends import support
-
-    version = str(getattr(trt, "__version__", ""))
-    return support.diagnose(support.read_errors(parser), support.model_proto(model_path), trt.__name__, version)
-
-
 BUILD_LOG_SOURCE = "<build log>"  # the source name of a build's engine read from its own log
-PLACEHOLDER_DIM = "?"  # what some exporters (Paddle2ONNX) name every unknown dimension
+PLACEHOLDER_DIM = UNKNOWN_DIM  # what some exporters (Paddle2ONNX) name every unknown dimension
 
 
-def placeholder_dims_apart(model_path: Path, plan: Any = None) -> tuple[bytes | None, str | None]:
+def placeholder_dims_apart(model: Any, plan: Any = None) -> tuple[bytes | None, str | None]:
     """(the model serialized with each input dimension named ``?`` given a name of its own, a note
     saying so), or (None, None) where fewer than two are so named or the model cannot be rewritten.
 
     TensorRT's ONNX parser holds dimensions of one name equal, so a model naming an image's height
     and width both ``?`` can only be built square ("different constant values" in getBounds);
     ONNX Runtime and trtstudio's shape plan read ``?`` as "unknown". Weights stored outside the
-    model stay there (the parser finds them beside ``model_path``). The new names are ones the
-    model does not use. ``plan``: the build's shape plan; where its inputs declare fewer than two
-    unknown dimensions, the model is not read again."""
+    model stay there (the parser finds them beside the model's path). The new names are ones the
+    model does not use. ``model``: the build's :class:`~trtstudio.backends.model_io.OnnxModel` (its
+    proto is left as it was) or a path; ``plan``: the build's shape plan, where its inputs declare
+    fewer than two unknown dimensions nothing is serialized."""
     if plan is not None and sum(d == PLACEHOLDER_DIM for i in plan.inputs for d in i.declared) < 2:
         return None, None
-    import onnx
-    from google.protobuf.message import DecodeError
-
     try:
-        proto = onnx.load(str(model_path), load_external_data=False)
-    except (DecodeError, ValueError, RuntimeError, OSError):
+        proto = onnx_model(model).proto
+    except InputError:
         return None, None
     dims = [(inp.name, axis, d) for inp in proto.graph.input if inp.type.HasField("tensor_type")
             for axis, d in enumerate(inp.type.tensor_type.shape.dim) if d.dim_param == PLACEHOLDER_DIM]
@@ -324,28 +331,15 @@ def placeholder_dims_apart(model_path: Path, plan: Any = None) -> tuple[bytes | 
     try:
         data = proto.SerializeToString()
     except ValueError:  # over protobuf's 2 GB
+        data = None
+    finally:
+        for _name, _axis, d in dims:
+            d.dim_param = PLACEHOLDER_DIM
+    if data is None:
         return None, None
     renamed = ", ".join(f"{name}[{axis}]" for name, axis, _ in dims)
     return data, (f"the model names input dimensions {renamed} all '{PLACEHOLDER_DIM}', which TensorRT would hold "
                   "equal; built with each as a dimension of its own")
-
-
-def _parse(trt: Any, logger: Any, model_path: Path, strongly_typed: bool,
-           data: bytes | None = None) -> tuple[Any, Any, Any, bool]:
-    """Builder, network, parser and whether the parse succeeded; ``data``: the model's bytes to
-    parse instead of the file (its external weights are still read beside ``model_path``)."""
-    builder = trt.Builder(logger)
-    if builder is None:
-        raise BackendError("TensorRT could not create a builder (see the log)")
-    flags = 0
-    if strongly_typed:
-        flag = getattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED", None)
-        if flag is not None:
-            flags |= 1 << int(flag)
-    network = builder.create_network(flags)
-    parser = trt.OnnxParser(network, logger)
-    ok = bool(parser.parse_from_file(str(model_path)) if data is None else parser.parse(data, str(model_path)))
-    return builder, network, parser, ok
 
 
 def parse_onnx(model_path: str | os.PathLike[str], backend: str = "auto") -> list[dict[str, Any]]:
@@ -353,29 +347,29 @@ def parse_onnx(model_path: str | os.PathLike[str], backend: str = "auto") -> lis
 
     Each entry is ``{"node": name, "op_type": op, "reason": text, "code": ErrorCode name, "index": i}``.
     """
-    path = _check_model_file(model_path)
-    trt, _ = import_backend(backend)
-    records: list[LogRecord] = []
-    logger = _make_logger(trt, records, time.perf_counter(), None)
-    _builder, _network, parser, ok = _parse(trt, logger, path, False)
-    return [] if ok else _parser_errors(parser, path, trt)
+    from trtstudio.backends.support import rejected_nodes
+
+    model = read_onnx(model_path)
+    trt, _ = import_runtime(backend)
+    logger = _make_logger(trt, [], time.perf_counter(), None)
+    with parsed_network(trt, logger, model_path) as net:
+        return [] if net.ok else rejected_nodes(net.parser, model, trt)
 
 
-def _default_profile(
-    network: Any, given: dict[str, tuple[Shape, Shape, Shape]], max_dim: int, plan: Any = None
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(shapes, shape-tensor values) of one optimization profile: ``given`` first, then the shape plan
-    (:mod:`trtstudio.backends.shapes`), else dynamic dims min/opt 1 and max ``max_dim``."""
+def _profile(network: Any, given: dict[str, tuple[Shape, Shape, Shape]], plan: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(shapes, shape-tensor values) of one optimization profile: ``given`` for the inputs it names (the
+    first profile is the plan's user source, so they agree), else the shape plan (:mod:`trtstudio.backends.shapes`), the one source of
+    the sizes the user left open."""
     prof: dict[str, tuple[Shape, Shape, Shape]] = {}
     values: dict[str, tuple[Shape, Shape, Shape]] = {}
     for i in range(network.num_inputs):
         t = network.get_input(i)
         shape = tuple(int(d) for d in t.shape)
-        planned = plan.get(t.name) if plan is not None else None
+        planned = plan.get(t.name)
         if getattr(t, "is_shape_tensor", False):
             if planned is not None and planned.values is not None:
                 values[t.name] = planned.values
-            else:
+            else:  # the plan has warned that no values are known
                 n = shape[0] if shape else 1
                 values[t.name] = ((1,) * n, (1,) * n, (1,) * n)
             if any(d < 0 for d in shape) and planned is not None:
@@ -384,14 +378,10 @@ def _default_profile(
         if t.name in given:
             prof[t.name] = tuple(tuple(int(d) for d in s) for s in given[t.name])  # type: ignore[assignment]
         elif any(d < 0 for d in shape):
-            if planned is not None and len(planned.opt) == len(shape):
-                prof[t.name] = (planned.min, planned.opt, planned.max)
-            else:
-                prof[t.name] = (
-                    tuple(1 if d < 0 else d for d in shape),
-                    tuple(1 if d < 0 else d for d in shape),
-                    tuple(max_dim if d < 0 else d for d in shape),
-                )
+            if planned is None or len(planned.opt) != len(shape):
+                raise BackendError(f"{t.name}: the parsed network's input {list(shape)} is not the model's "
+                                   f"({planned.declared if planned is not None else 'not an input of the model'})")
+            prof[t.name] = (planned.min, planned.opt, planned.max)
     unknown = set(given) - {network.get_input(i).name for i in range(network.num_inputs)}
     if unknown:
         names = ", ".join(network.get_input(i).name for i in range(network.num_inputs))
@@ -423,21 +413,12 @@ def _try_inspector(trt: Any, plan: bytes) -> str | None:
         return None
 
 
-def _versions(trt: Any, name: str) -> dict[str, str]:
-    v = {"backend": name, "module": trt.__name__, trt.__name__: str(getattr(trt, "__version__", "unknown"))}
-    if hasattr(trt, "get_nv_onnx_parser_version"):
-        try:
-            v["onnx_parser"] = str(trt.get_nv_onnx_parser_version())
-        except Exception:  # noqa: BLE001
-            pass
-    return v
-
-
 class _Build:
     """State of one build_engine call; split out so each step stays short."""
 
-    def __init__(self, trt: Any, name: str, options: BuildOptions, log: LogFn | None) -> None:
+    def __init__(self, trt: Any, name: str, options: BuildOptions, log: LogFn | None, model: OnnxModel) -> None:
         self.trt = trt
+        self.model = model
         self.options = options
         self.t0 = time.perf_counter()
         self.records: list[LogRecord] = []
@@ -445,8 +426,17 @@ class _Build:
         self.warnings: list[str] = []
         self.logger = _make_logger(trt, self.records, self.t0, log)
         self.result = BuildResult(
-            ok=False, log=self.records, versions=_versions(trt, name), warnings=self.warnings
+            ok=False, log=self.records, versions=versions(trt, name), warnings=self.warnings
         )
+
+    def forget_model(self) -> None:
+        """Keep of the model only what a failure hint reads (its control-flow nodes, copied), so its
+        weights are not held while TensorRT builds."""
+        import onnx
+
+        light = onnx.ModelProto()
+        light.graph.node.extend(n for n in self.model.proto.graph.node if n.op_type in ("If", "Loop", "Scan"))
+        self.model = OnnxModel(light, self.model.path)
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -483,10 +473,9 @@ class _Build:
                     config.set_flag(member)
                     settings[flag] = True
         settings["targets"] = self._targets(config)
-        profiles = o.profiles or [{}]
         settings["profiles"] = []
-        for given in profiles:
-            shapes, values = _default_profile(network, given, o.default_max_dim, self.result.shape_plan)
+        for given in o.profiles or [{}]:
+            shapes, values = _profile(network, given, self.result.shape_plan)
             if not shapes and not values:
                 continue
             prof = builder.create_optimization_profile()
@@ -558,67 +547,43 @@ def build_engine(
     progress: ProgressFn | None = None,
     log: LogFn | None = None,
     cancel: CancelFn | None = None,
+    parsed: ParsedFn | None = None,
 ) -> BuildResult:
     """Build an engine from an ONNX model and write it to ``out_path`` (not written when None).
 
     ``progress(phase, step, total)`` follows the builder's progress monitor; ``log(severity,
     message)`` receives every builder log record as it arrives (verbose level); ``cancel()`` is
-    polled at every progress step and stops the build when it returns True. A failed, rejected or
-    cancelled build returns ``ok=False`` with ``error`` set; bad input (missing file, not ONNX, bad
-    option) raises InputError, a missing runtime raises BackendError.
+    polled at every progress step and stops the build when it returns True; ``parsed(rejected)``
+    is called once the parser is done, with the nodes it rejected (empty when it took them all),
+    before the build proper. A failed, rejected or cancelled build returns ``ok=False`` with
+    ``error`` set; bad input (missing file, not ONNX, bad option) raises InputError, a missing
+    runtime raises BackendError. The model file is read once (and parsed once by TensorRT).
     """
     options = options or BuildOptions()
-    path = _check_model_file(model_path)
-    trt, name = import_backend(options.backend)
-    b = _Build(trt, name, options, log)
+    model = read_onnx(model_path)
+    trt, name = import_runtime(options.backend)
+    b = _Build(trt, name, options, log, model)
     res = b.result
-    res.shape_plan = _plan(path, options)
+    res.model = str(model_path)
+    res.shape_plan = _plan(model, options)
     for w in res.shape_plan.warnings:
         b.warn(w)
-    state: dict[str, Any] = {"cancelled": False}
-    data, note = placeholder_dims_apart(path, res.shape_plan)
+    data, note = placeholder_dims_apart(model, res.shape_plan)
     if note:
         b.warn(note)
     try:
-        builder, network, parser, parsed = _parse(trt, b.logger, path, options.strongly_typed, data)
-        if not parsed:
-            from trtstudio.backends.support import summary_line
+        with parsed_network(trt, b.logger, model_path, strongly_typed=options.strongly_typed, data=data) as net:
+            if not net.ok:
+                from trtstudio.backends.support import rejected_nodes, summary_line
 
-            res.unsupported = _parser_errors(parser, path, trt)
-            nodes = summary_line(res.unsupported) or "see the log"
-            res.error = f"the {trt.__name__} ONNX parser rejected the model: {nodes}"
-            return _finish(b)
-        config = builder.create_builder_config()
-        res.settings = b.configure(builder, network, config)
-        cache = b.timing_cache(config)
-        if hasattr(trt, "IProgressMonitor") and hasattr(config, "progress_monitor"):
-            monitor = _make_monitor(trt, progress, cancel, state)
-            config.progress_monitor = monitor
-        elif cancel is not None:
-            b.warn(f"{trt.__name__} has no progress monitor: cancel takes effect only after the build")
-        if cancel is not None and cancel():
-            state["cancelled"] = True
-            plan = None
-        else:
-            plan = builder.build_serialized_network(network, config)
-        del cache
-        if state["cancelled"] or (plan is None and cancel is not None and cancel()):
-            res.cancelled = True
-            res.error = "build cancelled"
-            return _finish(b)
-        if plan is None:
-            res.error = _error_text(b.records)
-            return _finish(b)
-        b.save_timing_cache(config)
-        data = bytes(plan)
-        res.engine_bytes = len(data)
-        if out_path is not None:
-            out = Path(out_path)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_bytes(data)
-            res.engine_path = str(out)
-        res.layer_info_json = _try_inspector(trt, data)
-        res.ok = True
+                res.unsupported = rejected_nodes(net.parser, model, trt)
+                res.error = f"the {trt.__name__} ONNX parser rejected the model: {summary_line(res.unsupported) or 'see the log'}"
+            if parsed is not None:
+                parsed(list(res.unsupported))
+            if net.ok:
+                del model  # not held through the build proper (a big model's weights)
+                b.forget_model()
+                _build_parsed(b, net, out_path, progress, cancel)
     except (InputError, BackendError):
         raise
     except MemoryError:
@@ -630,14 +595,52 @@ def build_engine(
     return _finish(b)
 
 
-def _plan(path: Path, options: BuildOptions) -> Any:
+def _build_parsed(b: _Build, net: Any, out_path: str | os.PathLike[str] | None, progress: ProgressFn | None,
+                  cancel: CancelFn | None) -> None:
+    """Configure and build the parsed network; the outcome goes into ``b.result``."""
+    trt, res = b.trt, b.result
+    state: dict[str, Any] = {"cancelled": False}
+    config = net.builder.create_builder_config()
+    res.settings = b.configure(net.builder, net.network, config)
+    cache = b.timing_cache(config)
+    if hasattr(trt, "IProgressMonitor") and hasattr(config, "progress_monitor"):
+        monitor = _make_monitor(trt, progress, cancel, state)
+        config.progress_monitor = monitor
+    elif cancel is not None:
+        b.warn(f"{trt.__name__} has no progress monitor: cancel takes effect only after the build")
+    if cancel is not None and cancel():
+        state["cancelled"] = True
+        plan = None
+    else:
+        plan = net.builder.build_serialized_network(net.network, config)
+    del cache
+    if state["cancelled"] or (plan is None and cancel is not None and cancel()):
+        res.cancelled = True
+        res.error = "build cancelled"
+        return
+    if plan is None:
+        res.error = _error_text(b.records)
+        return
+    b.save_timing_cache(config)
+    data = bytes(plan)
+    res.engine_bytes = len(data)
+    if out_path is not None:
+        out = Path(out_path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)
+        res.engine_path = str(out)
+    res.layer_info_json = _try_inspector(trt, data)
+    res.ok = True
+
+
+def _plan(model: OnnxModel, options: BuildOptions) -> Any:
     """The shape plan of the first profile (user shapes, metadata, graph pins, defaults)."""
     from trtstudio.backends.shapes import plan_shapes, user_shapes_from_profile
 
     given = user_shapes_from_profile(options.profiles[0]) if options.profiles else {}
     ranged = any(len(set(v)) > 1 for v in given.values())
-    source = "--min/opt/max-shapes" if ranged else "--shapes"
-    return plan_shapes(path, given, user_source=source, batch_max=options.default_max_dim, probe=True)
+    source = options.shapes_source or ("--min/opt/max-shapes" if ranged else "--shapes")
+    return plan_shapes(model, given, user_source=source, batch_max=options.default_max_dim, probe=True)
 
 
 def _finish(b: _Build) -> BuildResult:
@@ -646,7 +649,7 @@ def _finish(b: _Build) -> BuildResult:
     if res.error and not res.ok and not res.cancelled and not res.unsupported and res.shape_plan is not None:
         from trtstudio.backends.support import control_flow_hint
 
-        hint = res.shape_plan.explain_failure(res.error) or control_flow_hint(res.shape_plan.model, res.error)
+        hint = res.shape_plan.explain_failure(res.error) or control_flow_hint(b.model, res.error)
         if hint:
             res.error = f"{res.error} -- {hint}"
     return res

@@ -1,4 +1,8 @@
-"""Input data for a run: random tensors per dtype, or arrays read from .npy / .npz files or a folder."""
+"""Input data for a run: random tensors per dtype, or arrays read from .npy / .npz files or a folder.
+
+Imports nothing of :mod:`trtstudio.backends.shapes` (the shape planner's probe imports this module
+for its random data): a plan is passed in, made by the caller.
+"""
 
 from __future__ import annotations
 
@@ -77,28 +81,6 @@ def missing_names(source: str, data: dict[str, Any], names: list[str]) -> None:
         raise InputError(source, f"unknown input(s) {', '.join(extra)}; the model takes {', '.join(names)}")
 
 
-def run_plan(model: str | os.PathLike[str] | None, shapes: dict[str, tuple[int, ...]],
-             data: dict[str, Any] | None = None, source: str = "--input") -> Any:
-    """The :class:`~trtstudio.backends.shapes.ShapePlan` for running an ONNX ``model`` with the user's
-    ``shapes`` and ``data``; None for an engine file or a model without readable inputs. Bad shapes
-    (unknown input, wrong rank, a fixed dim contradicted) raise InputError."""
-    if model is None or not str(model).lower().endswith(".onnx"):
-        return None
-    from trtstudio.backends.shapes import plan_shapes
-
-    return plan_shapes(model, shapes, data=data, data_source=source, probe=True)
-
-
-def explain_run_failure(plan: Any, exc: BaseException) -> str | None:
-    """The run error with a sentence naming the guessed dims and the ``--shapes`` to set, when the
-    error looks like a shape problem and ``plan`` (a ShapePlan) is known; None otherwise."""
-    if plan is None:
-        return None
-    text = f"{type(exc).__name__}: {exc}".strip()
-    hint = plan.explain_failure(text)
-    return f"{text} -- {hint}" if hint else None
-
-
 def build_feeds(
     specs: list[Any],
     shapes: dict[str, tuple[int, ...]],
@@ -112,7 +94,7 @@ def build_feeds(
 
     ``resolve(spec, requested_shape_or_None) -> (shape, note_or_None)`` fixes each shape (a backend's
     own rule for dynamic dims and ranges); data given for an input sets its shape unless ``shapes`` does.
-    ``plan`` (a ShapePlan, see :func:`run_plan`) chooses the shapes the user left open and the values
+    ``plan`` (a ShapePlan, see :func:`trtstudio.backends.shapes.run_plan`) chooses the shapes the user left open and the values
     of shape-tensor inputs; its warnings become the notes.
     """
     names = [s["name"] for s in specs]

@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 
 from trtstudio.backends.base import InferTiming, InputSpec, LayerTime, require_module, resolve_shape
-from trtstudio.backends.inputs import build_feeds, explain_run_failure, run_plan
+from trtstudio.backends.inputs import build_feeds
+from trtstudio.backends.model_io import OnnxModel, TensorDecl, read_onnx
+from trtstudio.backends.shapes import explain_run_failure, run_plan
 from trtstudio.errors import BackendError, InputError
 
 _ORT_TYPES = {
@@ -39,6 +41,7 @@ _ORT_TYPES = {
     "tensor(uint64)": "uint64",
     "tensor(bool)": "bool",
 }
+_FEEDABLE = frozenset(_ORT_TYPES.values())
 # Nodes ORT inserts itself (layout changes, copies between devices): no ONNX node behind them.
 _INSERTED_OPS = {"ReorderInput", "ReorderOutput", "MemcpyFromHost", "MemcpyToHost"}
 _CPU = "CPUExecutionProvider"
@@ -60,6 +63,8 @@ class OrtBackend:
         self._outputs: list[str] = []
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.shape_plan: Any = None  # the ShapePlan of the last prepare_inputs (trtstudio.backends.shapes)
+        self._inputs: list[TensorDecl] = []  # the model's inputs (backends.model_io), read with the model
+        self._model: OnnxModel | None = None  # the model read at load, kept until the first plan is made
 
     # -- loading ---------------------------------------------------------------------------------
     def _ort(self) -> Any:
@@ -117,26 +122,39 @@ class OrtBackend:
                 f"({ort.__version__}: {', '.join(available)}) lacks; install: {self._pip}"
             )
         self._session = self._make_session(self._session_options())
+        try:
+            self._model = read_onnx(self._path)
+        except InputError:  # a model only onnxruntime reads (e.g. ORT format): its session's view
+            self._model = None
+        self._inputs = self._model.inputs if self._model is not None else []
         self._outputs = [o.name for o in self._session.get_outputs()]
         active = self._session.get_providers()
         if wanted and wanted[0] not in active:
             self.notes.append(f"{wanted[0]} did not start; running on {', '.join(active)}")
 
     def input_specs(self) -> list[InputSpec]:
-        """Inputs as ORT reports them: symbolic dims are str, unknown dims '?'."""
+        """The model's inputs (backends.model_io: symbolic dims are str, unknown dims '?'); for a file
+        only onnxruntime reads, as its session reports them."""
         specs: list[InputSpec] = []
-        for i in self._require().get_inputs():
-            dtype = _ORT_TYPES.get(i.type)
-            if dtype is None:
-                raise InputError(self._path, f"input '{i.name}' has type {i.type}, which trtstudio cannot feed")
-            shape: list[int | str] = [d if isinstance(d, int) else (d or "?") for d in (i.shape or [])]
-            specs.append({"name": i.name, "dtype": dtype, "shape": shape})
+        if self._model is None and not self._inputs:
+            for i in self._require().get_inputs():
+                dtype = _ORT_TYPES.get(i.type)
+                if dtype is None:
+                    raise InputError(self._path, f"input '{i.name}' has type {i.type}, which trtstudio cannot feed")
+                specs.append({"name": i.name, "dtype": dtype,
+                              "shape": [d if isinstance(d, int) else (d or "?") for d in (i.shape or [])]})
+            return specs
+        for t in self._inputs:
+            if t.dtype not in _FEEDABLE:
+                raise InputError(self._path, f"input '{t.name}' has type {t.onnx_type}, which trtstudio cannot feed")
+            specs.append({"name": t.name, "dtype": t.dtype, "shape": list(t.dims)})
         return specs
 
     def prepare_inputs(self, shapes: dict[str, tuple[int, ...]], data: dict[str, Any] | None = None) -> None:
         """Fix shapes (dynamic dims from ``shapes`` or ``default_dim``, 1) and make the feeds."""
         default_dim = int(self._options.get("default_dim", 1))
-        self.shape_plan = run_plan(self._path, shapes, data)
+        self.shape_plan = run_plan(self._model or self._path, shapes, data)
+        self._model = None  # planned: the proto is not kept beside the session
         feeds, notes = build_feeds(
             self.input_specs(), shapes, data, lambda spec, req: resolve_shape(spec, req, default_dim), plan=self.shape_plan
         )

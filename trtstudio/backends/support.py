@@ -7,7 +7,9 @@ without building (like Polygraphy's ``inspect capability``): supported and unsup
 node order, counts by op type, and the nodes' states for painting the graph
 (:meth:`CheckResult.node_states`).
 
-Qt-free; ``onnx`` and ``tensorrt_rtx``/``tensorrt`` are imported inside the functions.
+The build (:mod:`trtstudio.backends.build`) and the check share the runtime import, the parsed
+network and the versions of :mod:`trtstudio.backends.trt_parser`; this module imports nothing of
+the build. Qt-free; ``onnx`` and ``tensorrt_rtx``/``tensorrt`` are imported inside the functions.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from trtstudio.backends.model_io import OnnxModel, onnx_model, read_onnx
+from trtstudio.backends.trt_parser import create_parser, import_runtime, parsed_network, versions
 
 SCHEMA = "trtstudio.check/1"
 
@@ -79,10 +84,10 @@ def _dtype_name(elem_type: int) -> str:
 
 
 class _GraphIndex:
-    """The ONNX graph's nodes, consumers and dtypes, read once."""
+    """The ONNX graph's nodes, consumers and initializers, read once; inputs from the model's view."""
 
-    def __init__(self, proto: Any) -> None:
-        g = proto.graph
+    def __init__(self, model: OnnxModel) -> None:
+        g = model.proto.graph
         self.nodes = list(g.node)
         self.consumers: dict[str, list[int]] = {}
         for i, n in enumerate(self.nodes):
@@ -90,19 +95,11 @@ class _GraphIndex:
                 if t:
                     self.consumers.setdefault(t, []).append(i)
         self.inits = {i.name: i for i in g.initializer}
-        self.inputs = [vi for vi in g.input if vi.name not in self.inits]
+        self.inputs = model.inputs
 
     def bad_inputs(self) -> list[tuple[str, str]]:
         """(input name, dtype) of graph inputs whose dtype TensorRT cannot take."""
-        out = []
-        for vi in self.inputs:
-            if vi.type.HasField("tensor_type"):
-                dt = _dtype_name(vi.type.tensor_type.elem_type)
-            else:
-                dt = vi.type.WhichOneof("value") or "?"
-            if dt not in _TRT_DTYPES:
-                out.append((vi.name, dt))
-        return out
+        return [(t.name, t.onnx_type) for t in self.inputs if t.onnx_type not in _TRT_DTYPES]
 
 
 def explain(err: RawError, op_type: str, domain: str, trt_name: str, version: str) -> tuple[str, str]:
@@ -161,13 +158,14 @@ def explain(err: RawError, op_type: str, domain: str, trt_name: str, version: st
     return (f"{op_type + ': ' if op_type else ''}{said}", "see the verbose build log; " + _SUGGEST_ORT)
 
 
-def diagnose(errors: list[RawError], proto: Any, trt_name: str = "TensorRT", version: str = "") -> list[dict[str, Any]]:
-    """One entry per rejected node: ``{node, index, op_type, domain, reason, hint, code, detail}``.
+def diagnose(errors: list[RawError], model: Any, trt_name: str = "TensorRT", version: str = "") -> list[dict[str, Any]]:
+    """One entry per rejected node: ``{node, index, op_type, domain, reason, hint, code, detail}``
+    (``model``: an OnnxModel, a ModelProto or a path, see :func:`~trtstudio.backends.model_io.onnx_model`).
 
     Errors on graph inputs or initializers (index -1) are put on the nodes that read them, with the
     input named in the reason. The same node rejected twice (the parser checks, then imports) shows once.
     """
-    gi = _GraphIndex(proto)
+    gi = _GraphIndex(onnx_model(model))
     entries: dict[Any, dict[str, Any]] = {}
 
     def add(key: Any, index: int, err: RawError, reason: str, hint: str, name: str | None = None) -> None:
@@ -351,8 +349,9 @@ def partitions_of(labels: list[str], bad: set[int]) -> list[dict[str, Any]]:
     return parts
 
 
-def _versions(trt: Any, name: str) -> dict[str, str]:
-    return {"backend": name, "module": trt.__name__, "version": str(getattr(trt, "__version__", ""))}
+def rejected_nodes(parser: Any, model: OnnxModel, trt: Any) -> list[dict[str, Any]]:
+    """The nodes the parser rejected, one entry each with a reason in words and a hint (:func:`diagnose`)."""
+    return diagnose(read_errors(parser), model, trt.__name__, str(getattr(trt, "__version__", "")))
 
 
 def check_support(model_path: str | os.PathLike[str], backend: str = "auto",
@@ -361,42 +360,37 @@ def check_support(model_path: str | os.PathLike[str], backend: str = "auto",
 
     Uses ``supports_model_v2`` (TensorRT 10.x / TensorRT-RTX), else ``supports_model``, and adds the
     errors of a full ``parse`` (import-time refusals the static check misses), so every node a build
-    would reject is in ``unsupported``. Bad files raise InputError, a missing runtime BackendError.
+    would reject is in ``unsupported``. The model is read once (:func:`~trtstudio.backends.model_io.read_onnx`);
+    bad files raise InputError, a missing runtime BackendError.
     """
-    import onnx
-
-    from trtstudio.backends.build import _check_model_file, import_backend
     from trtstudio.backends.shapes import plan_shapes
 
-    path = _check_model_file(model_path)
-    proto = onnx.load(str(path), load_external_data=False)
-    plan = plan_shapes(proto, shapes or {})
-    plan.model = str(path)
-    trt, name = import_backend(backend)
+    model = read_onnx(model_path)
+    path = Path(model_path)
+    plan = plan_shapes(model, shapes or {})
+    trt, name = import_runtime(backend)
     t0 = time.perf_counter()
     logger = trt.Logger(trt.Logger.INTERNAL_ERROR)
-    data = path.read_bytes()
-    builder = trt.Builder(logger)
     errors: list[RawError] = []
     method = "parse"
     ok = True
-    network = builder.create_network(0)
-    parser = trt.OnnxParser(network, logger)
-    if hasattr(parser, "supports_model_v2"):
-        ok = bool(parser.supports_model_v2(data, str(path)))
+    static = create_parser(trt, logger)
+    if hasattr(static.parser, "supports_model_v2"):
+        ok = bool(static.parser.supports_model_v2(path.read_bytes(), str(path)))
         method = "supports_model_v2 + parse"
-        errors += read_errors(parser)
-    elif hasattr(parser, "supports_model"):
-        ok = bool(parser.supports_model(data, str(path))[0])
+        errors += read_errors(static.parser)
+    elif hasattr(static.parser, "supports_model"):
+        ok = bool(static.parser.supports_model(path.read_bytes(), str(path))[0])
         method = "supports_model + parse"
-        errors += read_errors(parser)
-    network2 = builder.create_network(0)
-    parser2 = trt.OnnxParser(network2, logger)
-    parsed = bool(parser2.parse_from_file(str(path)))
-    errors += read_errors(parser2)
-    versions = _versions(trt, name)
-    entries = diagnose(errors, proto, trt.__name__, versions["version"])
-    labels = [node_label(n.name, i, n.op_type) for i, n in enumerate(proto.graph.node)]
+        errors += read_errors(static.parser)
+    del static
+    with parsed_network(trt, logger, path) as net:
+        parsed = net.ok
+        errors += read_errors(net.parser)
+    found = versions(trt, name)
+    entries = diagnose(errors, model, trt.__name__, found["version"])
+    nodes = model.proto.graph.node
+    labels = [node_label(n.name, i, n.op_type) for i, n in enumerate(nodes)]
     bad = {e["index"] for e in entries if e["index"] >= 0}
     if any(e["index"] < 0 for e in entries) and not bad:
         bad = set(range(len(labels)))  # a model-level refusal: nothing can be built
@@ -406,28 +400,22 @@ def check_support(model_path: str | os.PathLike[str], backend: str = "auto",
         unsupported=entries,
         partitions=partitions_of(labels, bad),
         node_names=labels,
-        op_types=[n.op_type for n in proto.graph.node],
-        versions=versions,
+        op_types=[n.op_type for n in nodes],
+        versions=found,
         seconds=time.perf_counter() - t0,
         shape_plan=plan,
         method=method,
     )
 
 
-def model_proto(path: Path) -> Any:
-    """The ONNX model without its external weights (for naming nodes in diagnoses)."""
-    import onnx
-
-    return onnx.load(str(path), load_external_data=False)
-
-
-def control_flow_hint(model_path: str | os.PathLike[str], error: str) -> str | None:
+def control_flow_hint(model: Any, error: str) -> str | None:
     """For a builder *internal* error on a model with If/Loop/Scan nodes: a sentence that says so and
-    what usually helps (TensorRT's control-flow support is where such errors come from)."""
+    what usually helps (TensorRT's control-flow support is where such errors come from). ``model``:
+    an OnnxModel, a ModelProto or a path."""
     if "internal error" not in error.lower():
         return None
     try:
-        proto = model_proto(Path(model_path))
+        proto = onnx_model(model).proto
     except Exception:  # noqa: BLE001 - only a hint
         return None
     flow = [n for n in proto.graph.node if n.op_type in ("If", "Loop", "Scan")]

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 HELP = "build an engine from an ONNX model with TensorRT-RTX or TensorRT and list its layers"
-SCHEMA = "trtstudio.build/1"
 _LEVELS = ("ERROR", "WARNING", "INFO", "VERBOSE")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
 
@@ -74,27 +73,14 @@ def parse_size(text: str) -> int:
 
 
 def parse_shapes(text: str | None, flag: str) -> dict[str, tuple[int, ...]]:
-    """'input:1x3x224x224,mask:1x128' -> {name: dims}; names may themselves hold ':'."""
-    from trtstudio.errors import InputError
+    """'input:1x3x224x224,mask:1x128' -> {name: dims} (the one rule: :mod:`trtstudio.backends.shapes.text`)."""
+    from trtstudio.backends.shapes.text import parse_shapes as parse
 
-    out: dict[str, tuple[int, ...]] = {}
-    if not text:
-        return out
-    for item in text.split(","):
-        name, sep, dims = item.strip().rpartition(":")
-        name = name.strip().strip("'\"")
-        try:
-            shape = tuple(int(d) for d in dims.lower().split("x")) if dims.strip() else ()
-        except ValueError:
-            shape = None  # type: ignore[assignment]
-        if not sep or not name or shape is None or any(d < 0 for d in shape):
-            raise InputError(None, f"{flag}: bad shape {item!r}; write NAME:1x3x224x224")
-        out[name] = shape
-    return out
+    return parse(text, flag)
 
 
 def profiles_from_args(args: argparse.Namespace) -> list[dict[str, tuple[tuple[int, ...], ...]]]:
-    """One optimization profile from --shapes or --min/--opt/--max-shapes (empty: model defaults)."""
+    """One optimization profile from --shapes or --min/--opt/--max-shapes (empty: the shape plan's)."""
     from trtstudio.errors import InputError
 
     static = parse_shapes(args.shapes, "--shapes")
@@ -106,78 +92,29 @@ def profiles_from_args(args: argparse.Namespace) -> list[dict[str, tuple[tuple[i
         if name in prof:
             raise InputError(None, f"input {name!r} is in --shapes and in --min/--opt/--max-shapes")
         opt = opts.get(name) or maxs.get(name) or mins[name]
-        triple = (mins.get(name, opt), opt, maxs.get(name, opt))
-        if len({len(s) for s in triple}) != 1:
-            raise InputError(None, f"input {name!r}: min/opt/max shapes have different ranks")
-        prof[name] = triple
+        prof[name] = (mins.get(name, opt), opt, maxs.get(name, opt))
     return [prof] if prof else []
 
 
-def _layers(result: Any) -> tuple[list[dict[str, Any]], list[str]]:
-    """Layer JSON of the built engine (inspector output, else the verbose log) and its reader warnings."""
-    info = result.engine_info
-    if info is None:
-        return [], []
-    return [lay.to_json() for lay in info.layers], [w for w in info.warnings if not w.startswith("builder ")]
+# request field -> the flag that sets it (errors from the core name fields; the CLI shows flags)
+FIELD_FLAGS = {"shapes": "--shapes/--min-shapes/--opt-shapes/--max-shapes", "targets": "--target",
+               "output": "--output", "opt_level": "--opt-level", "workspace_bytes": "--workspace",
+               "timing_cache": "--timing-cache", "model": "MODEL"}
 
 
-def _print_human(result: Any, layers: list[dict[str, Any]]) -> None:
-    out = sys.stdout
-    for w in result.warnings:
-        print(f"warning: {w}", file=sys.stderr)
-    plan = getattr(result, "shape_plan", None)
-    if plan is not None and plan.inputs:
-        print("input shapes", file=out)
-        print(plan.render_text(), file=out)
-    if result.ok:
-        backend = result.versions.get("module", "?")
-        version = result.versions.get(backend, "")
-        targets = ",".join(result.settings.get("targets") or []) or "this GPU"
-        print(
-            f"built {result.engine_path or '(not written)'}: {result.engine_bytes} bytes in {result.seconds:.2f} s "
-            f"with {backend} {version} for {targets}",
-            file=out,
-        )
-        print(f"{len(layers)} layers", file=out)
-        for lay in layers:
-            prec = lay.get("precision") or "-"
-            nodes = ", ".join(lay.get("onnx_nodes") or [])
-            print(
-                f"  {lay['index']:4d}  {lay['type']:<16} {prec:<6} {lay['name']}"
-                + (f"  <- {nodes}" if nodes else ""),
-                file=out,
-            )
-        return
-    if result.unsupported:
-        print(f"build failed after {result.seconds:.2f} s: the ONNX parser rejected "
-              f"{len(result.unsupported)} node(s)", file=out)
-    else:
-        print(f"build failed after {result.seconds:.2f} s: {result.error}", file=out)
-    for u in result.unsupported:
-        op = u.get("op_type") or "?"
-        label = str(u.get("node"))
-        dom = u.get("domain")
-        where = f" [{dom}]" if dom and dom != "ai.onnx" else ""
-        print(f"  unsupported: {label}{'' if label.endswith(op) else f' ({op})'}{where}: {u.get('reason')}", file=out)
-        if u.get("hint"):
-            print(f"      hint: {u['hint']}", file=out)
+def request_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~trtstudio.backends.build_request.BuildRequest` these flags describe (the window's
+    build dialog builds the same request from its form)."""
+    from trtstudio.backends.build_request import BuildRequest
 
-
-def run(args: argparse.Namespace) -> int:
-    """Build; print a summary or JSON. Exit 0 built, 1 build failed, 2 bad input / missing backend."""
-    from trtstudio.backends.build import BuildOptions, build_engine
-    from trtstudio.errors import InputError
-
-    model = Path(args.model)
-    if not model.is_file():
-        raise InputError(model, "no such file")
-    out = Path(args.output) if args.output else model.with_suffix(".engine")
-    targets = [t for t in (args.target or "").split(",") if t.strip()]
-    opts = BuildOptions(
+    profiles = profiles_from_args(args)
+    return BuildRequest(
+        model=str(Path(args.model)),
+        output=args.output,
         backend=args.backend,
-        targets=targets,
+        targets=[t for t in (args.target or "").split(",") if t.strip()],
         workspace_bytes=parse_size(args.workspace) if args.workspace else None,
-        profiles=profiles_from_args(args),  # type: ignore[arg-type]
+        profiles=profiles,  # type: ignore[arg-type]
         opt_level=args.opt_level,
         timing_cache=args.timing_cache,
         detailed_profiling=not args.names_only,
@@ -187,6 +124,24 @@ def run(args: argparse.Namespace) -> int:
         bf16=args.bf16,
         strongly_typed=args.strongly_typed,
     )
+
+
+def _write_json(doc: dict[str, Any]) -> None:
+    from trtstudio.fileio import dump
+
+    dump(doc, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build; print a summary or JSON. Exit 0 built, 1 build failed, 2 bad input / missing backend."""
+    from trtstudio.backends.build_request import run_build
+    from trtstudio.errors import FieldError, InputError
+
+    model = Path(args.model)
+    if not model.is_file():
+        raise InputError(model, "no such file")
+    request = request_from_args(args)
     shown = set(_LEVELS[: _LEVELS.index(args.log_level.upper()) + 1]) | {"INTERNAL_ERROR"}
 
     def on_log(severity: str, message: str) -> None:
@@ -198,41 +153,22 @@ def run(args: argparse.Namespace) -> int:
     def on_sigint(signum: int, frame: Any) -> None:
         interrupted["flag"] = True
 
-    previous = None
     try:
         previous = signal.signal(signal.SIGINT, on_sigint)
     except ValueError:  # not the main thread
         previous = None
     try:
-        result = build_engine(model, out, opts, log=on_log, cancel=lambda: interrupted["flag"])
+        result = run_build(request, log=on_log, cancel=lambda: interrupted["flag"])
+    except FieldError as exc:
+        raise exc.named(FIELD_FLAGS.get(exc.field, exc.field)) from None
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
     if args.save_log:
         Path(args.save_log).write_text(result.log_text(), encoding="utf-8")
-    layers, reader_warnings = _layers(result) if result.ok else ([], [])
-    if args.json:
-        doc = {
-            "schema": SCHEMA,
-            "ok": result.ok,
-            "model": str(model),
-            "engine_path": result.engine_path,
-            "engine_bytes": result.engine_bytes,
-            "seconds": round(result.seconds, 4),
-            "versions": result.versions,
-            "settings": result.settings,
-            "unsupported": result.unsupported,
-            "shape_plan": result.shape_plan.to_json() if getattr(result, "shape_plan", None) is not None else None,
-            "layers": layers,
-            "warnings": result.warnings + reader_warnings,
-            "cancelled": result.cancelled,
-            "log": [r.to_json() for r in result.log],
-            "error": result.error,
-        }
-        from trtstudio.fileio import dump
+    if not args.json:
+        for w in result.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+    from trtstudio.commands._emit import emit
 
-        dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        _print_human(result, layers)
-    return 0 if result.ok else 1
+    return emit(result.to_json(), args.json, lambda _doc: result.render_text(), _write_json)

@@ -31,29 +31,21 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def _io(onnx_path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    import onnx
-
+    """Triton's inputs and outputs of an ONNX model (the model's own view, backends.model_io)."""
+    from trtstudio.backends.model_io import read_onnx
     from trtstudio.errors import InputError
 
-    try:
-        m = onnx.load(onnx_path, load_external_data=False)
-    except Exception as exc:  # noqa: BLE001 - DecodeError and others
-        raise InputError(onnx_path, f"not a readable ONNX model: {str(exc).splitlines()[0] if str(exc) else exc}") from None
-    inits = {i.name for i in m.graph.initializer}
+    model = read_onnx(onnx_path)
 
     def rows(items: Any) -> list[dict[str, Any]]:
         out = []
-        for vi in items:
-            if vi.name in inits:
-                continue
-            tt = vi.type.tensor_type
-            if tt.elem_type not in _TYPES:
-                raise InputError(onnx_path, f"'{vi.name}': element type {tt.elem_type} has no Triton data type")
-            dims = [int(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else -1 for d in tt.shape.dim]
-            out.append({"name": vi.name, "data_type": _TYPES[tt.elem_type], "dims": dims})
+        for t in items:
+            if t.elem_type not in _TYPES:
+                raise InputError(onnx_path, f"'{t.name}': element type {t.elem_type} has no Triton data type")
+            out.append({"name": t.name, "data_type": _TYPES[t.elem_type], "dims": t.fixed_dims(-1)})
         return out
 
-    return rows(m.graph.input), rows(m.graph.output)
+    return rows(model.inputs), rows(model.outputs)
 
 
 def make_config(name: str, platform: str, inputs: list[dict[str, Any]], outputs: list[dict[str, Any]],

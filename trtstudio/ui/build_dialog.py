@@ -1,9 +1,13 @@
 """Build an engine from the open ONNX model: backend, targets, profiles and flags; progress, log, cancel.
 
-The build runs in a worker thread (:func:`trtstudio.ui.workers.run_in_thread`): the task first asks
-the backend's ONNX parser which nodes it rejects (:func:`~trtstudio.backends.build.parse_onnx`),
-then calls :func:`~trtstudio.backends.build.build_engine` with ``progress``/``log``/``cancel``
-callbacks. Progress and log lines reach the dialog only as queued signals; log lines are batched
+The form makes a :class:`~trtstudio.backends.build_request.BuildRequest`, the request
+``trtstudio build`` makes from its flags. The profile table starts with the model's shape plan
+(:func:`~trtstudio.backends.shapes.plan_shapes`: metadata such as Ultralytics ``imgsz``, graph pins,
+defaults), and the request carries only the rows the user edited, so an unedited build plans its
+shapes exactly as the CLI does. The build runs in a worker thread
+(:func:`trtstudio.ui.workers.run_in_thread`) through :func:`~trtstudio.backends.build_request.run_build`
+with ``progress``/``log``/``cancel``/``parsed`` callbacks: the parser's rejected nodes show as soon as
+its one parse ends. Progress and log lines reach the dialog only as queued signals; log lines are batched
 in the worker so a verbose build does not flood the event loop. Cancel sets the task's stop flag,
 which the builder's progress monitor polls at every step. Closing the dialog cancels and joins.
 """
@@ -42,15 +46,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from trtstudio.backends.build import DEFAULT_MAX_DIM, MODULES, BuildOptions, BuildResult
+from trtstudio.backends.build import DEFAULT_MAX_DIM, MODULES, BuildResult
+from trtstudio.backends.build_request import BuildRequest
+from trtstudio.backends.shapes import parse_dims
+from trtstudio.backends.shapes.text import shape_text
 from trtstudio.engine.model import EngineInfo
-from trtstudio.errors import InputError
+from trtstudio.errors import FieldError, InputError
 from trtstudio.ui.log_panel import LogPanel
 from trtstudio.ui.workers import TaskState, WorkerDialog
 
 TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
 BACKEND_LABELS = {"rtx": "TensorRT-RTX (tensorrt_rtx)", "tensorrt": "TensorRT (tensorrt)"}
 LOG_BATCH_S = 0.05  # the worker sends log lines in batches at most this often
+# request field -> the form's label (errors from the core name fields; the dialog shows labels)
+FIELD_LABELS = {"shapes": "Optimization profile", "targets": "Targets", "output": "Engine file",
+                "opt_level": "Optimization level", "workspace_bytes": "Workspace limit", "timing_cache": "Timing cache",
+                "model": "Model"}
 
 
 def installed_backends() -> dict[str, bool]:
@@ -74,53 +85,16 @@ def weak_typing_flags(backend: str) -> list[str]:
     return [f for f in ("fp16", "int8", "bf16") if flags is not None and hasattr(flags, f.upper())]
 
 
-def _dims_text(dims: list[int] | tuple[int, ...]) -> str:
-    return "x".join(str(d) for d in dims)
-
-
-def parse_dims_text(text: str, what: str) -> tuple[int, ...]:
-    """``"1x3x224x224"`` -> (1, 3, 224, 224); InputError naming ``what`` when malformed."""
-    parts = [p.strip() for p in text.lower().replace(",", "x").split("x") if p.strip()]
-    try:
-        dims = tuple(int(p) for p in parts)
-    except ValueError:
-        dims = ()
-    if not dims or any(d < 0 for d in dims):
-        raise InputError(None, f"{what}: bad shape {text!r}; write e.g. 1x3x224x224")
-    return dims
-
-
-def default_profile(shape: list[int | str] | None) -> tuple[list[int], list[int], list[int]] | None:
-    """(min, opt, max) for an input with symbolic dims (None when fully static or shape unknown).
-
-    Symbolic dims become 1/1/8 (``trtstudio.backends.build.DEFAULT_MAX_DIM``), like the builder's own
-    default for batch-like dims; static dims stay as they are.
-    """
-    if shape is None or all(isinstance(d, int) and d > 0 for d in shape):
-        return None
-    mn, opt, mx = [], [], []
-    for d in shape:
-        if isinstance(d, int) and d > 0:
-            mn.append(d)
-            opt.append(d)
-            mx.append(d)
-        else:
-            mn.append(1)
-            opt.append(1)
-            mx.append(DEFAULT_MAX_DIM)
-    return mn, opt, mx
-
-
 def engine_info_from_result(result: BuildResult) -> EngineInfo | None:
     """The layers of a built engine (see ``BuildResult.engine_info``), read on first call."""
     return result.engine_info
 
 
-def _build_task(model_path: str, out_path: str, options: BuildOptions):  # noqa: ANN202
+def _build_task(request: BuildRequest):  # noqa: ANN202
     """The function run on the worker thread; talks back only through ``state.set_progress``."""
 
     def task(state: TaskState) -> BuildResult:
-        from trtstudio.backends.build import build_engine, parse_onnx
+        from trtstudio.backends.build_request import run_build
 
         pending: list[tuple[str, str]] = []
         last = [time.monotonic()]
@@ -140,14 +114,14 @@ def _build_task(model_path: str, out_path: str, options: BuildOptions):  # noqa:
             flush_log()
             state.set_progress(("progress", phase, step, total))
 
+        def on_parsed(rejected: list[dict[str, Any]]) -> None:
+            flush_log()
+            state.set_progress(("unsupported", rejected))
+
         state.set_progress(("progress", "Parsing the ONNX model", 0, 0))
-        unsupported = parse_onnx(model_path, options.backend)
-        state.set_progress(("unsupported", unsupported))
-        if state.is_stop_requested():
-            return BuildResult(ok=False, error="build cancelled", cancelled=True)
         try:
-            result = build_engine(model_path, out_path, options, progress=on_progress, log=on_log,
-                                  cancel=state.is_stop_requested)
+            result = run_build(request, progress=on_progress, log=on_log, cancel=state.is_stop_requested,
+                               parsed=on_parsed)
         finally:
             flush_log()
         if result.ok:
@@ -248,7 +222,10 @@ class BuildDialog(WorkerDialog):
         form.addRow("", self.strong_check)
         self._weak_label = QLabel("Precision flags")
         form.addRow(self._weak_label, self.weak_row)
+        self._lay_out(form, self._build_profile_box(), self._build_buttons())
 
+    def _build_profile_box(self) -> QGroupBox:
+        """The profile table (filled by :meth:`_fill_profiles`) and the parser's rejected nodes."""
         self.profile_table = QTableWidget(0, 4)
         self.profile_table.setHorizontalHeaderLabels(["Input", "Min", "Opt", "Max"])
         self.profile_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -265,7 +242,10 @@ class BuildDialog(WorkerDialog):
         ul = QVBoxLayout(self.unsupported_box)
         ul.addWidget(self.unsupported_list)
         self.unsupported_box.hide()
+        return profiles
 
+    def _build_buttons(self) -> QHBoxLayout:
+        """Progress, status and the Build / Cancel / Close buttons."""
         self.phase_label = QLabel()
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
@@ -286,7 +266,9 @@ class BuildDialog(WorkerDialog):
         self.cancel_button.clicked.connect(self.cancel_build)
         self.close_button.clicked.connect(self.close)
         self.backend_combo.currentIndexChanged.connect(self._on_backend_changed)
+        return buttons
 
+    def _lay_out(self, form: QFormLayout, profiles: QGroupBox, buttons: QHBoxLayout) -> None:
         top = QWidget()
         tl = QVBoxLayout(top)
         tl.setContentsMargins(0, 0, 0, 0)
@@ -319,33 +301,37 @@ class BuildDialog(WorkerDialog):
         return str(folder / f"{model.stem}.engine")
 
     def _fill_profiles(self) -> None:
-        from trtstudio.graph.model import load_model
+        """The table of the inputs with dynamic dims, filled with the model's shape plan (read once,
+        without the onnxruntime probe a build may make for guessed sizes)."""
+        from trtstudio.backends.shapes import plan_shapes
 
         self.profile_table.setRowCount(0)
+        self._planned: dict[str, tuple[str, str, str]] = {}
         try:
-            graph = load_model(self.model_path, infer_shapes=False).graph
+            plan = plan_shapes(self.model_path, batch_max=DEFAULT_MAX_DIM)
         except InputError as exc:
             self.profile_note.setText(f"cannot read the model's inputs: {exc.one_line()}")
             self.profile_table.hide()
             self.build_button.setEnabled(False)
             return
-        rows = []
-        for name in graph.inputs:
-            prof = default_profile(graph.tensors[name].shape)
-            if prof is not None:
-                rows.append((name, graph.tensors[name].shape, prof))
-        for name, shape, (mn, opt, mx) in rows:
+        rows = [i for i in plan.inputs if i.dynamic and not i.shape_tensor]
+        for inp in rows:
             r = self.profile_table.rowCount()
             self.profile_table.insertRow(r)
-            item = QTableWidgetItem(name)
+            item = QTableWidgetItem(inp.name)
             item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
-            item.setToolTip(f"model shape [{', '.join(str(d) for d in shape or [])}]")
+            where = "; ".join(f"{d}: {src}" for d, src in zip(inp.declared, inp.sources, strict=True) if src != "model")
+            item.setToolTip(f"model shape [{', '.join(str(d) for d in inp.declared)}]\n{where}")
             self.profile_table.setItem(r, 0, item)
-            for c, dims in enumerate((mn, opt, mx), start=1):
-                self.profile_table.setItem(r, c, QTableWidgetItem(_dims_text(dims)))
+            texts = tuple(shape_text(s) for s in (inp.min, inp.opt, inp.max))
+            self._planned[inp.name] = texts  # type: ignore[assignment]
+            for c, text in enumerate(texts, start=1):
+                self.profile_table.setItem(r, c, QTableWidgetItem(text))
         if rows:
-            self.profile_note.setText("Symbolic dimensions start at min 1, opt 1, max "
-                                      f"{DEFAULT_MAX_DIM}; edit them to the shapes you will run.")
+            said = [*plan.warnings, *plan.notes]
+            self.profile_note.setText("Sizes from the model's shape plan (metadata, graph, defaults), as "
+                                      "trtstudio build plans them; edit them to the shapes you will run."
+                                      + "".join(f"\n• {w}" for w in said))
             self.profile_table.setFixedHeight(
                 self.profile_table.horizontalHeader().height() + 8 + sum(
                     self.profile_table.rowHeight(r) for r in range(self.profile_table.rowCount())))
@@ -355,44 +341,50 @@ class BuildDialog(WorkerDialog):
 
     def _cell(self, row: int, col: int) -> str:
         item = self.profile_table.item(row, col)
-        return item.text() if item is not None else ""
+        return item.text().strip() if item is not None else ""
 
     def profiles(self) -> list[dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]]:
-        """The optimization profile of the table (InputError for a malformed or inconsistent cell)."""
+        """The profile rows the user edited (the others are the plan's, which the build makes itself);
+        FieldError ``shapes`` for a malformed cell."""
         prof = {}
         for r in range(self.profile_table.rowCount()):
             name = self._cell(r, 0)
-            mn, opt, mx = (parse_dims_text(self._cell(r, c), f"{name} {label}")
-                           for c, label in ((1, "min"), (2, "opt"), (3, "max")))
-            if not len(mn) == len(opt) == len(mx):
-                raise InputError(None, f"{name}: min, opt and max need the same number of dimensions")
-            if any(not a <= b <= c for a, b, c in zip(mn, opt, mx, strict=True)):
-                raise InputError(None, f"{name}: need min <= opt <= max in every dimension")
-            prof[name] = (mn, opt, mx)
-        return [prof] if prof else []
+            texts = tuple(self._cell(r, c) for c in (1, 2, 3))
+            if self._planned.get(name) == texts:
+                continue
+            try:
+                prof[name] = tuple(parse_dims(text, "shapes", f"{name} {label}")
+                                   for text, label in zip(texts, ("min", "opt", "max"), strict=True))
+            except InputError as exc:
+                raise FieldError("shapes", exc.message) from None
+        return [prof] if prof else []  # type: ignore[list-item]
 
-    def options(self) -> BuildOptions:
-        """The BuildOptions the form describes (InputError when it describes none)."""
+    def request(self) -> BuildRequest:
+        """The BuildRequest the form describes (FieldError for a bad field, checked as the CLI checks it)."""
         backend = self.backend_combo.currentData()
         if not backend:
             raise InputError(None, "no TensorRT backend is installed: pip install tensorrt-rtx-cu13")
         targets = [t for t, box in self.target_boxes.items() if box.isChecked()]
         if backend == "rtx" and not targets:
-            raise InputError(None, "choose at least one compute-capability target")
-        cache = self.cache_edit.text().strip() or None
+            raise FieldError("targets", "choose at least one compute-capability target")
         weak = {f: box.isChecked() and not self.weak_row.isHidden() for f, box in self.weak_boxes.items()}
-        return BuildOptions(
+        request = BuildRequest(
+            model=self.model_path,
+            output=self.output_edit.text().strip(),
             backend=backend,
             targets=targets if backend == "rtx" else [],
             workspace_bytes=self.workspace_spin.value() << 20 if self.workspace_spin.value() else None,
             profiles=self.profiles(),
             opt_level=self.opt_level_spin.value(),
-            timing_cache=cache,
+            timing_cache=self.cache_edit.text().strip() or None,
             detailed_profiling=self.detailed_check.isChecked(),
             tf32=self.tf32_check.isChecked(),
             strongly_typed=self.strong_check.isChecked(),
+            shapes_source="the build dialog",
             **weak,
         )
+        request.validate()
+        return request
 
     @Slot()
     def _on_backend_changed(self) -> None:
@@ -426,10 +418,10 @@ class BuildDialog(WorkerDialog):
             return
         self._closing = False
         try:
-            options = self.options()
-            out = self.output_edit.text().strip()
-            if not out:
-                raise InputError(None, "give an engine file to write")
+            request = self.request()
+        except FieldError as exc:
+            self._show_status(exc.named(FIELD_LABELS.get(exc.field, exc.field)).one_line(), error=True)
+            return
         except InputError as exc:
             self._show_status(exc.one_line(), error=True)
             return
@@ -440,9 +432,9 @@ class BuildDialog(WorkerDialog):
         self.progress.setRange(0, 0)
         self.phase_label.setText("Starting…")
         self._show_status("Building…")
-        self.log_panel.append("INFO", f"trtstudio: building {self.model_path} -> {out} "
-                                      f"with {json.dumps(options.to_json())}")
-        self._start_task(_build_task(self.model_path, out, options), "build")
+        self.log_panel.append("INFO", f"trtstudio: building {self.model_path} -> {request.engine_path()} "
+                                      f"with {json.dumps(request.to_json())}")
+        self._start_task(_build_task(request), "build")
 
     @Slot()
     def cancel_build(self) -> None:

@@ -67,28 +67,10 @@ def _load_proto(path: str) -> Any:
 
 def read_model_inputs(path: str, model: Any = None) -> list[dict[str, Any]]:
     """Input specs (name, dtype, shape with str/'?' for dynamic dims) of an ONNX model, without
-    weights (``model``: its ModelProto when already loaded)."""
-    from onnx import helper
+    weights (``model``: its ModelProto when already loaded): the model's one view, backends.model_io."""
+    from trtstudio.backends.model_io import OnnxModel
 
-    model = model if model is not None else _load_proto(path)
-    inits = {i.name for i in model.graph.initializer}
-    specs = []
-    for vi in model.graph.input:
-        if vi.name in inits:
-            continue
-        tt = vi.type.tensor_type
-        try:
-            dtype = str(helper.tensor_dtype_to_np_dtype(tt.elem_type))
-        except Exception:  # noqa: BLE001
-            dtype = "?"
-        shape: list[int | str] = []
-        for d in tt.shape.dim:
-            if d.HasField("dim_value") and d.dim_value > 0:
-                shape.append(int(d.dim_value))
-            else:
-                shape.append(d.dim_param or "?")
-        specs.append({"name": vi.name, "dtype": dtype, "shape": shape})
-    return specs
+    return [t.spec() for t in OnnxModel(model if model is not None else _load_proto(path)).inputs]
 
 
 SPECS_WAIT_S = 10.0  # how long the input specs wait for the window's layout to settle (see set_model)

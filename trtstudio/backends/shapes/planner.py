@@ -1,54 +1,47 @@
-"""One shape plan for every tool: the input shapes (min/opt/max per input) and where each value came from.
+"""The shape planner: one shape plan for every tool, from the user's shapes, data, metadata and graph.
 
 ``profile``, ``build``, ``precision``, ``check`` and the window ask :func:`plan_shapes` instead of filling
 dynamic dimensions with 1 on their own. Sources, first match wins per dimension:
 
-1. the user: ``--shapes`` / ``--min-shapes`` / ``--opt-shapes`` / ``--max-shapes`` or the GUI table;
+1. the user: ``--shapes`` / ``--min-shapes`` / ``--opt-shapes`` / ``--max-shapes`` or a value the user
+   edited in a window's table (the only user source: a table's pre-filled values are the plan's own);
 2. a data file the user gave (its arrays are what will run, so their shapes are given too);
 3. the model's metadata (Ultralytics ``imgsz``/``batch``, and similar keys other exporters write);
 4. what the graph pins: a dimension named like one already fixed (same symbol), the constant weight of
    the first Conv/MatMul/Gemm, a constant Reshape/Expand shape;
-5. a default, with a warning that names the input, the dimension and the flag to set.
+5. a default, with a warning that names the input, the dimension and the flag to set (with
+   ``probe=True``, sizes onnxruntime runs: :mod:`trtstudio.backends.shapes.probe`).
 
 Shape-tensor inputs (integer vectors that feed Reshape/Expand/ConstantOfShape/... shape slots) get
 *values* in the plan: TensorRT needs them in the optimization profile (``set_shape_input``) and a run
 needs values that make sense (random integers do not).
 
-Qt-free; imports ``onnx`` lazily (callers pass a path or a ``ModelProto``).
+The model's inputs come from :mod:`trtstudio.backends.model_io` (callers pass a path, a
+``ModelProto`` or an :class:`~trtstudio.backends.model_io.OnnxModel` already read). Qt-free;
+imports ``onnx`` lazily.
 """
 
 from __future__ import annotations
 
-import ast
 import os
-import re
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from trtstudio.backends.model_io import OnnxModel, onnx_model
+from trtstudio.backends.shapes.plan import (
+    DEFAULT_BATCH,
+    DEFAULT_BATCH_MAX,
+    DEFAULT_SIZES,
+    InputShape,
+    Shape,
+    ShapePlan,
+    Triple,
+)
+from trtstudio.backends.shapes.probe import PROBE_SOURCE, probe
+from trtstudio.backends.shapes.text import decl_text as _x_decl
+from trtstudio.backends.shapes.text import metadata_ints as _ints
+from trtstudio.backends.shapes.text import shape_text as _x
 from trtstudio.errors import InputError
 
-SCHEMA = "trtstudio.shapeplan/1"
-Shape = tuple[int, ...]
-Triple = tuple[Shape, Shape, Shape]
-
-DEFAULT_BATCH = 1
-DEFAULT_BATCH_MAX = 8
-# Image H/W default: 256 = 2**8 keeps stride-32/64 detectors' feature maps whole (their Concats line up).
-DEFAULT_SPATIAL = 256
-# Other float dims (samples, frames, sequence): long enough for reflect pads, STFT windows, strided convs.
-DEFAULT_OTHER = 512
-# Other integer dims (token ids, sequence lengths of text models).
-DEFAULT_INT = 128
-# The onnxruntime probe of guessed sizes: tries, time and model size limits.
-PROBE_TRIES = 24
-PROBE_SECONDS = 10.0
-PROBE_MAX_BYTES = 200 << 20
-_PROBE_SIZES = {
-    "spatial": (256, 320, 640, 224, 48, 32, 64, 96, 128, 160, 192, 384, 512),
-    "other": (512, 576, 1024, 256, 128, 64, 1, 16000),
-    "int": (128, 64, 16, 512),
-}
 # Metadata keys exporters write for the input size / batch (Ultralytics: imgsz, batch).
 SIZE_KEYS = ("imgsz", "img_size", "image_size", "input_size", "input_shape", "imgsize", "img_shape", "size")
 BATCH_KEYS = ("batch", "batch_size", "max_batch_size")
@@ -72,232 +65,9 @@ _ELEMENTWISE = {
 _INT_DTYPES = {"int32", "int64"}
 
 
-@dataclass
-class InputShape:
-    """One input's part of the plan: ``min``/``opt``/``max`` shapes and one source per dimension."""
-
-    name: str
-    dtype: str
-    declared: list[int | str]  # the model's dims: int, symbol (str) or "?"
-    min: Shape
-    opt: Shape
-    max: Shape
-    sources: list[str]
-    shape_tensor: bool = False
-    values: Triple | None = None  # shape-tensor values (min, opt, max)
-    values_source: str | None = None
-
-    @property
-    def dynamic(self) -> bool:
-        return any(not isinstance(d, int) for d in self.declared)
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "name": self.name,
-            "dtype": self.dtype,
-            "declared": self.declared,
-            "min": list(self.min),
-            "opt": list(self.opt),
-            "max": list(self.max),
-            "sources": self.sources,
-        }
-        if self.shape_tensor:
-            doc["shape_tensor"] = True
-        if self.values is not None:
-            doc["values"] = [list(v) for v in self.values] if self.values else None
-            doc["values_source"] = self.values_source
-        return doc
-
-
-@dataclass
-class ShapePlan:
-    """The shapes every input gets, where they came from, and warnings for defaults."""
-
-    inputs: list[InputShape] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # guessed sizes that may well be wrong
-    model: str | None = None
-    notes: list[str] = field(default_factory=list)  # defaults that are usually right (batch 1)
-
-    def get(self, name: str) -> InputShape | None:
-        return next((i for i in self.inputs if i.name == name), None)
-
-    @property
-    def defaulted(self) -> list[tuple[str, int, str]]:
-        """(input, axis, declared symbol) of every dimension that got a default value."""
-        return [
-            (i.name, k, str(i.declared[k])) for i in self.inputs for k, s in enumerate(i.sources) if s == "default"
-        ]
-
-    def opt_shapes(self) -> dict[str, Shape]:
-        """The shape each input runs with (the profile's opt)."""
-        return {i.name: i.opt for i in self.inputs}
-
-    def profile(self) -> dict[str, Triple]:
-        """``{name: (min, opt, max)}`` of the inputs with a dynamic dimension (what a profile must set)."""
-        return {i.name: (i.min, i.opt, i.max) for i in self.inputs if i.dynamic}
-
-    def shape_values(self) -> dict[str, Triple]:
-        """``{name: (min, opt, max) values}`` of the shape-tensor inputs."""
-        return {i.name: i.values for i in self.inputs if i.shape_tensor and i.values is not None}
-
-    def flag(self, which: str = "opt") -> str:
-        """The ``--shapes`` text that reproduces this plan (opt shapes, or min/max)."""
-        parts = []
-        for i in self.inputs:
-            if not i.opt and i.values is None:
-                continue  # a scalar: nothing to set
-            if i.values is not None:
-                vals = {"min": i.values[0], "opt": i.values[1], "max": i.values[2]}[which]
-                parts.append(f"{i.name}:{_x(vals)}")
-            else:
-                parts.append(f"{i.name}:{_x(getattr(i, which))}")
-        return ",".join(parts)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "model": self.model,
-            "inputs": [i.to_json() for i in self.inputs],
-            "warnings": self.warnings,
-            "notes": self.notes,
-            "shapes_flag": self.flag(),
-        }
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> ShapePlan:
-        """The plan back from :meth:`to_json` (for text outputs made from a JSON document)."""
-        inputs = []
-        for d in doc.get("inputs", []):
-            vals = d.get("values")
-            inputs.append(InputShape(
-                name=d["name"], dtype=d["dtype"], declared=list(d["declared"]), min=tuple(d["min"]),
-                opt=tuple(d["opt"]), max=tuple(d["max"]), sources=list(d["sources"]),
-                shape_tensor=bool(d.get("shape_tensor")),
-                values=tuple(tuple(v) for v in vals) if vals else None,  # type: ignore[arg-type]
-                values_source=d.get("values_source"),
-            ))
-        return cls(inputs, list(doc.get("warnings", [])), doc.get("model"), list(doc.get("notes", [])))
-
-    def render_text(self) -> str:
-        """Lines like ``images  1x3x640x640  (N: --shapes; H, W: metadata imgsz)``."""
-        lines = []
-        for i in self.inputs:
-            shape = _x(i.opt)
-            if i.min != i.opt or i.max != i.opt:
-                shape = f"{shape} (min {_x(i.min)}, max {_x(i.max)})"
-            groups: dict[str, list[str]] = {}
-            for k, src in enumerate(i.sources):
-                if src != "model":
-                    groups.setdefault(src, []).append(str(i.declared[k]) if not isinstance(i.declared[k], int) else f"#{k}")
-            where = "; ".join(f"{', '.join(dims)}: {src}" for src, dims in groups.items()) or "the model (fixed)"
-            line = f"  {i.name:<20} {shape:<16} from {where}"
-            if i.values is not None:
-                line += f"  values {list(i.values[1])} ({i.values_source})"
-            lines.append(line)
-        return "\n".join(lines)
-
-    def explain_failure(self, message: str) -> str | None:
-        """When ``message`` (a build or run error) looks like a shape problem, a sentence naming the dims
-        that were guessed and the flag that sets them; None otherwise."""
-        if not looks_like_shape_error(message):
-            return None
-        guessed = self.defaulted
-        if guessed:
-            dims = ", ".join(f"{n}[{k}] ({sym})" for n, k, sym in guessed)
-            return (
-                f"this looks like a shape problem; these dims were guessed: {dims}. "
-                f"Give the real sizes, e.g. --shapes {self.flag()}"
-            )
-        dyn = [i for i in self.inputs if i.dynamic]
-        if dyn:
-            return (
-                "this looks like a shape problem with the shapes used: "
-                + ", ".join(f"{i.name} {_x(i.opt)}" for i in dyn)
-                + f"; try other sizes with --shapes (now {self.flag()})"
-            )
-        return None
-
-
-_SHAPE_ERROR = re.compile(
-    r"dimensions must be equal|must be equal|must match|mismatch|shape analysis|broadcast|\bshape error\b|Error Code 4|"
-    r"no optimization profile|optimization profile|Reshape|reshape|Pad reflect|requires axis length|"
-    r"getDimensions|InvalidArgument.*(shape|dimension)|Got invalid dimensions|Invalid input shape|"
-    r"Incompatible dimensions|ShapeInferenceError|shape mismatch|out of range|volume|"
-    r"The input tensor cannot be reshaped|axis .* dimensions|IShuffleLayer|IConcatenationLayer|"
-    r"IElementWiseLayer|ISliceLayer|kernel size|larger than",
-    re.I,
-)
-
-
-def looks_like_shape_error(message: str | None) -> bool:
-    """True when an error text is a shape-analysis failure (TensorRT or ONNX Runtime wording)."""
-    return bool(message) and bool(_SHAPE_ERROR.search(message or ""))
-
-
-def _x(shape: Any) -> str:
-    return "x".join(str(int(d)) for d in shape) if len(shape) else "scalar"
-
-
-# -- reading the model ---------------------------------------------------------------------------
-def _load(model: Any) -> tuple[Any, str | None]:
-    if isinstance(model, (str, os.PathLike)):
-        import onnx
-        from google.protobuf.message import DecodeError
-
-        path = Path(model)
-        if not path.is_file():
-            raise InputError(path, "no such file")
-        try:
-            return onnx.load(str(path), load_external_data=False), str(path)
-        except (DecodeError, ValueError, RuntimeError, OSError) as exc:
-            raise InputError(path, f"not an ONNX model ({type(exc).__name__})") from None
-    proto = getattr(model, "proto", model)  # a trtstudio Model holds the ModelProto in .proto
-    if not hasattr(proto, "graph"):
-        raise InputError(None, "plan_shapes needs an ONNX path or ModelProto")
-    return proto, None
-
-
-def _dtype(elem_type: int) -> str:
-    import onnx
-
-    try:
-        return str(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
-    except (KeyError, ValueError, TypeError):
-        return onnx.TensorProto.DataType.Name(elem_type).lower()
-
-
-def _declared(vi: Any) -> list[int | str]:
-    dims: list[int | str] = []
-    for d in vi.type.tensor_type.shape.dim:
-        if d.HasField("dim_value") and d.dim_value > 0:
-            dims.append(int(d.dim_value))
-        elif d.HasField("dim_value") and d.dim_value == 0 and not d.dim_param:
-            dims.append(0)
-        else:
-            dims.append(d.dim_param or "?")
-    return dims
-
-
 def read_metadata(proto: Any) -> dict[str, str]:
     """The model's ``metadata_props`` as a dict."""
     return {p.key: p.value for p in proto.metadata_props}
-
-
-def _ints(text: str) -> list[int] | None:
-    """'[640, 640]' / '640' / '(1, 3, 640, 640)' / '640x640' -> ints; None when it is not that."""
-    text = text.strip()
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        m = re.fullmatch(r"\s*(\d+)\s*[x,]\s*(\d+)\s*", text)
-        return [int(m.group(1)), int(m.group(2))] if m else None
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return [value]
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        return [int(v) for v in value]
-    return None
 
 
 def _image_axes(dims: list[int | str]) -> tuple[int, int] | None:
@@ -323,15 +93,14 @@ def _is_batch_axis(dims: list[int | str], axis: int) -> bool:
 
 # -- the plan ------------------------------------------------------------------------------------
 class _Planner:
-    def __init__(self, proto: Any, model_name: str | None) -> None:
-        self.proto = proto
-        self.graph = proto.graph
-        init_names = {i.name for i in self.graph.initializer}
-        self.vis = [vi for vi in self.graph.input if vi.name not in init_names]
-        self.names = [vi.name for vi in self.vis]
-        self.model_name = model_name
-        self.declared = {vi.name: _declared(vi) for vi in self.vis}
-        self.dtypes = {vi.name: _dtype(vi.type.tensor_type.elem_type) for vi in self.vis}
+    def __init__(self, model: OnnxModel) -> None:
+        self.model = model
+        self.proto = model.proto
+        self.graph = model.proto.graph
+        self.names = [t.name for t in model.inputs]
+        self.model_name = model.name
+        self.declared: dict[str, list[int | str]] = {t.name: list(t.dims) for t in model.inputs}
+        self.dtypes = {t.name: t.dtype for t in model.inputs}
         self.dims: dict[str, list[tuple[int, int, int] | None]] = {
             n: [(d, d, d) if isinstance(d, int) else None for d in dims] for n, dims in self.declared.items()
         }
@@ -465,7 +234,7 @@ class _Planner:
                     self._set(n, axis, triple, f"same dim '{d}' as input '{owner}'")
 
     def apply_metadata(self) -> None:
-        meta = read_metadata(self.proto)
+        meta = self.model.metadata
         lower = {k.lower(): v for k, v in meta.items()}
         size = next(((k, v) for k in SIZE_KEYS if (v := _ints(lower.get(k, "") or "")) is not None), None)
         batch = next(((k, v) for k in BATCH_KEYS if (v := _ints(lower.get(k, "") or "")) is not None), None)
@@ -584,21 +353,20 @@ class _Planner:
                 g["dims"].append((n, axis))
         return list(groups.values())
 
-    def apply_defaults(self, batch_max: int, probe: bool = False) -> None:
+    def apply_defaults(self, batch_max: int, probe_sizes: bool = False) -> None:
         groups = self._default_groups()
         if not groups:
             return
-        sizes = {"spatial": DEFAULT_SPATIAL, "other": DEFAULT_OTHER, "int": DEFAULT_INT}
         for g in groups:
             if g["kind"] == "batch":
                 triple = (DEFAULT_BATCH, DEFAULT_BATCH, max(DEFAULT_BATCH, batch_max))
             else:
-                triple = (sizes[g["kind"]],) * 3
+                triple = (DEFAULT_SIZES[g["kind"]],) * 3
             for n, axis in g["dims"]:
                 self._set(n, axis, triple, "default")  # type: ignore[arg-type]
         free = [g for g in groups if g["kind"] != "batch"]
-        if probe and free:
-            self._probe(free)
+        if probe_sizes and free:
+            probe(self, free)
         missing: dict[str, list[int]] = {}
         for g in groups:
             for n, axis in g["dims"]:
@@ -610,7 +378,7 @@ class _Planner:
             declared = self.declared[n]
             guessed = [f"{declared[a]}={self.dims[n][a][1]}" for a in axes]  # type: ignore[index]
             example = _x(tuple(t[1] for t in self.dims[n]))  # type: ignore[index]
-            probed = any(self.sources[n][a].startswith("probe") for a in axes)
+            probed = any(self.sources[n][a] == PROBE_SOURCE for a in axes)
             batch_only = all(self.sources[n][a] == "default" and g_kind == "batch"
                              for a in axes for g_kind in [self._kind_of(groups, n, a)])
             how = "ran with onnxruntime at" if probed else "using"
@@ -622,64 +390,6 @@ class _Planner:
     @staticmethod
     def _kind_of(groups: list[dict[str, Any]], name: str, axis: int) -> str:
         return next((g["kind"] for g in groups if (name, axis) in g["dims"]), "other")
-
-    def _probe(self, free: list[dict[str, Any]]) -> None:
-        """Try a few sizes for the guessed (non-batch) dims with onnxruntime, keep the first that runs.
-
-        Only when onnxruntime is installed and the model is small enough to load quickly; at most
-        ``PROBE_TRIES`` runs and ``PROBE_SECONDS`` seconds. The defaults stay when nothing runs.
-        """
-        import time
-
-        if self.proto.ByteSize() > PROBE_MAX_BYTES:
-            return
-        try:
-            import onnxruntime as ort
-        except ImportError:
-            return
-        t0 = time.perf_counter()
-        try:
-            so = ort.SessionOptions()
-            so.log_severity_level = 4
-            so.intra_op_num_threads = 2
-            sess = ort.InferenceSession(self.proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        except Exception:  # noqa: BLE001 - a model ORT cannot load: keep the defaults
-            return
-        for trial in _candidates(free):
-            if time.perf_counter() - t0 > PROBE_SECONDS:
-                break
-            for g, size in zip(free, trial, strict=True):
-                for n, axis in g["dims"]:
-                    self.dims[n][axis] = (size, size, size)
-            if self._runs(sess):
-                for g in free:
-                    for n, axis in g["dims"]:
-                        self.sources[n][axis] = "probe (onnxruntime ran it)"
-                return
-        sizes = {"spatial": DEFAULT_SPATIAL, "other": DEFAULT_OTHER, "int": DEFAULT_INT}
-        for g in free:
-            for n, axis in g["dims"]:
-                self.dims[n][axis] = (sizes[g["kind"]],) * 3
-
-    def _runs(self, sess: Any) -> bool:
-        import numpy as np
-
-        from trtstudio.backends.inputs import random_array
-
-        rng = np.random.default_rng(0)
-        feeds = {}
-        values = {n: v for n, (v, _src) in self.values.items()}
-        for n in self.names:
-            shape = tuple(t[1] for t in self.dims[n])  # type: ignore[index]
-            if n in values:
-                feeds[n] = np.asarray(values[n][1], dtype=self.dtypes[n]).reshape(shape)
-            else:
-                feeds[n] = random_array(self.dtypes[n], shape, rng)
-        try:
-            sess.run(None, feeds)
-        except Exception:  # noqa: BLE001 - any failure: this size does not fit
-            return False
-        return True
 
     def apply_values(self, final: bool = True) -> None:
         """Values for shape-tensor inputs (defaults that fit their consumer) and for integer scalars a
@@ -773,24 +483,6 @@ class _Planner:
         return ShapePlan(out, self.warnings, self.model_name, self.notes)
 
 
-def _candidates(free: list[dict[str, Any]]) -> list[tuple[int, ...]]:
-    """Sizes to try for the free groups, most likely first: everything at the n-th preferred size,
-    then one group varied at a time (image H with W at its first choice, and so on); PROBE_TRIES at most."""
-    lists = [_PROBE_SIZES[g["kind"]] for g in free]
-    out: list[tuple[int, ...]] = []
-    longest = max(len(c) for c in lists)
-    for i in range(longest):
-        out.append(tuple(c[min(i, len(c) - 1)] for c in lists))
-    for k, c in enumerate(lists):
-        for v in c:
-            t = tuple(v if j == k else lists[j][0] for j in range(len(lists)))
-            if t not in out:
-                out.append(t)
-    diagonal = out[:longest]
-    varied = [t for t in out[longest:]]
-    head = diagonal[:3]
-    return (head + [t for t in varied if t not in head] + [t for t in diagonal[3:] if t not in varied])[:PROBE_TRIES]
-
 
 def _attr(node: Any, name: str, default: Any) -> Any:
     import onnx
@@ -800,9 +492,6 @@ def _attr(node: Any, name: str, default: Any) -> Any:
             return onnx.helper.get_attribute_value(a)
     return default
 
-
-def _x_decl(dims: list[int | str]) -> str:
-    return "[" + ",".join(str(d) for d in dims) + "]"
 
 
 def _as_triple(value: Any) -> Triple:
@@ -822,17 +511,16 @@ def plan_shapes(
     batch_max: int = DEFAULT_BATCH_MAX,
     probe: bool = False,
 ) -> ShapePlan:
-    """The shape plan of ``model`` (an ONNX path or ``ModelProto``).
+    """The shape plan of ``model`` (an ONNX path, a ``ModelProto`` or an ``OnnxModel``).
 
     ``user``: ``{input: shape}`` or ``{input: (min, opt, max)}`` (``--shapes``, the min/opt/max flags or
-    the GUI table); a shape-tensor input may be given its values instead (trtexec's convention).
+    the cells a user edited in a window's table); a shape-tensor input may be given its values instead (trtexec's convention).
     ``data``: ``{input: array}`` the run will feed (its shapes are taken as given). ``probe``: try a
     few sizes for guessed dims with onnxruntime and keep the first that runs (bounded; the warning
     still asks for the real size). Raises InputError for unknown inputs, wrong ranks or dims that
     contradict the model.
     """
-    proto, name = _load(model)
-    p = _Planner(proto, name)
+    p = _Planner(onnx_model(model))
     p.apply_user(dict(user or {}), user_source)
     if data:
         p.apply_data(data, data_source)
@@ -842,7 +530,7 @@ def plan_shapes(
     p.apply_graph()
     p.propagate_symbols()
     p.apply_values(final=False)
-    p.apply_defaults(batch_max, probe=probe)
+    p.apply_defaults(batch_max, probe_sizes=probe)
     p.apply_values()
     return p.plan()
 
@@ -850,3 +538,13 @@ def plan_shapes(
 def user_shapes_from_profile(profile: dict[str, Any]) -> dict[str, Triple]:
     """A build profile ``{name: (min, opt, max)}`` as ``plan_shapes`` user input (a copy, ints)."""
     return {k: _as_triple(v) for k, v in profile.items()}
+
+
+def run_plan(model: str | os.PathLike[str] | OnnxModel | None, shapes: dict[str, tuple[int, ...]],
+             data: dict[str, Any] | None = None, source: str = "--input") -> ShapePlan | None:
+    """The plan for running an ONNX ``model`` with the user's ``shapes`` and ``data`` (the onnxruntime
+    probe on); None for an engine file or anything else that is not ONNX. Bad shapes (unknown input,
+    wrong rank, a fixed dim contradicted) raise InputError."""
+    if model is None or not (isinstance(model, OnnxModel) or str(model).lower().endswith(".onnx")):
+        return None
+    return plan_shapes(model, shapes, data=data, data_source=source, probe=True)
