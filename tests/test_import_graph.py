@@ -11,8 +11,6 @@ import grimp
 KNOWN = {
     frozenset({"trtstudio.backends.inputs", "trtstudio.backends.shapes"}),  # item 2: the shape rule
     frozenset({"trtstudio.backends.build", "trtstudio.backends.support"}),  # item 3: one TensorRT parsing module
-    # fileio.dump, kept for commands/build until it prints through commands._emit (item 4)
-    frozenset({"trtstudio.fileio", "trtstudio.jsonio"}),
 }
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import IO, Any
 
 from trtstudio.errors import InputError
 
@@ -162,18 +161,10 @@ def describe_error(exc: BaseException) -> tuple[str | None, str]:
 # one import of jsonio here (import-linter's acyclic contract lists it as its documented exception).
 
 
-def dump(doc: Any, fh: IO[str], *, indent: int | None = None, **_ignored: Any) -> None:
-    """``doc`` as strict JSON into ``fh`` (:func:`trtstudio.jsonio.dumps_text`: NaN/Infinity as
-    null, with a warning)."""
-    from trtstudio.jsonio import dumps_text
-
-    fh.write(dumps_text(doc, indent=indent))
-
 
 __all__ = [
     "check_input",
     "describe_error",
-    "dump",
     "last_input",
     "read_bytes",
     "reset_last_input",

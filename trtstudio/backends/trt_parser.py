@@ -21,18 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trtstudio.backends import catalogue
 from trtstudio.errors import BackendError, InputError
 
-# backend name -> (module to import, what the user should install)
-MODULES: dict[str, tuple[str, str]] = {
-    "rtx": ("tensorrt_rtx", "pip install tensorrt-rtx-cu13"),
-    "tensorrt": (
-        "tensorrt",
-        "pip install --extra-index-url https://pypi.nvidia.com tensorrt (needs an NVIDIA GPU to build)",
-    ),
-}
+# backend name -> (module to import, what the user should install), from the backend catalogue
+MODULES: dict[str, tuple[str, str]] = {name: (catalogue.info(name).runtime, catalogue.info(name).pip)
+                                       for name in catalogue.build_backends()}
 # "auto" tries these in order: TensorRT-RTX first, because it builds ahead of time without a GPU.
-AUTO_ORDER = ("rtx", "tensorrt")
+AUTO_ORDER = catalogue.build_backends()
 
 
 def import_runtime(backend: str) -> tuple[Any, str]:

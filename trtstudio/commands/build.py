@@ -126,12 +126,6 @@ def request_from_args(args: argparse.Namespace) -> Any:
     )
 
 
-def _write_json(doc: dict[str, Any]) -> None:
-    from trtstudio.fileio import dump
-
-    dump(doc, sys.stdout, indent=1)
-    sys.stdout.write("\n")
-
 
 def run(args: argparse.Namespace) -> int:
     """Build; print a summary or JSON. Exit 0 built, 1 build failed, 2 bad input / missing backend."""
@@ -171,4 +165,4 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {w}", file=sys.stderr)
     from trtstudio.commands._emit import emit
 
-    return emit(result.to_json(), args.json, lambda _doc: result.render_text(), _write_json)
+    return emit(result.to_json(), args.json, lambda _doc: result.render_text())

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
 
 HELP = "check which ONNX nodes TensorRT-RTX or TensorRT supports, without building (exit 1 if any is not)"
 
@@ -18,12 +16,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document (schema trtstudio.check/1)")
 
 
-def _write_json(doc: dict[str, Any]) -> None:
-    from trtstudio.fileio import dump
-
-    dump(doc, sys.stdout, indent=1)
-    sys.stdout.write("\n")
-
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every node is supported, 1 when some are not, 2 for bad input or no runtime."""
@@ -32,5 +24,5 @@ def run(args: argparse.Namespace) -> int:
     from trtstudio.commands._emit import emit
 
     result = check_support(args.model, args.backend, parse_shapes(args.shapes, "--shapes"))
-    emit(result.to_json(), args.json, lambda _doc: result.render_text(), _write_json)
+    emit(result.to_json(), args.json, lambda _doc: result.render_text())
     return 0 if result.supported else 1

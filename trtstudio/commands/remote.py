@@ -27,13 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from trtstudio.remote.setup import check, setup
 
     doc = check(args.target) if args.action == "check" else setup(args.target, args.wheel, args.with_deps)
-    return emit(doc, args.json, render_text, _write_json)
-
-
-def _write_json(doc: dict) -> None:
-    from trtstudio.jsonio import dumps, write_stdout
-
-    write_stdout(dumps(doc, indent=2))
+    return emit(doc, args.json, render_text)
 
 
 def render_text(doc: dict) -> str:

@@ -199,7 +199,7 @@ def run_profile_command(args: argparse.Namespace, argv: list[str]) -> int:
         doc.setdefault("warnings", []).append(result.error)
     if (getattr(args, "session", None) or getattr(args, "report", None)):
         doc["written"] = _save(args, result, doc)
-    code = emit(doc, args.json, _render(render_text), _write_json, where=args.remote)
+    code = emit(doc, args.json, _render(render_text), where=args.remote)
     if result.error and not doc.get("error"):
         print(f"error: {args.remote}: {result.error}", file=sys.stderr)
     return max(code, result.exit)
@@ -216,12 +216,6 @@ def _render(render_text: Callable[[dict[str, Any]], str]) -> Callable[[dict[str,
             body = json.dumps(doc.get("latency_ms"), indent=1)
         return head + "\n" + body
     return render
-
-
-def _write_json(doc: dict[str, Any]) -> None:
-    from trtstudio.jsonio import dumps, write_stdout
-
-    write_stdout(dumps(doc, indent=2))
 
 
 def _save(args: argparse.Namespace, result: RemoteRun, doc: dict[str, Any]) -> list[str]:

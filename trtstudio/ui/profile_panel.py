@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from trtstudio.backends import catalogue
+from trtstudio.backends.shapes import parse_dims
 from trtstudio.errors import FieldError, InputError
 from trtstudio.profiling.memory import MemoryMonitor
 from trtstudio.profiling.runner import RunState
@@ -470,12 +471,8 @@ class ProfilePanel(QWidget):
             if name_item is None or shape_item is None:
                 continue
             text = shape_item.text().strip().lower()
-            try:
-                dims = tuple(int(d) for d in text.split("x")) if text else ()
-            except ValueError:
-                raise InputError(None, f"input '{name_item.text()}': shape '{text}' is not DxDxD") from None
-            if any(d <= 0 for d in dims):
-                raise InputError(None, f"input '{name_item.text()}': dimensions must be positive")
+            # the one shape-text rule (backends.shapes.text), as --shapes reads it; empty: a scalar
+            dims = parse_dims(text, None, f"input '{name_item.text()}'") if text else ()
             if edited_only and self._planned.get(name_item.text()) == text:
                 continue  # as planned: the run plans it the same way and records where it came from
             out[name_item.text()] = dims
