@@ -118,3 +118,37 @@ def test_no_none_or_nan_text_in_reports_of_sparse_engine_files(trt_real, tmp_pat
     text = html_mod.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<svg.*?</svg>", "", out.read_text(), flags=re.S)))
     assert not re.search(r"\b(None|nan|NaN|null)\b", text)
     assert "\u2013" in text
+
+
+def test_one_report_from_model_engine_and_runs_and_a_foreign_run_refused(sample_model, tmp_path, capsys):
+    pytest.importorskip("onnxruntime")
+    import onnx
+    import onnx_models
+
+    from trtstudio.cli import main
+
+    log = sample_model.with_name("mobilenetv2_035.rtx-sm86.build.log")
+    runs = []
+    for k, iters in enumerate((30, 20)):
+        s = tmp_path / f"run{k}.trtstudio"
+        assert main(["profile", str(sample_model), "--backend", "ort", "--iterations", str(iters), "--session", str(s)]) == 0
+        runs.append(s)
+    capsys.readouterr()
+    out = tmp_path / "r.md"
+    assert main(["report", str(sample_model), str(log), "--run", str(runs[0]), "--run", str(runs[1]), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert text.startswith("# ") and "## At a glance" in text and "## Runs" in text
+    assert "None" not in text and "nan" not in text
+    assert main(["report", str(sample_model), str(log), "--run", str(runs[0]), "--run", str(runs[1]),
+                 "-o", str(tmp_path / "r.json")]) == 0
+    import json
+
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert [r["samples"] for r in doc["runs"]] == [30, 20] and doc["engine"]["layers"] > 0
+    assert doc["summary"]["headline"]["median_ms"] == pytest.approx(doc["run"]["latency_ms"]["median"])
+    other = tmp_path / "other.onnx"
+    onnx.save(onnx_models.conv_net(batch=1), str(other))
+    capsys.readouterr()
+    assert main(["report", str(other), "--run", str(runs[0]), "-o", str(tmp_path / "x.html")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and str(runs[0]) in err and err.count("sha256") == 2

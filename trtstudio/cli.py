@@ -31,7 +31,7 @@ _INPUTS = {
     "layers": ("files", "onnx"),
     "build": ("model", "timing_cache?"),
     "profile": ("model", "input/"),
-    "report": ("session", "engine", "onnx"),
+    "report": ("session", "engine", "onnx", "run"),
     "compare": ("inputs",),
     "precision": ("model", "calib/", "val/"),
     "check": ("model",),

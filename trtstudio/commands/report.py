@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from trtstudio.commands._args import add_json
 
@@ -20,6 +21,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--onnx", metavar="MODEL", help="the ONNX model (summary, graph picture, layer mapping)")
     parser.add_argument("--title", help="report title")
     parser.add_argument("--what", choices=("all", "layers", "samples"), help="CSV only: what to write (default all)")
+    parser.add_argument("--run", action="append", metavar="S.trtstudio",
+                        help="add the runs of a saved session (profile --session) to a model and engine report; "
+                             "repeatable. A run of another model is refused (the model's hash decides)")
     parser.add_argument("--save-session", metavar="S.trtstudio", help="also save the inputs as a session")
     add_json(parser, SCHEMA)
 
@@ -36,6 +40,31 @@ def _model_and_engine(files: list[str], onnx: str | None,
         raise InputError(model, f"one ONNX model per report (--onnx gives {onnx})")
     engine_files += engine or []
     return model or onnx, engine_files or None
+
+
+def runs_of(paths: list[str], model: str | None) -> list[Any]:
+    """The runs of the sessions at ``paths``, each checked against ``model`` (InputError naming the
+    session and both hashes when a run ran another model)."""
+    import os
+
+    from trtstudio.errors import InputError
+    from trtstudio.profiling.session import RunRecord, file_sha256
+    from trtstudio.report.session import load_session
+
+    want = file_sha256(model) if model else None
+    runs = []
+    for path in paths:
+        session = load_session(path)
+        if not session.runs:
+            raise InputError(path, "this session has no run")
+        for run in session.runs:
+            rec = RunRecord.from_json(run.record)
+            have = rec.model_sha256 if rec else None
+            if want and have and have != want:
+                raise InputError(path, f"its run '{run.name}' ran {os.path.basename(rec.model) if rec else '?'} "
+                                       f"(sha256 {have[:12]}), not {os.path.basename(str(model))} (sha256 {want[:12]})")
+            runs.append(run)
+    return runs
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,9 +94,14 @@ def run(args: argparse.Namespace) -> int:
                                            f"({engine_exc.message})") from None
         if args.title:
             session.title = args.title
+        if args.run:
+            raise InputError(files[0], "--run adds runs to a report of a model and engine files; "
+                                       "this session is a report of its own")
     elif files or args.engine or args.onnx:
         model, engine = _model_and_engine(files, args.onnx, args.engine)
-        session = make_session(model=model, engine=engine, title=args.title)
+        runs = runs_of(args.run or [], model)
+        session = make_session(model=model, engine=engine, run=runs[0] if runs else None, title=args.title)
+        session.runs.extend(runs[1:])
     else:
         raise InputError(None, "give a .trtstudio session, or --engine FILES and/or --onnx MODEL")
     if args.save_session:

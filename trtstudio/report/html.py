@@ -307,6 +307,13 @@ def _findings(rep: Any, max_rows: int | None = None) -> str:
     return table(("severity", "kind", "layer", "message", "hint"), rows, row_classes=[f["severity"] for f in shown]) + more
 
 
+def _runs(rep: Any) -> str:
+    rows = [(r["name"], r.get("backend") or "\u2013", r.get("where") or "\u2013", fmt_num(r.get("samples")),
+             fmt_ms(r.get("median_ms")), fmt_ms(r.get("p99_ms")), fmt_num(r.get("throughput"), 1)) for r in rep.runs]
+    return ('<p class="muted">The first run is the one the sections above describe.</p>'
+            + table(("run", "backend", "where", "inferences", "median", "p99", "inferences/s"), rows, num=(3, 4, 5, 6)))
+
+
 def _layers(rep: Any, max_rows: int | None = None) -> str:
     shown, more = _first(rep.layers, max_rows, "layers", "the HTML, CSV and JSON reports")
     dash = "\u2013"  # unknown, never "None": the engine files did not say (names-only exports have no tactic)
@@ -352,6 +359,8 @@ def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[s
         body.append(section("Findings", _findings(rep, max_rows), "findings"))
     if rep.layers:
         body.append(section("Layers", _layers(rep, max_rows), "layers", new_page=True))
+    if len(getattr(rep, "runs", None) or []) > 1:
+        body.append(section("Runs", _runs(rep), "runs"))
     if rep.accuracy:
         body.append(section("Accuracy", table(("metric", "value"), accuracy_rows(rep.accuracy), num=(1,)), "accuracy"))
     warn = "".join(f"<li>{escape(w)}</li>" for w in rep.warnings) or "<li>none</li>"

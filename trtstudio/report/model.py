@@ -379,6 +379,7 @@ class Report:
     accuracy: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
     summary: dict[str, Any] | None = None  # At a glance (report.summary.at_a_glance), first in every writer
+    runs: list[dict[str, Any]] = field(default_factory=list)  # every run of the session, one row each
     samples: np.ndarray | None = field(default=None, repr=False, compare=False)  # raw latencies (CSV), not in JSON
 
     def to_json(self) -> dict[str, Any]:
@@ -464,8 +465,21 @@ class Report:
         rep.warnings = list(dict.fromkeys(warnings))
         from trtstudio.report.summary import at_a_glance
 
+        rep.runs = [run_row(r) for r in s.runs]
         rep.summary = at_a_glance(rep)
         return rep
+
+
+def run_row(run: RunData) -> dict[str, Any]:
+    """One run in a report's Runs table: name, backend, where it ran, median, p99, throughput."""
+    st = run.stats or {}
+    lat = st.get("latency_ms") or {}
+    tp = st.get("throughput") or {}
+    remote = (run.config or {}).get("remote") or {}
+    return {"name": run.name, "backend": run.backend, "model": run.model, "samples": int(run.latency_ms.size),
+            "median_ms": lat.get("median"), "p99_ms": lat.get("p99"),
+            "throughput": tp.get("inferences_per_s") if isinstance(tp, dict) else None,
+            "where": remote.get("target") or "this machine", "shapes": run.shapes}
 
 
 def build_report(model: Any = None, engine: Any = None, run: Any = None, accuracy: dict[str, Any] | None = None,

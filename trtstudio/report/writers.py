@@ -169,6 +169,14 @@ def _report_pdf(rep: Any, path: Path, what: str | None = None) -> list[Path]:
     return [write_pdf(text, resources, path, rep.title)]
 
 
+@REPORT_WRITERS.register("md", (".md", ".markdown"), "Markdown: At a glance, runs, findings (for PRs and wikis)")
+def _report_md(rep: Any, path: Path, what: str | None = None) -> list[Path]:
+    from trtstudio.report.markdown import render_markdown
+
+    text = render_markdown(rep)
+    return [atomic_write(path, lambda fh: fh.write(text))]
+
+
 def write_report(report: Any, path: str | Path, what: str | None = None, fmt: str | None = None) -> list[Path]:
     """Write ``report`` in the format ``path``'s extension names (or ``fmt``, a writer name);
     returns the files written. ``what`` only matters for CSV."""
