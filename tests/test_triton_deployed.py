@@ -249,6 +249,15 @@ def test_recorded_request_keeps_header_names_only() -> None:
     assert conn.recorded() == {"ssl": True, "ca": None, "headers": ["Authorization"]}
 
 
+def test_headers_go_to_the_metrics_page_only_on_the_servers_host() -> None:
+    from trtstudio.triton.client import Connection, metrics_headers
+
+    conn = Connection(headers={"triton-access-token": "t"})
+    assert metrics_headers("http://127.0.0.1:8002/metrics", "127.0.0.1:8000", conn) == {"triton-access-token": "t"}
+    assert metrics_headers("http://metrics.example:9100/metrics", "127.0.0.1:8000", conn) == {}
+    assert metrics_headers("http://[::1]:8002/metrics", "[::1]:8000", conn) == {"triton-access-token": "t"}
+
+
 def _cli_request(*argv: str) -> TritonRequest:
     from trtstudio.commands import triton as cmd
 

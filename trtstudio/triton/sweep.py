@@ -283,7 +283,7 @@ class LoadGenerator:
                     f"nv_inference_request_success)")
         self.counters = None
         closed = "no metrics page was read" if not self.metrics_url else \
-            f"the metrics page {self.metrics_url} has no counters of model {self.info.name!r}"
+            f"the metrics page {self.metrics_url} did not answer with counters of model {self.info.name!r}"
         return f"{why} and {closed}: the server breakdown is left out"
 
     # -- load shapes ---------------------------------------------------------------------------
