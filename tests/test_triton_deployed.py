@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -277,6 +278,8 @@ def test_cli_and_window_build_the_same_request(qtbot, tmp_path: Path) -> None:  
     qtbot.addWidget(dlg)
     dlg.protocol_combo.setCurrentIndex(2)
     dlg.mode_combo.setCurrentIndex(1)
+    dlg.poisson_check.setChecked(True)
+    dlg.version_edit.setText("3")
     dlg.steps_edit.setText("50,100.5")
     dlg.batch_spin.setValue(4)
     dlg.window_spin.setValue(0.5)
@@ -285,11 +288,13 @@ def test_cli_and_window_build_the_same_request(qtbot, tmp_path: Path) -> None:  
     dlg.headers_edit.setPlainText("triton-access-token=abc=def\nAuthorization=Bearer x y\n\n")
     dlg.ssl_check.setChecked(True)
     dlg.ca_edit.setText(str(ca))
-    cli = _cli_request("grpc://10.0.0.5:9001", "resnet", "--protocol", "grpc", "--rate", "50,100.5", "--batch", "4",
+    cli = _cli_request("grpc://10.0.0.5:9001", "resnet", "--version", "3", "--protocol", "grpc", "--rate", "50,100.5",
+                       "--poisson", "--batch", "4",
                        "--window", "0.5", "--latency-budget", "20", "--metrics", "none", "--header",
                        "triton-access-token=abc=def", "--header", "Authorization=Bearer x y", "--ssl", "--ca", str(ca))
     assert dlg.request() == cli
     assert cli.headers == {"triton-access-token": "abc=def", "Authorization": "Bearer x y"}
+    assert cli.distribution == "poisson" and cli.rates == [50.0, 100.5] and cli.concurrency == []
     cli.validate()
     # the defaults agree too
     dlg2 = TritonDialog(url="127.0.0.1:8000", model="m")
@@ -297,6 +302,8 @@ def test_cli_and_window_build_the_same_request(qtbot, tmp_path: Path) -> None:  
     dlg2.steps_edit.setText("1")
     default = _cli_request("127.0.0.1:8000", "m")
     assert dlg2.request() == default
+    dlg2.poisson_check.setChecked(True)  # Poisson arrivals are a property of a request rate only
+    assert dlg2.request() == default == _cli_request("127.0.0.1:8000", "m", "--poisson")
     # a bad field: the CLI names its flag, the dialog its label, from the same FieldError
     dlg2.headers_edit.setPlainText("no equals sign SECRET-2")
     dlg2.start()
@@ -329,6 +336,7 @@ def test_window_sweeps_a_default_pytriton_server(qtbot, pytriton: Server, tmp_pa
     tops = [c.getData()[1] for c in dlg.panels.part_curves]
     assert tops[2] is not None and len(tops[2]) >= 2 and float(tops[2].min()) > 0  # compute infer is drawn
     assert "statistics API is restricted" in dlg.status_label.text()
+    dlg.grab().save(str(Path(os.environ.get("TRTSTUDIO_SHOT_DIR", str(tmp_path))) / "triton_dialog_restricted.png"))
 
     dlg.headers_edit.setPlainText(f"triton-access-token={pytriton.token}")
     with qtbot.waitSignal(dlg.sig_finished, timeout=120_000) as blocker:

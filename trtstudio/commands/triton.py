@@ -65,7 +65,7 @@ def request_from_args(args: argparse.Namespace) -> Any:
     return TritonRequest(
         url=args.url, model=args.model, version=args.version, protocol=args.protocol,
         concurrency=list(args.concurrency or [1]) if not args.rate else [], rates=list(args.rate or []),
-        distribution="poisson" if args.poisson else "constant", batch=args.batch, window_s=args.window,
+        distribution="poisson" if args.poisson and args.rate else "constant", batch=args.batch, window_s=args.window,
         duration_s=args.duration, max_requests=args.requests, latency_budget_ms=args.latency_budget,
         metrics=None if str(args.metrics).lower() == "none" else args.metrics, timeout_s=args.timeout,
         headers=parse_headers(args.header), ssl=bool(args.ssl), ca=args.ca)

@@ -24,8 +24,8 @@ PART_LABELS = ("queue", "compute input", "compute infer", "compute output", "cli
 GPU_COLOURS = ("#2ca02c", "#1f77b4", "#ff7f0e", "#9467bd")
 NO_GPU = "no GPU metrics from this server"
 BREAKDOWN_TITLE = "Time per request (stacked, per window)"
-BREAKDOWN_FROM = {"statistics": "", "metrics": " from /metrics counters",
-                  None: ": none (statistics restricted, no metrics counters)"}
+BREAKDOWN_TITLES = {"statistics": BREAKDOWN_TITLE, "metrics": "Time per request (from /metrics counters)",
+                    None: "Time per request: no server breakdown"}
 
 
 def _plot(title: str, left: str, bottom: str) -> pg.PlotWidget:
@@ -109,7 +109,7 @@ class TritonLivePanels(QWidget):
 
     def set_breakdown_source(self, source: str | None) -> None:
         """Say where the server breakdown comes from (the statistics API, the /metrics counters, nowhere)."""
-        self.breakdown_plot.setTitle(BREAKDOWN_TITLE + BREAKDOWN_FROM.get(source, f" from {source}"))
+        self.breakdown_plot.setTitle(BREAKDOWN_TITLES.get(source, BREAKDOWN_TITLE))
 
     # -- feeding ---------------------------------------------------------------------------------
     def add_window(self, w: dict[str, Any], frame: dict[str, Any] | None = None) -> None:

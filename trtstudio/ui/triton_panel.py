@@ -127,6 +127,13 @@ class TritonDialog(WorkerDialog):
         form = QFormLayout()
         self.url_edit = QLineEdit(url)
         self.model_edit = QLineEdit(model)
+        self.version_edit = QLineEdit()
+        self.version_edit.setPlaceholderText("version: latest")
+        self.version_edit.setToolTip("The model version (empty: the server's choice)")
+        self.version_edit.setMaximumWidth(220)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model_edit, 1)
+        model_row.addWidget(self.version_edit)
         self.metrics_edit = QLineEdit()
         self.metrics_edit.setPlaceholderText("auto: HOST:8002/metrics; 'none' to skip")
         self.protocol_combo = QComboBox()
@@ -157,6 +164,9 @@ class TritonDialog(WorkerDialog):
         self.budget_spin.setSuffix(" ms")
         row = QHBoxLayout()
         row.addWidget(self.mode_combo)
+        self.poisson_check = QCheckBox("Poisson")
+        self.poisson_check.setToolTip("With a request rate: Poisson arrivals (default constant)")
+        row.addWidget(self.poisson_check)
         row.addWidget(self.steps_edit, 1)
         self.connect_button = QPushButton("Connect")
         self.connect_button.setToolTip("List the server's models (repository index) and their configs")
@@ -165,8 +175,9 @@ class TritonDialog(WorkerDialog):
         server_row.addWidget(self.url_edit, 1)
         server_row.addWidget(self.connect_button)
         form.addRow("Server", server_row)
+        form.addRow("Model", model_row)
         fields: tuple[tuple[str, QWidget], ...] = (
-            ("Model", self.model_edit), ("Protocol", self.protocol_combo), ("Metrics", self.metrics_edit),
+            ("Protocol", self.protocol_combo), ("Metrics", self.metrics_edit),
             ("Headers", self.headers_edit))
         for label, field in fields:
             form.addRow(label, field)
@@ -195,9 +206,10 @@ class TritonDialog(WorkerDialog):
             raise FieldError("rates" if rate else "concurrency", str(exc)) from None
         given = self.metrics_edit.text().strip()
         return TritonRequest(
-            url=self.url_edit.text().strip(), model=self.model_edit.text().strip(),
+            url=self.url_edit.text().strip(), model=self.model_edit.text().strip(), version=self.version_edit.text().strip(),
             protocol={1: "http", 2: "grpc"}.get(self.protocol_combo.currentIndex()),
-            concurrency=[] if rate else values, rates=values if rate else [], batch=self.batch_spin.value(),
+            concurrency=[] if rate else values, rates=values if rate else [],
+            distribution="poisson" if rate and self.poisson_check.isChecked() else "constant", batch=self.batch_spin.value(),
             window_s=self.window_spin.value(), latency_budget_ms=self.budget_spin.value() or None,
             metrics=None if given.lower() == "none" else (given or "auto"),
             headers=parse_headers(self.headers_edit.toPlainText().splitlines()),
@@ -327,7 +339,7 @@ class TritonDialog(WorkerDialog):
         self.connect_button.setEnabled(not running)
         self.export_button.setEnabled(not running and bool(self.document and self.document.get("steps")))
         self.cancel_button.setEnabled(running)
-        for w in (self.url_edit, self.model_edit, self.protocol_combo, self.metrics_edit, self.mode_combo, self.steps_edit,
+        for w in (self.url_edit, self.model_edit, self.version_edit, self.poisson_check, self.protocol_combo, self.metrics_edit, self.mode_combo, self.steps_edit,
                   self.batch_spin, self.window_spin, self.budget_spin, self.headers_edit, self.ssl_check, self.ca_edit):
             w.setEnabled(not running)
 
