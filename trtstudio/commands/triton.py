@@ -75,8 +75,9 @@ def run(args: argparse.Namespace) -> int:
     """Exit 0; a server that fails mid-sweep gives exit 1 with the steps measured so far; a bad URL,
     model, version or flag is InputError (exit 2)."""
     from trtstudio.errors import FieldError, InputError
-    from trtstudio.triton.report import REPORT_EXTENSIONS, render_text, write_report, write_session
+    from trtstudio.triton.report import REPORT_EXTENSIONS, write_report, write_session
     from trtstudio.triton.request import run_triton
+    from trtstudio.triton.sweep import render_text
 
     if args.report and not str(args.report).lower().endswith(REPORT_EXTENSIONS):
         raise InputError(args.report, f"no Triton report format for this extension (use {', '.join(REPORT_EXTENSIONS)})")

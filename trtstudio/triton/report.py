@@ -18,7 +18,7 @@ from typing import Any
 from trtstudio.errors import InputError
 from trtstudio.triton import SCHEMA
 from trtstudio.triton.client import config_summary
-from trtstudio.triton.sweep import step_figures
+from trtstudio.triton.sweep import notes, step_figures
 
 COMPARISON_SCHEMA = "trtstudio.triton-comparison/1"
 REPORT_EXTENSIONS = (".html", ".htm", ".md", ".json")
@@ -110,25 +110,6 @@ def _cells(r: dict[str, Any]) -> list[str]:
             _fmt(r["compute_infer_us"], ".0f"), _fmt(r["compute_output_us"], ".0f"), "yes" if r["stable"] else "no"]
 
 
-BREAKDOWN_SOURCES = {"statistics": "the server's statistics API", "metrics": "the server's /metrics counters",
-                     None: "none (the server restricts its statistics and no metrics counters were read)"}
-
-
-def connection_line(doc: dict[str, Any]) -> str:
-    """TLS and the header names the sweep sent (documents never hold the values)."""
-    conn = (doc.get("settings") or {}).get("connection") or {}
-    tls = ("TLS" + (f", CA {conn['ca']}" if conn.get("ca") else "")) if conn.get("ssl") else "no TLS"
-    names = ", ".join(conn.get("headers") or []) or "none"
-    return f"connection: {tls}; headers sent: {names}"
-
-
-def notes(doc: dict[str, Any]) -> list[str]:
-    """Where the server breakdown came from and what the sweep did without."""
-    source = doc.get("breakdown_source", "statistics")
-    return [f"server breakdown from: {BREAKDOWN_SOURCES.get(source, str(source))}", connection_line(doc),
-            *[f"note: {n}" for n in doc.get("notes") or []]]
-
-
 def _facts(doc: dict[str, Any]) -> tuple[list[str], list[str]]:
     server = doc.get("server") or {}
     model = doc.get("model") or {}
@@ -137,31 +118,6 @@ def _facts(doc: dict[str, Any]) -> tuple[list[str], list[str]]:
            f"extensions: {', '.join(server.get('extensions', [])) or '-'}", *notes(doc)]
     mod = [f"model: {model.get('name', '')} version {model.get('version') or 'latest'}", *config_summary(model)]
     return srv, mod
-
-
-def render_text(doc: dict[str, Any]) -> str:
-    """Server, model, a table of steps, the notes and the recommendation (the CLI's text output)."""
-    srv, mdl = doc.get("server") or {}, doc.get("model") or {}
-    lines = [f"server  {srv.get('name', 'triton')} {srv.get('version', '?')} ({(doc.get('settings') or {}).get('protocol', '')})",
-             f"model   {mdl.get('name')} v{mdl.get('version') or '-'}  max_batch_size {mdl.get('max_batch_size')}  "
-             f"inputs {mdl.get('input_shapes')}", *notes(doc), ""]
-    lines.append(f"{'step':>10} {'requests':>9} {'infer/s':>9} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} "
-                 f"{'queue us':>9} {'compute us':>11} {'stable':>7}")
-    breakdown = doc.get("breakdown_source", "statistics") is not None
-    for s in doc.get("steps", []):
-        f = step_figures(s)
-        queue, comp = (f"{f['queue_us']:>9.0f}", f"{f['compute_us']:>11.0f}") if breakdown else (f"{'-':>9}", f"{'-':>11}")
-        lines.append(f"{f['mode'][:4]} {f['value']:>5g} {f['requests']:>9} {f['throughput']:>9.1f} "
-                     f"{f['p50']:>8.3f} {f['p90']:>8.3f} {f['p99']:>8.3f} {queue} {comp} "
-                     f"{'yes' if f['stable'] else 'no':>7}")
-        if s.get("error"):
-            lines.append(f"           error: {s['error']}")
-    rec = doc.get("recommendation")
-    if rec:
-        lines += ["", f"recommendation: {rec.get('reason') or rec}"]
-    if doc.get("error"):
-        lines.append(f"stopped early: {doc['error']} (the steps above were measured before)")
-    return "\n".join(lines)
 
 
 def _recommendation(doc: dict[str, Any]) -> str:
