@@ -53,9 +53,11 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory: pytest.TempPathFactory, certs: tuple[Path, Path, Path]) -> Any:
-    """The same restrictions with a token set, gRPC TLS, and HTTPS through a TLS terminator."""
+    """PyTriton's restrictions and the metadata API too (PyTriton itself needs the health API open),
+    with a token set; gRPC TLS, and HTTPS through a TLS terminator."""
     _, cert, key = certs
-    s = _server(tmp_path_factory.mktemp("guarded"), security=f"token={TOKEN}", grpc_tls=(cert, key))
+    s = _server(tmp_path_factory.mktemp("guarded"), security=f"token={TOKEN}", grpc_tls=(cert, key),
+                restrict_more="metadata")
     proxy = TlsTerminator(s.http, cert, key)
     s.https = proxy.port  # type: ignore[attr-defined]
     yield s
@@ -191,6 +193,15 @@ def test_https_and_grpc_tls_with_a_token(guarded: Server, certs: tuple[Path, Pat
     open_ = _doc(_cli(f"grpcs://127.0.0.1:{guarded.grpc}", "identity", "--ca", ca, "--window", "0.3",
                       "--metrics", _metrics(guarded), "--json"))
     assert open_["breakdown_source"] == "metrics" and open_["settings"]["connection"]["ssl"] is True
+    # ...and without the metadata API: the server's facts are left empty, the model's config serves
+    skipped = {n.split(" skipped")[0] for n in open_["notes"] if " skipped: " in n}
+    assert skipped == {"server metadata", "repository index", "model 'identity' metadata"}, open_["notes"]
+    assert open_["server"]["version"] == "" and open_["model"]["max_batch_size"] == 64
+    assert all(s["server_requests"] == s["requests"] > 0 for s in open_["steps"])
+    plain = _doc(_cli(f"https://127.0.0.1:{guarded.https}", "identity", "--ca", ca, "--window", "0.3",  # type: ignore[attr-defined]
+                      "--metrics", "none", "--json"))
+    assert plain["breakdown_source"] is None and plain["steps"][0]["requests"] > 0
+    assert "server metadata skipped" in " ".join(plain["notes"]) and plain["model"]["inputs"][0]["name"] == "INPUT0"
     _secret_free(TOKEN, json.dumps(https), json.dumps(grpcs))
 
 

@@ -11,7 +11,7 @@ Serves two models on 127.0.0.1 with dynamic batching:
 the repository API readable), ``pytriton`` (PyTriton's own defaults: the repository, statistics,
 trace, logging and shared-memory APIs restricted to a generated token, printed as
 ``TRTSTUDIO-TRITON-TOKEN <token>`` for the tests), or ``token=VALUE`` (the same APIs restricted
-to the token VALUE). ``--grpc-cert``/``--grpc-key``: the gRPC endpoint serves TLS only.
+to the token VALUE; ``--restrict-more metadata`` adds APIs; PyTriton needs ``health`` open). ``--grpc-cert``/``--grpc-key``: the gRPC endpoint serves TLS only.
 """
 
 from __future__ import annotations
@@ -25,13 +25,15 @@ from pytriton.model_config import DynamicBatcher, ModelConfig, Tensor
 from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig
 
 
-def security(kind: str) -> TritonSecurityConfig:
+def security(kind: str, more: str | None) -> TritonSecurityConfig:
     if kind == "open":  # an empty list of restricted endpoints: statistics and the repository API need no token
         return TritonSecurityConfig(restricted_endpoints=[])
     if kind == "pytriton":
         return TritonSecurityConfig()
     if kind.startswith("token="):
-        return TritonSecurityConfig(access_token=kind.split("=", 1)[1])
+        extra = more.split(",") if more else []
+        return TritonSecurityConfig(access_token=kind.split("=", 1)[1],
+                                    restricted_endpoints=TritonSecurityConfig().restricted_endpoints + extra)
     raise SystemExit(f"unknown --security {kind!r}")
 
 
@@ -40,6 +42,7 @@ def main() -> None:
     for name in ("onnx", "http", "grpc", "metrics"):
         p.add_argument(name)
     p.add_argument("--security", default="open")
+    p.add_argument("--restrict-more", help="with token=: restrict these APIs too (e.g. metadata)")
     p.add_argument("--grpc-cert")
     p.add_argument("--grpc-key")
     a = p.parse_args()
@@ -73,7 +76,7 @@ def main() -> None:
         log_verbose=0,
         **({"grpc_use_ssl": True, "grpc_server_cert": a.grpc_cert, "grpc_server_key": a.grpc_key} if a.grpc_cert else {}),
     )
-    sec = security(a.security)
+    sec = security(a.security, a.restrict_more)
     if a.security == "pytriton":
         print(f"TRTSTUDIO-TRITON-TOKEN {sec.access_token}", flush=True)
     with Triton(config=config, security_config=sec) as triton:

@@ -213,46 +213,62 @@ class TritonTarget:
             kind = Restricted if is_restricted(exc) else InputError
             raise kind(self.url, f"{what}: {_exc_text(exc)}") from None
 
+    def _optional(self, what: str, fn: Any, *args: Any, **kw: Any) -> Any:
+        """``_call``, or None with a note (once) when the server restricts the API."""
+        try:
+            return self._call(what, fn, *args, **kw)
+        except Restricted as exc:
+            note = f"{what} skipped: {exc.message.split(': ', 1)[-1]}"
+            if note not in self.notes:
+                self.notes.append(note)
+            return None
+
     def server_info(self) -> dict[str, Any]:
-        """Version and extensions; InputError when the server is unreachable or not live."""
-        if not self._call("live", self.client.is_server_live, json_reply=False):
+        """Version and extensions; InputError when the server is unreachable or not live. A server
+        that restricts its health or metadata API is taken as live, its facts left empty."""
+        live = self._optional("live", self.client.is_server_live, json_reply=False)
+        noted = len(self.notes)
+        meta = self._optional("server metadata", self.client.get_server_metadata)
+        # tritonclient's HTTP health calls say False for a refusal (403) as well: a server whose
+        # metadata answers, or refuses with a 403 of its own, is live
+        answered = meta is not None or len(self.notes) > noted
+        if live is False and (self.protocol != "http" or not answered):
             raise InputError(self.url, "server is not live")
-        meta = self._call("server metadata", self.client.get_server_metadata)
+        meta = meta or {}
         return {"url": self.url, "protocol": self.protocol, "name": meta.get("name", ""),
                 "version": meta.get("version", ""), "extensions": list(meta.get("extensions", []))}
 
-    def repository_index(self) -> list[dict[str, Any]]:
-        """Models in the repository: name, version, state (READY, UNAVAILABLE, ...)."""
-        idx = self._call("repository index", self.client.get_model_repository_index)
+    def repository_index(self) -> list[dict[str, Any]] | None:
+        """Models in the repository (name, version, state: READY, UNAVAILABLE...), or None with a note
+        when the server restricts the index."""
+        idx = self._optional("repository index", self.client.get_model_repository_index)
+        if idx is None:
+            return None
         if isinstance(idx, dict):
             idx = idx.get("models", [])
         return [{"name": m.get("name", ""), "version": str(m.get("version", "")), "state": m.get("state", ""),
                  "reason": m.get("reason", "")} for m in idx]
 
-    def repository_index_or_note(self) -> list[dict[str, Any]] | None:
-        """The repository index, or None with a note when the server restricts it (once per target)."""
-        try:
-            return self.repository_index()
-        except Restricted as exc:
-            note = f"repository index skipped: {exc.message.split(': ', 1)[-1]}"
-            if note not in self.notes:
-                self.notes.append(note)
-            return None
-
     def model_info(self, model: str, version: str = "") -> ModelInfo:
         """Metadata and config summary; InputError for an unknown or not-ready model or version.
         A restricted repository index is done without (the model's own APIs still answer)."""
-        index = self.repository_index_or_note() or []
+        index = self.repository_index() or []
         known = [m for m in index if m["name"] == model]
         if index and not known:
             names = ", ".join(sorted({m["name"] for m in index})) or "none"
             raise InputError(self.url, f"no model {model!r} on the server (it serves {names})")
-        ready = self._call(f"model {model!r} version {version or 'latest'}", self.client.is_model_ready, model,
-                           version, json_reply=False)
-        if not ready:
+        ready = self._optional(f"model {model!r} version {version or 'latest'}", self.client.is_model_ready, model,
+                               version, json_reply=False)
+        if ready is False and self.protocol == "http":  # False for a refused health API too
+            try:
+                self._call("model config", self.client.get_model_config, model, version)
+                ready = None  # the config of that version answers: the model is there
+            except InputError:
+                pass
+        if ready is False:
             states = ", ".join(f"v{m['version']} {m['state']}" for m in known) or "unknown"
             raise InputError(self.url, f"model {model!r} version {version or 'latest'} is not ready ({states})")
-        meta = self._call(f"model {model!r} metadata", self.client.get_model_metadata, model, version)
+        meta = self._optional(f"model {model!r} metadata", self.client.get_model_metadata, model, version) or {}
         cfg = self._call(f"model {model!r} config", self.client.get_model_config, model, version)
         cfg = cfg.get("config", cfg)
         db = cfg.get("dynamic_batching")
@@ -295,7 +311,7 @@ def browse_repository(url: str, protocol: str | None = None, timeout_s: float = 
     their own metadata instead."""
     with TritonTarget(url, protocol, timeout_s, connection) as target:
         server = target.server_info()
-        index = target.repository_index_or_note()
+        index = target.repository_index()
         loaded = target.loaded_models()
         models = list(index or [])
         known = {(m["name"], m["version"]) for m in models} | {(m["name"], "") for m in models}
