@@ -54,29 +54,47 @@ def free_ports(n: int) -> list[int]:
 
 
 class Server:
-    """``tests/triton_server_main.py`` on free loopback ports: models ``mobilenet`` and ``identity``."""
+    """``tests/triton_server_main.py`` on free loopback ports: models ``mobilenet`` and ``identity``.
 
-    def __init__(self, log_dir: Path, ready_s: float = 180.0) -> None:
+    ``security``: ``open`` (no restricted API), ``pytriton`` (PyTriton's defaults; ``token`` is the
+    token it generated) or ``token=VALUE`` (``restrict_more``: APIs restricted besides PyTriton's,
+    e.g. ``metadata``). ``grpc_tls``: (certificate, key) PEM files: the gRPC
+    endpoint serves TLS only."""
+
+    def __init__(self, log_dir: Path, ready_s: float = 180.0, security: str = "open",
+                 grpc_tls: tuple[Path, Path] | None = None, restrict_more: str | None = None) -> None:
         self.http, self.grpc, self.metrics = free_ports(3)
         self.log = log_dir / f"triton-{self.http}.log"
+        self.token = security.split("=", 1)[1] if security.startswith("token=") else None
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        tls = ["--grpc-cert", str(grpc_tls[0]), "--grpc-key", str(grpc_tls[1])] if grpc_tls else []
+        tls += ["--restrict-more", restrict_more] if restrict_more else []
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(
                 [str(venv_python()), str(HERE / "triton_server_main.py"), str(SAMPLE), str(self.http), str(self.grpc),
-                 str(self.metrics)], stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                 str(self.metrics), "--security", security, *tls], stdout=out, stderr=subprocess.STDOUT, env=env,
+                start_new_session=True)
         deadline = time.monotonic() + ready_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"the Triton server exited: {self.log.read_text()[-2000:]}")
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.http}/v2/models/identity/ready", timeout=2) as r:
+                ready = urllib.request.Request(f"http://127.0.0.1:{self.http}/v2/models/identity/ready",
+                                               headers={"triton-access-token": self.token} if self.token else {})
+                with urllib.request.urlopen(ready, timeout=2) as r:
                     if r.status == 200:
+                        self._read_token()
                         return
             except OSError:
                 pass
             time.sleep(0.5)
         self.stop()
         raise RuntimeError(f"the Triton server did not become ready in {ready_s:.0f} s: {self.log.read_text()[-2000:]}")
+
+    def _read_token(self) -> None:
+        for line in self.log.read_text().splitlines():
+            if line.startswith("TRTSTUDIO-TRITON-TOKEN "):
+                self.token = line.split()[1]
 
     def stop(self) -> None:
         if self.proc.poll() is None:

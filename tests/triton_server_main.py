@@ -1,16 +1,22 @@
 """A real Triton server for the tests, run by the PyTriton venv's Python (not trtstudio's).
 
-Usage: python triton_server_main.py ONNX HTTP_PORT GRPC_PORT METRICS_PORT
+Usage: python triton_server_main.py ONNX HTTP_PORT GRPC_PORT METRICS_PORT [--security S]
+                                     [--grpc-cert CERT --grpc-key KEY]
 
 Serves two models on 127.0.0.1 with dynamic batching:
 - ``mobilenet``: the bundled sample ONNX model, run by ONNX Runtime inside the bound function;
 - ``identity``: returns its FP32 input (for load-generator overhead).
-PyTriton's access-token guard is switched off (statistics must be readable).
+
+``--security``: ``open`` (default here: PyTriton's access-token guard switched off, statistics and
+the repository API readable), ``pytriton`` (PyTriton's own defaults: the repository, statistics,
+trace, logging and shared-memory APIs restricted to a generated token, printed as
+``TRTSTUDIO-TRITON-TOKEN <token>`` for the tests), or ``token=VALUE`` (the same APIs restricted
+to the token VALUE; ``--restrict-more metadata`` adds APIs; PyTriton needs ``health`` open). ``--grpc-cert``/``--grpc-key``: the gRPC endpoint serves TLS only.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import numpy as np
 import onnxruntime as ort
@@ -19,8 +25,28 @@ from pytriton.model_config import DynamicBatcher, ModelConfig, Tensor
 from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig
 
 
+def security(kind: str, more: str | None) -> TritonSecurityConfig:
+    if kind == "open":  # an empty list of restricted endpoints: statistics and the repository API need no token
+        return TritonSecurityConfig(restricted_endpoints=[])
+    if kind == "pytriton":
+        return TritonSecurityConfig()
+    if kind.startswith("token="):
+        extra = more.split(",") if more else []
+        return TritonSecurityConfig(access_token=kind.split("=", 1)[1],
+                                    restricted_endpoints=TritonSecurityConfig().restricted_endpoints + extra)
+    raise SystemExit(f"unknown --security {kind!r}")
+
+
 def main() -> None:
-    onnx_path, http_port, grpc_port, metrics_port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    p = argparse.ArgumentParser()
+    for name in ("onnx", "http", "grpc", "metrics"):
+        p.add_argument(name)
+    p.add_argument("--security", default="open")
+    p.add_argument("--restrict-more", help="with token=: restrict these APIs too (e.g. metadata)")
+    p.add_argument("--grpc-cert")
+    p.add_argument("--grpc-key")
+    a = p.parse_args()
+    onnx_path, http_port, grpc_port, metrics_port = a.onnx, int(a.http), int(a.grpc), int(a.metrics)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
@@ -45,11 +71,15 @@ def main() -> None:
         grpc_address="127.0.0.1",
         grpc_port=grpc_port,
         metrics_port=metrics_port,
+        metrics_address="127.0.0.1",
         exit_on_error=True,
         log_verbose=0,
+        **({"grpc_use_ssl": True, "grpc_server_cert": a.grpc_cert, "grpc_server_key": a.grpc_key} if a.grpc_cert else {}),
     )
-    # an empty list of restricted endpoints: statistics and the repository API need no token
-    with Triton(config=config, security_config=TritonSecurityConfig(restricted_endpoints=[])) as triton:
+    sec = security(a.security, a.restrict_more)
+    if a.security == "pytriton":
+        print(f"TRTSTUDIO-TRITON-TOKEN {sec.access_token}", flush=True)
+    with Triton(config=config, security_config=sec) as triton:
         triton.bind(
             model_name="mobilenet",
             infer_func=mobilenet,

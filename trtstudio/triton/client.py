@@ -1,12 +1,19 @@
 """Connection to a Triton server: URL parsing, server/model facts, inputs, statistics, metrics.
 
 ``tritonclient`` is imported lazily; every failure a user can cause (bad URL, unreachable server,
-unknown model or version, model not ready) becomes a one-line ``InputError``.
+unknown model or version, model not ready) becomes a one-line ``InputError``. A deployed server
+may restrict APIs (PyTriton restricts the repository and statistics APIs by default, Triton's
+``--http-restricted-api``/``--grpc-restricted-protocol``): such a refusal is :class:`Restricted`,
+which the callers that can do without the API turn into a note. :class:`Connection` carries the
+request headers (access tokens, auth) and TLS settings to every client; its ``recorded()`` form,
+the only one written into documents, names the headers without their values.
 """
 
 from __future__ import annotations
 
 import re
+import ssl as _ssl
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +34,9 @@ DEFAULT_PORTS = {"http": 8000, "grpc": 8001}
 
 def import_tritonclient(protocol: str) -> Any:
     """The tritonclient module of ``protocol`` (``http`` or ``grpc``), or a BackendError naming the extra."""
+    import os
+
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC's own log lines (a failed TLS handshake) stay out of stderr
     try:
         if protocol == "grpc":
             import tritonclient.grpc as mod
@@ -38,11 +48,12 @@ def import_tritonclient(protocol: str) -> Any:
 
 
 def parse_url(url: str, protocol: str | None = None) -> tuple[str, str]:
-    """``(host:port, protocol)`` from ``host:port``, ``http://host:port`` or ``grpc://host:port``."""
-    m = re.fullmatch(r"(?:(http|grpc)://)?([A-Za-z0-9.\-_\[\]:]+?)(?::(\d+))?/?", url.strip())
+    """``(host:port, protocol)`` from ``host:port`` or ``SCHEME://host:port`` (http, https, grpc,
+    grpcs; the TLS schemes name the protocol they secure, see :func:`wants_tls`)."""
+    m = re.fullmatch(r"(?:(https?|grpcs?)://)?([A-Za-z0-9.\-_\[\]:]+?)(?::(\d+))?/?", url.strip())
     if not m or not m.group(2):
-        raise InputError(url, "not a server URL (host:port, http://host:port or grpc://host:port)")
-    scheme, host, port = m.group(1), m.group(2), m.group(3)
+        raise InputError(url, "not a server URL (host:port, http(s)://host:port or grpc(s)://host:port)")
+    scheme, host, port = (m.group(1) or "").rstrip("s") or None, m.group(2), m.group(3)
     proto = protocol or scheme or ("grpc" if port == "8001" else "http")
     if proto not in DEFAULT_PORTS:
         raise InputError(url, f"unknown protocol {proto!r} (http or grpc)")
@@ -51,10 +62,76 @@ def parse_url(url: str, protocol: str | None = None) -> tuple[str, str]:
     return f"{host}:{port or DEFAULT_PORTS[proto]}", proto
 
 
+def wants_tls(url: str) -> bool:
+    """Whether the URL's scheme is https:// or grpcs://."""
+    return url.strip().lower().startswith(("https://", "grpcs://"))
+
+
 def _exc_text(exc: BaseException) -> str:
     msg = getattr(exc, "message", None)
     text = (msg() if callable(msg) else None) or str(exc)
     return " ".join(str(text).split())[:300] or type(exc).__name__
+
+
+class Restricted(InputError):
+    """The server refused an API that needs a header it was not given (HTTP 401/403, gRPC
+    UNAUTHENTICATED/PERMISSION_DENIED, or Triton's 'This API is restricted' on either)."""
+
+
+_RESTRICTED_TEXT = re.compile(r"is restricted|expecting header|forbidden|unauthori[sz]ed|permission denied", re.I)
+
+
+def is_restricted(exc: BaseException) -> bool:
+    """True when ``exc`` (a tritonclient or urllib error) says the API is closed to this client."""
+    status = getattr(exc, "status", None)
+    code = status() if callable(status) else status if status is not None else getattr(exc, "code", None)
+    if str(code) in ("401", "403", "StatusCode.UNAUTHENTICATED", "StatusCode.PERMISSION_DENIED"):
+        return True
+    return bool(_RESTRICTED_TEXT.search(_exc_text(exc)))
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` -> ``(name, value)``; ValueError that never repeats the value (it may be a secret)."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or not _HEADER_NAME.fullmatch(name):
+        raise ValueError("give NAME=VALUE with a header name of letters, digits and -_.")
+    if any(c in value for c in "\r\n\0"):
+        raise ValueError(f"the value of header {name!r} has a line break")
+    return name, value.strip()
+
+
+@dataclass
+class Connection:
+    """How to reach the server beyond its URL: request headers and TLS (HTTPS or gRPC TLS, with an
+    optional CA bundle; without one the system's CAs are trusted)."""
+
+    headers: dict[str, str] = field(default_factory=dict)
+    ssl: bool = False
+    ca: str | None = None
+
+    def recorded(self) -> dict[str, Any]:
+        """What documents keep: TLS, the CA's path and the header names, never their values."""
+        return {"ssl": self.ssl, "ca": self.ca, "headers": sorted(self.headers)}
+
+    def ssl_context(self) -> _ssl.SSLContext:
+        return _ssl.create_default_context(cafile=self.ca) if self.ca else _ssl.create_default_context()
+
+    def client_kwargs(self, protocol: str, aio: bool = False) -> dict[str, Any]:
+        """TLS arguments of tritonclient's (sync or asyncio) client of ``protocol``."""
+        if not self.ssl:
+            return {}
+        if protocol == "grpc":
+            return {"ssl": True, "root_certificates": self.ca}
+        if aio:
+            return {"ssl": True, "ssl_context": self.ssl_context()}
+        return {"ssl": True, "ssl_options": {"ca_certs": self.ca} if self.ca else {}}
+
+    def headers_or_none(self) -> dict[str, str] | None:
+        return dict(self.headers) or None
 
 
 @dataclass
@@ -92,17 +169,23 @@ def _io(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class TritonTarget:
     """A synchronous handle on one server (facts and statistics; the load uses the asyncio clients)."""
 
-    def __init__(self, url: str, protocol: str | None = None, timeout_s: float = 10.0) -> None:
+    def __init__(self, url: str, protocol: str | None = None, timeout_s: float = 10.0,
+                 connection: Connection | None = None) -> None:
         self.url, self.protocol = parse_url(url, protocol)
         self.timeout_s = timeout_s
+        self.connection = connection or Connection()
+        if wants_tls(url) and not self.connection.ssl:
+            self.connection = Connection(self.connection.headers, True, self.connection.ca)
+        self.notes: list[str] = []  # what was done without (a restricted repository index...)
         self._mod = import_tritonclient(self.protocol)
+        tls = self.connection.client_kwargs(self.protocol)
         try:
             if self.protocol == "grpc":
-                self.client = self._mod.InferenceServerClient(self.url)
+                self.client = self._mod.InferenceServerClient(self.url, **tls)
             else:
                 self.client = self._mod.InferenceServerClient(
-                    self.url, connection_timeout=timeout_s, network_timeout=timeout_s)
-        except Exception as exc:  # noqa: BLE001 - any client construction failure is a bad URL
+                    self.url, connection_timeout=timeout_s, network_timeout=timeout_s, **tls)
+        except Exception as exc:  # noqa: BLE001 - any client construction failure is a bad URL or CA
             raise InputError(url, f"cannot open a {self.protocol} client: {_exc_text(exc)}") from None
 
     def close(self) -> None:
@@ -117,46 +200,75 @@ class TritonTarget:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _call(self, what: str, fn: Any, *args: Any, **kw: Any) -> Any:
+    def _call(self, what: str, fn: Any, *args: Any, json_reply: bool = True, **kw: Any) -> Any:
+        """``fn(*args)`` with the connection's headers; Restricted or InputError naming ``what``."""
+        kw.setdefault("headers", self.connection.headers_or_none())
         if self.protocol == "grpc":
             kw.setdefault("client_timeout", self.timeout_s)
-            kw.setdefault("as_json", True) if what != "live" else None
+            if json_reply:
+                kw.setdefault("as_json", True)
         try:
             return fn(*args, **kw)
         except Exception as exc:  # noqa: BLE001 - tritonclient raises its own and socket errors
-            raise InputError(self.url, f"{what}: {_exc_text(exc)}") from None
+            kind = Restricted if is_restricted(exc) else InputError
+            raise kind(self.url, f"{what}: {_exc_text(exc)}") from None
+
+    def _optional(self, what: str, fn: Any, *args: Any, **kw: Any) -> Any:
+        """``_call``, or None with a note (once) when the server restricts the API."""
+        try:
+            return self._call(what, fn, *args, **kw)
+        except Restricted as exc:
+            note = f"{what} skipped: {exc.message.split(': ', 1)[-1]}"
+            if note not in self.notes:
+                self.notes.append(note)
+            return None
 
     def server_info(self) -> dict[str, Any]:
-        """Version and extensions; InputError when the server is unreachable or not live."""
-        if not self._call("live", self.client.is_server_live):
+        """Version and extensions; InputError when the server is unreachable or not live. A server
+        that restricts its health or metadata API is taken as live, its facts left empty."""
+        live = self._optional("live", self.client.is_server_live, json_reply=False)
+        noted = len(self.notes)
+        meta = self._optional("server metadata", self.client.get_server_metadata)
+        # tritonclient's HTTP health calls say False for a refusal (403) as well: a server whose
+        # metadata answers, or refuses with a 403 of its own, is live
+        answered = meta is not None or len(self.notes) > noted
+        if live is False and (self.protocol != "http" or not answered):
             raise InputError(self.url, "server is not live")
-        meta = self._call("server metadata", self.client.get_server_metadata)
+        meta = meta or {}
         return {"url": self.url, "protocol": self.protocol, "name": meta.get("name", ""),
                 "version": meta.get("version", ""), "extensions": list(meta.get("extensions", []))}
 
-    def repository_index(self) -> list[dict[str, Any]]:
-        """Models in the repository: name, version, state (READY, UNAVAILABLE, ...)."""
-        idx = self._call("repository index", self.client.get_model_repository_index)
+    def repository_index(self) -> list[dict[str, Any]] | None:
+        """Models in the repository (name, version, state: READY, UNAVAILABLE...), or None with a note
+        when the server restricts the index."""
+        idx = self._optional("repository index", self.client.get_model_repository_index)
+        if idx is None:
+            return None
         if isinstance(idx, dict):
             idx = idx.get("models", [])
         return [{"name": m.get("name", ""), "version": str(m.get("version", "")), "state": m.get("state", ""),
                  "reason": m.get("reason", "")} for m in idx]
 
     def model_info(self, model: str, version: str = "") -> ModelInfo:
-        """Metadata and config summary; InputError for an unknown or not-ready model or version."""
-        index = self.repository_index()
+        """Metadata and config summary; InputError for an unknown or not-ready model or version.
+        A restricted repository index is done without (the model's own APIs still answer)."""
+        index = self.repository_index() or []
         known = [m for m in index if m["name"] == model]
         if index and not known:
             names = ", ".join(sorted({m["name"] for m in index})) or "none"
             raise InputError(self.url, f"no model {model!r} on the server (it serves {names})")
-        try:
-            ready = self.client.is_model_ready(model, version, **({"client_timeout": self.timeout_s} if self.protocol == "grpc" else {}))
-        except Exception as exc:  # noqa: BLE001
-            raise InputError(self.url, f"model {model!r} version {version or 'latest'}: {_exc_text(exc)}") from None
-        if not ready:
+        ready = self._optional(f"model {model!r} version {version or 'latest'}", self.client.is_model_ready, model,
+                               version, json_reply=False)
+        if ready is False and self.protocol == "http":  # False for a refused health API too
+            try:
+                self._call("model config", self.client.get_model_config, model, version)
+                ready = None  # the config of that version answers: the model is there
+            except InputError:
+                pass
+        if ready is False:
             states = ", ".join(f"v{m['version']} {m['state']}" for m in known) or "unknown"
             raise InputError(self.url, f"model {model!r} version {version or 'latest'} is not ready ({states})")
-        meta = self._call(f"model {model!r} metadata", self.client.get_model_metadata, model, version)
+        meta = self._optional(f"model {model!r} metadata", self.client.get_model_metadata, model, version) or {}
         cfg = self._call(f"model {model!r} config", self.client.get_model_config, model, version)
         cfg = cfg.get("config", cfg)
         db = cfg.get("dynamic_batching")
@@ -177,33 +289,50 @@ class TritonTarget:
         doc = self._call("statistics", self.client.get_inference_statistics, model, version)
         return parse_statistics(doc, model, version)
 
+    def loaded_models(self) -> list[dict[str, Any]] | None:
+        """Every loaded model as the statistics API lists it, or None with a note when it is restricted."""
+        try:
+            doc = self._call("statistics", self.client.get_inference_statistics, "")
+        except Restricted as exc:
+            self.notes.append(f"statistics skipped: {exc.message.split(': ', 1)[-1]}")
+            return None
+        return [{"name": st.get("name", ""), "version": str(st.get("version", ""))}
+                for st in (doc.get("model_stats", []) if isinstance(doc, dict) else []) if st.get("name")]
 
-def browse_repository(url: str, protocol: str | None = None, timeout_s: float = 10.0,
-                      max_configs: int = 64) -> dict[str, Any]:
-    """The server, its repository index and the config summary of each READY model (the first
-    ``max_configs``): ``{server, models: [{name, version, state, reason, config?, config_error?}]}``."""
-    with TritonTarget(url, protocol, timeout_s) as target:
+
+def browse_repository(url: str, protocol: str | None = None, timeout_s: float = 10.0, max_configs: int = 64,
+                      connection: Connection | None = None, typed: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The server, its models and the config summary of each READY one (the first ``max_configs``):
+    ``{server, models: [{name, version, state, reason, config?, config_error?}], notes}``.
+
+    The models are the repository index's, plus those the statistics list (PyTriton and explicit
+    model control load models the index does not show). Where the server restricts either list,
+    ``notes`` says so and the models named in ``typed`` (what the user typed) are looked up by
+    their own metadata instead."""
+    with TritonTarget(url, protocol, timeout_s, connection) as target:
         server = target.server_info()
-        models = target.repository_index()
-        # models loaded with a config override (PyTriton, model-control explicit) are not in the
-        # repository index; the statistics of every loaded model name them
+        index = target.repository_index()
+        loaded = target.loaded_models()
+        models = list(index or [])
         known = {(m["name"], m["version"]) for m in models} | {(m["name"], "") for m in models}
-        doc = target._call("statistics", target.client.get_inference_statistics, "")
-        for st in doc.get("model_stats", []) if isinstance(doc, dict) else []:
-            name, version = st.get("name", ""), str(st.get("version", ""))
-            if name and (name, version) not in known and (name, "") not in known:
-                models.append({"name": name, "version": version, "state": "READY",
-                               "reason": "loaded, not in the repository index"})
-                known.add((name, version))
+        for st in loaded or []:
+            if (st["name"], st["version"]) not in known and (st["name"], "") not in known:
+                models.append(st | {"state": "READY", "reason": "loaded, not in the repository index"})
+                known.add((st["name"], st["version"]))
+        if index is None or loaded is None:
+            reason = "typed (the server does not list its models to this client)"
+            models += [{"name": n, "version": "", "state": "?", "reason": reason}
+                       for n in dict.fromkeys(typed) if n and (n, "") not in known]
         for m in models:
-            if m["state"] != "READY" or max_configs <= 0:
+            if m["state"] not in ("READY", "?") or max_configs <= 0:
                 continue
             max_configs -= 1
             try:
                 m["config"] = target.model_info(m["name"], m["version"]).to_json()
+                m["state"] = "READY"
             except InputError as exc:
                 m["config_error"] = str(exc)
-    return {"server": server, "models": models}
+        return {"server": server, "models": models, "notes": list(target.notes)}
 
 
 def config_summary(model: dict[str, Any]) -> list[str]:
@@ -270,14 +399,19 @@ def stats_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]
 # -- Prometheus /metrics ------------------------------------------------------------------------
 
 _METRIC_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+([-+0-9.eEinfNa]+)")
+# the per-model counters that stand in for the statistics API (cumulative µs over successful requests)
+METRIC_PHASES = {"queue": "nv_inference_queue_duration_us", "compute_input": "nv_inference_compute_input_duration_us",
+                 "compute_infer": "nv_inference_compute_infer_duration_us",
+                 "compute_output": "nv_inference_compute_output_duration_us"}
 WANTED_METRICS = ("nv_inference_request_success", "nv_inference_request_failure", "nv_inference_count",
-                  "nv_inference_exec_count", "nv_inference_request_duration_us", "nv_inference_queue_duration_us",
-                  "nv_inference_compute_infer_duration_us", "nv_gpu_utilization", "nv_gpu_memory_used_bytes",
+                  "nv_inference_exec_count", "nv_inference_request_duration_us", *METRIC_PHASES.values(),
+                  "nv_gpu_utilization", "nv_gpu_memory_used_bytes",
                   "nv_gpu_memory_total_bytes", "nv_energy_consumption", "nv_gpu_power_usage")
 
 
-def parse_metrics(text: str, model: str | None = None) -> dict[str, float]:
-    """Sum the wanted ``nv_*`` series (those of ``model`` for per-model series) of a /metrics page."""
+def parse_metrics(text: str, model: str | None = None, version: str = "") -> dict[str, float]:
+    """Sum the wanted ``nv_*`` series (those of ``model``, and of ``version`` when given, for
+    per-model series) of a /metrics page."""
     out: dict[str, float] = {}
     for line in text.splitlines():
         if not line or line[0] == "#":
@@ -286,7 +420,8 @@ def parse_metrics(text: str, model: str | None = None) -> dict[str, float]:
         if not m or m.group(1) not in WANTED_METRICS:
             continue
         labels = m.group(2) or ""
-        if model and 'model="' in labels and f'model="{model}"' not in labels:
+        if model and 'model="' in labels and (f'model="{model}"' not in labels
+                                              or (version and f'version="{version}"' not in labels)):
             continue
         try:
             out[m.group(1)] = out.get(m.group(1), 0.0) + float(m.group(3))
@@ -295,11 +430,39 @@ def parse_metrics(text: str, model: str | None = None) -> dict[str, float]:
     return out
 
 
-def scrape_metrics(url: str, model: str | None = None, timeout_s: float = 2.0) -> dict[str, float] | None:
-    """The parsed /metrics page, or None when it cannot be reached (metrics are optional)."""
+def metrics_statistics(metrics: dict[str, float] | None) -> dict[str, Any] | None:
+    """A model's metrics counters in :func:`parse_statistics`' form (counts, ns), so that
+    :func:`stats_delta` gives the same per-request breakdown; None when the page lacks them."""
+    if not metrics or "nv_inference_request_success" not in metrics or not all(
+            k in metrics for k in METRIC_PHASES.values()):
+        return None
+    n = int(metrics["nv_inference_request_success"])
+    total: dict[str, Any] = {"success": [n, int(metrics.get("nv_inference_request_duration_us", 0.0) * 1e3)],
+                             "fail": [int(metrics.get("nv_inference_request_failure", 0.0)), 0],
+                             "cache_hit": [0, 0], "cache_miss": [0, 0],
+                             "inference_count": int(metrics.get("nv_inference_count", 0.0)),
+                             "execution_count": int(metrics.get("nv_inference_exec_count", 0.0))}
+    for phase, key in METRIC_PHASES.items():
+        total[phase] = [n, int(metrics[key] * 1e3)]
+    return total
+
+
+def metrics_headers(metrics_url: str, server_url: str, connection: Connection | None) -> dict[str, str]:
+    """The connection's headers when the metrics page is on the server's host (never sent elsewhere)."""
+    host = urllib.parse.urlsplit(metrics_url).hostname or ""
+    same = host == server_url.rsplit(":", 1)[0].strip("[]")
+    return dict(connection.headers) if connection is not None and same else {}
+
+
+def scrape_metrics(url: str, model: str | None = None, timeout_s: float = 2.0, version: str = "",
+                   connection: Connection | None = None, headers: dict[str, str] | None = None) -> dict[str, float] | None:
+    """The parsed /metrics page, or None when it cannot be reached (metrics are optional). An
+    https page is verified with the connection's CA."""
+    req = urllib.request.Request(url, headers=headers or {})  # noqa: S310 - a user-given server URL
+    ctx = (connection or Connection()).ssl_context() if url.startswith("https:") else None
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as r:  # noqa: S310 - a user-given server URL
-            return parse_metrics(r.read().decode("utf-8", "replace"), model)
+        with urllib.request.urlopen(req, timeout=timeout_s, context=ctx) as r:  # noqa: S310
+            return parse_metrics(r.read().decode("utf-8", "replace"), model, version)
     except Exception:  # noqa: BLE001 - unreachable metrics only mean no GPU figures
         return None
 

@@ -18,7 +18,7 @@ from typing import Any
 from trtstudio.errors import InputError
 from trtstudio.triton import SCHEMA
 from trtstudio.triton.client import config_summary
-from trtstudio.triton.sweep import step_figures
+from trtstudio.triton.sweep import notes, step_figures
 
 COMPARISON_SCHEMA = "trtstudio.triton-comparison/1"
 REPORT_EXTENSIONS = (".html", ".htm", ".md", ".json")
@@ -115,7 +115,7 @@ def _facts(doc: dict[str, Any]) -> tuple[list[str], list[str]]:
     model = doc.get("model") or {}
     srv = [f"server: {server.get('name', '')} {server.get('version', '')} at {server.get('url', '')} "
            f"({server.get('protocol', '')})",
-           f"extensions: {', '.join(server.get('extensions', [])) or '-'}"]
+           f"extensions: {', '.join(server.get('extensions', [])) or '-'}", *notes(doc)]
     mod = [f"model: {model.get('name', '')} version {model.get('version') or 'latest'}", *config_summary(model)]
     return srv, mod
 

@@ -23,6 +23,9 @@ PART_COLOURS = ("#d62728", "#8c564b", "#2ca02c", "#bcbd22", "#7f7f7f")
 PART_LABELS = ("queue", "compute input", "compute infer", "compute output", "client/network")
 GPU_COLOURS = ("#2ca02c", "#1f77b4", "#ff7f0e", "#9467bd")
 NO_GPU = "no GPU metrics from this server"
+BREAKDOWN_TITLE = "Time per request (stacked, per window)"
+BREAKDOWN_TITLES = {"statistics": BREAKDOWN_TITLE, "metrics": "Time per request (from /metrics counters)",
+                    None: "Time per request: no server breakdown"}
 
 
 def _plot(title: str, left: str, bottom: str) -> pg.PlotWidget:
@@ -57,7 +60,7 @@ class TritonLivePanels(QWidget):
         self.throughput_plot = _plot("Throughput", "inferences/s", "s")
         self.throughput_curve = self.throughput_plot.plot(pen=pg.mkPen("#2ca02c", width=2))
 
-        self.breakdown_plot = _plot("Time per request (stacked, per window)", "µs", "s")
+        self.breakdown_plot = _plot(BREAKDOWN_TITLE, "µs", "s")
         self.breakdown_plot.addLegend(offset=(-5, 5), brush=pg.mkBrush(0, 0, 0, 170), labelTextSize="8pt")
         base = self._base_curve = self.breakdown_plot.plot(pen=None)
         self.part_curves: list[Any] = []
@@ -102,6 +105,11 @@ class TritonLivePanels(QWidget):
         self.spikes.setData([], [])
         self.hist_note.setText("")
         self.gpu_label.setText("GPU figures come from the server's /metrics after each step")
+        self.set_breakdown_source("statistics")
+
+    def set_breakdown_source(self, source: str | None) -> None:
+        """Say where the server breakdown comes from (the statistics API, the /metrics counters, nowhere)."""
+        self.breakdown_plot.setTitle(BREAKDOWN_TITLES.get(source, BREAKDOWN_TITLE))
 
     # -- feeding ---------------------------------------------------------------------------------
     def add_window(self, w: dict[str, Any], frame: dict[str, Any] | None = None) -> None:

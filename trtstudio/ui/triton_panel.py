@@ -5,6 +5,12 @@ in a worker; each measurement window and each finished step come back as TaskEve
 as they arrive: latency p50/p99 per window over time, the server's queue and compute time per
 window, and the latency-throughput curve of the finished steps with a table of them.
 ``sig_finished(dict)`` carries the ``trtstudio.triton/1`` document.
+
+The form builds the same :class:`~trtstudio.triton.request.TritonRequest` as ``trtstudio triton``'s
+flags (``request()``), with request headers (one NAME=VALUE per line: access tokens, auth) and
+TLS (HTTPS / gRPC TLS, an optional CA bundle); header values stay in the form and the clients,
+never in the document. Where the server restricts its repository index and statistics, the model
+list holds what the user typed, and the status line says what the sweep did without.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -20,6 +27,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -29,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from trtstudio.errors import FieldError
 from trtstudio.tasks import TaskEvent, TaskState
 from trtstudio.triton.sweep import step_figures
 from trtstudio.ui.triton_live import TritonLivePanels
@@ -36,6 +45,10 @@ from trtstudio.ui.workers import WorkerDialog
 
 MODEL_COLUMNS = ("model", "version", "state", "reason")
 STEP_COLUMNS = ("step", "requests", "infer/s", "p50 ms", "p99 ms", "queue µs", "compute µs", "stable")
+# the request's fields as the form names them (the CLI names them by flag)
+FIELD_LABELS = {"url": "Server", "model": "Model", "protocol": "Protocol", "concurrency": "Steps", "rates": "Steps",
+                "batch": "Batch", "window_s": "Window", "latency_budget_ms": "p99 budget", "metrics": "Metrics",
+                "headers": "Headers", "ca": "CA bundle", "timeout_s": "Timeout"}
 
 
 class TritonDialog(WorkerDialog):
@@ -51,50 +64,9 @@ class TritonDialog(WorkerDialog):
         self._windows: list[dict[str, Any]] = []
         self._steps: list[dict[str, Any]] = []
         self._task = ""  # "browse" or "sweep": what the running worker does
+        self._notes: list[str] = []  # what the running sweep does without (restricted APIs)
         self.repository: dict[str, Any] | None = None
-
-        form = QFormLayout()
-        self.url_edit = QLineEdit(url)
-        self.model_edit = QLineEdit(model)
-        self.metrics_edit = QLineEdit()
-        self.metrics_edit.setPlaceholderText("auto: HOST:8002/metrics; 'none' to skip")
-        self.protocol_combo = QComboBox()
-        self.protocol_combo.addItems(["auto (8001 = gRPC)", "http", "grpc"])
-        self.mode_combo = QComboBox()
-        self.mode_combo.addItems(["Concurrency", "Request rate (/s)"])
-        self.steps_edit = QLineEdit("1,2,4,8")
-        self.batch_spin = QSpinBox()
-        self.batch_spin.setRange(1, 4096)
-        self.window_spin = QDoubleSpinBox()
-        self.window_spin.setRange(0.1, 60.0)
-        self.window_spin.setValue(1.0)
-        self.window_spin.setSuffix(" s")
-        self.budget_spin = QDoubleSpinBox()
-        self.budget_spin.setRange(0.0, 1e6)
-        self.budget_spin.setSpecialValueText("none")
-        self.budget_spin.setSuffix(" ms")
-        row = QHBoxLayout()
-        row.addWidget(self.mode_combo)
-        row.addWidget(self.steps_edit, 1)
-        self.connect_button = QPushButton("Connect")
-        self.connect_button.setToolTip("List the server's models (repository index) and their configs")
-        self.connect_button.clicked.connect(self.browse)
-        server_row = QHBoxLayout()
-        server_row.addWidget(self.url_edit, 1)
-        server_row.addWidget(self.connect_button)
-        form.addRow("Server", server_row)
-        fields: tuple[tuple[str, QWidget], ...] = (
-            ("Model", self.model_edit), ("Protocol", self.protocol_combo), ("Metrics", self.metrics_edit))
-        for label, field in fields:
-            form.addRow(label, field)
-        form2 = QFormLayout()
-        form2.addRow("Steps", row)
-        fields = (("Batch", self.batch_spin), ("Window", self.window_spin), ("p99 budget", self.budget_spin))
-        for label, field in fields:
-            form2.addRow(label, field)
-        forms = QHBoxLayout()
-        forms.addLayout(form, 1)
-        forms.addLayout(form2, 1)
+        forms = self._build_forms(url, model)
 
         self.start_button = QPushButton("Start")
         self.start_button.clicked.connect(self.start)
@@ -149,32 +121,126 @@ class TritonDialog(WorkerDialog):
         lay.addWidget(self.recommendation_label)
         self._set_running(False)
 
+    def _build_forms(self, url: str, model: str) -> QHBoxLayout:
+        """The two columns of the form: server, model, protocol, metrics, headers, TLS | steps, batch,
+        window, budget."""
+        form = QFormLayout()
+        self.url_edit = QLineEdit(url)
+        self.model_edit = QLineEdit(model)
+        self.version_edit = QLineEdit()
+        self.version_edit.setPlaceholderText("version: latest")
+        self.version_edit.setToolTip("The model version (empty: the server's choice)")
+        self.version_edit.setMaximumWidth(220)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model_edit, 1)
+        model_row.addWidget(self.version_edit)
+        self.metrics_edit = QLineEdit()
+        self.metrics_edit.setPlaceholderText("auto: HOST:8002/metrics; 'none' to skip")
+        self.protocol_combo = QComboBox()
+        self.protocol_combo.addItems(["auto (8001 = gRPC)", "http", "grpc"])
+        self.headers_edit = QPlainTextEdit()
+        self.headers_edit.setPlaceholderText("one NAME=VALUE per line, e.g. triton-access-token=…\n"
+                                             "(gRPC: triton-grpc-protocol-triton-access-token=…)")
+        self.headers_edit.setToolTip("Sent with every request; the values are never written into sessions or reports")
+        self.headers_edit.setFixedHeight(3 * self.headers_edit.fontMetrics().lineSpacing() + 12)
+        self.ssl_check = QCheckBox("TLS (HTTPS / gRPC TLS)")
+        self.ca_edit = QLineEdit()
+        self.ca_edit.setPlaceholderText("CA bundle (PEM); empty: the system's CAs")
+        tls_row = QHBoxLayout()
+        tls_row.addWidget(self.ssl_check)
+        tls_row.addWidget(self.ca_edit, 1)
+        self.mode_combo = QComboBox()
+        self.mode_combo.addItems(["Concurrency", "Request rate (/s)"])
+        self.steps_edit = QLineEdit("1,2,4,8")
+        self.batch_spin = QSpinBox()
+        self.batch_spin.setRange(1, 4096)
+        self.window_spin = QDoubleSpinBox()
+        self.window_spin.setRange(0.1, 60.0)
+        self.window_spin.setValue(1.0)
+        self.window_spin.setSuffix(" s")
+        self.budget_spin = QDoubleSpinBox()
+        self.budget_spin.setRange(0.0, 1e6)
+        self.budget_spin.setSpecialValueText("none")
+        self.budget_spin.setSuffix(" ms")
+        row = QHBoxLayout()
+        row.addWidget(self.mode_combo)
+        self.poisson_check = QCheckBox("Poisson")
+        self.poisson_check.setToolTip("With a request rate: Poisson arrivals (default constant)")
+        row.addWidget(self.poisson_check)
+        row.addWidget(self.steps_edit, 1)
+        self.connect_button = QPushButton("Connect")
+        self.connect_button.setToolTip("List the server's models (repository index) and their configs")
+        self.connect_button.clicked.connect(self.browse)
+        server_row = QHBoxLayout()
+        server_row.addWidget(self.url_edit, 1)
+        server_row.addWidget(self.connect_button)
+        form.addRow("Server", server_row)
+        form.addRow("Model", model_row)
+        fields: tuple[tuple[str, QWidget], ...] = (
+            ("Protocol", self.protocol_combo), ("Metrics", self.metrics_edit),
+            ("Headers", self.headers_edit))
+        for label, field in fields:
+            form.addRow(label, field)
+        form.addRow("TLS", tls_row)
+        form2 = QFormLayout()
+        form2.addRow("Steps", row)
+        fields = (("Batch", self.batch_spin), ("Window", self.window_spin), ("p99 budget", self.budget_spin))
+        for label, field in fields:
+            form2.addRow(label, field)
+        forms = QHBoxLayout()
+        forms.addLayout(form, 1)
+        forms.addLayout(form2, 1)
+        return forms
+
     # -- control ---------------------------------------------------------------------------------
-    def settings(self) -> Any:
-        """The SweepSettings the form describes (ValueError for malformed steps)."""
-        from trtstudio.triton.sweep import SweepSettings, parse_steps
+    def request(self) -> Any:
+        """The :class:`TritonRequest` the form describes, as ``trtstudio triton``'s flags would
+        (FieldError naming the field for malformed steps or headers; not validated further)."""
+        from trtstudio.triton.request import TritonRequest, parse_headers
+        from trtstudio.triton.sweep import parse_steps
 
         rate = self.mode_combo.currentIndex() == 1
-        values = parse_steps(self.steps_edit.text(), float if rate else int)
-        budget = self.budget_spin.value() or None
-        return SweepSettings(concurrency=[] if rate else values, rates=values if rate else [],
-                             batch=self.batch_spin.value(), window_s=self.window_spin.value(), latency_budget_ms=budget)
+        try:
+            values = parse_steps(self.steps_edit.text(), float if rate else int)
+        except ValueError as exc:
+            raise FieldError("rates" if rate else "concurrency", str(exc)) from None
+        given = self.metrics_edit.text().strip()
+        return TritonRequest(
+            url=self.url_edit.text().strip(), model=self.model_edit.text().strip(), version=self.version_edit.text().strip(),
+            protocol={1: "http", 2: "grpc"}.get(self.protocol_combo.currentIndex()),
+            concurrency=[] if rate else values, rates=values if rate else [],
+            distribution="poisson" if rate and self.poisson_check.isChecked() else "constant", batch=self.batch_spin.value(),
+            window_s=self.window_spin.value(), latency_budget_ms=self.budget_spin.value() or None,
+            metrics=None if given.lower() == "none" else (given or "auto"),
+            headers=parse_headers(self.headers_edit.toPlainText().splitlines()),
+            ssl=self.ssl_check.isChecked(), ca=self.ca_edit.text().strip() or None)
+
+    def _form_request(self, sweep: bool) -> Any:
+        """The form's request, validated; None (the field's error in the status line) when it is not."""
+        try:
+            req = self.request()
+            if sweep:
+                req.validate()
+            else:
+                req.validate_connection()
+        except FieldError as exc:
+            self._show_status(exc.named(FIELD_LABELS.get(exc.field, exc.field)).one_line(), error=True)
+            return None
+        return req
 
     def browse(self) -> None:
-        """Read the server's repository index and model configs in a worker."""
+        """List the server's models and their configs in a worker."""
         if self._handle is not None and not self._handle.is_done():
             return
-        url = self.url_edit.text().strip()
-        if not url:
-            self._show_status("give the server (host:port)", error=True)
+        req = self._form_request(sweep=False)
+        if req is None:
             return
-        protocol = {1: "http", 2: "grpc"}.get(self.protocol_combo.currentIndex())
-        self._show_status(f"reading the model repository of {url}…")
+        self._show_status(f"reading the model repository of {req.url}…")
 
         def task(state: TaskState) -> Any:
-            from trtstudio.triton.client import browse_repository
+            from trtstudio.triton.request import browse
 
-            return browse_repository(url, protocol)
+            return browse(req)
 
         self._task = "browse"
         self._start_task(task, "triton-browse")
@@ -189,8 +255,9 @@ class TritonDialog(WorkerDialog):
             for c, key in enumerate(("name", "version", "state", "reason")):
                 self.models_table.setItem(r, c, QTableWidgetItem(str(m.get(key, ""))))
         server = repo.get("server", {})
+        notes = "".join(f"; {n}" for n in repo.get("notes") or [])
         self._show_status(f"{server.get('name', 'server')} {server.get('version', '')} at {server.get('url', '')}: "
-                          f"{len(models)} model(s), {sum(m['state'] == 'READY' for m in models)} ready")
+                          f"{len(models)} model(s), {sum(m['state'] == 'READY' for m in models)} ready{notes}")
         current = self.model_edit.text().strip()
         rows = [i for i, m in enumerate(models) if m["name"] == current] or [
             i for i, m in enumerate(models) if m["state"] == "READY"]
@@ -239,29 +306,20 @@ class TritonDialog(WorkerDialog):
         """Start the sweep (errors in the form are shown, not raised)."""
         if self._handle is not None and not self._handle.is_done():
             return
-        try:
-            settings = self.settings()
-        except ValueError as exc:
-            self._show_status(str(exc), error=True)
+        req = self._form_request(sweep=True)
+        if req is None:
             return
-        url, model = self.url_edit.text().strip(), self.model_edit.text().strip()
-        if not url or not model:
-            self._show_status("give the server (host:port) and the model name", error=True)
-            return
-        protocol = {1: "http", 2: "grpc"}.get(self.protocol_combo.currentIndex())
-        given = self.metrics_edit.text().strip()
-        metrics = None if given.lower() == "none" else (given or "auto")
-        self._windows, self._steps, self.document = [], [], None
+        self._windows, self._steps, self.document, self._notes = [], [], None, []
         self.table.setRowCount(0)
         self.panels.clear()
         self.recommendation_label.setText("")
-        self.progress.setRange(0, len(settings.steps()))
+        self.progress.setRange(0, len(req.settings().steps()))
         self.progress.setValue(0)
-        self._show_status(f"connecting to {url}…")
+        self._show_status(f"connecting to {req.url}…")
 
         def task(state: TaskState) -> Any:
             from trtstudio.triton.live import TritonLive
-            from trtstudio.triton.sweep import run_sweep
+            from trtstudio.triton.request import run_triton
 
             live = TritonLive()  # the panels' maths runs here, in the worker; the GUI only draws frames
 
@@ -269,10 +327,9 @@ class TritonDialog(WorkerDialog):
                 frame = live.add_window(w)
                 state.event("window", window={k: v for k, v in w.items() if not k.startswith("samples_")}, frame=frame)
 
-            return run_sweep(url, model, settings, protocol=protocol, metrics=metrics,
-                             should_stop=state.is_stop_requested,
-                             on_window=on_window,
-                             on_step=lambda s: state.event("step", step=s))
+            return run_triton(req, should_stop=state.is_stop_requested, on_window=on_window,
+                              on_step=lambda s: state.event("step", step=s),
+                              on_notes=lambda notes, source: state.event("notes", notes=notes, source=source))
 
         self._task = "sweep"
         self._start_task(task, "triton")
@@ -282,8 +339,8 @@ class TritonDialog(WorkerDialog):
         self.connect_button.setEnabled(not running)
         self.export_button.setEnabled(not running and bool(self.document and self.document.get("steps")))
         self.cancel_button.setEnabled(running)
-        for w in (self.url_edit, self.model_edit, self.protocol_combo, self.metrics_edit, self.mode_combo, self.steps_edit,
-                  self.batch_spin, self.window_spin, self.budget_spin):
+        for w in (self.url_edit, self.model_edit, self.version_edit, self.poisson_check, self.protocol_combo, self.metrics_edit, self.mode_combo, self.steps_edit,
+                  self.batch_spin, self.window_spin, self.budget_spin, self.headers_edit, self.ssl_check, self.ca_edit):
             w.setEnabled(not running)
 
     # -- worker results ------------------------------------------------------------------------------
@@ -295,6 +352,11 @@ class TritonDialog(WorkerDialog):
             self._windows.append(w)
             self.phase_label.setText(f"step {w['step'] + 1}: {w['throughput']:.0f} infer/s")
             self.panels.add_window(w, value.data.get("frame"))
+        elif value.kind == "notes":
+            self._notes = list(value.data["notes"])
+            self.panels.set_breakdown_source(value.data["source"])
+            if self._notes:
+                self._show_status("; ".join(self._notes))
         elif value.kind == "step":
             self._steps.append(value.data["step"])
             self.progress.setValue(len(self._steps))
@@ -321,7 +383,9 @@ class TritonDialog(WorkerDialog):
         if doc.get("error"):
             self._show_status(f"stopped early: {doc['error']} (the steps above were measured before)", error=True)
         else:
-            self._show_status(("stopped" if doc.get("stopped") else "finished") + f": {len(doc.get('steps', []))} step(s)")
+            notes = "".join(f"; {n}" for n in doc.get("notes") or [])
+            self._show_status(("stopped" if doc.get("stopped") else "finished") + f": {len(doc.get('steps', []))} step(s)"
+                              + notes)
         self.phase_label.setText("")
         self.sig_finished.emit(doc)
 
