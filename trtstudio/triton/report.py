@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from trtstudio.errors import InputError
+from trtstudio.filekinds import is_triton_file as is_triton_file  # the one file-kind rule
 from trtstudio.triton import SCHEMA
 from trtstudio.triton.client import config_summary
 from trtstudio.triton.sweep import notes, step_figures
@@ -23,21 +24,6 @@ from trtstudio.triton.sweep import notes, step_figures
 COMPARISON_SCHEMA = "trtstudio.triton-comparison/1"
 REPORT_EXTENSIONS = (".html", ".htm", ".md", ".json")
 QUANTILES = (("p50", "#1f77b4"), ("p90", "#9467bd"), ("p99", "#ff7f0e"))
-
-
-def is_triton_file(path: str | Path) -> bool:
-    """Whether ``path`` is a JSON document of schema ``trtstudio.triton/1`` (False for anything else)."""
-    import os
-    import stat
-
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return False  # a FIFO or device is left to the readers' own checks (no blocking read here)
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except (OSError, ValueError):
-        return False
-    return b'"trtstudio.triton/1"' in head or b'"schema":"trtstudio.triton/1"' in head
 
 
 def load_session(path: str | Path) -> dict[str, Any]:
