@@ -30,6 +30,7 @@ def _io(items: list[dict]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from trtstudio.graph.model import load_model
+    from trtstudio.graph.params import parameters_text
 
     model = load_model(args.model, infer_shapes=not args.no_shape_inference)
     s = model.summary()
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         f"{s['path']}",
         f"  IR version {s['ir_version']}; opsets: {opsets}; producer: {s['producer'] or '-'}",
         f"  nodes: {s['nodes']} top level ({s['nodes_total']} with subgraphs); ops: {top}",
-        f"  parameters: {s['parameters']:,} in {s['initializers']} initializers ({_fmt_bytes(s['parameter_bytes'])})",
+        f"  parameters: {parameters_text(s)} ({_fmt_bytes(s['parameter_bytes'])})",
         "  inputs:",
         _io(s["inputs"]),
         "  outputs:",
