@@ -146,6 +146,33 @@ def test_qat_int8_and_qdq_origin() -> None:
     assert sum(1 for lay in info.layers if lay.origin == "QDQ") == qdq_want
 
 
+def _qat_graphs() -> list[Path]:
+    return sorted(p for p in TREX.rglob("*qat*.graph*.json")) if TREX.is_dir() else []
+
+
+@needs_fixtures
+@pytest.mark.parametrize("path", _qat_graphs(), ids=lambda p: str(p.relative_to(TREX)))
+def test_fused_qdq_layers_compute_int8(path: Path) -> None:
+    """Every fused Q/DQ layer of TREx's QAT engines (name with QuantizeLinear, or tf2onnx's
+    QuantLinearNode, and first input INT8) reads INT8 as its compute precision in the JSON, the layer
+    table and Layer.precision, whatever its output type; precision_in/precision_out stay the tensors'
+    own (issue 28 item 2)."""
+    from trtstudio.engine.table import layer_columns
+
+    raw = _json(path)["Layers"]
+    info = load_engine([path])
+    doc = info.to_json()["layers"]
+    cols = layer_columns(info)
+    want = [i for i, x in enumerate(raw) if ("QuantizeLinear" in x["Name"] or "QuantLinearNode" in x["Name"])
+            and x["Inputs"] and "Int8" in x["Inputs"][0]["Format/Datatype"]]
+    assert want, "a QAT engine has fused Q/DQ layers"
+    assert any("Int8" not in raw[i]["Outputs"][0]["Format/Datatype"] for i in want) or "qgap" in path.name
+    for i in want:
+        out = parse_dtype(raw[i]["Outputs"][0]["Format/Datatype"])
+        assert (doc[i]["precision"], info.layers[i].precision, cols.precision[i]) == ("INT8",) * 3, raw[i]["Name"]
+        assert (doc[i]["precision_in"], doc[i]["precision_out"]) == ("INT8", out)
+
+
 @needs_fixtures
 def test_trt82_graph_keeps_extra_keys() -> None:
     path = TREX / "older/tests/inputs/mobilenet.qat.onnx.engine.graph__added_in_26210e92.json"

@@ -41,13 +41,15 @@ def run(args: argparse.Namespace) -> int:
 
 def render_text(s: dict[str, Any]) -> str:
     """The model summary as text."""
+    from trtstudio.graph.params import parameters_text
+
     opsets = ", ".join(f"{k} {v}" for k, v in s["opsets"].items())
     top = ", ".join(f"{k} {v}" for k, v in list(s["op_counts"].items())[:12])
     lines = [
         f"{s['path']}",
         f"  IR version {s['ir_version']}; opsets: {opsets}; producer: {s['producer'] or '-'}",
         f"  nodes: {s['nodes']} top level ({s['nodes_total']} with subgraphs); ops: {top}",
-        f"  parameters: {s['parameters']:,} in {s['initializers']} initializers ({_fmt_bytes(s['parameter_bytes'])})",
+        f"  parameters: {parameters_text(s)} ({_fmt_bytes(s['parameter_bytes'])})",
         "  inputs:",
         _io(s["inputs"]),
         "  outputs:",

@@ -145,7 +145,7 @@ class Layer:
             "name": self.name,
             "type": self.type,
             "parameter_type": self.parameter_type,
-            "precision": p_out or p_in,
+            "precision": p_in or p_out,  # Layer.precision: the compute precision, input first
             "precision_in": p_in,
             "precision_out": p_out,
             "inputs": [{"name": t.name, "shape": t.shape, "dtype": t.dtype, "format": t.format} for t in self.inputs],

@@ -9,7 +9,6 @@ read lazily (``Graph.initializer_array``) only when someone asks for min/max/mea
 from __future__ import annotations
 
 import gc
-import math
 import operator
 import os
 from collections import Counter
@@ -21,6 +20,9 @@ import numpy as np
 
 from trtstudio.bigdocs.gcpause import gc_paused
 from trtstudio.errors import InputError
+from trtstudio.graph.dtypes import ITEMSIZE as _ITEMSIZE
+from trtstudio.graph.dtypes import dtype_name
+from trtstudio.graph.params import count_parameters
 
 _SEP = "\x00"  # between a node's names in Graph.search_columns
 
@@ -32,33 +34,9 @@ SCHEMA = "trtstudio.model/1"
 # Above this size shape inference runs on the file (infer_shapes_path) instead of in memory.
 _INFER_IN_MEMORY_LIMIT = 1_500_000_000
 
-DTYPE_NAMES: dict[int, str] = {}
-
 # onnx.TensorProto.EXTERNAL and onnx.AttributeProto.{TENSOR, GRAPH, TENSORS, GRAPHS} (fixed by the ONNX spec)
 _EXTERNAL = 1
 _ATTR_TENSOR, _ATTR_GRAPH, _ATTR_TENSORS, _ATTR_GRAPHS = 4, 5, 9, 10
-
-
-def dtype_name(elem_type: int) -> str:
-    """ONNX TensorProto element type -> short lower-case name ("float32", "float16", "int64", ...)."""
-    if not DTYPE_NAMES:
-        from onnx import helper
-
-        for code in range(0, 30):
-            try:
-                DTYPE_NAMES[code] = str(np.dtype(helper.tensor_dtype_to_np_dtype(code)))
-            except Exception:  # noqa: BLE001 - undefined, string, or types numpy lacks
-                try:
-                    DTYPE_NAMES[code] = helper.tensor_dtype_to_string(code).replace("TensorProto.", "").lower()
-                except Exception:  # noqa: BLE001
-                    continue
-        DTYPE_NAMES[0] = "undefined"
-        DTYPE_NAMES[8] = "string"
-    return DTYPE_NAMES.get(elem_type, f"type{elem_type}")
-
-
-_ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
-             "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "bool": 1}
 
 
 @dataclass
@@ -253,16 +231,12 @@ class Model:
         g = self.graph
         graphs = g.walk()
         # op types counted in C; the few in other domains are qualified afterwards
-        by_op = Counter(zip([n.domain for n in g.nodes], [n.op_type for n in g.nodes], strict=True))
+        ops = [n.op_type for n in g.nodes]
+        by_op = Counter(zip([n.domain for n in g.nodes], ops, strict=True))
         counts: Counter[str] = Counter()
         for (domain, op), k in by_op.items():
             counts[op if domain in ("", "ai.onnx") else f"{domain}::{op}"] += k
-        params = 0
-        pbytes = 0
-        for proto in g.initializers.values():
-            n = math.prod(int(d) for d in proto.dims)  # Python ints: huge dims must not wrap around
-            params += n
-            pbytes += n * _ITEMSIZE.get(dtype_name(proto.data_type), 0)
+        params = count_parameters(g, ops)  # initializers, and weights in Constant / ConstantOfShape nodes
         subgraphs = [
             {"owner": sub.owner, "name": sub.name, "depth": sub.depth, "nodes": len(sub.nodes)}
             for sub in graphs[1:]
@@ -280,8 +254,10 @@ class Model:
             "inputs": [g.tensors[n].to_json() for n in g.inputs],
             "outputs": [g.tensors[n].to_json() for n in g.outputs],
             "initializers": len(g.initializers),
-            "parameters": params,
-            "parameter_bytes": pbytes,
+            "parameters": params.parameters,
+            "parameter_bytes": params.bytes,
+            "parameters_in_constants": params.in_constants,
+            "parameter_sources": params.to_json(),
             "subgraphs": subgraphs,
             "custom_domains": sorted({d for s in graphs for d in {n.domain for n in s.nodes}} - {"", "ai.onnx"}),
             "warnings": self.warnings,

@@ -11,6 +11,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from trtstudio.graph.params import parameters_text
 from trtstudio.report import plots
 from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_num, fmt_pct, fmt_value
 from trtstudio.report.glance_html import GLANCE_CSS
@@ -134,7 +135,7 @@ def summary_cards(rep: Any) -> list[tuple[str, str]]:
     elif rep.layers:
         items.append(("profiled nodes", fmt_num(len(rep.layers))))
     if rep.model and not items:
-        items += [("model nodes", fmt_num(rep.model.get("nodes"))), ("parameters", fmt_num(rep.model.get("parameters")))]
+        items += [("model nodes", fmt_num(rep.model.get("nodes"))), ("parameters", _parameters(rep.model))]
     if rep.findings:
         sev = {s: sum(1 for f in rep.findings if f["severity"] == s) for s in ("error", "warning", "info")}
         items.append(("findings", " / ".join(f"{n} {s}" for s, n in sev.items() if n)))
@@ -157,6 +158,11 @@ def _environment(env: dict[str, Any]) -> str:
     return table(("", ""), [(k, str(v)) for k, v in rows])
 
 
+def _parameters(m: dict[str, Any]) -> str:
+    """The count and where the weights are (initializers, Constant nodes, ...)."""
+    return parameters_text(m) if m.get("parameters") is not None else fmt_num(None)
+
+
 def _model(rep: Any, images: Images) -> str:
     m = rep.model or {}
     parts = []
@@ -166,7 +172,7 @@ def _model(rep: Any, images: Images) -> str:
         ops = ", ".join(f"{k} {v}" for k, v in list((m.get("op_counts") or {}).items())[:20])
         parts.append(table(("", ""), [
             ("path", m.get("path")), ("producer", m.get("producer") or ""), ("opsets", fmt_value("opsets", m.get("opsets"))),
-            ("nodes", fmt_num(m.get("nodes"))), ("parameters", fmt_num(m.get("parameters"))),
+            ("nodes", fmt_num(m.get("nodes"))), ("parameters", _parameters(m)),
             ("parameter size", fmt_bytes(m.get("parameter_bytes"))), ("inputs", io), ("outputs", oo), ("ops", ops),
         ]))
     excerpts = getattr(rep, "graph_excerpts", None)

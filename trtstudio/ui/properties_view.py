@@ -9,6 +9,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QTabWidget, QTextBrowser, QTreeWidget, QTreeWidgetItem, QWidget
 
+from trtstudio.graph.params import parameters_text
+
 MAX_LAYERS_LISTED = 50
 MAX_IO_ROWS = 200  # inputs/outputs listed in the Model tab (a table the GUI thread lays out, see summary_html)
 MAX_IO_ROWS_BIG = 50  # ... of a model of over BIG_MODEL_NODES nodes
@@ -67,7 +69,7 @@ def summary_html(s: dict[str, Any]) -> str:
             f"<tr><td><b>Opsets</b></td><td>{html.escape(', '.join(f'{k} {v}' for k, v in s['opsets'].items()))}</td></tr>"
             f"<tr><td><b>Producer</b></td><td>{html.escape(s['producer'] or '-')}</td></tr>"
             f"<tr><td><b>Nodes</b></td><td>{s['nodes']} ({s['nodes_total']} with subgraphs)</td></tr>"
-            f"<tr><td><b>Parameters</b></td><td>{s['parameters']:,} ({fmt_bytes(s['parameter_bytes'])})</td></tr>"
+            f"<tr><td><b>Parameters</b></td><td>{parameters_text(s)} ({fmt_bytes(s['parameter_bytes'])})</td></tr>"
             f"</table><h4>Inputs</h4><table>{io_rows(s['inputs'])}</table>"
             f"<h4>Outputs</h4><table>{io_rows(s['outputs'])}</table>"
             + (f"<h4>Subgraphs</h4><ul>{subs}</ul>" if subs else "")

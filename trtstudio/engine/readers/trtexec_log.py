@@ -215,194 +215,246 @@ def _parse_json_blocks(text: str, blocks: _Blocks) -> None:
         blocks.json_docs.append(doc)
 
 
-@register("trtexec-log", patterns=("*.log", "*.txt"), sniff=_sniff_trtexec, kind="log", priority=60)
-def read(path: Path, text: str) -> EngineInfo:
-    """Read everything a trtexec (or TensorRT Python) log says about one engine."""
-    info = EngineInfo()
-    blocks = _Blocks()
-    section: str | None = None
-    settings: dict[str, Any] = {}
-    device_kv: dict[str, Any] = {}
-    perf: dict[str, float] = {}
-    profile_rows: list[tuple[str, float, float, float | None, float]] = []
-    profile_iters: int | None = None
-    profile_order: str | None = None
-    timings: dict[str, list[float]] = {}
-    errors: list[str] = []
-    failed = False
-    mode: str | None = None  # "layers" | "verbose" | "bindings" | "profile"
-    cur: list[str] = []
+_BLOCK_MODES = frozenset(("layers", "verbose", "bindings"))
+# sections whose "Key: value" lines _LogState.section_line reads (elsewhere it reads memory lines only)
+_LINE_SECTIONS = frozenset(("Performance summary", "Device Information", *_SETTINGS_SECTIONS))
 
-    def close() -> None:
-        nonlocal mode, cur
+
+class _LogState:
+    """What :func:`read` gathers line by line: the EngineInfo being filled, the section the line is
+    in, the block being collected (``mode``: "layers" | "verbose" | "bindings" | "profile") and the
+    figures read so far. Each kind of line has its method; :func:`read`'s loop dispatches."""
+
+    __slots__ = ("blocks", "cur", "device_kv", "errors", "failed", "info", "mode", "perf", "profile_iters",
+                 "profile_order", "profile_rows", "section", "settings", "timings")
+
+    def __init__(self) -> None:
+        self.info = EngineInfo()
+        self.blocks = _Blocks()
+        self.section: str | None = None
+        self.settings: dict[str, Any] = {}
+        self.device_kv: dict[str, Any] = {}
+        self.perf: dict[str, float] = {}
+        self.profile_rows: list[tuple[str, float, float, float | None, float]] = []
+        self.profile_iters: int | None = None
+        self.profile_order: str | None = None
+        self.timings: dict[str, list[float]] = {}
+        self.errors: list[str] = []
+        self.failed = False
+        self.mode: str | None = None
+        self.cur: list[str] = []
+
+    def close(self) -> None:
+        """End the block being collected (a layer listing, verbose layers or bindings)."""
+        mode, cur = self.mode, self.cur
         if mode == "layers" and cur:
             if any(c.startswith("Name: ") for c in cur):
-                blocks.oneline.append(cur)
+                self.blocks.oneline.append(cur)
             else:
-                blocks.names.append(cur)
+                self.blocks.names.append(cur)
         elif mode == "verbose" and cur:
-            blocks.verbose.append(cur)
+            self.blocks.verbose.append(cur)
         elif mode == "bindings" and cur:
-            blocks.bindings.append(cur)
-        mode, cur = None, []
+            self.blocks.bindings.append(cur)
+        self.mode, self.cur = None, []
 
-    # Not str.splitlines(): it also splits at \x1e, the separator inside Metadata values.
-    for raw in text.split("\n"):
-        raw = raw.rstrip("\r")
-        if mode in ("layers", "verbose", "bindings"):
-            stripped = raw.strip()
-            if mode == "verbose":
-                if raw.startswith("Layer("):
-                    cur.append(raw)
-                    continue
-                close()
-            elif mode == "layers":
-                if stripped and not _LOGLINE.match(raw) and stripped != "Bindings:":
-                    cur.append(stripped)
-                    continue
-                close()
-                if stripped == "Bindings:":
-                    mode = "bindings"
-                    continue
-            else:  # bindings
-                if stripped and not _LOGLINE.match(raw):
-                    cur.append(stripped)
-                    continue
-                close()
-        m = _PREFIX.match(raw)
-        sev = m.group(1) if m else None
-        msg = raw[m.end():] if m else raw
-        if sev == "E":
-            errors.append(msg.strip())
-        if msg.startswith("&&&& "):
-            t = _TAG.search(msg)
-            if t:
-                info.versions.setdefault("tensorrt", trt_version_from_tag(t.group(1)))
-                if t.group(2):
-                    info.versions.setdefault("tensorrt_build", t.group(2))
-            if msg.startswith("&&&& RUNNING") and "# " in msg:
-                settings.setdefault("command", msg.split("# ", 1)[1].strip())
-            if msg.startswith("&&&& FAILED"):
-                failed = True
-            continue
-        if msg.startswith("TensorRT version: "):
-            info.versions["tensorrt"] = msg.split(": ", 1)[1].strip()
-            continue
-        sm = _SECTION.match(msg)
-        if sm:
-            section = sm.group(1)
-            if section.startswith("Profile ("):
-                mode = "profile"
-                pm = re.search(r"\((\d+) iterations", section)
-                profile_iters = int(pm.group(1)) if pm else None
-            else:
-                mode = None
-            continue
-        if mode == "profile":
-            s = msg.strip()
-            if not s:
-                mode = None
-                continue
-            if s.startswith("Time(ms)"):
-                profile_order = "new"
-                continue
-            if s.startswith("Layer ") and "Time" in s:
-                profile_order = "old"
-                continue
-            if profile_order == "new":
-                r = _PROFILE_ROW_NEW.match(s)
-                if r:
-                    profile_rows.append((r.group(5), float(r.group(1)), float(r.group(2)), float(r.group(3)),
-                                         float(r.group(4))))
-                    continue
-            elif profile_order == "old":
-                r = _PROFILE_ROW_OLD.match(s)
-                if r:
-                    profile_rows.append((r.group(1), float(r.group(2)), float(r.group(3)), float(r.group(4)),
-                                         float(r.group(5))))
-                    continue
-            mode = None
+    def in_block(self, raw: str) -> bool:
+        """Whether ``raw`` belongs to the block being collected (then it is taken); a line that ends
+        the block closes it and is read as any other line, except the "Bindings:" that follows a
+        layer listing, which starts the bindings."""
+        mode = self.mode
+        stripped = raw.strip()
+        if mode == "verbose":
+            if raw.startswith("Layer("):
+                self.cur.append(raw)
+                return True
+            self.close()
+        elif mode == "layers":
+            if stripped and not _LOGLINE.match(raw) and stripped != "Bindings:":
+                self.cur.append(stripped)
+                return True
+            self.close()
+            if stripped == "Bindings:":
+                self.mode = "bindings"
+                return True
+        else:  # bindings
+            if stripped and not _LOGLINE.match(raw):
+                self.cur.append(stripped)
+                return True
+            self.close()
+        return False
+
+    def banner(self, msg: str) -> None:
+        """A "&&&& RUNNING/PASSED/FAILED TensorRT.trtexec [TensorRT v...] # command" line."""
+        t = _TAG.search(msg)
+        if t:
+            self.info.versions.setdefault("tensorrt", trt_version_from_tag(t.group(1)))
+            if t.group(2):
+                self.info.versions.setdefault("tensorrt_build", t.group(2))
+        if msg.startswith("&&&& RUNNING") and "# " in msg:
+            self.settings.setdefault("command", msg.split("# ", 1)[1].strip())
+        if msg.startswith("&&&& FAILED"):
+            self.failed = True
+
+    def start_section(self, section: str) -> None:
+        """A "=== Name ===" line: a profile table starts, or any other block ends."""
+        self.section = section
+        if section.startswith("Profile ("):
+            self.mode = "profile"
+            pm = re.search(r"\((\d+) iterations", section)
+            self.profile_iters = int(pm.group(1)) if pm else None
+        else:
+            self.mode = None
+
+    def profile_line(self, msg: str) -> bool:
+        """A line of the --dumpProfile table; False (the table ended) for a line read as any other."""
+        s = msg.strip()
+        if not s:
+            self.mode = None
+            return True
+        if s.startswith("Time(ms)"):
+            self.profile_order = "new"
+            return True
+        if s.startswith("Layer ") and "Time" in s:
+            self.profile_order = "old"
+            return True
+        order = self.profile_order
+        r = None if order is None else (_PROFILE_ROW_NEW if order == "new" else _PROFILE_ROW_OLD).match(s)
+        if r:  # "new": times then the name; "old" (8.x): the name then the times
+            g = r.groups()
+            name, (total, avg, median, pct) = (g[4], g[:4]) if order == "new" else (g[0], g[1:])
+            self.profile_rows.append((name, float(total), float(avg), float(median), float(pct)))
+            return True
+        self.mode = None
+        return False
+
+    def block_start(self, msg: str) -> bool:
+        """A line that starts a layer listing, verbose layers or bindings (it ends with ":")."""
         if msg.strip() == "Layers:" or msg == "Layers:":
-            close()
             mode = "layers"
-            continue
-        if msg.rstrip().endswith("Engine Layer Information:"):
-            close()
+        elif msg.rstrip().endswith("Engine Layer Information:"):
             mode = "verbose"
-            continue
-        if msg.strip() == "Bindings:":
-            close()
+        elif msg.strip() == "Bindings:":
             mode = "bindings"
-            continue
-        if msg.startswith("Timing:"):
-            tm = _TIMING.match(msg.strip())
-            if tm:
-                v = float(tm.group(1)) / (1000.0 if tm.group(2) == "us" else 1.0)
-                timings.setdefault(tm.group(3).strip(), []).append(v)
-            continue
+        else:
+            return False
+        self.close()
+        self.mode = mode
+        return True
+
+    def section_line(self, sev: str | None, msg: str) -> None:
+        """A line of the performance summary, the options, the device information, or a memory line."""
+        section = self.section
         if section == "Performance summary" and ": " in msg:
-            key, val = msg.split(": ", 1)
-            key = key.strip()
-            if key == "Throughput":
-                perf["throughput_qps"] = float(val.split()[0])
-            elif key in SUMMARY_PREFIX:
-                pre = SUMMARY_PREFIX[key]
-                for st in _STAT.finditer(val):
-                    k = st.group(1) if st.group(2) is None else "p" + _pct(st.group(2))
-                    perf[pre + k] = float(st.group(3))
-            elif key == "Total Host Walltime":
-                perf["host_walltime_ms"] = float(val.split()[0]) * 1000.0
-            elif key == "Total GPU Compute Time":
-                perf["total_compute_ms"] = float(val.split()[0]) * 1000.0
-            continue
+            self.perf_line(*msg.split(": ", 1))
+            return
         if section in _SETTINGS_SECTIONS and sev == "I" and ": " in msg:
             sk, sv = msg.split(": ", 1)
             sub = _SETTINGS_SECTIONS[section]
             if sub is None:
-                settings[sk.strip()] = sv.strip()
+                self.settings[sk.strip()] = sv.strip()
             else:
-                settings.setdefault(sub, {})[sk.strip()] = sv.strip()
-            continue
+                self.settings.setdefault(sub, {})[sk.strip()] = sv.strip()
+            return
         if section in _SETTINGS_SECTIONS and sev == "I" and msg.endswith(":"):
-            sub = _SETTINGS_SECTIONS[section]
-            if sub is None:
-                settings[msg[:-1].strip()] = ""
-            continue
+            if _SETTINGS_SECTIONS[section] is None:
+                self.settings[msg[:-1].strip()] = ""
+            return
         if section == "Device Information" and ": " in msg:
             dk, dv = msg.split(": ", 1)
             if dk.strip() in _DEVICE_KEYS:
-                device_kv[dk.strip()] = dv.strip()
-                continue
+                self.device_kv[dk.strip()] = dv.strip()
+                return
         if "emory" in msg or "engine size" in msg or "engine with size" in msg:
             for rx, key in _MEMORY:
                 mm = rx.search(msg)
                 if mm:
                     b = to_bytes(mm.group(1), mm.group(2))
                     if b is not None:
-                        info.memory[key] = b
+                        self.info.memory[key] = b
                     break
-    close()
-    if '"Layers"' in text:
-        _parse_json_blocks(text, blocks)
 
-    _fill_layers(path, info, blocks)
-    if profile_rows:
-        _attach_profile(info, profile_rows, profile_iters)
-    if timings and not any(lay.time for lay in info.layers):
-        _attach_timings(info, timings)
-    if "engine_size" not in info.memory and "engine_size_loaded" in info.memory:
-        info.memory["engine_size"] = info.memory["engine_size_loaded"]
-    info.memory.pop("engine_size_loaded", None)
-    info.latency_ms.update(perf)
-    info.device.update(device_from_trtexec(device_kv))
-    info.build_settings.update(settings)
-    if failed:
-        last = errors[-1] if errors else "see the log"
-        info.warnings.append(f"trtexec FAILED: {last}")
-    # Keep the lines diagnostics read (plugin creation, warnings, errors), not the whole verbose log.
-    info.log.extend(line for line in text.split("\n")
-                    if "plugin" in line.lower() or "[W]" in line or "[E]" in line or "ERROR" in line)
-    return info
+    def perf_line(self, key: str, val: str) -> None:
+        """A "Key: value" line of the performance summary."""
+        key = key.strip()
+        perf = self.perf
+        if key == "Throughput":
+            perf["throughput_qps"] = float(val.split()[0])
+        elif key in SUMMARY_PREFIX:
+            pre = SUMMARY_PREFIX[key]
+            for st in _STAT.finditer(val):
+                k = st.group(1) if st.group(2) is None else "p" + _pct(st.group(2))
+                perf[pre + k] = float(st.group(3))
+        elif key == "Total Host Walltime":
+            perf["host_walltime_ms"] = float(val.split()[0]) * 1000.0
+        elif key == "Total GPU Compute Time":
+            perf["total_compute_ms"] = float(val.split()[0]) * 1000.0
+
+    def finish(self, path: Path, text: str) -> EngineInfo:
+        """The EngineInfo of what was read: layers, profile or timings, memory, latency, device, settings."""
+        self.close()
+        info, blocks = self.info, self.blocks
+        if '"Layers"' in text:
+            _parse_json_blocks(text, blocks)
+        _fill_layers(path, info, blocks)
+        if self.profile_rows:
+            _attach_profile(info, self.profile_rows, self.profile_iters)
+        if self.timings and not any(lay.time for lay in info.layers):
+            _attach_timings(info, self.timings)
+        if "engine_size" not in info.memory and "engine_size_loaded" in info.memory:
+            info.memory["engine_size"] = info.memory["engine_size_loaded"]
+        info.memory.pop("engine_size_loaded", None)
+        info.latency_ms.update(self.perf)
+        info.device.update(device_from_trtexec(self.device_kv))
+        info.build_settings.update(self.settings)
+        if self.failed:
+            last = self.errors[-1] if self.errors else "see the log"
+            info.warnings.append(f"trtexec FAILED: {last}")
+        # Keep the lines diagnostics read (plugin creation, warnings, errors), not the whole verbose log.
+        info.log.extend(line for line in text.split("\n")
+                        if "plugin" in line.lower() or "[W]" in line or "[E]" in line or "ERROR" in line)
+        return info
+
+
+@register("trtexec-log", patterns=("*.log", "*.txt"), sniff=_sniff_trtexec, kind="log", priority=60)
+def read(path: Path, text: str) -> EngineInfo:
+    """Read everything a trtexec (or TensorRT Python) log says about one engine."""
+    st = _LogState()
+    # The loop tests what each line is and calls a method only for the kinds it reads: a verbose
+    # log is 100,000s of lines of none of them.
+    # Not str.splitlines(): it also splits at \x1e, the separator inside Metadata values.
+    for raw in text.split("\n"):
+        raw = raw.rstrip("\r")
+        if st.mode in _BLOCK_MODES and st.in_block(raw):
+            continue
+        m = _PREFIX.match(raw)
+        sev = m.group(1) if m else None
+        msg = raw[m.end():] if m else raw
+        if sev == "E":
+            st.errors.append(msg.strip())
+        if msg.startswith("&&&& "):
+            st.banner(msg)
+            continue
+        if msg.startswith("TensorRT version: "):
+            st.info.versions["tensorrt"] = msg.split(": ", 1)[1].strip()
+            continue
+        sm = _SECTION.match(msg)
+        if sm:
+            st.start_section(sm.group(1))
+            continue
+        if st.mode == "profile" and st.profile_line(msg):
+            continue
+        if msg.rstrip().endswith(":") and st.block_start(msg):
+            continue
+        if msg.startswith("Timing:"):
+            tm = _TIMING.match(msg.strip())
+            if tm:
+                v = float(tm.group(1)) / (1000.0 if tm.group(2) == "us" else 1.0)
+                st.timings.setdefault(tm.group(3).strip(), []).append(v)
+            continue
+        if st.section in _LINE_SECTIONS or "emory" in msg or "engine size" in msg or "engine with size" in msg:
+            st.section_line(sev, msg)
+    return st.finish(path, text)
 
 
 register("tensorrt-log", patterns=(), sniff=_sniff_generic, kind="log", priority=90)(read)
