@@ -70,10 +70,16 @@ def run(args: argparse.Namespace) -> int:
 
         emit_json(comp.to_json(), written)
     else:
+        from trtstudio.report.compare import speedup_text
+
         for s in comp.summary:
             med = s["median_ms"]
-            sp = s["speedup_median"]
-            print(f"{s['name']:<30} median {'-' if med is None else f'{med:.4f} ms':>12}  speed-up {'-' if sp is None else f'{sp:.2f}x'}")
+            print(f"{s['name']:<30} median {'-' if med is None else f'{med:.4f} ms':>12}  speed-up {speedup_text(s)}")
+        for s in comp.summary:
+            if s.get("verdict_text"):
+                print(f"{s['verdict']}: {s['verdict_text']}")
+        for w in comp.warnings:
+            print(f"warning: {w}")
         for p in written:
             print(f"wrote {p}")
     return 0

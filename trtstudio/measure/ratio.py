@@ -5,10 +5,13 @@ means slower than the baseline (a scenario's slowdown: together / alone). A spee
 ratio turned over (``Ratio.inverse()``: baseline / other, above 1 faster), and says so in its
 name. The interval is a percentile bootstrap, seeded (the same inputs give the same interval):
 
-- independent samples (two runs): each side resampled on its own. For a percentile statistic
-  the resampled order statistic is drawn directly (the k-th of n uniform draws is Beta(k, n+1-k)),
-  so 100,000 samples cost what 100 do; for the mean, resampled means (a normal approximation past
-  ``MAX_RESAMPLED`` values);
+- independent runs, in time order: each side resampled on its own, by blocks (``blocks``
+  consecutive stretches of the run, drawn with replacement), so that drift within a run (a busy
+  machine for a while) widens the interval as it should; each block is held as ``SKETCH`` of its
+  quantiles, so 100,000 samples cost what 1,000 do. Fewer than ``4 * blocks`` samples are resampled
+  one by one (for a percentile statistic the resampled order statistic is drawn directly: the k-th
+  of n uniform draws is Beta(k, n+1-k)). Drift *between* two runs (the machine got busier between
+  them) no interval over each run's own samples can see: paired rounds can;
 - paired rounds (the same round measured both ways, e.g. variants interleaved round by round):
   round indices resampled together, which cancels the drift both sides shared.
 
@@ -25,7 +28,9 @@ import numpy as np
 
 from trtstudio.measure.trend import figure
 
-RESAMPLES = 4000
+RESAMPLES = 2000
+BLOCKS = 30
+SKETCH = 16  # quantiles kept per block
 MAX_RESAMPLED = 2_000_000  # resamples x values past which the mean's interval is the normal one
 NO_DIFFERENCE = "no significant difference"
 
@@ -98,10 +103,21 @@ def point(values: np.ndarray, statistic: str) -> float:
     return float(np.quantile(values, q))
 
 
-def _resampled(values: np.ndarray, statistic: str, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, str]:
-    """``resamples`` bootstrap values of ``statistic`` over ``values`` (finite, non-empty)."""
+def _resampled(values: np.ndarray, statistic: str, resamples: int, rng: np.random.Generator,
+               blocks: int = BLOCKS) -> tuple[np.ndarray, str]:
+    """``resamples`` bootstrap values of ``statistic`` over ``values`` (finite, non-empty, in time order)."""
     n = values.size
     q = _quantile_of(statistic)
+    if blocks > 1 and n >= 4 * blocks:
+        parts = np.array_split(values, blocks)
+        pick = rng.integers(0, blocks, size=(resamples, blocks))
+        if q is None:
+            return np.array([p.mean() for p in parts])[pick].mean(axis=1), "block bootstrap"
+        probs = (np.arange(SKETCH) + 0.5) / SKETCH
+        sketch = np.stack([np.quantile(p, probs) for p in parts])  # (blocks, SKETCH)
+        pool = sketch[pick].reshape(resamples, -1)
+        kth = int(round(q * (pool.shape[1] - 1)))
+        return np.partition(pool, kth, axis=1)[:, kth], "block bootstrap"
     if q is not None:
         s = np.sort(values)
         k = min(n, max(1, math.ceil(q * n)))  # the k-th smallest of a resample
@@ -120,11 +136,13 @@ def _finite(a: Any) -> np.ndarray:
 
 
 def ratio_interval(base: Any, other: Any, statistic: str = "median", confidence: float = 0.95,
-                   resamples: int = RESAMPLES, seed: int = 0, paired: bool = False) -> Ratio:
+                   resamples: int = RESAMPLES, seed: int = 0, paired: bool = False, blocks: int = BLOCKS) -> Ratio:
     """statistic(other) / statistic(base) with a bootstrap interval (see the module docstring).
 
     ``paired``: ``base`` and ``other`` are per-round figures of the same rounds (equal length; a
-    round where either is not finite is dropped). Fewer than two values on a side: no interval."""
+    round where either is not finite is dropped). ``blocks``: stretches per run for independent
+    runs (1: resample sample by sample, for values known to be independent). Fewer than two values
+    on a side: no interval."""
     rng = np.random.default_rng(seed)
     tail = (1.0 - confidence) / 2
     if paired:
@@ -146,8 +164,9 @@ def ratio_interval(base: Any, other: Any, statistic: str = "median", confidence:
         value = point(b, statistic) / point(a, statistic) if a.size and b.size else math.nan
         if a.size < 2 or b.size < 2:
             return Ratio(value, math.nan, math.nan, confidence, "none", statistic, int(a.size), int(b.size))
-        ra, method = _resampled(a, statistic, resamples, rng)
-        rb, _ = _resampled(b, statistic, resamples, rng)
+        ra, method = _resampled(a, statistic, resamples, rng, blocks)
+        rb, method_b = _resampled(b, statistic, resamples, rng, blocks)
+        method = method if method == method_b else f"{method} / {method_b}"
     with np.errstate(divide="ignore", invalid="ignore"):
         r = rb / ra
     r = r[np.isfinite(r)]
@@ -156,3 +175,16 @@ def ratio_interval(base: Any, other: Any, statistic: str = "median", confidence:
     low, high = (float(v) for v in np.quantile(r, [tail, 1.0 - tail]))
     return Ratio(float(value), low, high, confidence, method, statistic, int(a.size), int(b.size))
 
+
+
+def ratio_of(base: float | None, other: float | None) -> float | None:
+    """other / base, the one direction (None when either is missing or base is not positive)."""
+    if base is None or other is None or not float(base) > 0:
+        return None
+    return float(other) / float(base)
+
+
+def speedup_of(base_latency: float | None, other_latency: float | None) -> float | None:
+    """A speed-up from two latencies: the latency ratio turned over (base / other, > 1 faster)."""
+    r = ratio_of(base_latency, other_latency)
+    return 1.0 / r if r else None
