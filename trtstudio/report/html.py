@@ -29,6 +29,7 @@ tr.error td { background: #fbe3e3; } tr.warning td { background: #fff4d6; } tr.i
 .card { border: 1px solid #c8c8c8; border-radius: 6px; padding: 8px 12px; min-width: 140px; }
 .card .v { font-size: 18px; font-weight: bold; } .card .k { color: #555; font-size: 11px; }
 .verdict-growing { color: #b00020; font-weight: bold; } .verdict-stable { color: #1d7a32; font-weight: bold; }
+.verdict-inconclusive { color: #8a6100; font-weight: bold; }
 figure { margin: 8px 0; } figure svg, figure img { max-width: 100%; height: auto; }
 .graph { max-height: 900px; overflow: auto; border: 1px solid #ddd; }
 ul.warnings li { margin-bottom: 3px; }
@@ -236,6 +237,16 @@ def _latency(rep: Any, images: Images) -> str:
     return "".join(parts)
 
 
+def _leak_slope(lk: dict[str, Any]) -> str:
+    """'+0.4290 (+0.2130 to +0.6450)' from a leak verdict's JSON (older documents: the slope alone)."""
+    slope = lk.get("slope_mib_per_1k")
+    if slope is None:
+        return ""
+    ev = lk.get("evidence") or {}
+    low, high = ev.get("low_mib_per_1k"), ev.get("high_mib_per_1k")
+    return f"{slope:+.4f}" + ("" if low is None or high is None else f" ({low:+.4f} to {high:+.4f})")
+
+
 def _memory(rep: Any, images: Images) -> str:
     parts = []
     leak = rep.leak or {}
@@ -246,13 +257,13 @@ def _memory(rep: Any, images: Images) -> str:
     for k, v in sorted(rep.memory.items()):
         if isinstance(v, dict):
             lk = v.get("leak") or {}
-            slope = lk.get("slope_mib_per_1k")
             rows.append((k, fmt_bytes(v.get("first")), fmt_bytes(v.get("last")), fmt_bytes(v.get("peak")),
-                         lk.get("verdict", ""), "" if slope is None else f"{slope:.4f}"))
+                         lk.get("verdict", ""), _leak_slope(lk)))
         else:
             rows.append((k, "", "", fmt_bytes(v), "", ""))
     if rows:
-        parts.append(table(("key", "first", "last", "peak", "leak", "MiB / 1k inferences"), rows, num=(1, 2, 3, 5)))
+        parts.append(table(("key", "first", "last", "peak", "leak", "MiB / 1k inferences after warm-up (95% interval)"),
+                           rows, num=(1, 2, 3, 5)))
     if "memory" in rep.plots:
         parts.append(images.svg(plots.svg_series(rep.plots["memory"], "Memory over the run"), "memory.svg"))
     return "".join(parts)
