@@ -159,3 +159,14 @@ def test_noisy_inputs_and_inputs_without_samples_are_said_in_the_verdict() -> No
     assert "CV 70%, 68%" in v.text and v.evidence["noisy"] and sp.has_interval
     none, sp2 = speedup_verdict("fp32", np.zeros(0), "fp16", np.zeros(0), [1.0, 1.0])
     assert none.verdict == "inconclusive" and "no latency samples" in none.text and not sp2.has_interval
+
+
+def test_cycle_verdict_is_a_verdict_document_with_its_figures_flat_too() -> None:
+    from trtstudio.profiling.scenario_memory import cycle_verdict
+
+    mib = 2**20
+    rows = [{"cycle": i, "gpu_used_bytes": (1000 + 40 * i) * mib} for i in range(8)]
+    doc = cycle_verdict(rows)
+    v = Verdict.from_json(doc)
+    assert v.verdict == doc["verdict"] == "leak" and v.text == doc["reason"]
+    assert v.evidence["used_slope_bytes_per_cycle"] == pytest.approx(40 * mib) == doc["used_slope_bytes_per_cycle"]

@@ -18,6 +18,7 @@ import numpy as np
 
 from trtstudio.measure.devices import cuda_mem_info, nvml_used
 from trtstudio.measure.trend import fit_trend
+from trtstudio.measure.verdict import Verdict
 
 MIB = 1 << 20
 TryAlloc = Callable[[int], bool]
@@ -200,7 +201,16 @@ def _grows(y: np.ndarray, min_total: float, t_min: float) -> tuple[bool, float, 
 
 
 def cycle_verdict(cycles: Sequence[dict[str, Any]], rules: VerdictRules | None = None) -> dict[str, Any]:
-    """Leak, fragmentation, stable or unknown, from per-cycle readings (see ``VerdictRules``).
+    """Leak, fragmentation, stable or unknown, from per-cycle readings (see ``VerdictRules``): a
+    ``measure.verdict.Verdict``'s JSON (topic, verdict, text, evidence) that also keeps its figures
+    and ``reason`` flat, as documents written before the Verdict type have them."""
+    doc = _cycle_verdict(cycles, rules)
+    evidence = {k: v for k, v in doc.items() if k not in ("verdict", "reason")}
+    return {**doc, **Verdict("memory across load/unload cycles", doc["verdict"], doc["reason"], evidence).to_json()}
+
+
+def _cycle_verdict(cycles: Sequence[dict[str, Any]], rules: VerdictRules | None) -> dict[str, Any]:
+    """The figures and verdict of ``cycle_verdict``.
 
     The memory in use is NVML's ``gpu_used_bytes`` when measured, else ``host_rss_bytes``; free memory
     is ``cuda_free_bytes`` and the largest block ``largest_block_bytes``. A leak is named before
