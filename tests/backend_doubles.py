@@ -39,3 +39,20 @@ def failing_factory(name: str, path: str, cls: type[FailingOrtBackend] = Failing
         made.append(b)
     b.load(path, {k: v for k, v in options.items() if v is not None})
     return b
+
+
+class LeakingOrtBackend(OrtBackend):
+    """Test double: the real ORT backend that keeps ``keep_bytes`` of written memory per inference
+    (a leak of the kind the memory verdict must catch); ``keep_bytes = 0`` keeps nothing."""
+
+    keep_bytes = 256 * 1024
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.kept: list[bytearray] = []
+
+    def infer_once(self) -> InferTiming:
+        timing = super().infer_once()
+        if self.keep_bytes:
+            self.kept.append(bytearray(b"\x01") * self.keep_bytes)  # written, so resident
+        return timing

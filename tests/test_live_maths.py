@@ -287,8 +287,8 @@ def test_live_statistics_say_memory_grows_only_after_enough_points() -> None:
 def test_live_statistics_distrust_host_memory_after_other_work() -> None:
     _, win = _filled(500, 500)
     stats = live_statistics(win.columns(), 500, memory=_monitor(40).snapshot(), disturbances=["loaded model B.onnx"])
-    assert stats["memory"]["host RSS"]["verdict"] == "unknown"
-    assert "loaded model B.onnx" in stats["memory"]["host RSS"]["reason"]
+    assert stats["memory"]["host RSS"]["verdict"] == "inconclusive"
+    assert "loaded model B.onnx" in stats["memory"]["host RSS"]["text"]
     assert stats["memory"]["GPU used"]["verdict"] == "growing"  # device memory is not disturbed by loading
     assert not any("host RSS" in w for w in stats["warnings"])
     assert "host RSS" not in stats["scope"]
@@ -311,19 +311,23 @@ def test_leak_verdicts_growing_flat_noisy_and_too_few() -> None:
     assert growing["gpu_used_bytes"].slope_mib_per_1k == pytest.approx(2.0, rel=1e-3)
     flat = memory_verdicts(_series(60, 0.0, noise_mib=0.05))
     assert {v.verdict for v in flat.values()} == {"stable"}
-    below = leak_check(*_pair(_series(60, 0.4)))
-    assert below.verdict == "stable" and "below 0.5" in below.reason
-    noisy = leak_check(*_pair(_series(60, 1.0, noise_mib=40.0, seed=2)))
-    assert noisy.verdict == "stable" and "not significant" in noisy.reason
-    few = memory_verdicts(_series(8, 5.0))  # 10% skipped as warm-up: 8 -> 8, still enough
-    assert few["gpu_used_bytes"].verdict == "growing"
-    fewer = memory_verdicts(_series(7, 5.0))
-    assert {v.verdict for v in fewer.values()} == {"unknown"} and fewer["gpu_used_bytes"].points == 7
-    # no slope to give: null in a document, not NaN (a short `profile --json` warned about it)
-    unknown = fewer["gpu_used_bytes"].to_dict()
-    assert unknown["slope_mib_per_1k"] is None and unknown["stderr_mib_per_1k"] is None
-    assert growing["gpu_used_bytes"].to_dict()["slope_mib_per_1k"] == pytest.approx(2.0, rel=1e-3)
+    below = leak_check(*_pair(_series(60, 0.8)))
+    assert below.verdict == "stable" and "below 1.0 MiB" in below.text
+    noisy = leak_check(*_pair(_series(60, 1.5, noise_mib=40.0, seed=2)))
+    assert noisy.verdict == "inconclusive" and noisy.evidence["inferences_needed"] > 59_000
+    assert f"{noisy.evidence['inferences_needed']:,} inferences" in noisy.text
+    few = memory_verdicts(_series(11, 5.0))  # a quarter left out as warm-up: 11 -> 8, still enough
+    assert few["gpu_used_bytes"].verdict == "growing" and few["gpu_used_bytes"].points == 8
+    fewer = memory_verdicts(_series(10, 5.0))
+    assert {v.verdict for v in fewer.values()} == {"inconclusive"} and fewer["gpu_used_bytes"].points == 7
+    assert fewer["gpu_used_bytes"].evidence["inferences_needed"] > 9_000
+    # a document says "no figure" as null, not NaN: an inconclusive verdict's interval is a figure
+    doc = fewer["gpu_used_bytes"].to_dict()
+    assert doc["verdict"] == "inconclusive" and doc["reason"] == doc["text"]
     assert memory_verdicts({"index": np.arange(3)}) == {}
+    none = leak_check(np.arange(2), np.arange(2)).to_json()
+    assert none["slope_mib_per_1k"] is None and none["evidence"]["low_mib_per_1k"] is None
+    assert growing["gpu_used_bytes"].to_dict()["slope_mib_per_1k"] == pytest.approx(2.0, rel=1e-3)
 
 
 def _pair(s: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -337,9 +341,9 @@ def test_one_outlier_does_not_make_flat_memory_grow() -> None:
 
 
 def test_leak_warning_threshold_is_min_warn_points() -> None:
-    # 10% of the points are skipped as allocator warm-up: n points leave n - int(0.1 n) for the fit
-    at = memory_verdicts(_series(MIN_WARN_POINTS + 3, 3.0))
-    short = memory_verdicts(_series(MIN_WARN_POINTS + 2, 3.0))
+    # a quarter of the inferences is left out as warm-up: 40 points at 0, 1k, ... leave 30 (from 10k on)
+    at = memory_verdicts(_series(40, 3.0))
+    short = memory_verdicts(_series(39, 3.0))
     assert at["gpu_used_bytes"].points == MIN_WARN_POINTS and short["gpu_used_bytes"].points == MIN_WARN_POINTS - 1
     assert all(v.verdict == "growing" for v in (*at.values(), *short.values()))
     warned = leak_warnings({k: v.to_dict() for k, v in at.items()})
@@ -351,7 +355,7 @@ def test_disturbed_host_memory_is_unknown_not_growing() -> None:
     s = _series(60, 3.0)
     disturbed = memory_verdicts(s, ["loaded model B.onnx"])
     for key, v in disturbed.items():
-        assert v.verdict == ("unknown" if key in HOST_KEYS else "growing")
+        assert v.verdict == ("inconclusive" if key in HOST_KEYS else "growing")
     warned = leak_warnings({k: v.to_dict() for k, v in disturbed.items()})
     assert not any(LEAK_KEYS[k] in w for k in HOST_KEYS for w in warned)
     assert len(warned) == len(LEAK_KEYS) - len(HOST_KEYS)

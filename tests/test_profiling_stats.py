@@ -94,7 +94,8 @@ def test_leak_verdicts(seed: int) -> None:
     assert growing.slope_mib_per_1k == pytest.approx(2.0, rel=0.1)
     tiny = leak_check(idx, base + idx * (0.05 * MIB / 1000))
     assert tiny.verdict == "stable"
-    assert leak_check(idx[:3], base[:3]).verdict == "unknown"
+    short = leak_check(idx[:3], base[:3])
+    assert short.verdict == "inconclusive" and short.evidence["inferences_needed"] > 500
 
 
 def test_exports_parse_back(tmp_path: Path) -> None:

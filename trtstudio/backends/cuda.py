@@ -1,22 +1,21 @@
-"""CUDA helpers over pycuda (buffers, streams, events, a transfer benchmark) and NVML / CUDA memory.
+"""CUDA helpers over pycuda (buffers, streams, events, a transfer benchmark) and CUDA graphs.
 
-pycuda and pynvml (package nvidia-ml-py) are imported lazily; a missing one is a BackendError naming
-the pip command. The device's primary context is retained and pushed on the calling thread, which is
+NVML and CUDA free/total are asked in ``measure.devices``. pycuda is imported lazily; a missing one
+is a BackendError naming the pip command. The device's primary context is retained and pushed on the calling thread, which is
 what TensorRT shares, so a worker thread calls ``CudaContext.push`` before it touches buffers.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from trtstudio.errors import BackendError
+from trtstudio.measure.devices import nvml_memory  # noqa: F401 - ui/profile_panel asks for it here
 
 PIP_PYCUDA = "pip install pycuda"
-PIP_NVML = "pip install nvidia-ml-py"
 
 
 def _driver() -> Any:
@@ -95,12 +94,6 @@ def dtoh_async(host: np.ndarray, dev: Any, stream: Any) -> None:
     _driver().memcpy_dtoh_async(host, dev, stream)
 
 
-def cuda_mem_info() -> tuple[int, int]:
-    """(free, total) bytes of the current context's device."""
-    free, total = _driver().mem_get_info()
-    return int(free), int(total)
-
-
 @dataclass(frozen=True)
 class TransferResult:
     """Bandwidth of one direction and kind of host memory, in GB/s (1e9 bytes)."""
@@ -138,45 +131,6 @@ def transfer_benchmark(nbytes: int, pinned: bool, repeats: int = 10) -> list[Tra
         med = float(np.median(times))
         out.append(TransferResult(direction, pinned, n * 4, n * 4 / (med / 1e3) / 1e9, med))
     dev.free()
-    return out
-
-
-# -- NVML -----------------------------------------------------------------------------------------
-_nvml_ready = False
-
-
-def _nvml() -> Any:
-    global _nvml_ready
-    try:
-        import pynvml
-    except ImportError as exc:
-        raise BackendError(f"GPU memory monitoring needs pynvml ({exc}); install it: {PIP_NVML}") from exc
-    if not _nvml_ready:
-        try:
-            pynvml.nvmlInit()
-        except pynvml.NVMLError as exc:
-            raise BackendError(f"NVML is not usable here: {exc}") from exc
-        _nvml_ready = True
-    return pynvml
-
-
-def nvml_memory(device: int = 0) -> dict[str, int]:
-    """NVML view of one GPU: ``gpu_used_bytes``, ``gpu_total_bytes`` and, where NVML lists this
-    process, ``process_gpu_bytes``."""
-    nv = _nvml()
-    h = nv.nvmlDeviceGetHandleByIndex(device)
-    info = nv.nvmlDeviceGetMemoryInfo(h)
-    out = {"gpu_used_bytes": int(info.used), "gpu_total_bytes": int(info.total)}
-    pid = os.getpid()
-    for getter in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
-        try:
-            procs = getattr(nv, getter)(h)
-        except (nv.NVMLError, AttributeError):
-            continue
-        for p in procs:
-            used = getattr(p, "usedGpuMemory", None)
-            if p.pid == pid and used is not None:
-                out["process_gpu_bytes"] = out.get("process_gpu_bytes", 0) + int(used)
     return out
 
 

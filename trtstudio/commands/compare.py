@@ -64,17 +64,21 @@ def run(args: argparse.Namespace) -> int:
     names = labels(args.names, args.inputs)
     comp = compare([_load(p) for p in args.inputs], names, args.title)
     written = write_comparison(comp, args.output) if args.output else []
-    doc = comp.to_json() if args.json else {"summary": comp.summary}  # the text needs no more
+    doc = comp.to_json() if args.json else {"summary": comp.summary, "warnings": comp.warnings}
     return emit(doc, args.json, render_text, written=written)
 
 
 def render_text(doc: dict[str, Any]) -> str:
-    """One line per input: its median latency and its speed-up over the first."""
+    """One line per input: its median latency and its speed-up over the first with its interval;
+    then each verdict and the comparison's warnings."""
+    from trtstudio.report.compare import speedup_text
+
     lines = []
     for s in doc["summary"]:
-        med, sp = s["median_ms"], s["speedup_median"]
-        lines.append(f"{s['name']:<30} median {'-' if med is None else f'{med:.4f} ms':>12}  "
-                     f"speed-up {'-' if sp is None else f'{sp:.2f}x'}")
+        med = s["median_ms"]
+        lines.append(f"{s['name']:<30} median {'-' if med is None else f'{med:.4f} ms':>12}  speed-up {speedup_text(s)}")
+    lines += [f"{s['verdict']}: {s['verdict_text']}" for s in doc["summary"] if s.get("verdict_text")]
+    lines += [f"warning: {w}" for w in doc.get("warnings") or []]
     return "\n".join(lines)
 
 

@@ -201,7 +201,7 @@ def memory_text(memory: dict[str, dict[str, Any]]) -> str:
     """The memory verdicts (label -> ``LeakVerdict.to_dict()``) as a short text for the stats strip."""
     parts = []
     for label, v in memory.items():
-        if v["verdict"] == "unknown":
+        if v.get("slope_mib_per_1k") is None or v["verdict"] in ("unknown", "inconclusive"):
             continue
         verdict = v["verdict"] if v["points"] >= MIN_WARN_POINTS else "too early to tell"
         parts.append(f"{label} {v['slope_mib_per_1k']:+.3f} MiB/1k inferences ({verdict})")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +28,7 @@ def host_probe() -> Probe:
 
 def nvml_probe(device: int = 0) -> Probe:
     """NVML device used/total and this process's GPU memory."""
-    from trtstudio.backends.cuda import nvml_memory
+    from trtstudio.measure.devices import nvml_memory
 
     nvml_memory(device)  # raises here, at start, when NVML is missing
     return lambda: nvml_memory(device)
@@ -36,12 +36,16 @@ def nvml_probe(device: int = 0) -> Probe:
 
 def cuda_probe() -> Probe:
     """CUDA free/total of the current context (``cuda_free_bytes``, ``cuda_total_bytes``)."""
-    from trtstudio.backends.cuda import cuda_mem_info
+    from trtstudio.measure.devices import cuda_mem_info
 
-    cuda_mem_info()
+    if cuda_mem_info() is None:
+        raise BackendError("no CUDA context current here")
+
     def probe() -> dict[str, int]:
-        free, total = cuda_mem_info()
-        return {"cuda_free_bytes": free, "cuda_total_bytes": total}
+        got = cuda_mem_info()
+        if got is None:
+            raise BackendError("the CUDA context went away")
+        return {"cuda_free_bytes": got[0], "cuda_total_bytes": got[1]}
 
     return probe
 
@@ -60,39 +64,61 @@ def default_probes(gpu: bool = True, device: int = 0) -> list[Probe]:
     return probes
 
 
-@dataclass
+def _written(n: int, dtype: Any) -> np.ndarray:
+    """A zeroed array whose pages are all touched now (``np.zeros`` leaves them to first use)."""
+    a = np.empty(n, dtype=dtype)
+    a.fill(0)
+    return a
+
+
 class MemorySeries:
     """Memory samples of a run: time, inference index, and one column per key, bounded in length
-    (every other sample is dropped when full, so the series spans the whole run)."""
+    (every other sample is dropped when full, so the series spans the whole run).
 
-    max_len: int = 20_000
-    t_s: list[float] = field(default_factory=list)
-    index: list[int] = field(default_factory=list)
-    values: dict[str, list[int]] = field(default_factory=dict)
+    The columns are numpy arrays written in full when made (a new key's column too), so recording
+    a sample allocates nothing: a series that grew with the run would itself raise the host RSS it
+    measures, by more per inference the slower each inference runs (a loaded machine)."""
+
+    def __init__(self, max_len: int = 20_000) -> None:
+        self.max_len = max_len
+        self._n = 0
+        self._t = _written(max_len, np.float64)
+        self._index = _written(max_len, np.int64)
+        self._values: dict[str, np.ndarray] = {}
 
     def add(self, t: float, index: int, sample: dict[str, int]) -> None:
-        """Append one sample; thin by two when ``max_len`` is reached."""
-        n = len(self.t_s)
+        """Append one sample (a key missing from it repeats its last value); thin by two when
+        ``max_len`` is reached."""
+        n = self._n
         for key, v in sample.items():
-            self.values.setdefault(key, [0] * n).append(int(v))
-        for col in self.values.values():
-            if len(col) < n + 1:
-                col.append(col[-1] if col else 0)
-        self.t_s.append(t)
-        self.index.append(index)
-        if len(self.t_s) >= self.max_len:
-            self.t_s, self.index = self.t_s[::2], self.index[::2]
-            self.values = {k: v[::2] for k, v in self.values.items()}
+            col = self._values.get(key)
+            if col is None:
+                col = self._values[key] = _written(self.max_len, np.int64)
+            col[n] = int(v)
+        for key, col in self._values.items():
+            if key not in sample:
+                col[n] = col[n - 1] if n else 0
+        self._t[n], self._index[n] = t, index
+        self._n = n + 1
+        if self._n >= self.max_len:
+            keep = (self._n + 1) // 2
+            for a in (self._t, self._index, *self._values.values()):
+                a[:keep] = a[: self._n : 2]
+            self._n = keep
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """Columns as arrays: ``t_s``, ``index`` and each memory key."""
-        out = {"t_s": np.asarray(self.t_s, dtype=np.float64), "index": np.asarray(self.index, dtype=np.int64)}
-        out.update({k: np.asarray(v, dtype=np.int64) for k, v in self.values.items()})
+        """Columns as arrays (copies): ``t_s``, ``index`` and each memory key."""
+        n = self._n
+        out = {"t_s": self._t[:n].copy(), "index": self._index[:n].copy()}
+        out.update({k: v[:n].copy() for k, v in self._values.items()})
         return out
 
     def summary(self) -> dict[str, dict[str, int]]:
         """First, last and peak of each key."""
-        return {k: {"first": v[0], "last": v[-1], "peak": max(v)} for k, v in self.values.items() if v}
+        n = self._n
+        if not n:
+            return {}
+        return {k: {"first": int(v[0]), "last": int(v[n - 1]), "peak": int(v[:n].max())} for k, v in self._values.items()}
 
 
 class MemoryMonitor:

@@ -1,82 +1,23 @@
-"""The GPUs of this host, device choice per model, and per-GPU memory and utilisation over time.
+"""Device choice per model, and per-GPU memory and utilisation over time for the scenario panels.
 
-Written for any number of GPUs. NVML (pynvml) is asked first; without it, torch's view of CUDA when
-torch is already imported; without either the list is empty and every model runs where its backend
-runs on the CPU. The sampler keeps a bounded series per GPU for the per-GPU panels.
+The GPUs themselves and their readings come from ``measure.devices`` (NVML, else torch's view;
+without either the list is empty and every model runs where its backend runs on the CPU). The
+sampler keeps a bounded series per GPU for the per-GPU panels.
 """
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from trtstudio.errors import InputError
+from trtstudio.measure.devices import GpuInfo, gpu_reading, list_gpus
 
-
-@dataclass(frozen=True)
-class GpuInfo:
-    """One GPU as NVML (or torch) names it."""
-
-    index: int
-    name: str
-    total_bytes: int
-
-    def label(self) -> str:
-        """'GPU 0: NVIDIA H200 (140 GiB)'."""
-        return f"GPU {self.index}: {self.name} ({self.total_bytes / 2**30:.0f} GiB)"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON."""
-        return asdict(self)
-
-
-def _nvml() -> Any | None:
-    try:
-        from trtstudio.backends.cuda import _nvml
-
-        return _nvml()
-    except Exception:  # noqa: BLE001 - pynvml missing or no driver
-        return None
-
-
-def list_gpus() -> list[GpuInfo]:
-    """Every GPU visible here (NVML, else torch if imported); [] without a GPU."""
-    nv = _nvml()
-    if nv is not None:
-        out = []
-        for i in range(nv.nvmlDeviceGetCount()):
-            h = nv.nvmlDeviceGetHandleByIndex(i)
-            name = nv.nvmlDeviceGetName(h)
-            out.append(GpuInfo(i, name.decode() if isinstance(name, bytes) else str(name),
-                               int(nv.nvmlDeviceGetMemoryInfo(h).total)))
-        return out
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        return [GpuInfo(i, torch.cuda.get_device_name(i), int(torch.cuda.get_device_properties(i).total_memory))
-                for i in range(torch.cuda.device_count())]
-    return []
-
-
-def gpu_reading(index: int) -> dict[str, float]:
-    """NVML now: ``used_bytes``, ``total_bytes``, ``util_percent`` (GPU), ``mem_util_percent``; {} without NVML."""
-    nv = _nvml()
-    if nv is None:
-        return {}
-    h = nv.nvmlDeviceGetHandleByIndex(index)
-    mem = nv.nvmlDeviceGetMemoryInfo(h)
-    out: dict[str, float] = {"used_bytes": float(mem.used), "total_bytes": float(mem.total)}
-    try:
-        util = nv.nvmlDeviceGetUtilizationRates(h)
-        out.update(util_percent=float(util.gpu), mem_util_percent=float(util.memory))
-    except Exception:  # noqa: BLE001 - some GPUs (and virtual ones) refuse utilisation
-        pass
-    return out
+__all__ = ["GpuInfo", "GpuSampler", "gpu_reading", "list_gpus", "parse_devices"]
 
 
 def parse_devices(text: str | None, count: int, default: int | None = None) -> list[int | None]:

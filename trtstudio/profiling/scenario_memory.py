@@ -16,6 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from trtstudio.measure.devices import cuda_mem_info, nvml_used
+from trtstudio.measure.trend import fit_trend
+from trtstudio.measure.verdict import Verdict
+
 MIB = 1 << 20
 TryAlloc = Callable[[int], bool]
 
@@ -124,40 +128,6 @@ def cuda_try_alloc(device: int = 0) -> TryAlloc | None:
     return try_alloc_pycuda
 
 
-def cuda_mem_info(device: int = 0) -> tuple[int, int] | None:
-    """(free, total) bytes of ``device`` through cuda-python (or torch when it is already imported)."""
-    try:
-        from cuda.bindings import runtime as rt
-    except ImportError:
-        rt = None
-    if rt is not None:
-        try:
-            rt.cudaSetDevice(device)
-            err, free, total = rt.cudaMemGetInfo()
-            if err == rt.cudaError_t.cudaSuccess:
-                return int(free), int(total)
-        except Exception:  # noqa: BLE001
-            pass
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available() and device < torch.cuda.device_count():
-        free, total = torch.cuda.mem_get_info(device)
-        return int(free), int(total)
-    return None
-
-
-def nvml_used(device: int = 0) -> dict[str, int]:
-    """NVML's ``gpu_used_bytes`` (and ``process_gpu_bytes`` where listed) of one GPU; {} without NVML."""
-    try:
-        from trtstudio.backends.cuda import nvml_memory
-
-        got = nvml_memory(device)
-    except Exception:  # noqa: BLE001 - NVML missing or no GPU
-        return {}
-    return {k: v for k, v in got.items() if k in ("gpu_used_bytes", "process_gpu_bytes")}
-
-
 _TRIM: Any = None
 
 
@@ -222,26 +192,25 @@ class VerdictRules:
     min_cycles: int = 4
 
 
-def _slope(y: np.ndarray) -> tuple[float, float]:
-    """Least-squares slope per cycle and its standard error."""
-    x = np.arange(y.size, dtype=np.float64)
-    xm, ym = x.mean(), y.mean()
-    sxx = float(((x - xm) ** 2).sum())
-    slope = float(((x - xm) * (y - ym)).sum() / sxx)
-    resid = y - (ym + slope * (x - xm))
-    dof = max(1, y.size - 2)
-    return slope, float(np.sqrt((resid**2).sum() / dof / sxx))
-
-
 def _grows(y: np.ndarray, min_total: float, t_min: float) -> tuple[bool, float, float]:
-    slope, err = _slope(y)
+    tr = fit_trend(np.arange(y.size), y, autocorrelated=False)  # one reading per cycle: independent
+    slope, err = tr.slope, tr.stderr
     total = slope * (y.size - 1)
     significant = slope > t_min * err if err > 0 else slope > 0
     return bool(total > min_total and significant), slope, total
 
 
 def cycle_verdict(cycles: Sequence[dict[str, Any]], rules: VerdictRules | None = None) -> dict[str, Any]:
-    """Leak, fragmentation, stable or unknown, from per-cycle readings (see ``VerdictRules``).
+    """Leak, fragmentation, stable or unknown, from per-cycle readings (see ``VerdictRules``): a
+    ``measure.verdict.Verdict``'s JSON (topic, verdict, text, evidence) that also keeps its figures
+    and ``reason`` flat, as documents written before the Verdict type have them."""
+    doc = _cycle_verdict(cycles, rules)
+    evidence = {k: v for k, v in doc.items() if k not in ("verdict", "reason")}
+    return {**doc, **Verdict("memory across load/unload cycles", doc["verdict"], doc["reason"], evidence).to_json()}
+
+
+def _cycle_verdict(cycles: Sequence[dict[str, Any]], rules: VerdictRules | None) -> dict[str, Any]:
+    """The figures and verdict of ``cycle_verdict``.
 
     The memory in use is NVML's ``gpu_used_bytes`` when measured, else ``host_rss_bytes``; free memory
     is ``cuda_free_bytes`` and the largest block ``largest_block_bytes``. A leak is named before

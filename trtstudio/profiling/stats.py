@@ -1,4 +1,12 @@
-"""Latency statistics of a run and trtexec-like warnings."""
+"""The one statistics summary of latency samples, and trtexec-like warnings.
+
+Vocabulary, for every document trtstudio writes or reads: ``count``, ``mean``, ``median``, ``p90``,
+``p95``, ``p99``, ``p999``, ``min``, ``max``, ``std``, ``cov`` (%), ``jitter_ms`` (p99 - median).
+``median`` is the 50th percentile; Triton documents name it ``p50`` (perf_analyzer's word), and
+:func:`stat` reads either name from either kind of document. The empty case is ``{"count": 0}``
+with no other figure (where a document lists its keys anyway, a missing figure is null, never 0):
+:func:`stat` gives None for it.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +34,23 @@ def longest_spike(values: np.ndarray, p99: float, median: float) -> dict[str, fl
     return {"samples": int(lengths[k]), "start": s, "duration_ms": float(values[s:e].sum())}
 
 
+ALIASES = {"p50": "median", "median": "p50"}  # the same figure under its two names
+PERCENTILES = {"median": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
+
+
+def stat(stats: dict[str, Any] | None, name: str) -> float | None:
+    """Figure ``name`` of a summary (``median`` and ``p50`` read each other); None when the summary
+    has none (empty run, missing key, null or NaN)."""
+    if not stats:
+        return None
+    v = stats.get(name)
+    if v is None and name in ALIASES:
+        v = stats.get(ALIASES[name])
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
 def latency_stats(values: np.ndarray) -> dict[str, Any]:
     """count, mean, median, p90/p95/p99/p999, min, max, std, cov (%), jitter (p99 - p50) and the
     longest spike, over latencies in ms (linear-interpolated percentiles, as numpy's default)."""
@@ -33,7 +58,7 @@ def latency_stats(values: np.ndarray) -> dict[str, Any]:
     v = v[np.isfinite(v)]
     if v.size == 0:
         return {"count": 0}
-    p50, p90, p95, p99, p999 = (float(x) for x in np.percentile(v, [50, 90, 95, 99, 99.9]))
+    p50, p90, p95, p99, p999 = (float(x) for x in np.percentile(v, list(PERCENTILES.values())))
     mean = float(v.mean())
     std = float(v.std())
     return {

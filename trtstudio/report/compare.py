@@ -2,7 +2,12 @@
 
 For each variant: latency percentiles, throughput, speed-ups against the baseline (the first
 variant; ``> 1`` means faster), peak memory, engine size and device memory, accuracy, and the
-layer mix by precision. For each variant after the first, a layer-level diff against the
+layer mix by precision. The median speed-up carries its 95% interval (``measure.ratio``: the ratio
+is variant / baseline latency, the speed-up its inverse, bootstrapped over both runs' samples) and
+a ``Verdict``: ``faster``, ``slower``, ``no significant difference`` (the interval holds 1.0) or
+``inconclusive`` (no samples to resample: report JSON inputs). Inputs whose latency varies much
+(coefficient of variation over ``NOISY_COV_PERCENT``) are warned about in that verdict's text and in
+the warnings. For each variant after the first, a layer-level diff against the
 baseline: layers are matched through the ONNX nodes they were built from (a layer of A and a layer
 of B that share a node fall in the same row, so different fusions line up as one row with several
 layers on a side); layers without ONNX nodes match by name. A row is marked ``precision`` when
@@ -17,17 +22,60 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+import numpy as np
+
+from trtstudio.measure.ratio import NO_DIFFERENCE, Ratio, ratio_interval, ratio_of, speedup_of
+from trtstudio.measure.verdict import INCONCLUSIVE, Verdict
+from trtstudio.profiling.stats import stat
 from trtstudio.report.model import Report, _clean, now_iso
 
 SCHEMA = "trtstudio.comparison/1"
 PCTS = ("mean", "median", "p90", "p95", "p99", "p999", "min", "max")
 _MEM_KEYS = ("process_gpu_bytes", "gpu_used_bytes", "host_rss_bytes")
+NOISY_COV_PERCENT = 10.0  # latency CV above which a comparison's input is called noisy
+RATIO_RULE = ("speed-up = baseline median latency / variant median latency (> 1: faster), with its 95% "
+              "interval bootstrapped over stretches of both runs (drift within a run widens it); no significant "
+              "difference when it holds 1.0")
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None or b == 0:
-        return None
-    return float(a) / float(b)
+def _samples(rep: Report) -> np.ndarray:
+    return np.zeros(0) if rep.samples is None else np.asarray(rep.samples, dtype=np.float64)
+
+
+def speedup_verdict(base_name: str, base: np.ndarray, name: str, other: np.ndarray,
+                    covs: Sequence[float | None] = ()) -> tuple[Verdict, Ratio]:
+    """The verdict on ``name``'s median speed-up over ``base_name`` (latency samples in ms) and the
+    speed-up itself (``ratio_interval(base, other).inverse()``: baseline / variant). ``covs``: both
+    runs' coefficients of variation (%), named in the text when over ``NOISY_COV_PERCENT``."""
+    sp = ratio_interval(base, other, "median").inverse()
+    noisy = [c for c in covs if c is not None and c > NOISY_COV_PERCENT]
+    noise = (f"; latency varies a lot (CV {', '.join(f'{c:.0f}%' for c in covs if c is not None)}), "
+             "so run longer on a quieter machine for a narrower interval") if noisy else ""
+    evidence = {"speedup": sp.to_json(), "rule": RATIO_RULE, "cov_percent": list(covs),
+                "noisy": bool(noisy), "noisy_cov_percent": NOISY_COV_PERCENT}
+    topic = f"speed-up of {name} over {base_name}"
+    if not sp.has_interval:
+        why = "no latency samples to resample (report JSON inputs keep none; compare sessions)" \
+            if sp.n_base < 2 or sp.n_other < 2 else "the samples gave no interval"
+        return Verdict(topic, INCONCLUSIVE, f"{name} vs {base_name}: speed-up {sp.describe()}; {why}{noise}", evidence), sp
+    sizes = f"{sp.method} over {sp.n_base:,} and {sp.n_other:,} inferences"
+    if not sp.significant:
+        return Verdict(topic, NO_DIFFERENCE, f"{NO_DIFFERENCE} between {name} and {base_name}: speed-up "
+                       f"{sp.describe()} holds 1.0 ({sizes}){noise}", evidence), sp
+    word = "faster" if sp.value > 1 else "slower"
+    factor = sp if sp.value > 1 else sp.inverse()
+    return Verdict(topic, word, f"{name} is {factor.describe()} {word} than {base_name} ({sizes}){noise}", evidence), sp
+
+
+def speedup_text(row: dict[str, Any]) -> str:
+    """A summary row's speed-up for a table: '1.24x (1.10-1.39x)', '1.02x (n.s.: 0.95-1.10x)', or the
+    bare figure where there is no interval."""
+    sp, low, high = row.get("speedup_median"), row.get("speedup_low"), row.get("speedup_high")
+    text = "\u2013" if sp is None else f"{sp:.2f}x"
+    if low is None or high is None:
+        return text
+    mark = "n.s.: " if row.get("verdict") == NO_DIFFERENCE else ""
+    return f"{text} ({mark}{low:.2f}-{high:.2f}x)"
 
 
 def _peak_memory(rep: Report) -> tuple[str | None, int | None]:
@@ -170,6 +218,7 @@ class Comparison:
     summary: list[dict[str, Any]] = field(default_factory=list)
     layer_diffs: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    ratio_rule: str = RATIO_RULE
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as one JSON-ready document."""
@@ -198,18 +247,27 @@ def _compare(reports: Sequence[Report], names: Sequence[str] | None, title: str 
     variants = [variant_of(r, n) for r, n in zip(reports, labels, strict=True)]
     base = variants[0]
     bl = base["latency_ms"]
-    for v in variants:
+    base_samples = _samples(reports[0])
+    for i, (rep, v) in enumerate(zip(reports, variants, strict=True)):
         lat = v["latency_ms"]
-        v["speedup"] = {k: _ratio(bl.get(k), lat.get(k)) for k in ("mean", "median", "p99")}
-        v["throughput_ratio"] = _ratio(v["throughput"].get("inferences_per_s"), base["throughput"].get("inferences_per_s"))
-        v["engine_size_ratio"] = _ratio(v["engine_size_bytes"], base["engine_size_bytes"])
+        v["speedup"] = {k: speedup_of(bl.get(k), lat.get(k)) for k in ("mean", "median", "p99")}
+        v["throughput_ratio"] = ratio_of(base["throughput"].get("inferences_per_s"), v["throughput"].get("inferences_per_s"))
+        v["engine_size_ratio"] = ratio_of(base["engine_size_bytes"], v["engine_size_bytes"])
+        v["speedup_interval"], v["verdict"] = None, None
+        if i and lat.get("count") and bl.get("count"):
+            verdict, sp = speedup_verdict(base["name"], base_samples, v["name"], _samples(rep),
+                                          [stat(bl, "cov"), stat(lat, "cov")])
+            v["speedup_interval"], v["verdict"] = sp.to_json(), verdict.to_json()
     summary = []
     for v in variants:
         acc = v["accuracy"] or {}
         head = next(((k, val) for k, val in acc.items() if isinstance(val, (int, float)) and not isinstance(val, bool)), None)
         summary.append({
             "name": v["name"], "median_ms": v["latency_ms"].get("median"), "p99_ms": v["latency_ms"].get("p99"),
-            "speedup_median": v["speedup"]["median"], "inferences_per_s": v["throughput"].get("inferences_per_s"),
+            "speedup_median": v["speedup"]["median"],
+            "speedup_low": (v["speedup_interval"] or {}).get("low"), "speedup_high": (v["speedup_interval"] or {}).get("high"),
+            "verdict": (v["verdict"] or {}).get("verdict"), "verdict_text": (v["verdict"] or {}).get("text"),
+            "inferences_per_s": v["throughput"].get("inferences_per_s"),
             "engine_size_bytes": v["engine_size_bytes"], "memory_peak_bytes": v["memory_peak_bytes"],
             "accuracy": None if head is None else {"metric": head[0], "value": head[1]},
             "precisions": v["layers_by_precision"],
@@ -220,8 +278,12 @@ def _compare(reports: Sequence[Report], names: Sequence[str] | None, title: str 
         diffs.append({"a": base["name"], "b": v["name"], "summary": _diff_summary(rows), "rows": rows})
     warnings = []
     for v in variants:
+        cov = stat(v["latency_ms"], "cov")
         if not v["latency_ms"].get("count"):
             warnings.append(f"{v['name']}: no run, so no latency to compare")
+        elif cov is not None and cov > NOISY_COV_PERCENT:
+            warnings.append(f"{v['name']}: noisy latency (coefficient of variation {cov:.0f}% > {NOISY_COV_PERCENT:.0f}%); "
+                            "speed-ups against it carry wide intervals")
     backends = {v["backend"] for v in variants if v["backend"]}
     if len(backends) > 1:
         warnings.append("the variants ran on different backends: " + ", ".join(sorted(backends)))

@@ -31,6 +31,7 @@ tr.error td { background: #fbe3e3; } tr.warning td { background: #fff4d6; } tr.i
 .card { border: 1px solid #c8c8c8; border-radius: 6px; padding: 8px 12px; min-width: 140px; }
 .card .v { font-size: 18px; font-weight: bold; } .card .k { color: #555; font-size: 11px; }
 .verdict-growing { color: #b00020; font-weight: bold; } .verdict-stable { color: #1d7a32; font-weight: bold; }
+.verdict-inconclusive { color: #8a6100; font-weight: bold; }
 figure { margin: 8px 0; } figure svg, figure img { max-width: 100%; height: auto; }
 .graph { max-height: 900px; overflow: auto; border: 1px solid #ddd; }
 ul.warnings li { margin-bottom: 3px; }
@@ -256,6 +257,16 @@ def _latency(rep: Any, images: Images) -> str:
     return "".join(parts)
 
 
+def _leak_slope(lk: dict[str, Any]) -> str:
+    """'+0.4290 (+0.2130 to +0.6450)' from a leak verdict's JSON (older documents: the slope alone)."""
+    slope = lk.get("slope_mib_per_1k")
+    if slope is None:
+        return ""
+    ev = lk.get("evidence") or {}
+    low, high = ev.get("low_mib_per_1k"), ev.get("high_mib_per_1k")
+    return f"{slope:+.4f}" + ("" if low is None or high is None else f" ({low:+.4f} to {high:+.4f})")
+
+
 def _memory(rep: Any, images: Images) -> str:
     parts = []
     leak = rep.leak or {}
@@ -266,13 +277,13 @@ def _memory(rep: Any, images: Images) -> str:
     for k, v in sorted(rep.memory.items()):
         if isinstance(v, dict):
             lk = v.get("leak") or {}
-            slope = lk.get("slope_mib_per_1k")
             rows.append((k, fmt_bytes(v.get("first")), fmt_bytes(v.get("last")), fmt_bytes(v.get("peak")),
-                         lk.get("verdict", ""), "" if slope is None else f"{slope:.4f}"))
+                         lk.get("verdict", ""), _leak_slope(lk)))
         else:
             rows.append((k, "", "", fmt_bytes(v), "", ""))
     if rows:
-        parts.append(table(("key", "first", "last", "peak", "leak", "MiB / 1k inferences"), rows, num=(1, 2, 3, 5)))
+        parts.append(table(("key", "first", "last", "peak", "leak", "MiB / 1k inferences after warm-up (95% interval)"),
+                           rows, num=(1, 2, 3, 5)))
     if "memory" in rep.plots:
         parts.append(images.svg(plots.svg_series(rep.plots["memory"], "Memory over the run"), "memory.svg"))
     return "".join(parts)
@@ -406,28 +417,39 @@ def _fmt_speed(v: float | None) -> str:
 
 
 def _comparison_summary(comp: Any, images: Images) -> str:
+    from trtstudio.report.compare import speedup_text
+
     rows = []
     for s in comp.summary:
         acc = s.get("accuracy") or {}
-        rows.append((s["name"], fmt_ms(s["median_ms"]), fmt_ms(s["p99_ms"]), _fmt_speed(s["speedup_median"]),
+        rows.append((s["name"], fmt_ms(s["median_ms"]), fmt_ms(s["p99_ms"]), speedup_text(s),
                      _per_s(s["inferences_per_s"]), fmt_bytes(s["engine_size_bytes"]),
                      fmt_bytes(s["memory_peak_bytes"]),
                      f"{acc['metric']} {fmt_num(acc['value'], 6) if isinstance(acc.get('value'), float) else acc.get('value')}" if acc else "\u2013",
                      ", ".join(f"{k} {n}" for k, n in (s.get("precisions") or {}).items())))
-    parts = [f"<p>Baseline: <b>{escape(comp.baseline)}</b>; speed-up = baseline median / variant median (&gt; 1 is faster).</p>",
-             table(("variant", "median", "p99", "speed-up", "throughput", "engine size", "peak memory", "accuracy", "layers by precision"),
-                   rows, num=(1, 2, 3, 4, 5, 6))]
+    rule = getattr(comp, "ratio_rule", "speed-up = baseline median / variant median (> 1 is faster)")
+    verdicts = [f"<li>{escape(s['verdict_text'])}</li>" for s in comp.summary if s.get("verdict_text")]
+    parts = [f"<p>Baseline: <b>{escape(comp.baseline)}</b>; {escape(rule)}.</p>",
+             f'<ul class="verdicts">{"".join(verdicts)}</ul>' if verdicts else "",
+             table(("variant", "median", "p99", "speed-up (95% interval)", "throughput", "engine size", "peak memory",
+                    "accuracy", "layers by precision"), rows, num=(1, 2, 3, 4, 5, 6))]
     med = [(s["name"], s["median_ms"]) for s in comp.summary if s["median_ms"] is not None]
     if med:
-        notes = [_fmt_speed(s["speedup_median"]) for s in comp.summary if s["median_ms"] is not None]
+        notes = [speedup_text(s) for s in comp.summary if s["median_ms"] is not None]
         parts.append(images.svg(plots.svg_bars([m[0] for m in med], [m[1] for m in med], "Median latency", notes=notes),
                                 "compare_median.svg"))
     for d in comp.layer_diffs:
         c = d["summary"]["changes"]
+        if not d["rows"]:
+            parts.append(f"<p>{escape(d['b'])} vs {escape(d['a'])}: {_NO_LAYERS}</p>")
+            continue
         parts.append(f"<p>{escape(d['b'])} vs {escape(d['a'])}: {d['summary']['matched']} matched layer groups, "
                      f"{c['precision']} precision changes, {c['tactic']} tactic changes, {c['fusion']} fusion changes, "
                      f"{c['only_a']} only in {escape(d['a'])}, {c['only_b']} only in {escape(d['b'])}.</p>")
     return "".join(parts)
+
+
+_NO_LAYERS = "no layers to compare: neither input has engine layers or a per-layer profile."
 
 
 def _comparison_details(comp: Any) -> str:
@@ -483,14 +505,18 @@ def render_comparison(comp: Any, inline: bool = True,
     body = [section("Summary", _comparison_summary(comp, images), "summary"),
             section("Latency", _comparison_details(comp), "latency", new_page=True)]
     acc = _comparison_accuracy(comp)
-    if acc:
-        body.append(section("Accuracy", acc, "accuracy"))
-    for d in comp.layer_diffs:
+    body.append(section("Accuracy", acc or "<p>No accuracy results in these inputs.</p>", "accuracy"))
+    for i, d in enumerate(comp.layer_diffs):
         changed = sum(1 for r in d["rows"] if r["changes"])
-        text = f"<h3>Changed ({changed} of {len(d['rows'])} rows)</h3>" + _layer_diff_table(d, True, max_rows)
-        if changed < len(d["rows"]):
-            text += "<h3>All layers</h3>" + _layer_diff_table(d, False, max_rows)
-        body.append(section(f"Layer diff: {d['b']} vs {d['a']}", text, "diff-" + str(comp.layer_diffs.index(d))))
+        if not d["rows"]:
+            text = f"<p>{_NO_LAYERS.capitalize()}</p>"
+        elif not changed:
+            text = f"<p>No changes in {len(d['rows'])} matched rows.</p>" + _layer_diff_table(d, False, max_rows)
+        else:
+            text = f"<h3>Changed ({changed} of {len(d['rows'])} rows)</h3>" + _layer_diff_table(d, True, max_rows)
+            if changed < len(d["rows"]):
+                text += "<h3>All layers</h3>" + _layer_diff_table(d, False, max_rows)
+        body.append(section(f"Layer diff: {d['b']} vs {d['a']}", text, f"diff-{i}"))
     warn = "".join(f"<li>{escape(w)}</li>" for w in comp.warnings) or "<li>none</li>"
     body.append(section("Warnings", f'<ul class="warnings">{warn}</ul>', "warnings"))
     return page(comp.title, f"generated {comp.generated} by trtstudio", body), images.resources

@@ -346,13 +346,18 @@ def _group(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
 
 
 def _leak_summary(memory: dict[str, Any]) -> dict[str, Any]:
+    """The run's memory verdict: the worst of its series' (growing > inconclusive > stable), with
+    that series' text and evidence (``measure.verdict.Verdict``; older documents say ``reason``)."""
+    from trtstudio.measure.verdict import Verdict
+
     verdicts = {k: v["leak"] for k, v in memory.items() if isinstance(v, dict) and isinstance(v.get("leak"), dict)}
     if not verdicts:
         return {"verdict": "unknown", "reason": "no memory series", "by_key": {}}
-    order = {"growing": 2, "stable": 1, "unknown": 0}
-    worst_key = max(sorted(verdicts), key=lambda k: order.get(verdicts[k]["verdict"], 0))
-    return {"verdict": verdicts[worst_key]["verdict"], "reason": f"{worst_key}: {verdicts[worst_key]['reason']}",
-            "by_key": verdicts}
+    order = {"growing": 3, "inconclusive": 2, "unknown": 1, "stable": 0}
+    worst_key = max(sorted(verdicts), key=lambda k: order.get(verdicts[k].get("verdict"), 1))
+    worst = Verdict.from_json(verdicts[worst_key])
+    return {"verdict": worst.verdict, "reason": f"{worst_key}: {worst.text}", "text": worst.text,
+            "evidence": worst.evidence, "by_key": verdicts}
 
 
 @dataclass

@@ -198,7 +198,9 @@ def findings_by_severity(rep: Any) -> dict[str, Any]:
 
 
 def _verdict(topic: str, verdict: str, text: str, **evidence: Any) -> dict[str, Any]:
-    return {"topic": topic, "verdict": verdict, "text": text, "evidence": evidence}
+    from trtstudio.measure.verdict import Verdict
+
+    return Verdict(topic, verdict, text, evidence).to_json()
 
 
 def verdicts(rep: Any) -> list[dict[str, Any]]:
@@ -220,8 +222,8 @@ def verdicts(rep: Any) -> list[dict[str, Any]]:
     leak = rep.leak or {}
     if leak.get("verdict") and leak.get("verdict") != "unknown":
         word = str(leak["verdict"])
-        out.append(_verdict("memory", word, f"Memory is {word}: {leak.get('reason', '')}".rstrip(": "),
-                            **{k: v for k, v in leak.items() if k not in ("verdict", "by_key")}))
+        text = str(leak.get("text") or leak.get("reason") or "")
+        out.append(_verdict("memory", word, text or f"Memory is {word}.", **(leak.get("evidence") or {})))
     out.extend(_accuracy_verdicts(rep.accuracy))
     return out
 

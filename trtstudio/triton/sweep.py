@@ -138,14 +138,16 @@ def step_figures(step: dict[str, Any]) -> dict[str, Any]:
 
 
 def latency_figures(lat_s: np.ndarray) -> dict[str, float]:
-    """p50/p90/p95/p99/mean/min/max of latencies given in seconds, in ms; NaN each where none
-    (no request answered), which the document writes as null (:func:`absent_as_null`)."""
-    if lat_s.size == 0:
-        return {f"p{p}": math.nan for p in PERCENTILES} | {"mean": math.nan, "min": math.nan, "max": math.nan}
-    ms = lat_s * 1e3
-    q = np.percentile(ms, PERCENTILES)
-    out = {f"p{p}": float(v) for p, v in zip(PERCENTILES, q, strict=True)}
-    out.update(mean=float(ms.mean()), min=float(ms.min()), max=float(ms.max()))
+    """p50/p90/p95/p99/mean/min/max of latencies given in seconds, in ms, from the one statistics
+    summary (``profiling.stats.latency_stats``; p50 is its median under perf_analyzer's name); NaN
+    each where none (no request answered), which the document writes as null (:func:`absent_as_null`)."""
+    from trtstudio.profiling.stats import latency_stats, stat
+
+    s = latency_stats(np.asarray(lat_s, dtype=np.float64) * 1e3)
+    out = {}
+    for key in (*(f"p{p}" for p in PERCENTILES), "mean", "min", "max"):
+        v = stat(s, key)
+        out[key] = math.nan if v is None else v
     return out
 
 
