@@ -152,3 +152,29 @@ def test_one_report_from_model_engine_and_runs_and_a_foreign_run_refused(sample_
     assert main(["report", str(other), "--run", str(runs[0]), "-o", str(tmp_path / "x.html")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and str(runs[0]) in err and err.count("sha256") == 2
+
+
+def test_comparison_tells_the_story_first(sample_model, tmp_path):
+    pytest.importorskip("onnxruntime")
+    from trtstudio.profiling.session import ProfileRequest, run_profile
+    from trtstudio.report.compare import compare
+    from trtstudio.report.model import build_report
+
+    reps = []
+    for k in range(2):
+        out = run_profile(ProfileRequest(model=str(sample_model), backend="ort", iterations=200, warmup=5))
+        reps.append(build_report(run=out.run_data(f"run{k}")))
+    comp = compare(reps, ["a", "b"])
+    verdict = comp.variants[1]["verdict"]["verdict"]
+    sentence = comp.story[0]
+    expected = {"faster": "cuts the median", "slower": "raises the median",
+                "no significant difference": "no significant difference"}[verdict]
+    assert sentence.startswith("b ") and expected in sentence and "against a" in sentence
+    dist = comp.charts["latency"]
+    assert set(dist["series"]) == {"a", "b"}
+    for shares in dist["series"].values():
+        assert sum(shares) == pytest.approx(1.0, abs=1e-3) and len(shares) == len(dist["edges"]) - 1
+    from trtstudio.report.html import render_comparison
+
+    html, _ = render_comparison(comp)
+    assert html.index(sentence.split(" (")[0]) < html.index("<table")  # the story before the tables

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     names = labels(args.names, args.inputs)
     comp = compare([_load(p) for p in args.inputs], names, args.title)
     written = write_comparison(comp, args.output) if args.output else []
-    doc = comp.to_json() if args.json else {"summary": comp.summary, "warnings": comp.warnings}
+    doc = comp.to_json() if args.json else {"summary": comp.summary, "warnings": comp.warnings, "story": comp.story}
     return emit(doc, args.json, render_text, written=written)
 
 
@@ -73,7 +73,7 @@ def render_text(doc: dict[str, Any]) -> str:
     then each verdict and the comparison's warnings."""
     from trtstudio.report.compare import speedup_text
 
-    lines = []
+    lines = [" ".join(doc["story"])] if doc.get("story") else []
     for s in doc["summary"]:
         med = s["median_ms"]
         lines.append(f"{s['name']:<30} median {'-' if med is None else f'{med:.4f} ms':>12}  speed-up {speedup_text(s)}")

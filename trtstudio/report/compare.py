@@ -219,6 +219,8 @@ class Comparison:
     layer_diffs: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     ratio_rule: str = RATIO_RULE
+    story: list[str] = field(default_factory=list)  # report.story: what changed, in sentences, first
+    charts: dict[str, Any] = field(default_factory=dict)  # latency distributions, time by layer type
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as one JSON-ready document."""
@@ -287,5 +289,11 @@ def _compare(reports: Sequence[Report], names: Sequence[str] | None, title: str 
     backends = {v["backend"] for v in variants if v["backend"]}
     if len(backends) > 1:
         warnings.append("the variants ran on different backends: " + ", ".join(sorted(backends)))
-    return Comparison(title=title or "trtstudio comparison: " + " vs ".join(labels), generated=now_iso(),
+    comp = Comparison(title=title or "trtstudio comparison: " + " vs ".join(labels), generated=now_iso(),
                       baseline=base["name"], variants=variants, summary=summary, layer_diffs=diffs, warnings=warnings)
+    from trtstudio.report import story
+
+    comp.story = story.story(comp)
+    comp.charts = {k: v for k, v in (("latency", story.distributions([_samples(r) for r in reports], labels)),
+                                     ("time_by_type", story.time_by_type(list(reports), labels))) if v}
+    return comp

@@ -428,8 +428,11 @@ def _comparison_summary(comp: Any, images: Images) -> str:
                      f"{acc['metric']} {fmt_num(acc['value'], 6) if isinstance(acc.get('value'), float) else acc.get('value')}" if acc else "\u2013",
                      ", ".join(f"{k} {n}" for k, n in (s.get("precisions") or {}).items())))
     rule = getattr(comp, "ratio_rule", "speed-up = baseline median / variant median (> 1 is faster)")
+    story = getattr(comp, "story", None) or []
+    charts = getattr(comp, "charts", None) or {}
     verdicts = [f"<li>{escape(s['verdict_text'])}</li>" for s in comp.summary if s.get("verdict_text")]
-    parts = [f"<p>Baseline: <b>{escape(comp.baseline)}</b>; {escape(rule)}.</p>",
+    parts = [f'<p class="headline" style="font-size:16px">{escape(" ".join(story))}</p>' if story else "",
+             f"<p>Baseline: <b>{escape(comp.baseline)}</b>; {escape(rule)}.</p>",
              f'<ul class="verdicts">{"".join(verdicts)}</ul>' if verdicts else "",
              table(("variant", "median", "p99", "speed-up (95% interval)", "throughput", "engine size", "peak memory",
                     "accuracy", "layers by precision"), rows, num=(1, 2, 3, 4, 5, 6))]
@@ -438,6 +441,12 @@ def _comparison_summary(comp: Any, images: Images) -> str:
         notes = [speedup_text(s) for s in comp.summary if s["median_ms"] is not None]
         parts.append(images.svg(plots.svg_bars([m[0] for m in med], [m[1] for m in med], "Median latency", notes=notes),
                                 "compare_median.svg"))
+    if charts.get("latency"):
+        parts.append(images.svg(plots.svg_distributions(charts["latency"]), "compare_distributions.svg"))
+    if charts.get("time_by_type"):
+        t = charts["time_by_type"]
+        parts.append(images.svg(plots.svg_grouped_bars(t["types"], t["series"], "Time by layer type"),
+                                "compare_time_by_type.svg"))
     for d in comp.layer_diffs:
         c = d["summary"]["changes"]
         if not d["rows"]:

@@ -329,3 +329,54 @@ def svg_graph(n: int, src: np.ndarray, dst: np.ndarray, labels: Sequence[str], c
         g.append("</g>")
         parts.extend(g)
     return _svg(parts, int(math.ceil(width)), int(math.ceil(height)), "model graph")
+
+
+def svg_distributions(data: dict[str, Any], title: str = "Latency distributions (share of inferences)",
+                      xlabel: str = "latency (ms)") -> str:
+    """Overlaid step histograms of several runs on common bins (``report.story.distributions``)."""
+    edges = np.asarray(data.get("edges") or [], dtype=np.float64)
+    series = data.get("series") or {}
+    if edges.size < 2 or not series:
+        return _empty(title)
+    ymax = max((max(v) for v in series.values() if v), default=0.0) or 1.0
+    f = _Frame(float(edges[0]), float(edges[-1]), 0.0, ymax * 1.08)
+    parts = f.axes(title, xlabel, "share")
+    for i, (name, counts) in enumerate(series.items()):
+        xs = np.repeat(edges, 2)[1:-1]
+        ys = np.repeat(np.asarray(counts, dtype=np.float64), 2)
+        color = COLORS[i % len(COLORS)]
+        parts.append(f'<polyline points="{_points(f.px(xs), f.py(ys))}" fill="none" stroke="{color}" stroke-width="1.6"/>')
+        parts.append(f'<text x="{f.w - _PAD_R - 4:.0f}" y="{_PAD_T + 14 + 13 * i:.0f}" font-size="11" text-anchor="end" '
+                     f'fill="{color}">{escape(name)}</text>')
+    return _svg(parts, label=title)
+
+
+def svg_grouped_bars(categories: Sequence[str], series: dict[str, Sequence[float]], title: str,
+                     unit: str = "ms") -> str:
+    """Horizontal bars grouped by category, one bar per series (time by layer type side by side)."""
+    if not categories or not series:
+        return _empty(title)
+    names = list(series)
+    row = 13
+    group = row * len(names) + 8
+    label_w, width = 220, WIDTH
+    height = _PAD_T + group * len(categories) + 14 * len(names) + 16
+    vmax = max((float(v) for vals in series.values() for v in vals), default=0.0) or 1.0
+    bar_w = width - label_w - 90
+    parts = [f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+             f'<text x="4" y="16" font-size="13" font-weight="bold">{escape(title)}</text>']
+    for c, cat in enumerate(categories):
+        y0 = _PAD_T + c * group
+        parts.append(f'<text x="{label_w - 6}" y="{y0 + group / 2:.0f}" font-size="10" text-anchor="end">'
+                     f'{escape(cat[:40])}</text>')
+        for k, name in enumerate(names):
+            v = float(series[name][c])
+            w = max(v / vmax * bar_w, 0.0)
+            y = y0 + k * row
+            parts.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{row - 2}" fill="{COLORS[k % len(COLORS)]}"/>')
+            parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 10}" font-size="9">{tick_text(v)} {escape(unit)}</text>')
+    ly = _PAD_T + group * len(categories) + 4
+    for k, name in enumerate(names):
+        parts.append(f'<rect x="{label_w}" y="{ly + 14 * k}" width="10" height="10" fill="{COLORS[k % len(COLORS)]}"/>'
+                     f'<text x="{label_w + 14}" y="{ly + 14 * k + 9}" font-size="10">{escape(name)}</text>')
+    return _svg(parts, width, height, title)
