@@ -83,7 +83,7 @@ def test_two_models_wanting_every_core_slow_each_other(heavy: Path) -> None:
 def test_timeline_rows_hold_every_measured_inference(light: Path, tmp_path: Path) -> None:
     state = ScenarioState()
     specs = [ModelSpec(str(light), shapes={"x": (4, 64)}), ModelSpec(str(light), shapes={"x": (4, 64)})]
-    result = sc.run_contention(specs, ContentionConfig(iterations=50, warmup=2), state)
+    result = sc.run_contention(specs, ContentionConfig(iterations=50, warmup=2, isolation="thread", gil_check=False), state)
     assert result.timeline is not None
     summary = result.to_dict()["timeline"]
     counts = {m["model"]: m["alone"]["count"] + m["together"]["count"] for m in result.models}
@@ -101,7 +101,8 @@ def test_timeline_rows_hold_every_measured_inference(light: Path, tmp_path: Path
 
 def test_shared_streams_do_not_apply_to_cpu_backends(light: Path) -> None:
     specs = [ModelSpec(str(light), shapes={"x": (2, 64)})] * 2
-    result = sc.run_contention(specs, ContentionConfig(iterations=10, warmup=0, streams="shared", alone=False))
+    result = sc.run_contention(specs, ContentionConfig(iterations=10, warmup=0, streams="shared", alone=False,
+                                                       isolation="thread", gil_check=False))
     assert result.failure is None
     assert sum("shared-stream mode does not apply" in n for n in result.notes) == 2
 
@@ -131,7 +132,7 @@ def test_worker_raising_stops_cleanly_and_names_the_model(light: Path) -> None:
     specs = [ModelSpec(str(light), shapes={"x": (2, 64)}, name="good"),
              ModelSpec(str(light), shapes={"x": (2, 64)}, name="bad")]
     before = threading.active_count()
-    result = sc.run_contention(specs, ContentionConfig(iterations=20, warmup=0), opener=opener)
+    result = sc.run_contention(specs, ContentionConfig(iterations=20, warmup=0, isolation="thread"), opener=opener)
     assert result.failure is not None
     assert result.failure.model == "bad" and result.failure.phase == "together"
     assert "kernel exploded" in result.failure.message
@@ -153,8 +154,8 @@ def test_out_of_memory_mid_scenario_is_named_oom(light: Path) -> None:
     def opener(spec: ModelSpec) -> Any:
         return HostOom(sc.open_model(spec), 5, MemoryError())
 
-    result = sc.run_contention([ModelSpec(str(light), shapes={"x": (2, 64)})], ContentionConfig(iterations=20, warmup=0),
-                               opener=opener)
+    result = sc.run_contention([ModelSpec(str(light), shapes={"x": (2, 64)})],
+                               ContentionConfig(iterations=20, warmup=0, isolation="thread"), opener=opener)
     assert result.failure is not None and result.failure.kind == "oom"
     assert "out of memory" in result.failure.one_line()
 
@@ -164,7 +165,8 @@ def test_stop_request_ends_all_workers_and_keeps_samples(heavy: Path) -> None:
     timer = threading.Timer(0.6, state.request_stop)
     timer.start()
     t0 = time.perf_counter()
-    result = sc.run_contention([heavy_spec(heavy), heavy_spec(heavy)], ContentionConfig(iterations=100_000, warmup=1), state)
+    result = sc.run_contention([heavy_spec(heavy), heavy_spec(heavy)],
+                               ContentionConfig(iterations=100_000, warmup=1, isolation="thread"), state)
     timer.join()
     assert time.perf_counter() - t0 < 10
     assert result.stopped and result.failure is None
@@ -174,7 +176,7 @@ def test_stop_request_ends_all_workers_and_keeps_samples(heavy: Path) -> None:
 def test_load_failure_names_the_model(light: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a model")
-    result = sc.run_contention([ModelSpec(str(light)), ModelSpec(str(bad))], ContentionConfig(iterations=5))
+    result = sc.run_contention([ModelSpec(str(light)), ModelSpec(str(bad))], ContentionConfig(iterations=5, isolation="thread"))
     assert result.failure is not None and result.failure.model == "bad.onnx" and result.failure.phase == "load"
 
 
