@@ -303,3 +303,21 @@ def test_cli_failure_exits_1_and_names_model(tmp_path: Path, weights: Path, caps
     assert main(["scenario", "coldstart", str(weights), str(bad)]) == 1
     captured = capsys.readouterr()
     assert "w16.onnx" in captured.out and "model bad.onnx failed during load" in captured.err
+
+
+def test_cli_contention_says_why_in_text_and_json(heavy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["scenario", "contention", str(heavy), str(heavy), "--shapes", "x:64x1024", "--threads", str(max(2, CORES)),
+            "--iterations", "30", "--warmup", "2"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "isolation process" in text and "why:" in text
+    why = text.split("why:\n")[1].splitlines()
+    assert why[0].startswith("  heavy.onnx: ") and why[1].startswith("  heavy.onnx #2: ")
+    assert all("slower together, mostly" in w or "no slowdown" in w for w in why[:2])
+    assert main([*args, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["isolation"] == "process"
+    for m in doc["models"]:
+        causes = m["slowdown"].get("causes", [])
+        assert all(set(c) == {"cause", "share", "evidence"} for c in causes)
+        assert [c["share"] for c in causes] == sorted((c["share"] for c in causes), reverse=True)
