@@ -153,6 +153,9 @@ def _gil_check(specs: Sequence[ModelSpec], labels: Sequence[str], opener: Opener
     except Exception:  # noqa: BLE001 - a closure or lambda cannot go to a process
         result.notes.append("the interpreter lock was not measured: the scenario's opener cannot be sent to a process")
         return
+    if cfg.streams == "shared":
+        result.notes.append("the interpreter lock is measured against processes on streams of their own: "
+                            "it includes what sharing one stream costs")
     procs = ProcessLanes(specs, labels, opener)
     state.phase = "together, each model in its process (interpreter lock check)"
     try:
