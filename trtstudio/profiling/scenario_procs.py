@@ -14,6 +14,7 @@ way every other child stops and what was measured is kept.
 from __future__ import annotations
 
 import multiprocessing as mp
+import pickle
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -137,7 +138,13 @@ class ProcessLanes:
         self.models: list[dict[str, Any]] = []
 
     def open(self, state: ScenarioState) -> ScenarioFailure | None:
-        """Start a process per model (all at once) and wait until each has opened its model."""
+        """Start a process per model (all at once) and wait until each has opened its model. ValueError
+        when the opener cannot be sent to a process (a closure: run such a scenario with threads)."""
+        try:
+            pickle.dumps(self.opener)
+        except Exception as exc:  # noqa: BLE001 - pickle raises several types
+            raise ValueError(f"each model runs in its own process, so the opener must be a module-level "
+                             f"function; {exc} (use isolation 'thread')") from None
         state.phase = f"load {len(self.specs)} model(s) in their processes"
         for spec in self.specs:
             parent, child = self._ctx.Pipe()

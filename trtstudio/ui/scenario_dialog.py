@@ -73,7 +73,7 @@ class ScenarioDialog(QDialog):
         self._on_kind_changed()
 
     # -- layout ----------------------------------------------------------------------------------
-    def _build(self) -> None:
+    def _build_controls(self) -> QWidget:
         self.kind = QComboBox()
         self.kind.addItems(list(sc.KINDS))
         self.kind.currentTextChanged.connect(self._on_kind_changed)
@@ -144,6 +144,10 @@ class ScenarioDialog(QDialog):
         controls.addWidget(self.why)
         controls.addStretch(1)
 
+        return _wrap(controls)
+
+    def _build(self) -> None:
+        controls = self._build_controls()
         self.plot = pg.PlotWidget()
         self.plot.setBackground("w")
         self.plot.addLegend(offset=(-10, 10))
@@ -160,7 +164,7 @@ class ScenarioDialog(QDialog):
         self.tabs.addTab(self.gpus, "GPUs")
         self.tabs.addTab(self.text, "Result")
         split = QSplitter()
-        split.addWidget(_wrap(controls))
+        split.addWidget(controls)
         split.addWidget(self.tabs)
         split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
