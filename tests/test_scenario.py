@@ -321,3 +321,31 @@ def test_cli_contention_says_why_in_text_and_json(heavy: Path, capsys: pytest.Ca
         causes = m["slowdown"].get("causes", [])
         assert all(set(c) == {"cause", "share", "evidence"} for c in causes)
         assert [c["share"] for c in causes] == sorted((c["share"] for c in causes), reverse=True)
+
+
+@pytest.mark.parametrize("name", ["m.onnx", "m.pt2", "m.ts", "m.engine", "m.plan"])
+def test_auto_picks_the_catalogues_backend(name: str) -> None:
+    from trtstudio.backends.catalogue import default_backend
+
+    # the one rule `trtstudio profile` also follows: the same file picks the same backend everywhere
+    assert ModelSpec(name).backend_name() == default_backend(name)
+    assert ModelSpec(name, backend="ort").backend_name() == "ort"
+
+
+def test_request_errors_name_their_fields(light: Path, tmp_path: Path) -> None:
+    from trtstudio.errors import FieldError, InputError
+
+    def field_of(**kw: Any) -> str:
+        with pytest.raises(FieldError) as info:
+            sc.ScenarioRequest(**{"kind": "contention", "models": [str(light)], **kw}).validate()
+        return info.value.field
+
+    assert field_of(iterations=0) == "iterations" and field_of(warmup=-1) == "warmup"
+    assert field_of(isolation="fiber") == "isolation" and field_of(backend="onnx") == "backend"
+    assert field_of(streams="shared", isolation="process") == "streams"
+    assert field_of(devices=[0, 1, 2]) == "devices" and field_of(kind="soak", models=[str(light)] * 2) == "models"
+    with pytest.raises(InputError, match="no such file"):
+        sc.ScenarioRequest("coldstart", [str(tmp_path / "gone.onnx")]).validate()
+    ok = sc.ScenarioRequest("contention", [str(light)], copies=2, devices=[None, None], threads=1)
+    ok.validate()
+    assert [(s.path, s.device, s.options) for s in ok.specs()] == [(str(light), None, {"threads": 1})] * 2
