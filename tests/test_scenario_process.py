@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from test_profiling_runner import matmul_model
 
@@ -163,12 +164,25 @@ def test_a_saturated_gpu_is_blamed_on_the_gpu() -> None:
 
 
 def test_cpu_models_wanting_more_cores_than_there_are() -> None:
+    # estimated: without each model's own CPU time together, the cores they keep busy alone are summed
     alone = {"median": 1.0, "cpu_ms_per_inference": 1.9}
     models = [_model(f"c{i}", dict(alone), {"median": 1.9}, device="cpu") for i in range(2)]
     explain(models, CauseContext("process", 2, [2, 2]))
     top = models[0]["slowdown"]["causes"][0]
     assert top["cause"] == "cpu_cores" and top["share"] == pytest.approx(0.9 / 0.9)
-    assert "keep 3.8 cores busy (intra-op threads 2 + 2), 2 available" in top["evidence"]
+    assert "2 models, intra-op threads 2 + 2 keep 3.8 cores busy, 2 available" in top["evidence"]
+    # measured (processes): mean latency = CPU per inference / cores received; here the cores halve
+    # (2x) and the CPU time per inference grows 1.08x: log 2 / log 2.16 of the extra time is CPU cores
+    a = {"median": 73.0, "mean": 75.0, "cpu_ms_per_inference": 24.0, "cores_used": 0.32}
+    t = {"median": 158.0, "mean": 162.0, "cpu_ms_per_inference": 25.92, "cores_used": 0.16}
+    measured = [_model(f"d{i}", dict(a), dict(t), device="cpu") for i in range(2)]
+    explain(measured, CauseContext("process", 2, [1, 1], load_average=9.6))
+    causes = {c["cause"]: c for c in measured[0]["slowdown"]["causes"]}
+    assert causes["cpu_cores"]["share"] == pytest.approx(np.log(2.0) / np.log(162 / 75))
+    assert causes["other"]["share"] == pytest.approx(1 - causes["cpu_cores"]["share"])
+    assert causes["cpu_cores"]["evidence"] == ("while it ran it got 0.32 cores alone and 0.16 together: 2 models, intra-op "
+                                               "threads 1 + 1, on 2 cores; load average 9.6: other processes want cores too")
+    assert "CPU time per inference 24.00 -> 25.92 ms" in causes["other"]["evidence"]
     steady = [_model("s", {"median": 1.0}, {"median": 1.01}, device="cpu")]
     explain(steady, CauseContext("process", 2))
     assert steady[0]["slowdown"]["causes"] == [] and steady[0]["slowdown"]["summary"].startswith("no slowdown")

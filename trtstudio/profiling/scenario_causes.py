@@ -10,10 +10,14 @@ cause taking at most what is left:
   GPU's busy share together (kernel time over wall time, and NVML utilisation).
 - ``interpreter_lock`` (thread isolation): median as threads minus median of the same models run
   together in processes (the scenario's ``gil_check`` phase).
-- ``cpu_cores``: the cores each model keeps busy while it runs (its CPU time per inference, measured
-  alone in a process that ran only it, over its median latency), summed, against the cores this
-  process may use; the expected extra is alone x (demand/cores - 1). The evidence names the intra-op
-  threads asked for.
+- ``cpu_cores``: for a CPU model whose own CPU time was measured alone and together (process
+  isolation, or the threads' interpreter lock check), the cores it got while it ran, alone and
+  together: mean latency = CPU time per inference / cores received, so fewer cores explain
+  log(cores alone / cores together) of log(mean slowdown) (that share of the median's extra time); the growth of CPU time per inference (caches,
+  memory bandwidth) is left to ``other``. Otherwise (GPU models' host side) the cores each model keeps
+  busy alone (CPU time per inference over median latency), summed, against the cores this process may
+  use: the expected extra is alone x (demand/cores - 1). The evidence names the intra-op threads asked
+  for and the machine's load average (other processes take cores too).
 - ``enqueue_bound``: for a model whose host launch time is at least its GPU time, the rest of the
   host-side growth: the host sets the pace, so whatever slows the host slows the model.
 - ``other``: what none of the measured causes explains (memory bandwidth, caches, scheduling).
@@ -21,6 +25,7 @@ cause taking at most what is left:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +48,7 @@ class CauseContext:
     cores: int  # CPU cores this process may use
     threads: list[int | None] = field(default_factory=list)  # per model: intra-op threads asked for
     gpus: dict[str, dict[str, float | None]] = field(default_factory=dict)  # per device: kernel_share, nvml_util_percent, copy_overlapped_share
+    load_average: float | None = None  # the machine's 1-minute load average at the end of the run
 
 
 def _f(d: dict[str, Any], key: str) -> float:
@@ -91,15 +97,18 @@ def _causes(m: dict[str, Any], models: list[dict[str, Any]], ctx: CauseContext) 
         tp = _f(m["together_processes"], "median")
         claim("interpreter_lock", _f(t, "median") - tp,
               f"median {_f(t, 'median'):.3f} ms as threads vs {tp:.3f} ms as processes, the same models together")
-    demand = sum(_cores_busy(x["alone"]) for x in models if x.get("alone"))
-    if demand > ctx.cores and a.get("cpu_ms_per_inference") is not None:
-        claim("cpu_cores", _f(a, "median") * (demand / ctx.cores - 1.0), _cpu_evidence(a, models, ctx, demand))
+    cpu = _cpu_cores(m, models, ctx, on_gpu)
+    if cpu is not None:
+        claim("cpu_cores", *cpu)
     if host_bound:
         claim("enqueue_bound", rest, f"host launch {_f(a, 'enqueue_ms'):.3f} ms vs GPU {_f(a, 'compute_ms'):.3f} ms alone, "
               f"{_f(t, 'enqueue_ms'):.3f} vs {_f(t, 'compute_ms'):.3f} ms together: the host sets the pace"
               + (f"; GPU busy {gpu['nvml_util_percent']:.0f}% (NVML)" if gpu.get("nvml_util_percent") is not None else ""))
+    procs = t if ctx.isolation == "process" else m.get("together_processes") or {}
+    work = (f"; CPU time per inference {_f(a, 'cpu_ms_per_inference'):.2f} -> {_f(procs, 'cpu_ms_per_inference'):.2f} ms"
+            if a.get("cpu_ms_per_inference") and procs.get("cpu_ms_per_inference") else "")
     claim("other", rest, "not explained by copies, kernels, the interpreter lock, CPU cores or launches "
-          "(memory bandwidth, caches, scheduling)")
+          f"(memory bandwidth, caches, scheduling){work}")
     return [{"cause": c, "share": ms / delta, "evidence": e} for c, ms, e in found]
 
 
@@ -117,9 +126,39 @@ def _gpu_evidence(a: dict[str, Any], t: dict[str, Any], gpu: dict[str, float | N
     return text
 
 
-def _cpu_evidence(a: dict[str, Any], models: list[dict[str, Any]], ctx: CauseContext, demand: float) -> str:
+def _cpu_cores(m: dict[str, Any], models: list[dict[str, Any]], ctx: CauseContext,
+               on_gpu: bool) -> tuple[float, str] | None:
+    """(ms, evidence) of the CPU cores cause, or None where it does not apply.
+
+    A CPU model whose process ran only it, alone and together (processes, or the interpreter lock
+    check of threads), is measured: its latency is its CPU time per inference over the cores it got
+    while it ran, so the fewer cores it got together explain log(cores alone / cores together) of
+    log(slowdown). Otherwise the cores the models keep busy alone are summed against the cores here."""
+    a = m["alone"]
+    procs = m["together"] if ctx.isolation == "process" else m.get("together_processes") or {}
+    threads = _threads_text(ctx)
+    if not on_gpu and _f(a, "cores_used") > 0 and _f(procs, "cores_used") > 0:
+        # mean latency = CPU time per inference / cores received, exactly (both from one phase's totals)
+        slow, fewer = _f(procs, "mean") / _f(a, "mean"), _f(a, "cores_used") / _f(procs, "cores_used")
+        if slow <= 1.0 or fewer <= 1.0:
+            return None
+        ms = (_f(procs, "median") - _f(a, "median")) * min(1.0, math.log(fewer) / math.log(slow))
+        return ms, (f"while it ran it got {_f(a, 'cores_used'):.2f} cores alone and {_f(procs, 'cores_used'):.2f} together: "
+                    f"{len(models)} models{threads}, on {ctx.cores} cores{_load_text(ctx)}")
+    demand = sum(_cores_busy(x["alone"]) for x in models if x.get("alone"))
+    if demand <= ctx.cores or a.get("cpu_ms_per_inference") is None:
+        return None
+    return _f(a, "median") * (demand / ctx.cores - 1.0), (
+        f"{len(models)} models{threads} keep {demand:.1f} cores busy, {ctx.cores} available{_load_text(ctx)}; alone this "
+        f"one used {_f(a, 'cpu_ms_per_inference'):.2f} ms CPU per {_f(a, 'median'):.2f} ms inference ({_cores_busy(a):.1f} cores)")
+
+
+def _threads_text(ctx: CauseContext) -> str:
     asked = [t for t in ctx.threads if t]
-    threads = (f" (intra-op threads {' + '.join(map(str, ctx.threads))})" if len(asked) == len(ctx.threads) and asked
-               else " (intra-op threads: the runtime's default, one per core)" if not asked else "")
-    return (f"{len(models)} models keep {demand:.1f} cores busy{threads}, {ctx.cores} available; alone this one used "
-            f"{_f(a, 'cpu_ms_per_inference'):.2f} ms CPU per {_f(a, 'median'):.2f} ms inference ({_cores_busy(a):.1f} cores)")
+    if asked and len(asked) == len(ctx.threads):
+        return f", intra-op threads {' + '.join(map(str, ctx.threads))}"
+    return ", intra-op threads: the runtime's default (one per core)" if not asked else ""
+
+
+def _load_text(ctx: CauseContext) -> str:
+    return f"; load average {ctx.load_average:.1f}: other processes want cores too" if ctx.load_average else ""

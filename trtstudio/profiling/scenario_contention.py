@@ -76,7 +76,8 @@ def run_contention(
         if sampler is not None:
             sampler.stop()
         gpus = _gpu_figures(per_model, timeline, sampler, sampler_t0, together)
-        _finish(per_model, result, CauseContext(cfg.isolation, _cores(), [s.options.get("threads") for s in specs], gpus))
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+        _finish(per_model, result, CauseContext(cfg.isolation, _cores(), [s.options.get("threads") for s in specs], gpus, load))
         if sampler is not None:
             result.extra["gpus"] = sampler.summary()
         return result
