@@ -18,6 +18,7 @@ from test_profiling_runner import matmul_model
 
 from trtstudio.backends.base import InferTiming
 from trtstudio.profiling import scenario as sc
+from trtstudio.profiling import scenario_contention as sc_contention
 from trtstudio.profiling.scenario import ContentionConfig, ModelSpec, ScenarioState
 from trtstudio.profiling.scenario_causes import CauseContext, explain
 
@@ -97,13 +98,21 @@ def test_a_child_that_dies_names_its_model_and_exit_code(light: Path) -> None:
 
 def test_stop_ends_every_child(light: Path) -> None:
     state = ScenarioState()
-    timer = threading.Timer(3.0, state.request_stop)
+    stopped_at: list[float] = []
+
+    def stop_once_measuring() -> None:  # the children take a while to start on a busy machine
+        deadline = time.perf_counter() + 120
+        while time.perf_counter() < deadline and not any(b.count > 100 for b in list(state.live.values())):
+            time.sleep(0.05)
+        stopped_at.append(time.perf_counter())
+        state.request_stop()
+
+    timer = threading.Thread(target=stop_once_measuring)
     timer.start()
-    t0 = time.perf_counter()
     result = sc.run_contention([ModelSpec(str(light), shapes={"x": (2, 64)})] * 2,
                                ContentionConfig(iterations=10_000_000, warmup=1), state)
     timer.join()
-    assert time.perf_counter() - t0 < 20
+    assert time.perf_counter() - stopped_at[0] < 15  # the children stopped and closed soon after
     assert result.stopped and result.failure is None
     assert result.models[0]["alone"]["count"] > 0
 
@@ -117,15 +126,22 @@ def test_a_load_failure_in_a_child_names_the_model(light: Path, tmp_path: Path) 
 
 
 def test_threads_measure_the_interpreter_lock_against_processes(light: Path) -> None:
+    state = ScenarioState()
     result = sc.run_contention([ModelSpec(str(light), shapes={"x": (2, 64)})] * 2,
-                               ContentionConfig(iterations=40, warmup=2, isolation="thread"))
+                               ContentionConfig(iterations=40, warmup=2, isolation="thread"), state)
     assert result.failure is None and result.to_json()["isolation"] == "thread"
     for m in result.models:
-        tp = m["together_processes"]  # the same models together, each in its process
-        assert tp["count"] >= 40 and tp["median"] > 0
+        check = m["interpreter_lock_check"]  # the same models together as threads and as processes, in rounds
+        assert check["rounds"] == sc_contention.GIL_ROUNDS
+        assert check["processes"] is m["together_processes"]
+        for side in ("threads", "processes"):  # each round ran 40 // rounds = 10 inferences per model at least
+            assert check[side]["count"] >= 10 * check["rounds"] and check[side]["median"] > 0
         lock = [c for c in m["slowdown"].get("causes", []) if c["cause"] == "interpreter_lock"]
         for c in lock:  # where the lock explains time, its evidence holds both medians
-            assert f"{m['together']['median']:.3f} ms as threads vs {tp['median']:.3f} ms as processes" in c["evidence"]
+            assert (f"median {check['threads']['median']:.3f} ms as threads vs {check['processes']['median']:.3f} ms "
+                    "as processes") in c["evidence"]
+        # the check's samples stay out of the live view: it shows the scenario's phases
+        assert state.live[m["model"]].count == m["alone"]["count"] + m["together"]["count"]
 
 
 # -- causes on synthetic figures -------------------------------------------------------------------
@@ -140,7 +156,8 @@ def test_launch_bound_threads_blame_the_interpreter_lock() -> None:
     alone = {"median": 2.0, "compute_ms": 1.6, "enqueue_ms": 1.6, "h2d_ms": 0.1, "d2h_ms": 0.05,
              "cpu_ms_per_inference": 1.9}
     together = {"median": 4.2, "compute_ms": 3.7, "enqueue_ms": 3.7, "h2d_ms": 0.12, "d2h_ms": 0.06}
-    models = [_model(f"y{i}", dict(alone), dict(together), together_processes={"median": 2.3}) for i in range(2)]
+    check = {"rounds": 4, "threads": {"median": 4.2}, "processes": {"median": 2.3}}
+    models = [_model(f"y{i}", dict(alone), dict(together), interpreter_lock_check=check) for i in range(2)]
     explain(models, CauseContext("thread", 16, [None, None], {"cuda:0": {"kernel_share": 0.4, "nvml_util_percent": 20.0}}))
     causes = models[0]["slowdown"]["causes"]
     assert causes[0]["cause"] == "interpreter_lock"

@@ -8,8 +8,9 @@ cause taking at most what is left:
   overlapped compute on the device (the timeline).
 - ``gpu_busy``: the growth of kernel time (CUDA events) when the model is not launch-bound, with the
   GPU's busy share together (kernel time over wall time, and NVML utilisation).
-- ``interpreter_lock`` (thread isolation): median as threads minus median of the same models run
-  together in processes (the scenario's ``gil_check`` phase).
+- ``interpreter_lock`` (thread isolation): the same models together as threads and as processes,
+  in alternating rounds (the scenario's ``gil_check``): the threads' extra time over the processes,
+  as a share of the threads' extra time over alone, of the extra time.
 - ``cpu_cores``: for a CPU model whose own CPU time was measured alone and together (process
   isolation, or the threads' interpreter lock check), the cores it got while it ran, alone and
   together: mean latency = CPU time per inference / cores received, so fewer cores explain
@@ -93,10 +94,13 @@ def _causes(m: dict[str, Any], models: list[dict[str, Any]], ctx: CauseContext) 
               + (f"; {overlap:.0%} of copy time overlapped compute" if overlap is not None else ""))
         if not host_bound:
             claim("gpu_busy", _f(t, "compute_ms") - _f(a, "compute_ms"), _gpu_evidence(a, t, gpu))
-    if ctx.isolation == "thread" and m.get("together_processes"):
-        tp = _f(m["together_processes"], "median")
-        claim("interpreter_lock", _f(t, "median") - tp,
-              f"median {_f(t, 'median'):.3f} ms as threads vs {tp:.3f} ms as processes, the same models together")
+    check = m.get("interpreter_lock_check") if ctx.isolation == "thread" else None
+    if check:
+        th, pr = _f(check["threads"], "median"), _f(check["processes"], "median")
+        if th > pr > 0:  # the same models together, in alternating rounds: the threads' extra share of the slowdown
+            claim("interpreter_lock", delta * (th - pr) / max(th - _f(a, "median"), th - pr),
+                  f"together, median {th:.3f} ms as threads vs {pr:.3f} ms as processes "
+                  f"({check['rounds']} alternating rounds of each)")
     cpu = _cpu_cores(m, models, ctx, on_gpu)
     if cpu is not None:
         claim("cpu_cores", *cpu)

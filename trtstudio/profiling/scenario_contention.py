@@ -5,8 +5,8 @@ stream per device; optionally with CPU work per inference standing in for pre/po
 
 Reports each model's latency alone and together, the slowdown of median and p99, jitter and
 throughput, and the slowdown's causes with their shares and evidence (``scenario_causes``). With
-threads, the together phase runs once more in processes (``gil_check``) to measure what the
-interpreter lock costs. A model that fails to load, raises, or whose process dies ends the scenario
+threads, the models also run together as processes, in rounds alternating with threads
+(``gil_check``), to measure what the interpreter lock costs. A model that fails to load, raises, or whose process dies ends the scenario
 cleanly: what was measured is kept and ``failure`` names the model and phase.
 """
 
@@ -33,7 +33,7 @@ from trtstudio.profiling.scenario_common import (
     stats_of,
     unique_labels,
 )
-from trtstudio.profiling.scenario_lanes import ContentionConfig, ThreadLanes, share_streams
+from trtstudio.profiling.scenario_lanes import ContentionConfig, LaneResult, ThreadLanes, share_streams
 from trtstudio.profiling.scenario_procs import ProcessLanes
 from trtstudio.profiling.timeline import Timeline
 
@@ -70,9 +70,9 @@ def run_contention(
         result.timeline = timeline
         sampler, sampler_t0 = _start_sampler(cfg, lanes, state)
         together = _run_phases(lanes, cfg, state, per_model, rows, timeline, result)
+        if isinstance(lanes, ThreadLanes) and cfg.gil_check and len(specs) > 1 and result.failure is None and not result.stopped:
+            _gil_check(lanes, opener, cfg, state, per_model, result)
         result.notes.extend(lanes.close())
-        if cfg.isolation == "thread" and cfg.gil_check and len(specs) > 1 and result.failure is None and not result.stopped:
-            _gil_check(specs, labels, opener, cfg, state, per_model, result)
         if sampler is not None:
             sampler.stop()
         gpus = _gpu_figures(per_model, timeline, sampler, sampler_t0, together)
@@ -146,9 +146,15 @@ def _run_phases(lanes: ThreadLanes | ProcessLanes, cfg: ContentionConfig, state:
     return window
 
 
-def _gil_check(specs: Sequence[ModelSpec], labels: Sequence[str], opener: Opener, cfg: ContentionConfig,
-               state: ScenarioState, per_model: list[dict[str, Any]], result: ScenarioResult) -> None:
-    """The together phase once more, each model in its own process: ``together_processes`` per model."""
+GIL_ROUNDS = 4  # ABBA pairs of (threads together, processes together) in the interpreter lock check
+
+
+def _gil_check(threads: ThreadLanes, opener: Opener, cfg: ContentionConfig, state: ScenarioState,
+               per_model: list[dict[str, Any]], result: ScenarioResult) -> None:
+    """The models together as threads and, opened once more each in its own process, together as
+    processes, in ABBA rounds (so a machine whose load changes meanwhile weighs on both alike):
+    ``together_processes`` and ``interpreter_lock_check`` (the medians of both sides) per model. On a
+    GPU both copies of each model are loaded meanwhile."""
     try:
         pickle.dumps(opener)
     except Exception:  # noqa: BLE001 - a closure or lambda cannot go to a process
@@ -157,21 +163,42 @@ def _gil_check(specs: Sequence[ModelSpec], labels: Sequence[str], opener: Opener
     if cfg.streams == "shared":
         result.notes.append("the interpreter lock is measured against processes on streams of their own: "
                             "it includes what sharing one stream costs")
-    procs = ProcessLanes(specs, labels, opener)
-    state.phase = "together, each model in its process (interpreter lock check)"
+    procs = ProcessLanes(threads.specs, threads.labels, opener)
+    state.phase = "interpreter lock check: the models together as threads and as processes"
+    n = len(per_model)
+    sides: dict[str, list[list[LaneResult]]] = {"thread": [], "process": []}
     try:
         failure = procs.open(state)
         if failure is not None:
             result.notes.append(f"the interpreter lock was not measured: {failure.one_line()}")
             return
-        n = len(specs)
-        done = procs.run_phase(list(range(n)), replace(cfg, timeline=False), state, None, [None] * n,
-                               time.perf_counter(), live=False)
-        for m, lane in zip(per_model, done, strict=True):
-            if lane.failure is None and lane.count and lane.values is not None:
-                m["together_processes"] = stats_of(lane.values, lane.active_s, lane.parts, lane.cpu_s)
+        each = replace(cfg, timeline=False, iterations=max(10, cfg.iterations // GIL_ROUNDS))
+        for k in range(GIL_ROUNDS):
+            for side in (("thread", "process") if k % 2 == 0 else ("process", "thread")):
+                if state.is_stop_requested():
+                    return
+                runner: ThreadLanes | ProcessLanes = threads if side == "thread" else procs
+                done = runner.run_phase(list(range(n)), each, state, None, [None] * n, time.perf_counter(), live=False)
+                if any(lane.failure is not None for lane in done):
+                    result.notes.append("the interpreter lock was not measured: a model failed during the check")
+                    return
+                sides[side].append(done)
     finally:
         result.notes.extend(procs.close())
+    for i, m in enumerate(per_model):
+        m["together_processes"] = _pooled([r[i] for r in sides["process"]])
+        m["interpreter_lock_check"] = {"rounds": GIL_ROUNDS, "threads": _pooled([r[i] for r in sides["thread"]]),
+                                       "processes": m["together_processes"]}
+
+
+def _pooled(lanes: list[LaneResult]) -> dict[str, Any]:
+    """One phase's statistics over the lanes of several rounds of one model."""
+    values = np.concatenate([lane.values for lane in lanes if lane.values is not None])
+    active = sum(lane.active_s for lane in lanes)
+    cpu = [lane.cpu_s for lane in lanes]
+    parts = {k: float(np.mean([lane.parts[k] for lane in lanes])) if all(lane.parts.get(k) is not None for lane in lanes)
+             else None for k in lanes[0].parts}
+    return stats_of(values, active, parts, None if None in cpu else sum(c for c in cpu if c is not None))
 
 
 def _cores() -> int:

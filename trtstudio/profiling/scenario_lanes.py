@@ -145,6 +145,10 @@ def measure(backend: Backend, cfg: ContentionConfig, lane: LaneResult, ended: Ca
             flush(pending)
 
 
+def _ignore(*_: Any) -> None:
+    pass
+
+
 # -- threads ---------------------------------------------------------------------------------------
 class _Group:
     """The lanes of one phase: counts lanes that reached their iterations; ends the phase when all have."""
@@ -168,7 +172,7 @@ class _Group:
 
 
 def _thread_lane(lane: LaneResult, backend: Backend, group: _Group, cfg: ContentionConfig, state: ScenarioState,
-                 timeline: Timeline | None, row: int | None, t_origin: float) -> None:
+                 timeline: Timeline | None, row: int | None, t_origin: float, live: bool = True) -> None:
     """One model's worker thread: warm up, wait for the others, measure."""
     stop_requested, all_done = state.is_stop_requested, group.all_done.is_set
     flush = partial(timeline.add_many, row) if timeline is not None and row is not None else None
@@ -178,8 +182,9 @@ def _thread_lane(lane: LaneResult, backend: Backend, group: _Group, cfg: Content
                 break
             backend.infer_once()
         group.barrier.wait(timeout=600)
-        measure(backend, cfg, lane, lambda: stop_requested() or all_done(), group.done_one,
-                state.buffer(lane.label).append, flush, t_origin, flush is not None)
+        sample = state.buffer(lane.label).append if live else _ignore
+        measure(backend, cfg, lane, lambda: stop_requested() or all_done(), group.done_one, sample, flush, t_origin,
+                flush is not None)
     except threading.BrokenBarrierError:
         pass  # another lane failed before the start; it holds the error
     except Exception as exc:  # noqa: BLE001 - the phase ends, the error names this model
@@ -226,12 +231,13 @@ class ThreadLanes:
         return notes
 
     def run_phase(self, idx: Sequence[int], cfg: ContentionConfig, state: ScenarioState, timeline: Timeline | None,
-                  rows: Sequence[int | None], t_origin: float) -> list[LaneResult]:
-        """Run the lanes ``idx`` at once until each reached ``cfg.iterations``; their results in order."""
+                  rows: Sequence[int | None], t_origin: float, live: bool = True) -> list[LaneResult]:
+        """Run the lanes ``idx`` at once until each reached ``cfg.iterations``; their results in order.
+        Samples go to the state's live buffers unless not ``live``."""
         lanes = [LaneResult(self.labels[i]) for i in idx]
         group = _Group(len(lanes))
         threads = [threading.Thread(target=_thread_lane, name=f"trtstudio-scenario-{lane.label}", daemon=True,
-                                    args=(lane, self.backends[i], group, cfg, state, timeline, rows[i], t_origin))
+                                    args=(lane, self.backends[i], group, cfg, state, timeline, rows[i], t_origin, live))
                    for i, lane in zip(idx, lanes, strict=True)]
         for t in threads:
             t.start()
