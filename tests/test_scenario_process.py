@@ -165,7 +165,8 @@ def test_launch_bound_threads_blame_the_interpreter_lock() -> None:
     assert [c["cause"] for c in causes] == sorted((c["cause"] for c in causes), key=lambda k: -{c["cause"]: c["share"] for c in causes}[k])
     assert sum(c["share"] for c in causes) == pytest.approx(1.0)
     assert "gpu_busy" not in [c["cause"] for c in causes]  # launch-bound: kernel time grew because the host was late
-    assert models[0]["slowdown"]["summary"].startswith("mostly the Python interpreter lock (86% of the extra time)")
+    assert models[0]["slowdown"]["summary"].startswith(
+        "mostly sharing one Python process (the interpreter lock) (86% of the extra time)")
 
 
 def test_a_saturated_gpu_is_blamed_on_the_gpu() -> None:

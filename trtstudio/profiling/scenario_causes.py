@@ -34,7 +34,7 @@ NO_SLOWDOWN = 1.03  # a median ratio under this is reported as no slowdown
 CAUSE_WORDS = {
     "copy_engine": "copies (the copy engines are shared)",
     "gpu_busy": "the GPU itself (the kernels share it)",
-    "interpreter_lock": "the Python interpreter lock",
+    "interpreter_lock": "sharing one Python process (the interpreter lock)",
     "cpu_cores": "CPU cores",
     "enqueue_bound": "kernel launches on the host",
     "other": "something the scenario does not measure",
