@@ -78,6 +78,7 @@ def test_cli_and_dialog_runs_give_the_same_document(qtbot: Any, light: Path, cap
     dlg = dialog(qtbot, light, kind="contention", iterations=30, warmup=1)
     with qtbot.waitSignal(dlg.sig_finished, timeout=60_000) as blocker:
         assert dlg.start()
+    assert dlg.stop()  # the worker's thread ends just after it hands the result over: wait for it
     gui = json.loads(json.dumps(blocker.args[0].to_json()))
     assert cli["schema"] == gui["schema"] == "trtstudio.scenario/1"
     assert cli["isolation"] == gui["isolation"] == "process"
