@@ -114,6 +114,7 @@ def test_dialog_runs_contention_with_live_curves(qtbot, light: Path, tmp_path: P
     with qtbot.waitSignal(dlg.sig_finished, timeout=30_000) as blocker:
         assert dlg.start()
         assert not dlg.start()  # one at a time
+    assert dlg.stop()  # its worker thread ends just after the result
     result = blocker.args[0]
     assert result.failure is None and [m["model"] for m in result.models] == ["light.onnx", "light.onnx #2"]
     assert set(dlg.curves) == {"light.onnx", "light.onnx #2"}
