@@ -9,8 +9,9 @@ cause taking at most what is left:
 - ``gpu_busy``: the growth of kernel time (CUDA events) when the model is not launch-bound, with the
   GPU's busy share together (kernel time over wall time, and NVML utilisation).
 - ``interpreter_lock`` (thread isolation): the same models together as threads and as processes,
-  in alternating rounds (the scenario's ``gil_check``): the threads' extra time over the processes,
-  as a share of the threads' extra time over alone, of the extra time.
+  in alternating rounds (the scenario's ``gil_check``): log(threads / processes) of log(slowdown), a
+  ratio of figures taken side by side, so a machine whose load changed since the phases weighs on
+  neither.
 - ``cpu_cores``: for a CPU model whose own CPU time was measured alone and together (process
   isolation, or the threads' interpreter lock check), the cores it got while it ran, alone and
   together: mean latency = CPU time per inference / cores received, so fewer cores explain
@@ -97,8 +98,9 @@ def _causes(m: dict[str, Any], models: list[dict[str, Any]], ctx: CauseContext) 
     check = m.get("interpreter_lock_check") if ctx.isolation == "thread" else None
     if check:
         th, pr = _f(check["threads"], "median"), _f(check["processes"], "median")
-        if th > pr > 0:  # the same models together, in alternating rounds: the threads' extra share of the slowdown
-            claim("interpreter_lock", delta * (th - pr) / max(th - _f(a, "median"), th - pr),
+        slow = _f(t, "median") / _f(a, "median")
+        if th > pr > 0 and slow > 1.0:  # threads / processes, in the same rounds: its log share of the slowdown
+            claim("interpreter_lock", delta * min(1.0, math.log(th / pr) / math.log(slow)),
                   f"together, median {th:.3f} ms as threads vs {pr:.3f} ms as processes "
                   f"({check['rounds']} alternating rounds of each)")
     cpu = _cpu_cores(m, models, ctx, on_gpu)
