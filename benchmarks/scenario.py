@@ -197,7 +197,10 @@ def overhead(args: argparse.Namespace) -> dict[str, Any]:
         return float(r.latency()["median"])
 
     def scenario() -> float:
-        cfg = sc.ContentionConfig(iterations=args.n, warmup=args.warmup + 1, alone=False, gpu_sampling=sampling)
+        # threads: the runner measured here is the one that shares this process with the plain runner
+        # (benchmarks/scenario_isolation.py measures the process runner against it)
+        cfg = sc.ContentionConfig(iterations=args.n, warmup=args.warmup + 1, alone=False, gpu_sampling=sampling,
+                                  isolation="thread")
         s = sc.run_contention([sc.ModelSpec(model, args.backend)], cfg, opener=lambda spec: borrowed)  # type: ignore[arg-type,return-value]
         if hasattr(backend, "set_time_origin"):  # the plain runner's trials must not pay for the timeline
             backend.set_time_origin(None)

@@ -4,15 +4,17 @@ Sections (each kept when a later one fails; the document is rewritten after each
   env          torch, CUDA, GPUs (NVML), onnx2torch
   profile      the bundled sample through onnx2torch on CUDA, batch 1 and 32, pinned vs pageable,
                against ONNX Runtime on the CPU; per-layer top 5; outputs compared with ORT
-  contention   2 and 4 models, dedicated vs shared streams: the sample (launch-bound) and an FP16 MLP
-               exported with torch.export (GPU-bound, 64 MiB copies each way); timeline overlap;
-               per-GPU sampler; Chrome trace of one run
+  contention   2 and 4 models, each in its own process (dedicated streams) and as threads of one
+               process (dedicated and shared streams): the sample at batch 1 and 32 (launch-bound) and
+               an FP16 MLP exported with torch.export (GPU-bound, 64 MiB copies each way); slowdown
+               causes with their evidence; timeline overlap; per-GPU sampler; Chrome trace of one run
   cycles       load/unload over a mix, with the largest-block probe: clean, cache released, leaking
   probe        the largest-block probe repeated, and on a heap fragmented on purpose
   coldstart    open and first inference per model
   oom          a model that asks for 512 GiB mid-scenario beside one that does not
   soak         the FP16 MLP (batch 16) paced at 1,000 inferences/s, RSS and NVML per window
   overhead     scenario runner vs plain runner on CUDA
+  isolation    process runner vs thread runner on CUDA (the sample, batch 1), ABBA pairs
   devices      --device 0, a device that does not exist, the device list
 
     OUT=/tmp/out python benchmarks/scenario_gpu.py [--quick] [--only SECTION,...]
@@ -156,29 +158,37 @@ def contention(models: dict[str, str], quick: bool) -> dict[str, Any]:
     from trtstudio.profiling.timeline import chrome_trace
 
     out: dict[str, Any] = {}
-    cases: list[tuple[str, str, dict[str, tuple[int, ...]], int]] = [("sample_b32", SAMPLE, {"input": (32, 3, 224, 224)}, 200 if quick else 300),
-             ("mlp_fp16_b8192", models["mlp"], {"x": (8192, 4096)}, 60 if quick else 100)]
-    for label, path, shapes, iters in cases:
-        for n in (2, 4):
-            for streams in ("dedicated", "shared"):
+    cases: list[tuple[str, str, dict[str, tuple[int, ...]], int, tuple[int, ...]]] = [
+        ("sample_b1", SAMPLE, {"input": (1, 3, 224, 224)}, 300 if quick else 500, (2,)),  # the launch-bound case
+        ("sample_b32", SAMPLE, {"input": (32, 3, 224, 224)}, 200 if quick else 300, (2, 4)),
+        ("mlp_fp16_b8192", models["mlp"], {"x": (8192, 4096)}, 60 if quick else 100, (2, 4))]
+    modes = (("process", "dedicated"), ("thread", "dedicated"), ("thread", "shared"))
+    for label, path, shapes, iters, counts in cases:
+        for n in counts:
+            for isolation, streams in modes:
                 spec = sc.ModelSpec(path, "torch-cuda", 0, shapes)
-                r = sc.run_contention([spec] * n, sc.ContentionConfig(iterations=iters, warmup=10, streams=streams))
-                d = r.to_dict()
-                out[f"{label}_x{n}_{streams}"] = {
+                cfg = sc.ContentionConfig(iterations=iters, warmup=10, streams=streams, isolation=isolation)
+                t0 = time.perf_counter()
+                r = sc.run_contention([spec] * n, cfg)
+                d = r.to_json()
+                out[f"{label}_x{n}_{isolation}_{streams}"] = {
+                    "isolation": d["isolation"], "wall_s": time.perf_counter() - t0,
                     "models": [{"model": m["model"], "alone": _brief(m.get("alone")), "together": _brief(m.get("together")),
+                                "together_processes": _brief(m.get("together_processes")),
                                 "slowdown": m.get("slowdown")} for m in d["models"]],
                     "throughput": d.get("throughput"), "timeline": {k: v for k, v in d.get("timeline", {}).items() if k != "rows"},
                     "gpus": d.get("gpus"), "failure": d["failure"], "notes": d["notes"][:4],
                 }
                 if label.startswith("mlp") and n == 2 and streams == "dedicated" and r.timeline is not None:
-                    write_trace(OUT / "contention_mlp_x2_dedicated.trace.json", chrome_trace(r.timeline, "mlp x2 dedicated"))
+                    write_trace(OUT / f"contention_mlp_x2_{isolation}.trace.json", chrome_trace(r.timeline, f"mlp x2 {isolation}"))
     return out
 
 
 def _brief(s: dict[str, Any] | None) -> dict[str, Any] | None:
     if not s:
         return s
-    keys = ("count", "median", "p99", "jitter_ms", "throughput_per_s", "h2d_ms", "compute_ms", "d2h_ms", "enqueue_ms")
+    keys = ("count", "median", "p99", "jitter_ms", "throughput_per_s", "h2d_ms", "compute_ms", "d2h_ms", "enqueue_ms",
+            "cpu_ms_per_inference", "cores_used")
     return {k: s.get(k) for k in keys}
 
 
@@ -243,7 +253,8 @@ def oom(models: dict[str, str]) -> dict[str, Any]:
         b._host_out = [torch.empty(1, pin_memory=True)]  # type: ignore[attr-defined]
         return b
 
-    r = sc.run_contention(specs, sc.ContentionConfig(iterations=50, warmup=0), opener=opener)
+    # the opener is a closure (it patches the boom model's buffers): threads, which need no pickling
+    r = sc.run_contention(specs, sc.ContentionConfig(iterations=50, warmup=0, isolation="thread", gil_check=False), opener=opener)
     after = open_backend("torch-cuda", models["mlp"])
     after.prepare_inputs({"x": (64, 4096)})
     ok_after = after.infer_once().total_ms
@@ -282,6 +293,15 @@ def overhead(quick: bool) -> dict[str, Any]:
                                      control=False, main_thread=False, mlp=False, out=None))
 
 
+def isolation(quick: bool) -> dict[str, Any]:
+    import argparse as ap
+
+    from scenario_isolation import bench_model, model_spec
+
+    args = ap.Namespace(n=100, warmup=20, pairs=100, seconds=45.0 if quick else 120.0)
+    return bench_model(model_spec("sample", "torch-cuda", None), args)
+
+
 def devices(models: dict[str, str]) -> dict[str, Any]:
     from trtstudio.backends.base import open_backend
     from trtstudio.errors import BackendError
@@ -318,7 +338,7 @@ def main() -> None:
     models = make_models(tmp)
     plan: list[tuple[Any, ...]] = [("profile", profile), ("contention", contention, models, args.quick), ("cycles", cycles, models),
             ("probe", probe), ("coldstart", coldstart, models), ("oom", oom, models), ("devices", devices, models),
-            ("overhead", overhead, args.quick), ("soak", soak, models, args.soak_seconds)]
+            ("overhead", overhead, args.quick), ("isolation", isolation, args.quick), ("soak", soak, models, args.soak_seconds)]
     for name, fn, *fargs in plan:
         if only and name not in only:
             continue

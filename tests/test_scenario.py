@@ -83,7 +83,7 @@ def test_two_models_wanting_every_core_slow_each_other(heavy: Path) -> None:
 def test_timeline_rows_hold_every_measured_inference(light: Path, tmp_path: Path) -> None:
     state = ScenarioState()
     specs = [ModelSpec(str(light), shapes={"x": (4, 64)}), ModelSpec(str(light), shapes={"x": (4, 64)})]
-    result = sc.run_contention(specs, ContentionConfig(iterations=50, warmup=2), state)
+    result = sc.run_contention(specs, ContentionConfig(iterations=50, warmup=2, isolation="thread", gil_check=False), state)
     assert result.timeline is not None
     summary = result.to_dict()["timeline"]
     counts = {m["model"]: m["alone"]["count"] + m["together"]["count"] for m in result.models}
@@ -101,7 +101,8 @@ def test_timeline_rows_hold_every_measured_inference(light: Path, tmp_path: Path
 
 def test_shared_streams_do_not_apply_to_cpu_backends(light: Path) -> None:
     specs = [ModelSpec(str(light), shapes={"x": (2, 64)})] * 2
-    result = sc.run_contention(specs, ContentionConfig(iterations=10, warmup=0, streams="shared", alone=False))
+    result = sc.run_contention(specs, ContentionConfig(iterations=10, warmup=0, streams="shared", alone=False,
+                                                       isolation="thread", gil_check=False))
     assert result.failure is None
     assert sum("shared-stream mode does not apply" in n for n in result.notes) == 2
 
@@ -131,7 +132,7 @@ def test_worker_raising_stops_cleanly_and_names_the_model(light: Path) -> None:
     specs = [ModelSpec(str(light), shapes={"x": (2, 64)}, name="good"),
              ModelSpec(str(light), shapes={"x": (2, 64)}, name="bad")]
     before = threading.active_count()
-    result = sc.run_contention(specs, ContentionConfig(iterations=20, warmup=0), opener=opener)
+    result = sc.run_contention(specs, ContentionConfig(iterations=20, warmup=0, isolation="thread"), opener=opener)
     assert result.failure is not None
     assert result.failure.model == "bad" and result.failure.phase == "together"
     assert "kernel exploded" in result.failure.message
@@ -153,8 +154,8 @@ def test_out_of_memory_mid_scenario_is_named_oom(light: Path) -> None:
     def opener(spec: ModelSpec) -> Any:
         return HostOom(sc.open_model(spec), 5, MemoryError())
 
-    result = sc.run_contention([ModelSpec(str(light), shapes={"x": (2, 64)})], ContentionConfig(iterations=20, warmup=0),
-                               opener=opener)
+    result = sc.run_contention([ModelSpec(str(light), shapes={"x": (2, 64)})],
+                               ContentionConfig(iterations=20, warmup=0, isolation="thread"), opener=opener)
     assert result.failure is not None and result.failure.kind == "oom"
     assert "out of memory" in result.failure.one_line()
 
@@ -164,7 +165,8 @@ def test_stop_request_ends_all_workers_and_keeps_samples(heavy: Path) -> None:
     timer = threading.Timer(0.6, state.request_stop)
     timer.start()
     t0 = time.perf_counter()
-    result = sc.run_contention([heavy_spec(heavy), heavy_spec(heavy)], ContentionConfig(iterations=100_000, warmup=1), state)
+    result = sc.run_contention([heavy_spec(heavy), heavy_spec(heavy)],
+                               ContentionConfig(iterations=100_000, warmup=1, isolation="thread"), state)
     timer.join()
     assert time.perf_counter() - t0 < 10
     assert result.stopped and result.failure is None
@@ -174,7 +176,7 @@ def test_stop_request_ends_all_workers_and_keeps_samples(heavy: Path) -> None:
 def test_load_failure_names_the_model(light: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a model")
-    result = sc.run_contention([ModelSpec(str(light)), ModelSpec(str(bad))], ContentionConfig(iterations=5))
+    result = sc.run_contention([ModelSpec(str(light)), ModelSpec(str(bad))], ContentionConfig(iterations=5, isolation="thread"))
     assert result.failure is not None and result.failure.model == "bad.onnx" and result.failure.phase == "load"
 
 
@@ -301,3 +303,49 @@ def test_cli_failure_exits_1_and_names_model(tmp_path: Path, weights: Path, caps
     assert main(["scenario", "coldstart", str(weights), str(bad)]) == 1
     captured = capsys.readouterr()
     assert "w16.onnx" in captured.out and "model bad.onnx failed during load" in captured.err
+
+
+def test_cli_contention_says_why_in_text_and_json(heavy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["scenario", "contention", str(heavy), str(heavy), "--shapes", "x:64x1024", "--threads", str(max(2, CORES)),
+            "--iterations", "30", "--warmup", "2"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "isolation process" in text and "why:" in text
+    why = text.split("why:\n")[1].splitlines()
+    assert why[0].startswith("  heavy.onnx: ") and why[1].startswith("  heavy.onnx #2: ")
+    assert all("slower together, mostly" in w or "no slowdown" in w for w in why[:2])
+    assert main([*args, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["isolation"] == "process"
+    for m in doc["models"]:
+        causes = m["slowdown"].get("causes", [])
+        assert all(set(c) == {"cause", "share", "evidence"} for c in causes)
+        assert [c["share"] for c in causes] == sorted((c["share"] for c in causes), reverse=True)
+
+
+@pytest.mark.parametrize("name", ["m.onnx", "m.pt2", "m.ts", "m.engine", "m.plan"])
+def test_auto_picks_the_catalogues_backend(name: str) -> None:
+    from trtstudio.backends.catalogue import default_backend
+
+    # the one rule `trtstudio profile` also follows: the same file picks the same backend everywhere
+    assert ModelSpec(name).backend_name() == default_backend(name)
+    assert ModelSpec(name, backend="ort").backend_name() == "ort"
+
+
+def test_request_errors_name_their_fields(light: Path, tmp_path: Path) -> None:
+    from trtstudio.errors import FieldError, InputError
+
+    def field_of(**kw: Any) -> str:
+        with pytest.raises(FieldError) as info:
+            sc.ScenarioRequest(**{"kind": "contention", "models": [str(light)], **kw}).validate()
+        return info.value.field
+
+    assert field_of(iterations=0) == "iterations" and field_of(warmup=-1) == "warmup"
+    assert field_of(isolation="fiber") == "isolation" and field_of(backend="onnx") == "backend"
+    assert field_of(streams="shared", isolation="process") == "streams"
+    assert field_of(devices=[0, 1, 2]) == "devices" and field_of(kind="soak", models=[str(light)] * 2) == "models"
+    with pytest.raises(InputError, match="no such file"):
+        sc.ScenarioRequest("coldstart", [str(tmp_path / "gone.onnx")]).validate()
+    ok = sc.ScenarioRequest("contention", [str(light)], copies=2, devices=[None, None], threads=1)
+    ok.validate()
+    assert [(s.path, s.device, s.options) for s in ok.specs()] == [(str(light), None, {"threads": 1})] * 2

@@ -114,6 +114,7 @@ def test_dialog_runs_contention_with_live_curves(qtbot, light: Path, tmp_path: P
     with qtbot.waitSignal(dlg.sig_finished, timeout=30_000) as blocker:
         assert dlg.start()
         assert not dlg.start()  # one at a time
+    assert dlg.stop()  # its worker thread ends just after the result
     result = blocker.args[0]
     assert result.failure is None and [m["model"] for m in result.models] == ["light.onnx", "light.onnx #2"]
     assert set(dlg.curves) == {"light.onnx", "light.onnx #2"}
@@ -121,6 +122,12 @@ def test_dialog_runs_contention_with_live_curves(qtbot, light: Path, tmp_path: P
     assert x is not None and len(x) == result.models[1]["alone"]["count"] + result.models[1]["together"]["count"]
     assert "slowdown" in dlg.text.toPlainText() and dlg.status.text() == "finished"
     assert "intervals on 2 rows" in dlg.timeline.info.text()
+    # each model's slowdown in words: its top cause, or that there was none
+    doc = result.to_json()
+    assert doc["isolation"] == "process" and dlg.why.text().count("light.onnx") == 2
+    for m in doc["models"]:
+        causes = m["slowdown"]["causes"]
+        assert ("slower together, mostly" in dlg.why.text()) if causes else ("no slowdown" in dlg.why.text())
     dlg.grab().save(str(tmp_path / "scenario_dialog.png"))
 
 
@@ -148,7 +155,7 @@ def test_dialog_refuses_missing_files_and_close_joins(qtbot, light: Path, tmp_pa
 
     dlg = ScenarioDialog()
     qtbot.addWidget(dlg)
-    assert not dlg.start() and dlg.status.text() == "add at least one model"
+    assert not dlg.start() and dlg.status.text() == "error: Models: add at least one model"
     dlg.add_models([str(tmp_path / "gone.onnx")])
     assert not dlg.start() and "no such file" in dlg.status.text()
     dlg.models.clear()
@@ -160,3 +167,29 @@ def test_dialog_refuses_missing_files_and_close_joins(qtbot, light: Path, tmp_pa
                     and dlg.state.live["light.onnx"].count > 10, timeout=20_000)
     dlg.close()  # stops the soak and joins its worker
     assert not dlg.is_running()
+
+
+def test_dialog_shows_the_runs_sampler_and_starts_none(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from trtstudio.profiling.scenario import ScenarioState
+    from trtstudio.ui.scenario_dialog import ScenarioDialog
+
+    dlg = ScenarioDialog()
+    qtbot.addWidget(dlg)
+    assert dlg.gpus.sampler is None  # nothing sampled before a run
+    dlg.state = ScenarioState()
+    sampler = GpuSampler([GpuInfo(0, "H200", 140 << 30)], read=lambda i: {"used_bytes": 1.0, "util_percent": 5.0})
+    dlg.state.gpu_sampler = sampler  # what run_contention puts there for a GPU model
+    dlg._on_timer_timeout()
+    assert dlg.gpus.sampler is sampler
+    dlg.gpus.stop()
+
+
+def test_dialog_imports_nothing_from_the_cli_layer() -> None:
+    import ast
+
+    import trtstudio.ui.scenario_dialog as mod
+
+    tree = ast.parse(Path(mod.__file__).read_text())
+    names = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
+    names += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert names and not [n for n in names if n.startswith("trtstudio.commands")]

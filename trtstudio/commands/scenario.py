@@ -1,30 +1,41 @@
 """``trtstudio scenario``: production scenarios (contention, load/unload cycles, soak, cold start).
 
-    trtstudio scenario contention M1 M2 [...] [--backend B] [--streams dedicated|shared] [--iterations N] [--json]
+    trtstudio scenario contention M1 M2 [...] [--backend B] [--isolation process|thread]
+        [--streams dedicated|shared] [--iterations N] [--json]
     trtstudio scenario cycles M1 [M2 ...] --cycles M --inferences K [--json]
     trtstudio scenario soak M --minutes T [--json]
     trtstudio scenario coldstart M1 [...] [--json]
 
-JSON: ``schema: trtstudio.scenario/1`` with ``kind``, ``models`` (contention: ``alone``, ``together``,
-``slowdown`` per model), ``cycles`` and ``verdict`` (cycles), ``windows`` (soak). Exit 1 when a model
-failed mid-scenario (``failure`` names model, phase and cycle; what was measured is still printed).
+The flags build a :class:`~trtstudio.profiling.scenario.ScenarioRequest` (the scenario dialog builds
+the same from its form) and :func:`~trtstudio.profiling.scenario.run_scenario` runs it. JSON:
+``schema: trtstudio.scenario/1`` with ``kind``, ``models`` (contention: ``isolation``, and per model
+``alone``, ``together``, ``slowdown`` with its ``causes``), ``cycles`` and ``verdict`` (cycles),
+``windows`` (soak). Exit 1 when a model failed mid-scenario (``failure`` names model, phase and cycle;
+what was measured is still printed).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
 HELP = "production scenarios: models contending for a GPU, load/unload cycles, soak runs, cold starts"
-BACKEND_CHOICES = ("auto", "ort", "ort-cuda", "ort-trt", "tensorrt", "rtx", "torch", "torch-cuda")
+
+# request field -> the flag that sets it (errors from the core name fields; the CLI shows flags)
+FIELD_FLAGS = {"models": "MODEL", "kind": "KIND", "backend": "--backend", "device": "--device", "devices": "--devices",
+               "shapes": "--shapes", "threads": "--threads", "copies": "--copies", "iterations": "--iterations",
+               "warmup": "--warmup", "streams": "--streams", "isolation": "--isolation", "cpu_load_ms": "--cpu-load-ms",
+               "cycles": "--cycles", "inferences": "--inferences", "probe_cap_bytes": "--probe-cap-gib",
+               "minutes": "--minutes", "window_s": "--window", "rate_hz": "--rate"}
 
 
 def _common(p: argparse.ArgumentParser, many: bool = True) -> None:
+    from trtstudio.backends.catalogue import choices
+
     p.add_argument("models", nargs="+" if many else 1, metavar="MODEL", help="model files (.onnx, .pt2, TorchScript, engine)")
-    p.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
-                   help="runtime for every model (auto: ort for .onnx, torch for .pt2/.pt, tensorrt otherwise)")
+    p.add_argument("--backend", choices=choices(), default="auto",
+                   help="runtime for every model (auto: as `trtstudio profile` picks: ort for .onnx, torch for "
+                        ".pt2/TorchScript, tensorrt otherwise)")
     p.add_argument("--device", type=int, metavar="N", help="CUDA device for every model")
     p.add_argument("--devices", metavar="LIST", help="CUDA device per model, e.g. 0,1 (or 'cpu')")
     p.add_argument("--shapes", help="input shapes for every model, e.g. input:1x3x224x224")
@@ -35,10 +46,13 @@ def _common(p: argparse.ArgumentParser, many: bool = True) -> None:
 def configure(parser: argparse.ArgumentParser) -> None:
     """Subcommands contention, cycles, soak, coldstart."""
     sub = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
-    c = sub.add_parser("contention", help="models alone, then all at once: slowdown of median and p99")
+    c = sub.add_parser("contention", help="models alone, then all at once: slowdown of median and p99, and why")
     _common(c)
+    c.add_argument("--isolation", choices=("process", "thread"),
+                   help="each model in its own process (default; as a server runs model instances) or as a thread "
+                        "of one process (default with --streams shared)")
     c.add_argument("--streams", choices=("dedicated", "shared"), default="dedicated",
-                   help="CUDA stream per model, or one shared per GPU (default dedicated)")
+                   help="CUDA stream per model, or one shared per GPU (threads only; default dedicated)")
     c.add_argument("--iterations", type=int, default=500, help="measured inferences per model and phase (default 500)")
     c.add_argument("--warmup", type=int, default=20, help="inferences before each phase (default 20)")
     c.add_argument("--cpu-load-ms", type=float, default=0.0, metavar="MS",
@@ -62,132 +76,65 @@ def configure(parser: argparse.ArgumentParser) -> None:
     _common(k)
 
 
-def specs_from_args(args: argparse.Namespace) -> list[Any]:
-    """ModelSpecs for the models on the command line (checked: files exist, devices parse)."""
-    from pathlib import Path
-
+def request_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~trtstudio.profiling.scenario.ScenarioRequest` these flags describe (the scenario
+    dialog builds the same request from its form)."""
     from trtstudio.backends.base import parse_shapes
-    from trtstudio.errors import InputError
-    from trtstudio.profiling.scenario import ModelSpec
+    from trtstudio.profiling.scenario import ScenarioRequest
     from trtstudio.profiling.scenario_devices import parse_devices
 
-    paths = [str(m) for m in args.models] * max(1, getattr(args, "copies", 1) or 1)
-    for p in paths:
-        if not Path(p).is_file():
-            raise InputError(p, "no such file")
-    if args.device is not None and args.device < 0:
-        raise InputError("--device", "must be 0 or more")
-    if args.threads is not None and args.threads < 1:
-        raise InputError("--threads", "must be positive")
-    devices = parse_devices(args.devices, len(paths), args.device)
-    shapes = parse_shapes(args.shapes)
-    options = {"threads": args.threads} if args.threads else {}
-    return [ModelSpec(p, args.backend, d, dict(shapes), dict(options)) for p, d in zip(paths, devices, strict=True)]
-
-
-def _positive(args: argparse.Namespace, *names: str) -> None:
-    from trtstudio.errors import InputError
-
-    for name in names:
-        value = getattr(args, name, None)
-        if value is not None and value <= 0:
-            raise InputError(f"--{name.replace('_', '-')}", "must be positive")
+    copies = getattr(args, "copies", 1) or 1
+    devices = parse_devices(args.devices, len(args.models) * max(1, copies), args.device) if args.devices else None
+    streams = getattr(args, "streams", "dedicated")
+    isolation = getattr(args, "isolation", None) or ("thread" if streams == "shared" else "process")
+    cap = getattr(args, "probe_cap_gib", 8.0)
+    return ScenarioRequest(
+        kind=args.kind, models=[str(m) for m in args.models], backend=args.backend, device=args.device, devices=devices,
+        shapes=parse_shapes(args.shapes), threads=args.threads, copies=copies,
+        iterations=getattr(args, "iterations", 500), warmup=getattr(args, "warmup", 20), streams=streams,
+        isolation=isolation, cpu_load_ms=getattr(args, "cpu_load_ms", 0.0),
+        cycles=getattr(args, "cycles", 10), inferences=getattr(args, "inferences", 50),
+        probe=not getattr(args, "no_probe", False), release_cache=getattr(args, "release_cache", False),
+        probe_cap_bytes=int(cap * 2**30) if cap > 0 else None,
+        minutes=getattr(args, "minutes", 10.0), window_s=getattr(args, "window", 10.0), rate_hz=getattr(args, "rate", None),
+    )
 
 
 def scenario(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
     """Run the scenario ``args`` describe; the JSON document and the result."""
-    from trtstudio.errors import InputError
-    from trtstudio.profiling import scenario as sc
+    from trtstudio.errors import FieldError
+    from trtstudio.profiling.scenario import run_scenario
 
-    specs = specs_from_args(args)
-    if args.kind == "contention":
-        _positive(args, "iterations", "copies")
-        if args.warmup < 0 or args.cpu_load_ms < 0:
-            raise InputError("--warmup/--cpu-load-ms", "must be 0 or more")
-        cfg = sc.ContentionConfig(iterations=args.iterations, warmup=args.warmup, streams=args.streams,
-                                  cpu_load_ms=args.cpu_load_ms, timeline=True)
-        result = sc.run_contention(specs, cfg)
-        if args.trace and result.timeline is not None:
-            from trtstudio.profiling.export import write_trace
-            from trtstudio.profiling.timeline import chrome_trace
+    try:
+        result = run_scenario(request_from_args(args))
+    except FieldError as exc:
+        raise exc.named(FIELD_FLAGS.get(exc.field, exc.field)) from None
+    if getattr(args, "trace", None) and result.timeline is not None:
+        from trtstudio.profiling.export import write_trace
+        from trtstudio.profiling.timeline import chrome_trace
 
-            write_trace(args.trace, chrome_trace(result.timeline))
-    elif args.kind == "cycles":
-        _positive(args, "cycles", "inferences")
-        cap = int(args.probe_cap_gib * 2**30) if args.probe_cap_gib > 0 else None
-        result = sc.run_cycles(specs, sc.CyclesConfig(cycles=args.cycles, inferences=args.inferences, probe=not args.no_probe,
-                                                      release_cache=args.release_cache, probe_cap_bytes=cap))
-    elif args.kind == "soak":
-        _positive(args, "minutes", "window", "rate")
-        result = sc.run_soak(specs[0], sc.SoakConfig(minutes=args.minutes, window_s=args.window, rate_hz=args.rate))
-    else:
-        result = sc.run_coldstart(specs)
-    return result.to_dict(), result
+        write_trace(args.trace, chrome_trace(result.timeline))
+    doc = result.to_json()
+    if result.failure is not None:
+        doc["error"] = result.failure.one_line()
+    return doc, result
 
 
-def _mib(n: Any) -> str:
-    return "-" if n is None else f"{n / 2**20:,.0f} MiB"
+def _write_json(doc: dict[str, Any]) -> None:
+    from trtstudio.jsonio import dumps, write_stdout
+
+    write_stdout(dumps({k: v for k, v in doc.items() if k != "error"}, indent=2))
 
 
-def _ms(v: Any) -> str:
-    return "-" if v is None else f"{v:.3f}"
+def _render_text(doc: dict[str, Any]) -> str:
+    from trtstudio.profiling.scenario_text import render_text
 
-
-def render_text(doc: dict[str, Any]) -> str:
-    """The scenario as a readable summary."""
-    lines = [f"scenario {doc['kind']}"]
-    kind = doc["kind"]
-    if kind == "contention":
-        lines.append(f"streams {doc.get('streams')}   iterations {doc.get('iterations')}   cpu load {doc.get('cpu_load_ms')} ms")
-        lines.append(f"{'model':<28}{'device':<10}{'alone p50':>11}{'p99':>9}{'together p50':>14}{'p99':>9}"
-                     f"{'slowdown p50':>14}{'p99':>7}")
-        for m in doc["models"]:
-            a, t, s = m.get("alone", {}), m.get("together", {}), m.get("slowdown", {})
-            sd = (f"{s['median']:>13.2f}x{s['p99']:>6.2f}x" if s.get("median") and s.get("p99") else f"{'-':>14}{'-':>7}")
-            lines.append(f"{m['model'][:27]:<28}{m['device']:<10}{_ms(a.get('median')):>11}{_ms(a.get('p99')):>9}"
-                         f"{_ms(t.get('median')):>14}{_ms(t.get('p99')):>9}{sd}")
-        tp = doc.get("throughput", {})
-        lines.append(f"throughput: alone (sum) {tp.get('alone_sum_per_s', 0):.1f}/s, together {tp.get('together_per_s', 0):.1f}/s")
-        for dev, v in doc.get("timeline", {}).get("devices", {}).items():
-            lines.append(f"{dev}: {v['copy_overlapped_share']:.0%} of copy time overlapped compute")
-    elif kind == "cycles":
-        lines.append(f"{'cycle':>5}{'GPU used':>14}{'CUDA free':>14}{'largest block':>15}{'host RSS':>12}")
-        for c in doc["cycles"]:
-            lines.append(f"{c['cycle']:>5}{_mib(c.get('gpu_used_bytes')):>14}{_mib(c.get('cuda_free_bytes')):>14}"
-                         f"{_mib(c.get('largest_block_bytes')):>15}{_mib(c.get('host_rss_bytes')):>12}")
-        v = doc.get("verdict") or {}
-        lines.append(f"verdict: {v.get('verdict')}: {v.get('reason')}")
-    elif kind == "soak":
-        lines.append(f"{'window':>6}{'t (s)':>9}{'count':>9}{'p50 ms':>10}{'p99 ms':>10}{'RSS':>12}")
-        for w in doc["windows"]:
-            lines.append(f"{w['window']:>6}{w['t_end_s']:>9.1f}{w['count']:>9}{_ms(w['median']):>10}{_ms(w['p99']):>10}"
-                         f"{_mib(w.get('host_rss_bytes')):>12}")
-        d = doc.get("drift") or {}
-        if d:
-            lines.append(f"drift: median x{d.get('median_ratio') or 0:.3f}, p99 x{d.get('p99_ratio') or 0:.3f} (last vs first window)")
-        for key, m in (doc.get("memory") or {}).items():
-            lines.append(f"memory {key}: {m['slope_mib_per_hour']:+.1f} MiB/hour ({m['leak']['verdict']})")
-    else:
-        lines.append(f"{'model':<28}{'open ms':>10}{'first ms':>10}{'second ms':>11}{'file':>12}")
-        for m in doc["models"]:
-            lines.append(f"{m['model'][:27]:<28}{m['open_ms']:>10.1f}{_ms(m.get('first_ms')):>10}{_ms(m.get('second_ms')):>11}"
-                         f"{_mib(m['file_bytes']):>12}")
-    for note in doc.get("notes", []):
-        lines.append(f"note: {note}")
-    if doc.get("stopped"):
-        lines.append("stopped before the end; the figures above are what was measured")
-    return "\n".join(lines)
+    return render_text(doc)
 
 
 def run(args: argparse.Namespace) -> int:
     """Entry point; exit 1 when a model failed mid-scenario."""
-    doc, result = scenario(args)
-    if args.json:
-        json.dump(doc, sys.stdout, indent=2, default=float)
-        sys.stdout.write("\n")
-    else:
-        print(render_text(doc))
-    if result.failure is not None:
-        print(f"error: {result.failure.one_line()}", file=sys.stderr)
-        return 1
-    return 0
+    from trtstudio.commands._emit import emit
+
+    doc, _result = scenario(args)
+    return emit(doc, args.json, _render_text, _write_json)

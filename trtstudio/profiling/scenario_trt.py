@@ -145,21 +145,26 @@ def make_recording_allocator(
             """Count, total and peak live bytes, what is still live, the largest request."""
             with self._lock:
                 records = list(self.records)
-            events = sorted([(r.alloc_ms, r.size) for r in records]
-                            + [(r.freed_ms, -r.size) for r in records if r.freed_ms is not None])
-            live = peak = 0
-            for _, delta in events:
-                live += delta
-                peak = max(peak, live)
-            still = [r for r in records if r.freed_ms is None]
-            return {
-                "allocations": len(records), "total_bytes": sum(r.size for r in records), "peak_live_bytes": peak,
-                "live_bytes": sum(r.size for r in still), "live_allocations": len(still),
-                "largest_bytes": max((r.size for r in records), default=0), "refused_reallocs": self.refused_reallocs,
-                "async_allocations": sum(1 for r in records if r.stream is not None),
-            }
+            return allocation_summary(records, self.refused_reallocs)
 
     return RecordingGpuAllocator()
+
+
+def allocation_summary(records: list[Allocation], refused_reallocs: int = 0) -> dict[str, Any]:
+    """Count, total and peak live bytes, what is still live, the largest request of ``records``."""
+    events = sorted([(r.alloc_ms, r.size) for r in records]
+                    + [(r.freed_ms, -r.size) for r in records if r.freed_ms is not None])
+    live = peak = 0
+    for _, delta in events:
+        live += delta
+        peak = max(peak, live)
+    still = [r for r in records if r.freed_ms is None]
+    return {
+        "allocations": len(records), "total_bytes": sum(r.size for r in records), "peak_live_bytes": peak,
+        "live_bytes": sum(r.size for r in still), "live_allocations": len(still),
+        "largest_bytes": max((r.size for r in records), default=0), "refused_reallocs": refused_reallocs,
+        "async_allocations": sum(1 for r in records if r.stream is not None),
+    }
 
 
 def trt_cold_start(path: str | Path, trt: Any, allocator: Any | None = None, contexts: int = 1) -> dict[str, Any]:

@@ -1,15 +1,16 @@
 """ScenarioDialog: configure and run a scenario (contention, cycles, soak, cold start) in a worker, with
 live curves per model, the timeline, per-GPU panels and the result summary.
 
-The scenario itself is ``profiling.scenario`` (Qt-free); this dialog builds its specs and config,
-runs it through ``ui.workers.run_in_thread`` with the ``ScenarioState`` as the cancel state, and
-reads the state's live buffers on a timer. ``sig_finished(result)`` hands the ``ScenarioResult`` to
-whoever embeds the dialog (the main window stores it with the session).
+The scenario itself is ``profiling.scenario`` (Qt-free); this dialog builds the same
+``ScenarioRequest`` as ``trtstudio scenario`` from its form (``request()``), checks it with the same
+rules, runs ``run_scenario`` through ``ui.workers.run_in_thread`` with the ``ScenarioState`` as the
+cancel state, and reads the state's live buffers on a timer. The GPU panel shows the run's own GPU
+sampler (``ScenarioState.gpu_sampler``); the dialog starts none. ``sig_finished(result)`` hands the
+``ScenarioResult`` to whoever embeds the dialog (the main window stores it with the session).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,14 +34,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from trtstudio.backends.catalogue import choices
+from trtstudio.errors import FieldError, InputError
 from trtstudio.profiling import scenario as sc
+from trtstudio.profiling.scenario_text import top_cause_text
 from trtstudio.ui.gpu_panel import DevicePicker, GpuMemoryPanel
 from trtstudio.ui.plots import pg
 from trtstudio.ui.timeline_view import TimelineView
 from trtstudio.ui.workers import TaskState, WorkerHandle, error_text, run_in_thread
 
+# request field -> the form's label (errors from the core name fields; the dialog shows labels)
+FIELD_LABELS = {"models": "Models", "backend": "Backend", "device": "Device", "iterations": "Iterations per phase",
+                "warmup": "Warm-up", "streams": "Streams", "isolation": "Isolation", "cpu_load_ms": "CPU work per inference",
+                "cycles": "Cycles", "inferences": "Inferences per cycle", "minutes": "Minutes", "window_s": "Window"}
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
-BACKENDS = ("auto", "ort", "torch", "torch-cuda", "ort-cuda", "tensorrt", "rtx")
 MIB = float(1 << 20)
 
 
@@ -66,7 +73,7 @@ class ScenarioDialog(QDialog):
         self._on_kind_changed()
 
     # -- layout ----------------------------------------------------------------------------------
-    def _build(self) -> None:
+    def _build_controls(self) -> QWidget:
         self.kind = QComboBox()
         self.kind.addItems(list(sc.KINDS))
         self.kind.currentTextChanged.connect(self._on_kind_changed)
@@ -76,8 +83,12 @@ class ScenarioDialog(QDialog):
         add.clicked.connect(self._on_add_clicked)
         remove.clicked.connect(self._on_remove_clicked)
         self.backend = QComboBox()
-        self.backend.addItems(list(BACKENDS))
+        self.backend.addItems(list(choices()))
         self.device = DevicePicker()
+        self.isolation = QComboBox()
+        self.isolation.addItems(list(sc.ISOLATIONS))
+        self.isolation.setToolTip("process: each model in its own process, as a server runs model instances; "
+                                  "thread: threads of one process (they share the Python interpreter lock)")
         self.streams = QComboBox()
         self.streams.addItems(list(sc.STREAM_MODES))
         self.iterations = self._spin(1, 10_000_000, 500)
@@ -105,7 +116,8 @@ class ScenarioDialog(QDialog):
         form.addRow("Device", self.device)
         self._rows: dict[str, list[QWidget]] = {}
         for label, widget, kinds in (
-            ("Streams", self.streams, ("contention",)), ("Iterations per phase", self.iterations, ("contention",)),
+            ("Isolation", self.isolation, ("contention",)), ("Streams", self.streams, ("contention",)),
+            ("Iterations per phase", self.iterations, ("contention",)),
             ("Warm-up", self.warmup, ("contention",)), ("CPU work per inference", self.cpu_load, ("contention",)),
             ("Cycles", self.cycles, ("cycles",)), ("Inferences per cycle", self.inferences, ("cycles",)),
             ("Minutes", self.minutes, ("soak",)), ("Window", self.window_s, ("soak",)),
@@ -120,6 +132,8 @@ class ScenarioDialog(QDialog):
         self.stop_button.clicked.connect(self._on_stop_clicked)
         self.status = QLabel("ready")
         self.status.setWordWrap(True)
+        self.why = QLabel("")  # the top cause of each model's slowdown, in words (contention)
+        self.why.setWordWrap(True)
         controls = QVBoxLayout()
         controls.addLayout(form)
         row = QHBoxLayout()
@@ -127,8 +141,13 @@ class ScenarioDialog(QDialog):
         row.addWidget(self.stop_button)
         controls.addLayout(row)
         controls.addWidget(self.status)
+        controls.addWidget(self.why)
         controls.addStretch(1)
 
+        return _wrap(controls)
+
+    def _build(self) -> None:
+        controls = self._build_controls()
         self.plot = pg.PlotWidget()
         self.plot.setBackground("w")
         self.plot.addLegend(offset=(-10, 10))
@@ -145,7 +164,7 @@ class ScenarioDialog(QDialog):
         self.tabs.addTab(self.gpus, "GPUs")
         self.tabs.addTab(self.text, "Result")
         split = QSplitter()
-        split.addWidget(_wrap(controls))
+        split.addWidget(controls)
         split.addWidget(self.tabs)
         split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
@@ -168,9 +187,19 @@ class ScenarioDialog(QDialog):
         """The listed model files, in order."""
         return [self.models.item(i).text() for i in range(self.models.count())]
 
+    def request(self) -> sc.ScenarioRequest:
+        """The ScenarioRequest of the form (one backend and device for all), as ``trtstudio scenario``
+        builds it from the same settings."""
+        return sc.ScenarioRequest(
+            kind=self.kind.currentText(), models=self.model_paths(), backend=self.backend.currentText(),
+            device=self.device.device(), iterations=self.iterations.value(), warmup=self.warmup.value(),
+            streams=self.streams.currentText(), isolation=self.isolation.currentText(),
+            cpu_load_ms=self.cpu_load.value(), cycles=self.cycles.value(), inferences=self.inferences.value(),
+            minutes=self.minutes.value(), window_s=self.window_s.value())
+
     def specs(self) -> list[sc.ModelSpec]:
-        """ModelSpecs from the form (one backend and device for all)."""
-        return [sc.ModelSpec(p, self.backend.currentText(), self.device.device()) for p in self.model_paths()]
+        """ModelSpecs of the form's request."""
+        return self.request().specs()
 
     def _on_kind_changed(self, *_: Any) -> None:
         kind = self.kind.currentText()
@@ -192,63 +221,35 @@ class ScenarioDialog(QDialog):
         return self.handle is not None and self.handle.is_running()
 
     def start(self) -> bool:
-        """Start the configured scenario in a worker; False (with a status line) when the form is incomplete."""
+        """Start the configured scenario in a worker; False (with a status line) when the request fails
+        the checks the CLI makes."""
         if self.is_running():
             return False
-        specs = self.specs()
-        kind = self.kind.currentText()
-        if not specs:
-            self.status.setText("add at least one model")
+        request = self.request()
+        try:
+            request.validate()
+        except FieldError as exc:
+            self.status.setText(f"error: {FIELD_LABELS.get(exc.field, exc.field)}: {exc.message}")
             return False
-        missing = [s.path for s in specs if not Path(s.path).is_file()]
-        if missing:
-            self.status.setText(f"error: {missing[0]}: no such file")
+        except InputError as exc:
+            self.status.setText(f"error: {exc.one_line()}")
             return False
         state = self.state = sc.ScenarioState()
         self.scenario_result = None
-        task = self._task(kind, specs, state)
-        self._reset_plot(kind, specs)
-        if kind == "contention" and any(s.device is not None or s.backend_name() in ("torch-cuda", "tensorrt") for s in specs):
-            from trtstudio.profiling.scenario_devices import GpuSampler
+        self.why.setText("")
 
-            self.gpus.set_sampler(GpuSampler(interval_ms=250).start())
+        def task(_ts: TaskState) -> sc.ScenarioResult:
+            return sc.run_scenario(request, state)
+
+        self._reset_plot(request.kind, request.specs())
         self.handle = run_in_thread(task, on_done=self._on_worker_done, on_error=self._on_worker_error,
-                                    cancel_state=state, name=f"scenario-{kind}")
+                                    cancel_state=state, name=f"scenario-{request.kind}")
         self.run_button.setEnabled(False)
         self.stop_button.setEnabled(True)
-        self.status.setText(f"running {kind} on {len(specs)} model(s)")
+        self.status.setText(f"running {request.kind} on {len(request.paths())} model(s)")
         self.timer.start()
-        self.sig_started.emit(kind)
+        self.sig_started.emit(request.kind)
         return True
-
-    def _task(self, kind: str, specs: list[sc.ModelSpec], state: sc.ScenarioState) -> Any:
-        if kind == "contention":
-            cfg = sc.ContentionConfig(iterations=self.iterations.value(), warmup=self.warmup.value(),
-                                      streams=self.streams.currentText(), cpu_load_ms=self.cpu_load.value())
-
-            def contention(_ts: TaskState) -> sc.ScenarioResult:
-                return sc.run_contention(specs, cfg, state)
-
-            return contention
-        if kind == "cycles":
-            ccfg = sc.CyclesConfig(cycles=self.cycles.value(), inferences=self.inferences.value())
-
-            def cycles(_ts: TaskState) -> sc.ScenarioResult:
-                return sc.run_cycles(specs, ccfg, state)
-
-            return cycles
-        if kind == "soak":
-            scfg = sc.SoakConfig(minutes=self.minutes.value(), window_s=self.window_s.value())
-
-            def soak(_ts: TaskState) -> sc.ScenarioResult:
-                return sc.run_soak(specs[0], scfg, state)
-
-            return soak
-
-        def coldstart(_ts: TaskState) -> sc.ScenarioResult:
-            return sc.run_coldstart(specs, state)
-
-        return coldstart
 
     def stop(self, timeout_ms: int = 10_000) -> bool:
         """Ask the scenario to stop and wait for its worker; True when it has ended."""
@@ -268,10 +269,8 @@ class ScenarioDialog(QDialog):
         assert isinstance(result, sc.ScenarioResult)
         self.scenario_result = result
         self._finish()
-        from trtstudio.commands.scenario import render_text
-
-        doc = result.to_dict()
-        self.text.setPlainText(render_text(doc))
+        self.text.setPlainText(result.render_text())
+        self.why.setText("\n".join(t for t in (top_cause_text(m) for m in result.models) if t))
         if result.timeline is not None:
             self.timeline.set_timeline(result.timeline)
         if result.failure is not None:
@@ -291,6 +290,7 @@ class ScenarioDialog(QDialog):
         if self.gpus.sampler is not None:
             self.gpus.sampler.stop()
         self._on_timer_timeout()
+        self.gpus.stop()
         self.run_button.setEnabled(True)
         self.stop_button.setEnabled(False)
 
@@ -317,6 +317,8 @@ class ScenarioDialog(QDialog):
         state = self.state
         if state is None:
             return
+        if state.gpu_sampler is not None and self.gpus.sampler is not state.gpu_sampler:
+            self.gpus.set_sampler(state.gpu_sampler)  # the run's own sampler: the dialog starts none
         if self.kind.currentText() == "cycles":
             rows = list(state.cycles)
             for key, curve in self.curves.items():
