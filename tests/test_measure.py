@@ -170,3 +170,16 @@ def test_cycle_verdict_is_a_verdict_document_with_its_figures_flat_too() -> None
     v = Verdict.from_json(doc)
     assert v.verdict == doc["verdict"] == "leak" and v.text == doc["reason"]
     assert v.evidence["used_slope_bytes_per_cycle"] == pytest.approx(40 * mib) == doc["used_slope_bytes_per_cycle"]
+
+
+def test_contention_slowdown_has_an_interval_and_a_verdict() -> None:
+    from trtstudio.profiling.scenario_contention import _slowdown_interval
+
+    rng = np.random.default_rng(1)
+    alone = rng.lognormal(np.log(2.0), 0.05, 400)
+    slower = _slowdown_interval("m", alone, rng.lognormal(np.log(3.0), 0.05, 400))
+    assert slower["verdict"]["verdict"] == "slower"
+    assert 1.3 < slower["median_interval"]["low"] < 1.5 < slower["median_interval"]["high"] < 1.7
+    same = _slowdown_interval("m", alone, rng.lognormal(np.log(2.0), 0.05, 400))
+    assert same["verdict"]["verdict"] == "no significant difference"
+    assert _slowdown_interval("m", None, None)["verdict"]["verdict"] == "inconclusive"

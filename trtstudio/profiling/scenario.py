@@ -275,8 +275,10 @@ def _window(index: int, t0: float, t1: float, values: np.ndarray, n: int, total:
 
 
 def soak_summary(windows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Drift (last window vs first, medians and p99) and memory slope (MiB per hour, and the leak
-    verdict against inferences) over the windows."""
+    """Drift (last window vs first, medians and p99) and memory slope (MiB per hour with its
+    interval, from ``measure.trend.fit_trend``, and the leak verdict against inferences) over the windows."""
+    from trtstudio.measure.trend import fit_trend
+
     if len(windows) < 2:
         return {"drift": None, "memory": {}}
     first, last = windows[0], windows[-1]
@@ -289,9 +291,11 @@ def soak_summary(windows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if not all(key in w for w in windows):
             continue
         y = np.array([w[key] for w in windows], dtype=np.float64)
-        slope = float(np.polyfit(t, y, 1)[0]) if np.ptp(t) > 0 else 0.0
+        trend = fit_trend(t, y) if np.ptp(t) > 0 else None  # the project's one trend fit
+        slope = trend.slope if trend is not None and np.isfinite(trend.slope) else 0.0
         memory[key] = {
             "first": int(y[0]), "last": int(y[-1]), "slope_mib_per_hour": slope * 3600.0 / 2**20,
+            "slope_interval_mib_per_hour": trend.to_json(3600.0 / 2**20) if trend is not None else None,
             "leak": leak_check(n, y, min_points=4).to_dict(),
         }
     return {"drift": drift, "memory": memory}

@@ -201,8 +201,11 @@ def stats_of(values: np.ndarray, active_s: float, parts: dict[str, float | None]
 
 
 def ratio(a: Any, b: Any) -> float | None:
-    """b / a (the later or contended figure over the reference), None where a is missing or 0."""
-    return float(b) / float(a) if a and b is not None and float(a) > 0 else None
+    """b / a (the later or contended figure over the reference), None where a is missing or 0:
+    ``measure.ratio.ratio_of``, the project's one ratio direction (other / baseline)."""
+    from trtstudio.measure.ratio import ratio_of
+
+    return ratio_of(a, b)
 
 
 def device_key(backend: Backend) -> str:

@@ -136,6 +136,7 @@ def _run_phases(lanes: ThreadLanes | ProcessLanes, cfg: ContentionConfig, state:
         for i, lane in zip(idx, done, strict=True):
             per_model[i][key] = stats_of(lane.values if lane.values is not None else np.zeros(0), lane.active_s,
                                          lane.parts, lane.cpu_s)
+            per_model[i].setdefault("_values", {})[key] = lane.values  # for the slowdown's interval
         failed = next((lane for lane in done if lane.failure is not None), None)
         if failed is not None:
             result.failure = failure_from(failed.failure, failed.label, phase)  # type: ignore[arg-type]
@@ -234,8 +235,10 @@ def _nvml_util(sampler: Any, t0: float, window: tuple[float, float]) -> dict[int
 
 def _finish(per_model: list[dict[str, Any]], result: ScenarioResult, ctx: CauseContext) -> None:
     for m in per_model:
+        values = m.pop("_values", {})
         if "alone" in m and "together" in m:
             m["slowdown"] = _slowdown(m["alone"], m["together"])
+            m["slowdown"].update(_slowdown_interval(str(m.get("model", "model")), values.get("alone"), values.get("together")))
     explain(per_model, ctx)
     result.models = per_model
     result.extra["throughput"] = _totals(per_model)
@@ -251,6 +254,32 @@ def _slowdown(alone: dict[str, Any], together: dict[str, Any]) -> dict[str, Any]
         if together.get("jitter_ms") is not None and alone.get("jitter_ms") is not None else None,
         "throughput_kept": ratio(alone.get("throughput_per_s"), together.get("throughput_per_s")),
     }
+
+
+INTERVAL_MAX_SAMPLES = 100_000  # more are thinned evenly: the bootstrap's cost grows with them
+
+
+def _slowdown_interval(label: str, alone: Any, together: Any) -> dict[str, Any]:
+    """The median slowdown's 95 % interval (``measure.ratio.ratio_interval``: together / alone, a
+    block bootstrap over both phases' latencies) and its verdict (``slower`` or ``no significant
+    difference``; ``inconclusive`` without samples)."""
+    from trtstudio.measure.ratio import NO_DIFFERENCE, ratio_interval
+    from trtstudio.measure.verdict import INCONCLUSIVE, Verdict
+
+    def thin(v: Any) -> np.ndarray:
+        a = np.asarray(v if v is not None else [], dtype=np.float64)
+        return a[:: max(1, a.size // INTERVAL_MAX_SAMPLES)]
+
+    r = ratio_interval(thin(alone), thin(together), "median")
+    topic = f"slowdown of {label} together"
+    if not r.has_interval:
+        verdict = Verdict(topic, INCONCLUSIVE, f"{label}: too few latencies to put an interval on the slowdown")
+    elif not r.significant:
+        verdict = Verdict(topic, NO_DIFFERENCE, f"{label}: {NO_DIFFERENCE} alone and together ({r.describe()})")
+    else:
+        word = "slower" if r.value > 1 else "faster"
+        verdict = Verdict(topic, word, f"{label} is {r.describe()} {word} together than alone (median)")
+    return {"median_interval": r.to_json(), "verdict": verdict.to_json()}
 
 
 def _totals(models: list[dict[str, Any]]) -> dict[str, float]:
