@@ -213,3 +213,36 @@ def test_setup_installs_this_trtstudio_and_its_core_into_a_bare_python(server, s
     doc = json.loads(res.stdout)
     assert doc["installed"].startswith("trtstudio-") and doc["missing_deps"] == []
     assert subprocess.run([str(py), "-c", "import trtstudio.remote.agent"], check=False, cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.gui
+def test_the_window_profiles_on_an_ssh_target(qtbot, server, ssh_env, tiny) -> None:
+    pytest.importorskip("PySide6")
+    pytest.importorskip("onnxruntime")
+    from trtstudio.ui.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    panel = win.profile_panel
+    with qtbot.waitSignal(win.sig_model_loaded, timeout=60000), qtbot.waitSignal(panel.sig_model_ready, timeout=60000):
+        win.open_model(str(tiny))
+    assert win.tools.set_target("ssh://not a url") is None  # refused in one line, nothing changes
+    assert win.tools.set_target(server.url) == server.url and server.url in win.tools.target_label.text()
+    assert win.tools.remembered_targets()[0] == server.url
+    panel.count_mode.setCurrentIndex(1)  # for a duration
+    panel.count_spin.setValue(2)
+    counts: list[int] = []
+    with qtbot.waitSignal(panel.sig_run_finished, timeout=120000) as blocker:
+        panel.start()
+        qtbot.waitUntil(lambda: panel.live.samples is not None and panel.live.samples.count > 0, timeout=60000)
+        counts.append(panel.live.samples.count)
+        qtbot.waitUntil(lambda: "connected" in win.tools.target_label.text() or not panel.is_running(), timeout=10000)
+    doc = blocker.args[0]
+    assert doc["remote"]["target"] == "trtstudio-test" and doc["latency_ms"]["count"] == panel.live.samples.count
+    assert counts[0] < doc["latency_ms"]["count"] or counts[0] == doc["latency_ms"]["count"]
+    run = win.workspace.runs[-1]
+    assert run.status == "finished" and run.data is not None and run.data.latency_ms.size == doc["latency_ms"]["count"]
+    assert run.model == str(tiny)
+    win.tools.set_target("This machine")
+    assert panel.target is None and "this machine" in win.tools.target_label.text()

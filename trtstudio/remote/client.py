@@ -290,3 +290,107 @@ def run_remote(name: str, args: argparse.Namespace, argv: list[str]) -> int:
     if name == "profile":
         return run_profile_command(args, argv)
     return forward(name, args, argv)
+
+
+# -- the window: a ProfileRequest run on a target ------------------------------------------------------
+def request_argv(request: Any) -> list[str]:
+    """The ``trtstudio profile`` flags that describe ``request`` (a ``ProfileRequest``), the inverse
+    of ``commands.profile.request_from_args`` for what a remote run needs."""
+    from trtstudio.backends.shapes.text import shape_text
+
+    argv = [str(request.model), "--backend", str(request.backend), "--warmup", str(request.warmup)]
+    if request.shapes:
+        argv += ["--shapes", ",".join(f"{k}:{shape_text(v)}" for k, v in request.shapes.items())]
+    if request.input_path:
+        argv += ["--input", str(request.input_path)]
+    argv += ["--duration", str(request.duration_s)] if request.duration_s else ["--iterations", str(request.iterations)]
+    if request.threads:
+        argv += ["--threads", str(request.threads)]
+    if request.cuda_graph:
+        argv.append("--cuda-graph")
+    if request.per_layer:
+        argv += ["--per-layer", "--per-layer-iterations", str(request.layer_iterations)]
+    if getattr(request, "device", None) is not None:
+        argv += ["--device", str(request.device)]
+    return argv
+
+
+@dataclass
+class RemoteResult:
+    """What the panel reads of a run's result: its error, whether it stopped, how many inferences."""
+
+    error: str | None = None
+    stopped: bool = False
+    count: int = 0
+
+
+@dataclass
+class RemoteOutcome:
+    """A remote run as the window takes a local ``ProfileOutcome``: ``to_dict()`` (the profile
+    document with ``remote``), ``run_data()`` (samples included), ``record``, ``result``, ``layers``."""
+
+    request: Any
+    doc: dict[str, Any]
+    run: Any  # report.session.RunData
+    result: RemoteResult
+    record: Any = None
+    layers: list[dict[str, Any]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.doc
+
+    def run_data(self, name: str | None = None) -> Any:
+        if name:
+            self.run.name = name
+        return self.run
+
+
+class _StopWhen:
+    """An Event-like view of a task state's stop request (for :func:`remote_profile`)."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    def is_set(self) -> bool:
+        return bool(self.state is not None and self.state.is_stop_requested())
+
+
+def profile_request_remote(url: str, request: Any, state: Any = None, samples: Any = None) -> RemoteOutcome:
+    """Run ``request`` on the target ``url`` as the Live profile panel runs it locally: samples into
+    ``samples`` while it goes on, ``loaded``/``cold`` events on ``state``; a stop on ``state`` ends
+    the remote run and keeps what was received."""
+    from trtstudio.cli import build_parser
+    from trtstudio.profiling.session import RunRecord
+    from trtstudio.report.session import RunData
+
+    target = Target.parse(url)
+    argv = request_argv(request)
+    args = build_parser().parse_args(["profile", *argv])
+
+    def on_line(msg: dict[str, Any]) -> None:
+        if state is None:
+            return
+        if msg.get("kind") == "loaded":
+            state.event("loaded", shapes=msg.get("shapes") or {}, batch=msg.get("batch", 1),
+                        notes=[f"on {target.label}", *(msg.get("notes") or [])])
+        elif msg.get("kind") == "cold" and msg.get("cold_ms") is not None:
+            state.event("cold", cold_ms=float(msg["cold_ms"]))
+
+    out = remote_profile(target, argv, args, samples=samples, on_line=on_line, stop=_StopWhen(state))  # type: ignore[arg-type]
+    if out.exit == 2 and out.doc is None:
+        raise RemoteError(url, out.error or "the run failed")
+    doc = out.doc if out.doc is not None else partial_doc(out, str(request.model), str(request.backend))
+    doc["model"] = str(request.model)
+    doc["remote"] = remote_facts(out)
+    stopped = bool(doc.get("stopped")) or (state is not None and state.is_stop_requested())
+    if out.run:
+        run = RunData.from_json(out.run)
+    else:
+        run = RunData.from_profile_doc(doc, name=f"{Path(str(request.model)).name} on {target.label}")
+        run.latency_ms = np.asarray(out.latencies, dtype=np.float32)
+    run.model = str(request.model)
+    run.config = {**run.config, "remote": {k: v for k, v in doc["remote"].items() if k != "tegrastats"}}
+    run.record = {**run.record, "model": str(request.model)} if run.record else {}  # the user's path, not the cache's
+    record = RunRecord.from_json(run.record) if run.record else None
+    error = None if stopped and out.doc is None else (out.error if out.exit else None)
+    return RemoteOutcome(request, doc, run, RemoteResult(error, stopped, out.samples), record, doc.get("layers"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -52,6 +53,9 @@ class Target:
         parts = urlsplit(url if "://" in url else f"ssh://{url}")
         if parts.scheme != "ssh" or not parts.hostname:
             raise InputError(url, "not a remote target: expected ssh://[user@]host[:port]")
+        if not re.fullmatch(r"[A-Za-z0-9._:%-]+", parts.hostname) or (parts.username and
+                                                                     not re.fullmatch(r"[A-Za-z0-9._-]+", parts.username)):
+            raise InputError(url, "the host or user has characters a host name cannot have")
         try:
             port = parts.port
         except ValueError:

@@ -52,6 +52,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("&Engine", "&Precision sweep (FP16/BF16/INT8)...", "Ctrl+Shift+P", "tools.open_precision_dialog"),
     ActionSpec("&Profile", "&Start", "F5", "tools.start_profile"),
     ActionSpec("&Profile", "S&top", "Shift+F5", "tools.stop_profile"),
+    ActionSpec("&Profile", "&Target (this machine or an SSH host)...", None, "tools.choose_target"),
     ActionSpec("&Profile", "S&cenario (several models)...", None, "tools.open_scenario_dialog"),
     ActionSpec("&Profile", "&Triton Inference Server...", None, "tools.open_triton_dialog"),
     ActionSpec("&Help", "Check &environment...", None, "tools.check_environment"),

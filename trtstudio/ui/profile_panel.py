@@ -224,6 +224,7 @@ class ProfilePanel(QWidget):
         """``live``: the live panels, made already (the window makes them a plot at a time)."""
         super().__init__(parent)
         self.backend_factory = backend_factory  # (name, path, **options) -> Backend; tests inject doubles
+        self.target: str | None = None  # ssh://... (Profile > Target), None: this machine
         self.wait_for: threading.Event | None = None  # set by the window: see _specs_task
         self._model: str | None = None
         self._specs: list[dict[str, Any]] = []
@@ -237,7 +238,7 @@ class ProfilePanel(QWidget):
         self._planned: dict[str, str] = {}  # input -> the run shape the plan filled in (edits differ)
         self._pending_model: str | None = None  # opened while a run of another model goes on
         self._request: ProfileRequest | None = None
-        self.last_outcome: ProfileOutcome | None = None  # the last finished run (samples included)
+        self.last_outcome: Any = None  # ProfileOutcome, or remote.client.RemoteOutcome  # the last finished run (samples included)
         self._build(live)
         self._sync_buttons()
 
@@ -520,12 +521,22 @@ class ProfilePanel(QWidget):
         self.live.set_disturbances(state.disturbances)
         self._request = req
         self.sig_run_started.emit(req, state)
+        target = self.target
+        if target:  # a remote target (Profile > Target): the same request, samples streamed into the same buffer
+            from trtstudio.remote.client import profile_request_remote
+
+            def task(_s: object) -> object:
+                return profile_request_remote(target, req, state, samples)
+        else:
+            def task(_s: object) -> object:
+                return run_profile(req, state, samples, monitor, factory)
         self._run = run_in_thread(
-            lambda _s: run_profile(req, state, samples, monitor, factory),
+            task,
             on_done=self._on_run_done, on_error=self._on_run_error, on_progress=self._on_run_progress,
             on_finished=self._on_run_finished, state=state, name="profile",
         )
-        self.status_label.setText(f"loading {os.path.basename(req.model)} on {self.backend_combo.currentText()}…")
+        where = f" on {target}" if target else ""
+        self.status_label.setText(f"loading {os.path.basename(req.model)} on {self.backend_combo.currentText()}{where}…")
         self._sync_buttons()
 
     @Slot()
@@ -612,7 +623,9 @@ class ProfilePanel(QWidget):
             self.live.set_cold_ms(float(info["cold_ms"]))
 
     def _on_run_done(self, outcome: object) -> None:
-        if not isinstance(outcome, ProfileOutcome):
+        from trtstudio.remote.client import RemoteOutcome
+
+        if not isinstance(outcome, (ProfileOutcome, RemoteOutcome)):
             return
         doc = outcome.to_dict()
         self._final = doc

@@ -12,6 +12,8 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QScrollArea, QTabWidget
 from trtstudio import __version__
 from trtstudio.ui.workers import error_text, run_in_thread
 
+THIS_MACHINE = "This machine"
+
 
 def _environment() -> list[dict[str, Any]]:
     from trtstudio.environment import check_environment
@@ -27,6 +29,8 @@ class WindowTools(QObject):
         super().__init__(window)
         self.w = window
         self.panel_run: Any = None
+        self._target: str | None = None  # Profile > Target: ssh://..., None for this machine
+        self._make_target_label()
         self.present_view: Any = None  # View > Present's window while open
 
     def make_profile_holder(self, defer: bool = False) -> QScrollArea:
@@ -60,6 +64,7 @@ class WindowTools(QObject):
                 lambda rows: self.w.statusBar().showMessage(f"per-layer profile: {len(rows)} entries", 5000))
             panel.sig_run_started.connect(self.on_run_started)
             panel.sig_run_outcome.connect(self.on_run_outcome)
+            panel.target = self._target
             self.w.profile_panel = panel
             holder.insertTab(0, panel, "Profile")
         except ImportError:
@@ -133,6 +138,77 @@ class WindowTools(QObject):
 
     def on_run_started(self, request: Any, state: Any) -> None:
         self.panel_run = self.w.workspace.add_run(request, state, status="running")
+        if self._target:
+            self._show_target(f"connecting to {self._target}…")
+            self._target_timer.start()
+
+    # -- Profile > Target: where the Live profile panel's runs run -------------------------------------
+    def _make_target_label(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.target_label = QLabel()
+        self.w.statusBar().addPermanentWidget(self.target_label)
+        self._target_timer = QTimer(self)
+        self._target_timer.setInterval(500)
+        self._target_timer.timeout.connect(self._on_target_timer_timeout)
+        self._show_target()
+
+    def remembered_targets(self) -> list[str]:
+        """The SSH targets chosen before (newest first; never a password: ssh's own config authenticates)."""
+        from PySide6.QtCore import QSettings
+
+        value = QSettings("trtstudio", "trtstudio").value("remote/targets", [])
+        return [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
+
+    def set_target(self, text: str | None) -> str | None:
+        """Run the Live profile panel's next runs on ``text`` (``ssh://[user@]host[:port]``; None or
+        "This machine": here). A malformed URL is one line in the status bar; nothing changes."""
+        from PySide6.QtCore import QSettings
+
+        from trtstudio.errors import InputError
+        from trtstudio.remote.target import Target
+
+        url = None if not text or text == THIS_MACHINE else text.strip()
+        if url is not None:
+            try:
+                Target.parse(url)
+            except InputError as exc:
+                self.w.statusBar().showMessage(f"error: {exc.one_line()}", 10000)
+                return self._target
+            kept = [url, *[t for t in self.remembered_targets() if t != url]][:10]
+            QSettings("trtstudio", "trtstudio").setValue("remote/targets", kept)
+        self._target = url
+        if self.w.profile_panel is not None:
+            self.w.profile_panel.target = url
+        self._show_target()
+        return url
+
+    def choose_target(self) -> None:
+        """Profile > Target...: this machine or a remembered (or new) SSH host."""
+        from PySide6.QtWidgets import QInputDialog
+
+        items = [THIS_MACHINE, *self.remembered_targets()]
+        current = items.index(self._target) if self._target in items else 0
+        text, ok = QInputDialog.getItem(self.w, "Profile target", "Run profiles on (or type ssh://[user@]host[:port]):",
+                                        items, current, True)
+        if ok:
+            self.set_target(text)
+
+    def _show_target(self, state: str | None = None) -> None:
+        where = self._target or "this machine"
+        self.target_label.setText(f"target: {where}" + (f" ({state})" if state else ""))
+
+    def _on_target_timer_timeout(self) -> None:
+        panel = self.w.profile_panel
+        if panel is None or not panel.is_running():
+            self._target_timer.stop()
+            error = panel.error_text() if panel is not None else ""
+            self._show_target("connection failed: " + error if error and "lost" not in error else
+                              ("connection lost" if error else "ready"))
+            return
+        samples = panel.live.samples
+        n = samples.count if samples is not None else 0
+        self._show_target(f"connected, {n:,} samples streamed" if n else f"connecting to {self._target}…")
 
     def on_run_outcome(self, request: Any, outcome: Any) -> None:
         entry, self.panel_run = self.panel_run, None
