@@ -46,9 +46,15 @@ def test_sweep_table_and_progress(tiny, tmp_path) -> None:
     assert 0 < fp16.accuracy["max_abs"] < bf16.accuracy["max_abs"]
     assert int8.accuracy["max_abs"] > fp16.accuracy["max_abs"]
     assert int8.node_errors and set(int8.node_errors) <= {n.name for n in conv_net().graph.node}
-    assert (tmp_path / "out" / "conv.entropy.calib.json").is_file()
+    assert (tmp_path / "out" / "conv.int8.entropy.calib.json").is_file()
     doc = res.to_json()
     assert doc["schema"] == "trtstudio.precision/1" and doc["recommendation"] == res.recommendation
+    import onnxruntime
+
+    # the versions of what computed the figures; no TensorRT-RTX figure, so no TensorRT-RTX version
+    assert doc["versions"]["onnxruntime"] == onnxruntime.__version__ and doc["versions"]["numpy"] == np.__version__
+    assert doc["versions"]["onnx"] == onnx.__version__ and "tensorrt_rtx" not in doc["versions"]
+    assert set(doc["computed_by"]["accuracy"]) <= set(doc["versions"]) and "engine" not in doc["computed_by"]
 
 
 def test_recommendation_follows_the_data() -> None:
