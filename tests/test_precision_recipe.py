@@ -257,3 +257,55 @@ def test_fast_entropy_threshold_equals_onnxruntimes() -> None:
         ours = entropy_threshold(histogram, 128)
         assert (float(ours[0]), float(ours[1])) == (float(ort[0]), float(ort[1]))
         assert ours[1] < top  # the outliers are clipped
+
+
+def test_cosine_of_small_outputs_against_themselves_is_one() -> None:
+    """A background-only detection map (values ~1e-5) compared with itself: cosine 1, not 0.9999."""
+    from trtstudio.precision.validate import compare_arrays
+
+    rng = np.random.default_rng(0)
+    ref = (rng.random((4, 1, 32, 32)) * 1e-5).astype(np.float32)
+    same = compare_arrays("y", ref, ref.copy())
+    assert same.cosine == pytest.approx(1.0, abs=1e-12) and same.cosine_min == pytest.approx(1.0, abs=1e-12)
+    other = compare_arrays("y", ref, ref[::-1].copy())
+    assert other.cosine < 0.9
+
+
+def attention_net() -> onnx.ModelProto:
+    """One self-attention head: q, k, v and output projections (MatMul with weights) around the
+    attention core MatMul(q, k^T) -> Mul(scale) -> Softmax -> MatMul(., v)."""
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, 0.3, (16, 16)).astype(np.float32), n) for n in ("wq", "wk", "wv", "wo")]
+    inits.append(numpy_helper.from_array(np.array(0.25, np.float32), "scale"))
+    nodes = [
+        helper.make_node("MatMul", ["x", "wq"], ["q"], name="q_proj"),
+        helper.make_node("MatMul", ["x", "wk"], ["k"], name="k_proj"),
+        helper.make_node("MatMul", ["x", "wv"], ["v"], name="v_proj"),
+        helper.make_node("Transpose", ["k"], ["kt"], name="kt", perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "kt"], ["s"], name="scores"),
+        helper.make_node("Mul", ["s", "scale"], ["ss"], name="scaled"),
+        helper.make_node("Softmax", ["ss"], ["a"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["a", "v"], ["o"], name="context"),
+        helper.make_node("MatMul", ["o", "wo"], ["y"], name="o_proj"),
+    ]
+    graph = helper.make_graph(nodes, "attention", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 6, 16])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="tests")
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    return model
+
+
+def test_attention_core_stays_float(tmp_path: Path) -> None:
+    path = tmp_path / "attention.onnx"
+    onnx.save(attention_net(), str(path))
+    specs = model_inputs(path)
+    res = quantize_model(path, tmp_path / "q.onnx", random_samples(specs, 4, seed=1), QuantizeOptions(method="minmax"))
+    assert set(res.float_matmuls) == {"scores", "context"}
+    m = onnx.load(res.model_path)
+    quantized = {n.name for n in m.graph.node if n.op_type == "MatMul"
+                 and any(i.endswith("DequantizeLinear_Output") for i in n.input)}
+    assert quantized == {"q_proj", "k_proj", "v_proj", "o_proj"}
+    wide = quantize_model(path, tmp_path / "w.onnx", random_samples(specs, 4, seed=1),
+                          QuantizeOptions(method="minmax", keep_attention_float=False))
+    assert wide.float_matmuls == {} and wide.qdq_pairs > res.qdq_pairs

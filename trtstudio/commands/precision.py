@@ -23,6 +23,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "(comma list, e.g. Add,GlobalAveragePool)")
     parser.add_argument("--int8-small-convs", action="store_true",
                         help="INT8/FP8: quantize also the Convs TensorRT has no INT8 kernel for (under 16 channels)")
+    parser.add_argument("--int8-attention", action="store_true",
+                        help="INT8/FP8: quantize also the two MatMuls of attention cores (kept float by default)")
     parser.add_argument("--block-ops", default="", help="op types kept FP32, e.g. Softmax,LayerNormalization")
     parser.add_argument("--block-nodes", default="", help="node names kept FP32 (comma list)")
     parser.add_argument("--fp32-reductions", action="store_true", help="keep Softmax/LayerNorm/Reduce* in FP32")
@@ -60,6 +62,7 @@ def _options(args: argparse.Namespace) -> Any:
         threads=args.threads, calib_limit=args.calib_samples, rounds=args.rounds,
         build_engines=False if args.no_engines else None, targets=tuple(args.target or ("sm86",)),
         localize=not args.no_localize, int8_ops=split(args.int8_ops), int8_small_convs=args.int8_small_convs,
+        int8_attention=args.int8_attention,
     )
 
 

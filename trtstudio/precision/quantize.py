@@ -40,6 +40,7 @@ from trtstudio.precision.entropy import speed_up
 from trtstudio.precision.recipe import (
     BASE_OPS,
     Recipe,
+    attention_matmuls,
     cache_key,
     count_ops,
     key_mismatch,
@@ -59,7 +60,8 @@ class QuantizeOptions:
     """``precision`` int8 or fp8; ``method`` entropy, percentile or minmax; ``target`` a TensorRT
     compute capability (``sm89``) that FP8 checks; ``engine`` ort, modelopt or auto. The recipe:
     ``extra_ops`` quantized besides Conv/ConvTranspose/MatMul/Gemm, ``preprocess`` (fold BN and
-    constants first), ``keep_small_convs_float`` (Convs TensorRT has no INT8 kernel for)."""
+    constants first), ``keep_small_convs_float`` (Convs TensorRT has no INT8 kernel for),
+    ``keep_attention_float`` (the MatMuls of an attention core)."""
 
     precision: str = "int8"
     method: str = "entropy"
@@ -72,11 +74,12 @@ class QuantizeOptions:
     engine: str = "ort"
     preprocess: bool = True
     keep_small_convs_float: bool = True
+    keep_attention_float: bool = True
 
     def recipe(self) -> Recipe:
         """The recipe these options ask for."""
         return Recipe(tuple(self.extra_ops), self.preprocess, self.keep_small_convs_float, tuple(self.exclude_nodes),
-                      self.per_channel)
+                      self.per_channel, self.keep_attention_float)
 
 
 @dataclass
@@ -94,6 +97,7 @@ class QuantizeResult:
     samples: int = 0
     recipe: dict[str, Any] = field(default_factory=dict)
     float_convs: dict[str, str] = field(default_factory=dict)  # Conv kept float -> why
+    float_matmuls: dict[str, str] = field(default_factory=dict)  # attention MatMul kept float -> why
     notes: list[str] = field(default_factory=list)
     name_map: dict[str, str] = field(default_factory=dict)
 
@@ -377,6 +381,10 @@ def _insert_qdq(work: Path, ranges: dict[str, tuple[float, float]], opts: Quanti
         if result.float_convs:
             result.notes.append(f"{len(result.float_convs)} Conv(s) kept float: TensorRT has no "
                                 f"{opts.precision.upper()} kernel for their channel counts")
+    if recipe.keep_attention_float:
+        result.float_matmuls = attention_matmuls(model)
+        if result.float_matmuls:
+            result.notes.append(f"{len(result.float_matmuls)} attention MatMul(s) kept float (as ModelOpt leaves them)")
     qtype = q.QuantType.QInt8  # FP8: INT8 placement, then rescaled to E4M3 (see to_fp8)
     tensors = q.calibrate.TensorsData(  # the quantizer reads only (min, max): MinMax's record form
         q.CalibrationMethod.MinMax,
@@ -391,7 +399,7 @@ def _insert_qdq(work: Path, ranges: dict[str, tuple[float, float]], opts: Quanti
     try:
         quantizer = QDQQuantizer(
             model, opts.per_channel, False, qtype, qtype, tensors, [],
-            [*recipe.exclude_nodes, *result.float_convs], list(recipe.op_types), extra,
+            [*recipe.exclude_nodes, *result.float_convs, *result.float_matmuls], list(recipe.op_types), extra,
         )
         quantizer.quantize_model()
     except Exception as exc:  # noqa: BLE001 - the quantizer raises many kinds; one line for the user

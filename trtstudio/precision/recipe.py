@@ -14,7 +14,9 @@ TensorRT (and NVIDIA ModelOpt, whose ONNX quantizer places Q/DQ for it) quantize
    pooling and the rest are left for TensorRT to fuse into the kernels around them. Biases stay
    float (TensorRT-RTX's parser rejects an INT32 bias DequantizeLinear). More op types can be
    asked for (``extra_ops``, the CLI's ``--int8-ops``).
-3. **Convs without INT8 kernels stay float** (ModelOpt's ``find_nodes_from_convs_to_exclude``):
+3. **Attention stays float**: the two MatMuls of an attention core (MatMul, pointwise ops, Softmax,
+   MatMul) get no Q/DQ, as ModelOpt leaves them (``find_mha_partitions``); TensorRT fuses them.
+4. **Convs without INT8 kernels stay float** (ModelOpt's ``find_nodes_from_convs_to_exclude``):
    a Conv with under 16 input or output channels is quantized only when TensorRT has an INT8
    kernel for it: a dense Conv with a square kernel and 8k input or output channels that reads
    the graph input or has 16 channels on the other side, or a grouped Conv with 8k outputs and a
@@ -46,13 +48,15 @@ RECIPE_NAME = "tensorrt/1"  # bump when placement or pre-processing changes: old
 @dataclass(frozen=True)
 class Recipe:
     """How a model is quantized: ``extra_ops`` besides :data:`BASE_OPS`, pre-processing on or off,
-    the small-Conv rule on or off, node names kept float, weights per channel or per tensor."""
+    the small-Conv rule on or off, node names kept float, weights per channel or per tensor, the
+    attention MatMuls float or not."""
 
     extra_ops: tuple[str, ...] = ()
     preprocess: bool = True
     keep_small_convs_float: bool = True
     exclude_nodes: tuple[str, ...] = ()
     per_channel: bool = True
+    keep_attention_float: bool = True
 
     @property
     def op_types(self) -> tuple[str, ...]:
@@ -63,7 +67,8 @@ class Recipe:
         """What the calibration cache and the sweep record of the recipe."""
         return {"name": RECIPE_NAME, "op_types": list(self.op_types), "preprocess": self.preprocess,
                 "keep_small_convs_float": self.keep_small_convs_float,
-                "exclude_nodes": sorted(self.exclude_nodes), "per_channel_weights": self.per_channel}
+                "exclude_nodes": sorted(self.exclude_nodes), "per_channel_weights": self.per_channel,
+                "keep_attention_float": self.keep_attention_float}
 
 
 def preprocess(src: Path, out: Path) -> list[str]:
@@ -127,6 +132,38 @@ def small_convs(model: Any, precision: str = "int8") -> dict[str, str]:
         if precision == "int8" and group > 1 and oc % 8 == 0 and all(k >= 3 for k in kernel):
             continue
         out[node.name] = f"{ic} input / {oc} output channels, group {group}, kernel {list(kernel)}"
+    return out
+
+
+# between an attention MatMul and its Softmax: scaling and masking, and the Flatten/Reshape that
+# onnx's version converter wraps around a Softmax of opset < 13
+_POINTWISE = ("Add", "Sub", "Mul", "Div", "Where", "Cast", "Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze")
+
+
+def attention_matmuls(model: Any) -> dict[str, str]:
+    """MatMul node -> why it stays float: the two MatMuls of an attention core (MatMul, pointwise or
+    shape ops, Softmax, MatMul), which ModelOpt leaves unquantized (``find_mha_partitions``) and
+    TensorRT fuses into its attention kernels in FP16/FP32."""
+    producer = {o: n for n in model.graph.node for o in n.output}
+    consumers: dict[str, list[Any]] = {}
+    for n in model.graph.node:
+        for t in n.input:
+            consumers.setdefault(t, []).append(n)
+    out: dict[str, str] = {}
+    for softmax in (n for n in model.graph.node if n.op_type == "Softmax"):
+        node = producer.get(softmax.input[0])
+        while node is not None and node.op_type in _POINTWISE:
+            node = producer.get(node.input[0])
+        if node is None or node.op_type != "MatMul":
+            continue
+        later = list(consumers.get(softmax.output[0], []))
+        while later and later[0].op_type in _POINTWISE and len(later) == 1:
+            later = list(consumers.get(later[0].output[0], []))
+        second = [n for n in later if n.op_type == "MatMul"]
+        if len(second) != 1:
+            continue
+        out[node.name] = f"the attention scores MatMul before {softmax.name}"
+        out[second[0].name] = f"the attention-times-values MatMul after {softmax.name}"
     return out
 
 

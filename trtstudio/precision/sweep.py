@@ -62,6 +62,7 @@ class SweepOptions:
     thresholds: dict[str, dict[str, float]] = field(default_factory=dict)
     int8_ops: tuple[str, ...] = ()  # INT8/FP8: op types quantized besides Conv/ConvTranspose/MatMul/Gemm
     int8_small_convs: bool = False  # INT8/FP8: quantize Convs TensorRT has no INT8 kernel for too
+    int8_attention: bool = False  # INT8/FP8: quantize the attention core's MatMuls too
 
 
 @dataclass
@@ -256,7 +257,8 @@ def make_variant(model: str, name: str, out_dir: Path, calib: list[dict[str, np.
                        QuantizeOptions(precision=name, method=opts.method, target=target,
                                        cache_path=str(out_dir / f"{stem}.{name}.{opts.method}.calib.json"),
                                        exclude_nodes=tuple(opts.block_nodes), extra_ops=tuple(opts.int8_ops),
-                                       keep_small_convs_float=not opts.int8_small_convs), state=state)
+                                       keep_small_convs_float=not opts.int8_small_convs,
+                                       keep_attention_float=not opts.int8_attention), state=state)
     notes = list(q.notes)
     notes.append(f"{q.qdq_pairs} Q/DQ pairs, {q.method} calibration on {q.samples} sample(s)"
                  + (" (cache reused)" if q.cache_reused else ""))
