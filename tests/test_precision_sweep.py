@@ -46,7 +46,7 @@ def test_sweep_table_and_progress(tiny, tmp_path) -> None:
     assert 0 < fp16.accuracy["max_abs"] < bf16.accuracy["max_abs"]
     assert int8.accuracy["max_abs"] > fp16.accuracy["max_abs"]
     assert int8.node_errors and set(int8.node_errors) <= {n.name for n in conv_net().graph.node}
-    assert (tmp_path / "out" / "conv.int8.entropy.calib.json").is_file()
+    assert (tmp_path / "out" / "conv.int8.minmax.calib.json").is_file()
     doc = res.to_json()
     assert doc["schema"] == "trtstudio.precision/1" and doc["recommendation"] == res.recommendation
     import onnxruntime

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from trtstudio.precision.recipe import METHODS  # standard library only at module level
+
 HELP = "build FP16/BF16/INT8 variants, calibrate, validate against FP32, profile, and recommend one"
 
 
@@ -16,7 +18,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calib", metavar="DIR", help="calibration data: folder of .npy/.npz, images, or samples.py")
     parser.add_argument("--val", metavar="DIR", help="validation data (default: the calibration samples)")
     parser.add_argument("--shapes", help="input shapes, e.g. input:1x3x224x224 (fixes dynamic dims)")
-    parser.add_argument("--calib-method", choices=("entropy", "percentile", "minmax"), default="entropy")
+    parser.add_argument("--calib-method", choices=METHODS, default=METHODS[0],
+                        help="INT8/FP8 calibration (default minmax: the most faithful on the models tried)")
     parser.add_argument("--calib-samples", type=int, default=64, metavar="N", help="at most N calibration samples")
     parser.add_argument("--int8-ops", default="", metavar="OPS",
                         help="INT8/FP8: op types whose inputs get Q/DQ besides Conv, ConvTranspose, MatMul and Gemm "

@@ -39,6 +39,7 @@ from trtstudio.errors import BackendError, InputError
 from trtstudio.precision.entropy import speed_up
 from trtstudio.precision.recipe import (
     BASE_OPS,
+    METHODS,
     Recipe,
     attention_matmuls,
     cache_key,
@@ -51,20 +52,19 @@ from trtstudio.precision.recipe import (
 from trtstudio.precision.state import Cancelled, PrecisionState
 
 CALIB_SCHEMA = "trtstudio.calibcache/2"
-METHODS = ("entropy", "percentile", "minmax")
 ORT_PIP = "pip install onnxruntime"
 
 
 @dataclass
 class QuantizeOptions:
-    """``precision`` int8 or fp8; ``method`` entropy, percentile or minmax; ``target`` a TensorRT
+    """``precision`` int8 or fp8; ``method`` minmax (default), entropy or percentile; ``target`` a TensorRT
     compute capability (``sm89``) that FP8 checks; ``engine`` ort, modelopt or auto. The recipe:
     ``extra_ops`` quantized besides Conv/ConvTranspose/MatMul/Gemm, ``preprocess`` (fold BN and
     constants first), ``keep_small_convs_float`` (Convs TensorRT has no INT8 kernel for),
     ``keep_attention_float`` (the MatMuls of an attention core)."""
 
     precision: str = "int8"
-    method: str = "entropy"
+    method: str = METHODS[0]  # minmax: see recipe.METHODS
     per_channel: bool = True
     extra_ops: tuple[str, ...] = ()
     exclude_nodes: tuple[str, ...] = ()
@@ -175,7 +175,7 @@ class _Reader:
 def calibrate(
     model_path: str | os.PathLike[str],
     samples: list[dict[str, np.ndarray]],
-    method: str = "entropy",
+    method: str = "minmax",
     *,
     op_types: tuple[str, ...] = BASE_OPS,
     percentile: float = 99.999,

@@ -35,13 +35,19 @@ import logging
 from dataclasses import dataclass
 from math import prod
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from trtstudio.errors import BackendError
 
+if TYPE_CHECKING:
+    import numpy as np
+
+# imported by the CLI's flag table: this module imports only the standard library at module level
 BASE_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
+# calibration methods, the default first: minmax kept the cosine to FP32 highest on every model tried
+# (PaddleOCR cls 0.998 vs entropy 0.993, and 0.990 vs 0.908 on [0, 1) inputs; PP-OCRv4 rec 0.995 vs
+# 0.961): onnxruntime's symmetric entropy search clips these activations too far
+METHODS = ("minmax", "entropy", "percentile")
 RECIPE_NAME = "tensorrt/1"  # bump when placement or pre-processing changes: old caches stop matching
 
 
@@ -169,6 +175,8 @@ def attention_matmuls(model: Any) -> dict[str, str]:
 
 def samples_sha256(samples: list[dict[str, np.ndarray]]) -> str:
     """Hash of calibration samples: order, input names, dtypes, shapes and bytes."""
+    import numpy as np
+
     h = hashlib.sha256()
     for sample in samples:
         for name in sorted(sample):

@@ -43,7 +43,7 @@ class SweepOptions:
     calib: str | None = None
     val: str | None = None
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    method: str = "entropy"
+    method: str = "minmax"
     block_ops: tuple[str, ...] = ()
     block_nodes: tuple[str, ...] = ()
     fp32_reductions: bool = False
