@@ -113,3 +113,7 @@ def test_sweep_with_rtx_engines(tiny, tmp_path) -> None:
     assert fp32.engine_bytes and fp16.engine_bytes and int8.engine_bytes
     assert "FP16" in fp16.layer_precisions and "INT8" in int8.layer_precisions
     assert "FP16" not in fp32.layer_precisions
+    import tensorrt_rtx
+
+    doc = res.to_json()  # the engine figures name the TensorRT-RTX that computed them
+    assert doc["versions"]["tensorrt_rtx"] == tensorrt_rtx.__version__ and doc["computed_by"]["engine"] == ["tensorrt_rtx"]
