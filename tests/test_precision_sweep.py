@@ -47,6 +47,9 @@ def test_sweep_table_and_progress(tiny, tmp_path) -> None:
     assert int8.accuracy["max_abs"] > fp16.accuracy["max_abs"]
     assert int8.node_errors and set(int8.node_errors) <= {n.name for n in conv_net().graph.node}
     assert (tmp_path / "out" / "conv.int8.minmax.calib.json").is_file()
+    q = int8.to_json()["quantization"]  # how the INT8 model was made, beside its figures
+    assert q["recipe"]["op_types"] == ["Conv", "ConvTranspose", "MatMul", "Gemm"] and q["method"] == "minmax"
+    assert q["qdq_pairs"] > 0 and q["cache_reused"] is False and q["samples"] == 6 and "quantization" not in fp16.to_json()
     doc = res.to_json()
     assert doc["schema"] == "trtstudio.precision/1" and doc["recommendation"] == res.recommendation
     import onnxruntime

@@ -86,6 +86,7 @@ class VariantResult:
     first_over: dict[str, Any] | None = None
     error: str | None = None
     seconds: float = 0.0
+    quantization: dict[str, Any] | None = None  # INT8/FP8: how the Q/DQ model was made (recipe, cache, counts)
 
     def to_json(self) -> dict[str, Any]:
         """A ``variants`` entry of the ``trtstudio.precision/1`` document."""
@@ -96,6 +97,8 @@ class VariantResult:
             "notes": self.notes, "error": self.error, "seconds": self.seconds,
             "first_over": self.first_over, "node_errors": self.node_errors,
         }
+        if self.quantization is not None:
+            doc["quantization"] = self.quantization
         if self.engine_bytes is not None or self.layer_precisions:
             doc.update(engine_bytes=self.engine_bytes, engine_path=self.engine_path,
                        layer_precisions=self.layer_precisions)
@@ -239,19 +242,19 @@ def _rtx_installed() -> bool:
 
 
 def make_variant(model: str, name: str, out_dir: Path, calib: list[dict[str, np.ndarray]] | None,
-                 opts: SweepOptions, state: PrecisionState) -> tuple[str, dict[str, str], list[str]]:
-    """Write one variant; returns its path, its tensor name map and notes."""
+                 opts: SweepOptions, state: PrecisionState) -> tuple[str, dict[str, str], list[str], dict[str, Any] | None]:
+    """Write one variant; returns its path, its tensor name map, notes and (INT8/FP8) how it was quantized."""
     from trtstudio.precision.convert import convert_float, save_model
     from trtstudio.precision.quantize import QuantizeOptions, quantize_model
 
     stem = Path(model).stem
     if name == "fp32":
-        return model, {}, []
+        return model, {}, [], None
     if name in ("fp16", "bf16"):
         conv = convert_float(model, name, block_ops=opts.block_ops, block_nodes=opts.block_nodes,
                              fp32_reductions=opts.fp32_reductions)
         path = save_model(conv.model, out_dir / f"{stem}.{name}.onnx")
-        return str(path), conv.name_map, conv.notes
+        return str(path), conv.name_map, conv.notes, None
     target = opts.targets[0] if opts.targets else None
     q = quantize_model(model, out_dir / f"{stem}.{name}.onnx", calib,
                        QuantizeOptions(precision=name, method=opts.method, target=target,
@@ -262,7 +265,7 @@ def make_variant(model: str, name: str, out_dir: Path, calib: list[dict[str, np.
     notes = list(q.notes)
     notes.append(f"{q.qdq_pairs} Q/DQ pairs, {q.method} calibration on {q.samples} sample(s)"
                  + (" (cache reused)" if q.cache_reused else ""))
-    return q.model_path, q.name_map, notes
+    return q.model_path, q.name_map, notes, {k: v for k, v in q.to_json().items() if k not in ("notes", "model_path")}
 
 
 def _planned_specs(model: str, specs: list[dict[str, Any]],
@@ -334,7 +337,7 @@ def _variant_steps(model: str, row: VariantResult, step: int, total: int, ins: _
 
     name = row.name
     state.report("build", f"{name}: making the variant", step, total)
-    path, name_map, vnotes = make_variant(model, name, ins.out_dir, ins.calib, opts, state)
+    path, name_map, vnotes, row.quantization = make_variant(model, name, ins.out_dir, ins.calib, opts, state)
     row.model_path, row.notes = path, vnotes
     row.model_bytes = Path(path).stat().st_size
     state.check()
