@@ -46,9 +46,18 @@ def test_sweep_table_and_progress(tiny, tmp_path) -> None:
     assert 0 < fp16.accuracy["max_abs"] < bf16.accuracy["max_abs"]
     assert int8.accuracy["max_abs"] > fp16.accuracy["max_abs"]
     assert int8.node_errors and set(int8.node_errors) <= {n.name for n in conv_net().graph.node}
-    assert (tmp_path / "out" / "conv.entropy.calib.json").is_file()
+    assert (tmp_path / "out" / "conv.int8.minmax.calib.json").is_file()
+    q = int8.to_json()["quantization"]  # how the INT8 model was made, beside its figures
+    assert q["recipe"]["op_types"] == ["Conv", "ConvTranspose", "MatMul", "Gemm"] and q["method"] == "minmax"
+    assert q["qdq_pairs"] > 0 and q["cache_reused"] is False and q["samples"] == 6 and "quantization" not in fp16.to_json()
     doc = res.to_json()
     assert doc["schema"] == "trtstudio.precision/1" and doc["recommendation"] == res.recommendation
+    import onnxruntime
+
+    # the versions of what computed the figures; no TensorRT-RTX figure, so no TensorRT-RTX version
+    assert doc["versions"]["onnxruntime"] == onnxruntime.__version__ and doc["versions"]["numpy"] == np.__version__
+    assert doc["versions"]["onnx"] == onnx.__version__ and "tensorrt_rtx" not in doc["versions"]
+    assert set(doc["computed_by"]["accuracy"]) <= set(doc["versions"]) and "engine" not in doc["computed_by"]
 
 
 def test_recommendation_follows_the_data() -> None:
@@ -107,3 +116,7 @@ def test_sweep_with_rtx_engines(tiny, tmp_path) -> None:
     assert fp32.engine_bytes and fp16.engine_bytes and int8.engine_bytes
     assert "FP16" in fp16.layer_precisions and "INT8" in int8.layer_precisions
     assert "FP16" not in fp32.layer_precisions
+    import tensorrt_rtx
+
+    doc = res.to_json()  # the engine figures name the TensorRT-RTX that computed them
+    assert doc["versions"]["tensorrt_rtx"] == tensorrt_rtx.__version__ and doc["computed_by"]["engine"] == ["tensorrt_rtx"]

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from trtstudio.precision.recipe import METHODS  # standard library only at module level
+
 HELP = "build FP16/BF16/INT8 variants, calibrate, validate against FP32, profile, and recommend one"
 
 
@@ -16,8 +18,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calib", metavar="DIR", help="calibration data: folder of .npy/.npz, images, or samples.py")
     parser.add_argument("--val", metavar="DIR", help="validation data (default: the calibration samples)")
     parser.add_argument("--shapes", help="input shapes, e.g. input:1x3x224x224 (fixes dynamic dims)")
-    parser.add_argument("--calib-method", choices=("entropy", "percentile", "minmax"), default="entropy")
+    parser.add_argument("--calib-method", choices=METHODS, default=METHODS[0],
+                        help="INT8/FP8 calibration (default minmax: the most faithful on the models tried)")
     parser.add_argument("--calib-samples", type=int, default=64, metavar="N", help="at most N calibration samples")
+    parser.add_argument("--int8-ops", default="", metavar="OPS",
+                        help="INT8/FP8: op types whose inputs get Q/DQ besides Conv, ConvTranspose, MatMul and Gemm "
+                             "(comma list, e.g. Add,GlobalAveragePool)")
+    parser.add_argument("--int8-small-convs", action="store_true",
+                        help="INT8/FP8: quantize also the Convs TensorRT has no INT8 kernel for (under 16 channels)")
+    parser.add_argument("--int8-attention", action="store_true",
+                        help="INT8/FP8: quantize also the two MatMuls of attention cores (kept float by default)")
     parser.add_argument("--block-ops", default="", help="op types kept FP32, e.g. Softmax,LayerNormalization")
     parser.add_argument("--block-nodes", default="", help="node names kept FP32 (comma list)")
     parser.add_argument("--fp32-reductions", action="store_true", help="keep Softmax/LayerNorm/Reduce* in FP32")
@@ -31,6 +41,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
 
 
+def _onnx_op(op_type: str) -> bool:
+    import onnx.defs
+
+    return bool(onnx.defs.has(op_type))
+
+
 def _options(args: argparse.Namespace) -> Any:
     from trtstudio.backends.base import parse_shapes
     from trtstudio.errors import InputError
@@ -39,13 +55,17 @@ def _options(args: argparse.Namespace) -> Any:
     if args.iterations < 1 or args.calib_samples < 1 or args.rounds < 1:
         raise InputError(None, "--iterations, --rounds and --calib-samples must be positive")
     split = lambda text: tuple(x.strip() for x in (text or "").split(",") if x.strip())  # noqa: E731
+    unknown = [op for op in split(args.int8_ops) if not _onnx_op(op)]
+    if unknown:
+        raise InputError("--int8-ops", f"not ONNX op types: {', '.join(unknown)} (e.g. Add,GlobalAveragePool)")
     return SweepOptions(
         variants=parse_variants(args.variants), calib=args.calib, val=args.val, shapes=parse_shapes(args.shapes),
         method=args.calib_method, block_ops=split(args.block_ops), block_nodes=split(args.block_nodes),
         fp32_reductions=args.fp32_reductions, out_dir=args.out_dir, iterations=args.iterations,
         threads=args.threads, calib_limit=args.calib_samples, rounds=args.rounds,
         build_engines=False if args.no_engines else None, targets=tuple(args.target or ("sm86",)),
-        localize=not args.no_localize,
+        localize=not args.no_localize, int8_ops=split(args.int8_ops), int8_small_convs=args.int8_small_convs,
+        int8_attention=args.int8_attention,
     )
 
 
@@ -81,6 +101,8 @@ def format_table(doc: dict[str, Any]) -> str:
     lines.append("")
     lines.extend(f"note: {n}" for n in doc.get("notes", []))
     lines.append(f"recommendation: {doc['recommendation']}")
+    if doc.get("versions"):
+        lines.append("computed with: " + ", ".join(f"{k} {v or '?'}" for k, v in doc["versions"].items()))
     return "\n".join(lines)
 
 

@@ -260,201 +260,238 @@ def convert_float(
     block-list node name, or a model the checker rejects after conversion (a bug worth reporting).
     """
     import onnx
-    from onnx import helper, numpy_helper
 
     if dtype not in LOW_TYPES:
         raise InputError(None, f"precision must be one of {', '.join(LOW_TYPES)}, not '{dtype}'")
     source = model if isinstance(model, (str, os.PathLike)) else None
     m = load_onnx(model)
-    low = LOW_TYPES[dtype]
-    low_str = TYPE_STR[low]
-    tag = dtype
     try:
         m = onnx.shape_inference.infer_shapes(m, strict_mode=False)
     except Exception:  # noqa: BLE001 - keep going with what the model declares
         pass
-    g = m.graph
     block_nodes = set(block_nodes)
-    names = {n.name for n in g.node}
-    unknown = sorted(block_nodes - names)
+    unknown = sorted(block_nodes - {n.name for n in m.graph.node})
     if unknown:
         raise InputError(source, f"block list names node(s) the model lacks: {', '.join(unknown)}")
-    options: dict[str, Any] = {
-        "block_ops": set(block_ops), "block_nodes": block_nodes, "fp32_reductions": fp32_reductions,
-        "bf16_schema_notes": set(),
-    }
-    types = _elem_types(m)
-    inits = {i.name: i for i in g.initializer}
-    graph_inputs = {i.name for i in g.input if i.name not in inits}
-    graph_outputs = {o.name for o in g.output}
-    constants = {n.output[0] for n in g.node if n.op_type == "Constant" and n.output}
-    tainted = _shape_tainted(g, set(inits) | constants)
-    res = ConvertResult(m, dtype)
-
-    # pass 1: which nodes run in low precision, and which input/output slots stay FP32
-    plan: dict[int, tuple[bool, set[int], set[int]]] = {}
-    for idx, node in enumerate(g.node):
-        if node.op_type == "Constant":
-            continue
-        has_float = any(_is_float(types, t) for t in (*node.input, *node.output))
-        if not has_float:
-            continue
-        reason = _fp32_reason(m, node, options, types, tainted, low_str)
-        if reason is not None:
-            plan[idx] = (False, set(), set())
-            res.fp32_nodes[node.name or f"#{idx} {node.op_type}"] = reason
-            continue
-        fixed_in, fixed_out, _ = _slot_rules(_schema(m, node), node, types, low_str)
-        plan[idx] = (True, fixed_in, fixed_out)
-        res.low_nodes.append(node.name or f"#{idx} {node.op_type}")
-
-    # which consumers want each float tensor low / FP32
-    want_low: dict[str, int] = {}
-    want_fp32: dict[str, int] = {}
-    for idx, node in enumerate(g.node):
-        if idx not in plan:
-            continue
-        is_low, fixed_in, _ = plan[idx]
-        for i, t in enumerate(node.input):
-            if not _is_float(types, t):
-                continue
-            target = want_low if is_low and i not in fixed_in else want_fp32
-            target[t] = target.get(t, 0) + 1
-    for t in graph_outputs:
-        want_fp32[t] = want_fp32.get(t, 0) + 1
-
-    # tensors that are low after conversion (their own name, new type)
-    low_tensors: set[str] = set()
-    for idx, node in enumerate(g.node):
-        if idx in plan and plan[idx][0]:
-            for j, o in enumerate(node.output):
-                if _is_float(types, o) and j not in plan[idx][2]:
-                    low_tensors.add(o)
-    for name, init in inits.items():
-        if init.data_type == FLOAT and name in want_low and name not in want_fp32 and name not in graph_inputs:
-            low_tensors.add(name)
-    for c in constants:
-        if types.get(c) == FLOAT and c in want_low and c not in want_fp32:
-            low_tensors.add(c)
-    # a low graph output is produced under a new name and cast back to FP32 under its own name
-    renamed = {t: f"{t}__{tag}" for t in graph_outputs if t in low_tensors}
-
-    new_nodes: list[Any] = []
-    new_inits: list[Any] = []
-    value_info: dict[str, int] = {}  # new tensors -> elem type (shape copied from the source)
-    cast_source: dict[str, str] = {}
-    low_copy: dict[str, str] = {}
-    fp32_copy: dict[str, str] = {}
-
-    def cast(src: str, to: int, cache: dict[str, str], suffix: str) -> str:
-        if src in cache:
-            return cache[src]
-        out = f"{src}__{suffix}"
-        new_nodes.append(helper.make_node("Cast", [src], [out], name=f"{out}/Cast", to=to))
-        cache[src] = out
-        value_info[out] = to
-        cast_source[out] = src
-        res.casts += 1
-        return out
-
-    def low_input(t: str) -> str:
-        if t in renamed:
-            return renamed[t]
-        if t in low_tensors:
-            return t
-        if t in inits and inits[t].data_type == FLOAT:  # an FP32 initializer also read in FP32: a low copy
-            if t not in low_copy:
-                tensor, over = low_tensor(numpy_helper.to_array(inits[t]), f"{t}__{tag}", dtype)
-                new_inits.append(tensor)
-                res.converted_initializers += 1
-                res.clipped_values += over
-                low_copy[t] = tensor.name
-                value_info[tensor.name] = low
-            return low_copy[t]
-        return cast(t, low, low_copy, tag)
-
-    def fp32_input(t: str) -> str:
-        if t in low_tensors and t not in renamed:
-            return cast(t, FLOAT, fp32_copy, "fp32")
-        return t  # FP32 already (renamed outputs: the FP32 cast keeps the original name)
-
-    for idx, node in enumerate(g.node):
-        if node.op_type == "Constant":
-            if node.output and node.output[0] in low_tensors:
-                _convert_constant(node, dtype, res)
-            new_nodes.append(node)
-            continue
-        if idx not in plan:
-            new_nodes.append(node)
-            continue
-        is_low, fixed_in, _ = plan[idx]
-        for i, t in enumerate(node.input):
-            if not _is_float(types, t):
-                continue
-            node.input[i] = low_input(t) if is_low and i not in fixed_in else fp32_input(t)
-        if is_low:
-            for attr in node.attribute:
-                if node.op_type == "Cast" and attr.name == "to" and attr.i == FLOAT:
-                    attr.i = low
-                elif node.op_type == "ConstantOfShape" and attr.name == "value" and attr.t.data_type == FLOAT:
-                    tensor, over = low_tensor(numpy_helper.to_array(attr.t), attr.t.name, dtype)
-                    attr.t.CopyFrom(tensor)
-                    res.clipped_values += over
-        new_nodes.append(node)
-        for j, o in enumerate(node.output):
-            if o in renamed:
-                node.output[j] = renamed[o]
-                value_info[renamed[o]] = low
-                cast_source[renamed[o]] = o
-                new_nodes.append(helper.make_node("Cast", [renamed[o]], [o], name=f"{o}__fp32/Cast", to=FLOAT))
-                res.casts += 1
-
-    # initializers converted in place (every reader is low)
-    for init in g.initializer:
-        if init.name in low_tensors and init.data_type == FLOAT:
-            tensor, over = low_tensor(numpy_helper.to_array(init), init.name, dtype)
-            init.CopyFrom(tensor)
-            res.converted_initializers += 1
-            res.clipped_values += over
-    g.initializer.extend(new_inits)
-    del g.node[:]
-    g.node.extend(new_nodes)
-
-    # value_info: new types for low tensors, entries for cast outputs (shape from their source)
-    shapes = {vi.name: vi for vi in (*g.input, *g.output, *g.value_info)}
-    for vi in g.value_info:
-        if vi.name in low_tensors and vi.type.tensor_type.elem_type == FLOAT:
-            vi.type.tensor_type.elem_type = low
-    for name, elem in value_info.items():
-        if name in shapes:
-            continue
-        src = cast_source.get(name)
-        vi = onnx.ValueInfoProto()
-        if src is not None and src in shapes:
-            vi.CopyFrom(shapes[src])
-        vi.name = name
-        vi.type.tensor_type.elem_type = elem
-        g.value_info.append(vi)
+    conv = _Converter(m, dtype, {"block_ops": set(block_ops), "block_nodes": block_nodes,
+                                 "fp32_reductions": fp32_reductions, "bf16_schema_notes": set()})
+    conv.plan_nodes()
+    conv.find_low_tensors()
+    conv.rewrite_nodes()
+    conv.convert_initializers()
+    conv.fix_value_info()
     try:
         m = onnx.shape_inference.infer_shapes(m, strict_mode=False)
         onnx.checker.check_model(m)
     except Exception as exc:  # noqa: BLE001 - a converter bug; name it, not a traceback
         raise InputError(source, f"{dtype} conversion produced an invalid model: {str(exc).splitlines()[0]}") from None
-    res.model = m
-    res.name_map = {t: t for t in _all_tensors(g) if t not in cast_source and not t.endswith(f"__{tag}")}
-    if res.clipped_values:
-        res.notes.append(f"{res.clipped_values} weight value(s) beyond the FP16 range were clipped to +-65504")
-    if options["bf16_schema_notes"]:
-        ops = ", ".join(sorted(options["bf16_schema_notes"]))
-        res.notes.append(
-            f"ONNX opset {_opset(m, '')} lists no bfloat16 for {ops}; TensorRT accepts it, onnxruntime may not"
-        )
-    if res.fp32_nodes:
-        reasons: dict[str, int] = {}
-        for r in res.fp32_nodes.values():
-            reasons[r] = reasons.get(r, 0) + 1
-        res.notes.append("kept FP32: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
-    return res
+    return conv.finish(m)
+
+
+class _Converter:
+    """The state of one :func:`convert_float`: a plan per node, then the graph rewritten in steps."""
+
+    def __init__(self, m: Any, dtype: str, options: dict[str, Any]) -> None:
+        g = m.graph
+        self.m, self.g, self.dtype, self.tag, self.options = m, g, dtype, dtype, options
+        self.low = LOW_TYPES[dtype]
+        self.low_str = TYPE_STR[self.low]
+        self.types = _elem_types(m)
+        self.inits = {i.name: i for i in g.initializer}
+        self.graph_inputs = {i.name for i in g.input if i.name not in self.inits}
+        self.graph_outputs = {o.name for o in g.output}
+        self.constants = {n.output[0] for n in g.node if n.op_type == "Constant" and n.output}
+        self.tainted = _shape_tainted(g, set(self.inits) | self.constants)
+        self.res = ConvertResult(m, dtype)
+        self.plan: dict[int, tuple[bool, set[int], set[int]]] = {}
+        self.low_tensors: set[str] = set()
+        self.renamed: dict[str, str] = {}
+        self.new_nodes: list[Any] = []
+        self.new_inits: list[Any] = []
+        self.value_info: dict[str, int] = {}  # new tensors -> elem type (shape copied from the source)
+        self.cast_source: dict[str, str] = {}
+        self.low_copy: dict[str, str] = {}
+        self.fp32_copy: dict[str, str] = {}
+
+    def plan_nodes(self) -> None:
+        """Pass 1: which nodes run in low precision, and which input/output slots stay FP32."""
+        for idx, node in enumerate(self.g.node):
+            if node.op_type == "Constant":
+                continue
+            if not any(_is_float(self.types, t) for t in (*node.input, *node.output)):
+                continue
+            reason = _fp32_reason(self.m, node, self.options, self.types, self.tainted, self.low_str)
+            if reason is not None:
+                self.plan[idx] = (False, set(), set())
+                self.res.fp32_nodes[node.name or f"#{idx} {node.op_type}"] = reason
+                continue
+            fixed_in, fixed_out, _ = _slot_rules(_schema(self.m, node), node, self.types, self.low_str)
+            self.plan[idx] = (True, fixed_in, fixed_out)
+            self.res.low_nodes.append(node.name or f"#{idx} {node.op_type}")
+
+    def _wants(self) -> tuple[dict[str, int], dict[str, int]]:
+        """How many consumers want each float tensor low, and how many FP32."""
+        want_low: dict[str, int] = {}
+        want_fp32: dict[str, int] = {}
+        for idx, node in enumerate(self.g.node):
+            if idx not in self.plan:
+                continue
+            is_low, fixed_in, _ = self.plan[idx]
+            for i, t in enumerate(node.input):
+                if not _is_float(self.types, t):
+                    continue
+                target = want_low if is_low and i not in fixed_in else want_fp32
+                target[t] = target.get(t, 0) + 1
+        for t in self.graph_outputs:
+            want_fp32[t] = want_fp32.get(t, 0) + 1
+        return want_low, want_fp32
+
+    def find_low_tensors(self) -> None:
+        """Tensors that are low after conversion (their own name, new type), and the graph outputs
+        produced under a new name and cast back to FP32 under their own."""
+        want_low, want_fp32 = self._wants()
+        for idx, node in enumerate(self.g.node):
+            if idx in self.plan and self.plan[idx][0]:
+                for j, o in enumerate(node.output):
+                    if _is_float(self.types, o) and j not in self.plan[idx][2]:
+                        self.low_tensors.add(o)
+        for name, init in self.inits.items():
+            if init.data_type == FLOAT and name in want_low and name not in want_fp32 and name not in self.graph_inputs:
+                self.low_tensors.add(name)
+        for c in self.constants:
+            if self.types.get(c) == FLOAT and c in want_low and c not in want_fp32:
+                self.low_tensors.add(c)
+        self.renamed = {t: f"{t}__{self.tag}" for t in self.graph_outputs if t in self.low_tensors}
+
+    def _cast(self, src: str, to: int, cache: dict[str, str], suffix: str) -> str:
+        from onnx import helper
+
+        if src in cache:
+            return cache[src]
+        out = f"{src}__{suffix}"
+        self.new_nodes.append(helper.make_node("Cast", [src], [out], name=f"{out}/Cast", to=to))
+        cache[src] = out
+        self.value_info[out] = to
+        self.cast_source[out] = src
+        self.res.casts += 1
+        return out
+
+    def _low_input(self, t: str) -> str:
+        from onnx import numpy_helper
+
+        if t in self.renamed:
+            return self.renamed[t]
+        if t in self.low_tensors:
+            return t
+        init = self.inits.get(t)
+        if init is not None and init.data_type == FLOAT:  # an FP32 initializer also read in FP32: a low copy
+            if t not in self.low_copy:
+                tensor, over = low_tensor(numpy_helper.to_array(init), f"{t}__{self.tag}", self.dtype)
+                self.new_inits.append(tensor)
+                self.res.converted_initializers += 1
+                self.res.clipped_values += over
+                self.low_copy[t] = tensor.name
+                self.value_info[tensor.name] = self.low
+            return self.low_copy[t]
+        return self._cast(t, self.low, self.low_copy, self.tag)
+
+    def _fp32_input(self, t: str) -> str:
+        if t in self.low_tensors and t not in self.renamed:
+            return self._cast(t, FLOAT, self.fp32_copy, "fp32")
+        return t  # FP32 already (renamed outputs: the FP32 cast keeps the original name)
+
+    def _low_attributes(self, node: Any) -> None:
+        from onnx import numpy_helper
+
+        for attr in node.attribute:
+            if node.op_type == "Cast" and attr.name == "to" and attr.i == FLOAT:
+                attr.i = self.low
+            elif node.op_type == "ConstantOfShape" and attr.name == "value" and attr.t.data_type == FLOAT:
+                tensor, over = low_tensor(numpy_helper.to_array(attr.t), attr.t.name, self.dtype)
+                attr.t.CopyFrom(tensor)
+                self.res.clipped_values += over
+
+    def rewrite_nodes(self) -> None:
+        """Every node in order, its float inputs taken low or FP32 (casts added where needed)."""
+        from onnx import helper
+
+        for idx, node in enumerate(self.g.node):
+            if node.op_type == "Constant":
+                if node.output and node.output[0] in self.low_tensors:
+                    _convert_constant(node, self.dtype, self.res)
+                self.new_nodes.append(node)
+                continue
+            if idx not in self.plan:
+                self.new_nodes.append(node)
+                continue
+            is_low, fixed_in, _ = self.plan[idx]
+            for i, t in enumerate(node.input):
+                if _is_float(self.types, t):
+                    node.input[i] = self._low_input(t) if is_low and i not in fixed_in else self._fp32_input(t)
+            if is_low:
+                self._low_attributes(node)
+            self.new_nodes.append(node)
+            for j, o in enumerate(node.output):
+                if o in self.renamed:
+                    node.output[j] = self.renamed[o]
+                    self.value_info[self.renamed[o]] = self.low
+                    self.cast_source[self.renamed[o]] = o
+                    self.new_nodes.append(helper.make_node("Cast", [self.renamed[o]], [o], name=f"{o}__fp32/Cast", to=FLOAT))
+                    self.res.casts += 1
+
+    def convert_initializers(self) -> None:
+        """Initializers converted in place (every reader is low); the new nodes and copies put in."""
+        from onnx import numpy_helper
+
+        g = self.g
+        for init in g.initializer:
+            if init.name in self.low_tensors and init.data_type == FLOAT:
+                tensor, over = low_tensor(numpy_helper.to_array(init), init.name, self.dtype)
+                init.CopyFrom(tensor)
+                self.res.converted_initializers += 1
+                self.res.clipped_values += over
+        g.initializer.extend(self.new_inits)
+        del g.node[:]
+        g.node.extend(self.new_nodes)
+
+    def fix_value_info(self) -> None:
+        """New types for low tensors, entries for cast outputs (shape from their source)."""
+        import onnx
+
+        g = self.g
+        shapes = {vi.name: vi for vi in (*g.input, *g.output, *g.value_info)}
+        for vi in g.value_info:
+            if vi.name in self.low_tensors and vi.type.tensor_type.elem_type == FLOAT:
+                vi.type.tensor_type.elem_type = self.low
+        for name, elem in self.value_info.items():
+            if name in shapes:
+                continue
+            src = self.cast_source.get(name)
+            vi = onnx.ValueInfoProto()
+            if src is not None and src in shapes:
+                vi.CopyFrom(shapes[src])
+            vi.name = name
+            vi.type.tensor_type.elem_type = elem
+            g.value_info.append(vi)
+
+    def finish(self, m: Any) -> ConvertResult:
+        """The result with its model, name map and notes."""
+        res = self.res
+        res.model = m
+        res.name_map = {t: t for t in _all_tensors(self.g) if t not in self.cast_source and not t.endswith(f"__{self.tag}")}
+        if res.clipped_values:
+            res.notes.append(f"{res.clipped_values} weight value(s) beyond the FP16 range were clipped to +-65504")
+        if self.options["bf16_schema_notes"]:
+            ops = ", ".join(sorted(self.options["bf16_schema_notes"]))
+            res.notes.append(
+                f"ONNX opset {_opset(m, '')} lists no bfloat16 for {ops}; TensorRT accepts it, onnxruntime may not"
+            )
+        if res.fp32_nodes:
+            reasons: dict[str, int] = {}
+            for r in res.fp32_nodes.values():
+                reasons[r] = reasons.get(r, 0) + 1
+            res.notes.append("kept FP32: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
+        return res
 
 
 def _convert_constant(node: Any, dtype: str, res: ConvertResult) -> None:

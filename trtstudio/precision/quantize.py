@@ -1,15 +1,19 @@
 """INT8 / FP8 variants through explicit Q/DQ nodes, calibrated on the user's data.
 
 TensorRT 11 and TensorRT-RTX take INT8 and FP8 only from ``QuantizeLinear``/``DequantizeLinear`` pairs
-in the model (explicit quantization). This module inserts them with onnxruntime's quantizer
-(``QuantFormat.QDQ``, symmetric activations and weights with zero point 0 as TensorRT requires,
-per-channel weights) after calibrating activation ranges on the user's samples with MinMax, Entropy
-or Percentile. The ranges go to a JSON calibration cache (``trtstudio.calibcache/1``: tensor ->
-[min, max]) that later runs reuse when it matches the model and the method.
+in the model (explicit quantization). This module makes them by the recipe TensorRT takes
+(:mod:`trtstudio.precision.recipe`): the model is pre-processed (BatchNormalization folded into Conv,
+constants folded), activation ranges are calibrated on the user's samples with MinMax, Entropy or
+Percentile, and onnxruntime's QDQ quantizer puts Q/DQ on the inputs and weights of Conv,
+ConvTranspose, MatMul and Gemm only (symmetric, zero point 0; weights per output channel; biases
+float; no Q/DQ on outputs), leaving the rest for TensorRT to fuse. The ranges go to a JSON
+calibration cache (``trtstudio.calibcache/2``: tensor -> [min, max], with the key they were made
+for) that a later run reuses only when the model, the method, the precision, the recipe and the
+calibration samples all match.
 
 NVIDIA ModelOpt (``modelopt.onnx.quantization.quantize``) is used instead when installed and asked
-for (``engine="modelopt"``, or ``"auto"`` where it is present): it places Q/DQ by TensorRT's own
-fusion rules. FP8 needs onnx's ``FLOAT8E4M3FN`` and a TensorRT target of SM 89 or newer.
+for (``engine="modelopt"``, or ``"auto"`` where it is present). FP8 needs onnx's ``FLOAT8E4M3FN``
+and a TensorRT target of SM 89 or newer.
 
 For TensorRT 10 (a module with ``BuilderFlag.INT8`` and ``IInt8EntropyCalibrator2``),
 :func:`make_legacy_calibrator` gives the implicit-quantization calibrator class. It is written
@@ -22,41 +26,60 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import json
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from trtstudio.errors import BackendError, InputError
+from trtstudio.precision.entropy import speed_up
+from trtstudio.precision.recipe import (
+    BASE_OPS,
+    METHODS,
+    Recipe,
+    attention_matmuls,
+    cache_key,
+    count_ops,
+    key_mismatch,
+    preprocess,
+    samples_sha256,
+    small_convs,
+)
 from trtstudio.precision.state import Cancelled, PrecisionState
 
-CALIB_SCHEMA = "trtstudio.calibcache/1"
-METHODS = ("entropy", "percentile", "minmax")
-# Ops whose inputs get Q/DQ by default: the ones TensorRT runs as INT8 kernels, plus the residual Add
-# and pooling so the INT8 tensors flow through without a round trip to float.
-DEFAULT_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "GlobalAveragePool", "AveragePool", "MaxPool")
+CALIB_SCHEMA = "trtstudio.calibcache/2"
 ORT_PIP = "pip install onnxruntime"
 
 
 @dataclass
 class QuantizeOptions:
-    """``precision`` int8 or fp8; ``method`` entropy, percentile or minmax; ``target`` a TensorRT
-    compute capability (``sm89``) that FP8 checks; ``engine`` ort, modelopt or auto."""
+    """``precision`` int8 or fp8; ``method`` minmax (default), entropy or percentile; ``target`` a TensorRT
+    compute capability (``sm89``) that FP8 checks; ``engine`` ort, modelopt or auto. The recipe:
+    ``extra_ops`` quantized besides Conv/ConvTranspose/MatMul/Gemm, ``preprocess`` (fold BN and
+    constants first), ``keep_small_convs_float`` (Convs TensorRT has no INT8 kernel for),
+    ``keep_attention_float`` (the MatMuls of an attention core)."""
 
     precision: str = "int8"
-    method: str = "entropy"
+    method: str = METHODS[0]  # minmax: see recipe.METHODS
     per_channel: bool = True
-    op_types: tuple[str, ...] = DEFAULT_OPS
+    extra_ops: tuple[str, ...] = ()
     exclude_nodes: tuple[str, ...] = ()
     percentile: float = 99.999
     cache_path: str | None = None
     target: str | None = None
     engine: str = "ort"
+    preprocess: bool = True
+    keep_small_convs_float: bool = True
+    keep_attention_float: bool = True
+
+    def recipe(self) -> Recipe:
+        """The recipe these options ask for."""
+        return Recipe(tuple(self.extra_ops), self.preprocess, self.keep_small_convs_float, tuple(self.exclude_nodes),
+                      self.per_channel, self.keep_attention_float)
 
 
 @dataclass
@@ -72,6 +95,9 @@ class QuantizeResult:
     ranges: int = 0
     qdq_pairs: int = 0
     samples: int = 0
+    recipe: dict[str, Any] = field(default_factory=dict)
+    float_convs: dict[str, str] = field(default_factory=dict)  # Conv kept float -> why
+    float_matmuls: dict[str, str] = field(default_factory=dict)  # attention MatMul kept float -> why
     notes: list[str] = field(default_factory=list)
     name_map: dict[str, str] = field(default_factory=dict)
 
@@ -149,16 +175,19 @@ class _Reader:
 def calibrate(
     model_path: str | os.PathLike[str],
     samples: list[dict[str, np.ndarray]],
-    method: str = "entropy",
+    method: str = "minmax",
     *,
-    op_types: tuple[str, ...] = DEFAULT_OPS,
+    op_types: tuple[str, ...] = BASE_OPS,
     percentile: float = 99.999,
     state: PrecisionState | None = None,
 ) -> dict[str, tuple[float, float]]:
-    """Activation ranges (tensor -> (min, max)) from running ``samples`` through the model."""
+    """Activation ranges (tensor -> (min, max)) of the inputs and outputs of ``op_types`` nodes from
+    running ``samples`` through the model."""
     q = _ort_quant()
     calib_method = _method(q, method)
     extra: dict[str, Any] = {"symmetric": True}
+    if method == "entropy":  # TensorRT's entropy calibration: 2048 histogram bins, 128 quantized levels
+        extra.update(num_bins=2048, num_quantized_bins=128)  # (onnxruntime's 128/128 never clips)
     if method == "percentile":
         extra["percentile"] = percentile
     with tempfile.TemporaryDirectory(prefix="trtstudio-calib-") as tmp:
@@ -171,6 +200,8 @@ def calibrate(
             calibrator.collect_data(_Reader(samples, state, method))
             if state is not None:
                 state.check()
+            if method == "entropy":
+                speed_up(calibrator)  # the same thresholds, without onnxruntime's Python loops
             data = calibrator.compute_data()
         del calibrator
     ranges: dict[str, tuple[float, float]] = {}
@@ -180,24 +211,30 @@ def calibrate(
     return ranges
 
 
-def save_cache(path: str | os.PathLike[str], ranges: dict[str, tuple[float, float]], method: str, model_sha: str,
+def save_cache(path: str | os.PathLike[str], ranges: dict[str, tuple[float, float]], key: dict[str, Any],
                samples: int) -> None:
-    """Write the calibration cache JSON."""
-    doc = {"schema": CALIB_SCHEMA, "method": method, "model_sha256": model_sha, "samples": samples,
+    """Write the calibration cache JSON: the ranges and the key they were made for."""
+    from trtstudio.fileio import dumps
+
+    doc = {"schema": CALIB_SCHEMA, "key": key, "method": key.get("method"), "samples": samples,
            "ranges": {k: [v[0], v[1]] for k, v in sorted(ranges.items())}}
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    p.write_text(dumps(doc, indent=1, where=str(p)), encoding="utf-8")
 
 
 def load_cache(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a calibration cache; InputError when it is not one."""
+    """Read a calibration cache (this schema or the keyless ``/1``, which never matches a key);
+    InputError when it is not one."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+        from trtstudio.fileio import loads_strict
+
+        doc = loads_strict(p.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(p, f"not a readable calibration cache: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != CALIB_SCHEMA or not isinstance(doc.get("ranges"), dict):
+    schemas = (CALIB_SCHEMA, "trtstudio.calibcache/1")
+    if not isinstance(doc, dict) or doc.get("schema") not in schemas or not isinstance(doc.get("ranges"), dict):
         raise InputError(p, f"not a {CALIB_SCHEMA} calibration cache")
     return doc
 
@@ -223,22 +260,7 @@ def qdq_name_map(model: Any) -> dict[str, str]:
     return out
 
 
-def quantize_model(
-    model_path: str | os.PathLike[str],
-    out_path: str | os.PathLike[str],
-    samples: list[dict[str, np.ndarray]] | None,
-    options: QuantizeOptions | None = None,
-    *,
-    state: PrecisionState | None = None,
-) -> QuantizeResult:
-    """Insert calibrated Q/DQ nodes and write the model to ``out_path``.
-
-    ``samples`` (from :func:`trtstudio.precision.data.load_samples`) may be None only when the
-    calibration cache exists and matches. FP8 raises InputError where :func:`fp8_available` says no.
-    """
-    import onnx
-
-    opts = options or QuantizeOptions()
+def _checked_source(model_path: str | os.PathLike[str], opts: QuantizeOptions) -> Path:
     src = Path(model_path)
     if not src.is_file():
         raise InputError(src, "no such ONNX model")
@@ -248,6 +270,26 @@ def quantize_model(
         reason = fp8_available(opts.target)
         if reason:
             raise InputError(src, reason)
+    return src
+
+
+def quantize_model(
+    model_path: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    samples: list[dict[str, np.ndarray]] | None,
+    options: QuantizeOptions | None = None,
+    *,
+    state: PrecisionState | None = None,
+) -> QuantizeResult:
+    """Pre-process, calibrate, insert Q/DQ by the recipe and write the model to ``out_path``.
+
+    ``samples`` (from :func:`trtstudio.precision.data.load_samples`) may be None only when the
+    calibration cache exists and matches. FP8 raises InputError where :func:`fp8_available` says no.
+    """
+    import onnx
+
+    opts = options or QuantizeOptions()
+    src = _checked_source(model_path, opts)
     engine = opts.engine
     if engine == "auto":
         engine = "modelopt" if _has_modelopt() else "ort"
@@ -255,74 +297,114 @@ def quantize_model(
         return _quantize_modelopt(src, Path(out_path), samples, opts)
     if engine != "ort":
         raise InputError(None, f"quantizer must be ort, modelopt or auto, not '{engine}'")
-    q = _ort_quant()
-    result = QuantizeResult(str(out_path), opts.precision, opts.method, "onnxruntime")
-    if opts.precision == "fp8":
-        with tempfile.TemporaryDirectory(prefix="trtstudio-fp8-") as tmp:
-            converted = opset_19(src, tmp)
-            if converted != src:
-                result.notes.append("converted to opset 19 for FP8 Q/DQ")
-                sub = quantize_model(converted, out_path, samples, replace(opts, cache_path=opts.cache_path), state=state)
-                sub.notes[:0] = result.notes
-                return sub
-    method = opts.method
-    sha = _sha256(src)
-    ranges: dict[str, tuple[float, float]] | None = None
-    if opts.cache_path and Path(opts.cache_path).is_file():
-        doc = load_cache(opts.cache_path)
-        if doc.get("model_sha256") == sha and doc.get("method") == method:
-            ranges = {k: (float(v[0]), float(v[1])) for k, v in doc["ranges"].items()}
-            result.cache_reused = True
-            result.samples = int(doc.get("samples", 0))
-        else:
-            why = "another model" if doc.get("model_sha256") != sha else f"method {doc.get('method')}"
-            result.notes.append(f"calibration cache {opts.cache_path} was made for {why}; recalibrating")
-    if ranges is None:
-        if not samples:
-            raise InputError(src, "INT8 calibration needs samples (or a matching calibration cache)")
+    _ort_quant()
+    result = QuantizeResult(str(out_path), opts.precision, opts.method, "onnxruntime", recipe=opts.recipe().to_json())
+    with tempfile.TemporaryDirectory(prefix="trtstudio-quant-") as tmp:
+        work = _prepared(src, opts, Path(tmp), result)
+        ranges = _ranges(src, work, samples, opts, result, state)
         if state is not None:
-            state.report("calibrate", f"calibrating ({method}) on {len(samples)} sample(s)", 0, len(samples))
-        ranges = calibrate(src, samples, method, op_types=opts.op_types, percentile=opts.percentile, state=state)
-        if state is not None and state.is_stop_requested():
-            raise Cancelled("calibration cancelled")
-        result.samples = len(samples)
-        if opts.cache_path:
-            save_cache(opts.cache_path, ranges, method, sha, len(samples))
-    result.cache_path = opts.cache_path
-    result.ranges = len(ranges)
-    if state is not None:
-        state.report("quantize", f"inserting Q/DQ ({opts.precision})")
-    qtype = q.QuantType.QInt8  # FP8: INT8 placement, then rescaled to E4M3 (see to_fp8)
-    tensors = q.calibrate.TensorsData(  # the quantizer reads only (min, max): MinMax's record form
-        q.CalibrationMethod.MinMax,
-        {k: (np.array(v[0], np.float32), np.array(v[1], np.float32)) for k, v in ranges.items()},
-    )
-    from onnxruntime.quantization.qdq_quantizer import QDQQuantizer
-    from onnxruntime.quantization.quant_utils import load_model_with_shape_infer
-
-    model = load_model_with_shape_infer(src)
-    # TensorRT: zero points 0, biases left in float (its parser rejects INT32 DequantizeLinear of a bias)
-    extra = {"ActivationSymmetric": True, "WeightSymmetric": True, "QuantizeBias": False,
-             "QDQOpTypePerChannelSupportToAxis": {"Gemm": 0}}
-    try:
-        quantizer = QDQQuantizer(
-            model, opts.per_channel, False, qtype, qtype, tensors, [], list(opts.exclude_nodes),
-            list(opts.op_types), extra,
-        )
-        quantizer.quantize_model()
-    except Exception as exc:  # noqa: BLE001 - the quantizer raises many kinds; one line for the user
-        raise BackendError(f"{src}: onnxruntime could not insert Q/DQ: {type(exc).__name__}: {exc}") from None
-    out = quantizer.model.model
-    if opts.precision == "fp8":
-        out = to_fp8(out, onnx.load(str(src)))
-        result.notes.append("FP8 E4M3 Q/DQ: symmetric amax/448 scales from the calibrated ranges (opset 19)")
+            state.report("quantize", f"inserting Q/DQ ({opts.precision})")
+        out = _insert_qdq(work, ranges, opts, result)
+        if opts.precision == "fp8":
+            out = to_fp8(out, onnx.load(str(work)))
+            result.notes.append("FP8 E4M3 Q/DQ: symmetric amax/448 scales from the calibrated ranges (opset 19)")
     Path(out_path).parent.mkdir(parents=True, exist_ok=True)
     onnx.save_model(out, str(out_path))
     result.qdq_pairs = _count_qdq(out)
     result.name_map = qdq_name_map(out)
     if result.qdq_pairs == 0:
-        result.notes.append(f"no tensor was quantized (op types {', '.join(opts.op_types)} not in the model?)")
+        result.notes.append(f"no tensor was quantized (op types {', '.join(opts.recipe().op_types)} not in the model?)")
     return result
+
+
+def _prepared(src: Path, opts: QuantizeOptions, tmp: Path, result: QuantizeResult) -> Path:
+    """The model calibration and Q/DQ work on: at opset 19 for FP8, pre-processed unless turned off."""
+    import onnx
+
+    fp8 = opts.precision == "fp8"
+    version = 19 if fp8 else 13 if opts.per_channel else 11
+    work = at_opset(src, str(tmp), version, "FP8 Q/DQ" if fp8 else "per-channel INT8 Q/DQ")
+    if work != src:
+        result.notes.append(f"converted to opset {version} for {'FP8' if fp8 else 'per-channel INT8'} Q/DQ")
+    if not opts.preprocess:
+        return work
+    pre = tmp / f"{src.stem}.pre.onnx"
+    result.notes.extend(preprocess(work, pre))
+    before, after = onnx.load(str(work)), onnx.load(str(pre))
+    folded = count_ops(before, "BatchNormalization") - count_ops(after, "BatchNormalization")
+    result.notes.append(f"pre-processed (onnxruntime): {folded} BatchNormalization folded, "
+                        f"{len(before.graph.node)} -> {len(after.graph.node)} nodes")
+    return pre
+
+
+def _ranges(src: Path, work: Path, samples: list[dict[str, np.ndarray]] | None, opts: QuantizeOptions,
+            result: QuantizeResult, state: PrecisionState | None) -> dict[str, tuple[float, float]]:
+    """The activation ranges: from a cache whose key matches, else calibrated (and cached)."""
+    key = cache_key(_sha256(src), opts.method, opts.percentile, opts.recipe(), opts.precision,
+                    samples_sha256(samples) if samples else None)
+    result.cache_path = opts.cache_path
+    if opts.cache_path and Path(opts.cache_path).is_file():
+        doc = load_cache(opts.cache_path)
+        why = key_mismatch(doc.get("key"), key)
+        if why is None:
+            result.cache_reused, result.samples = True, int(doc.get("samples", 0))
+            result.ranges = len(doc["ranges"])
+            if not samples:
+                result.notes.append("calibration cache reused with no samples to check it was made from the same data")
+            return {k: (float(v[0]), float(v[1])) for k, v in doc["ranges"].items()}
+        result.notes.append(f"calibration cache {opts.cache_path} was made for {why}; recalibrating")
+    if not samples:
+        raise InputError(src, "INT8 calibration needs samples (or a matching calibration cache)")
+    if state is not None:
+        state.report("calibrate", f"calibrating ({opts.method}) on {len(samples)} sample(s)", 0, len(samples))
+    ranges = calibrate(work, samples, opts.method, op_types=opts.recipe().op_types, percentile=opts.percentile,
+                       state=state)
+    if state is not None and state.is_stop_requested():
+        raise Cancelled("calibration cancelled")
+    result.samples, result.ranges = len(samples), len(ranges)
+    if opts.cache_path:
+        save_cache(opts.cache_path, ranges, key, len(samples))
+    return ranges
+
+
+def _insert_qdq(work: Path, ranges: dict[str, tuple[float, float]], opts: QuantizeOptions,
+                result: QuantizeResult) -> Any:
+    """onnxruntime's QDQ quantizer, set up as TensorRT wants (see :mod:`trtstudio.precision.recipe`)."""
+    q = _ort_quant()
+    from onnxruntime.quantization.qdq_quantizer import QDQQuantizer
+    from onnxruntime.quantization.quant_utils import load_model_with_shape_infer
+
+    recipe = opts.recipe()
+    model = load_model_with_shape_infer(work)
+    if recipe.keep_small_convs_float:
+        result.float_convs = small_convs(model, opts.precision)
+        if result.float_convs:
+            result.notes.append(f"{len(result.float_convs)} Conv(s) kept float: TensorRT has no "
+                                f"{opts.precision.upper()} kernel for their channel counts")
+    if recipe.keep_attention_float:
+        result.float_matmuls = attention_matmuls(model)
+        if result.float_matmuls:
+            result.notes.append(f"{len(result.float_matmuls)} attention MatMul(s) kept float (as ModelOpt leaves them)")
+    qtype = q.QuantType.QInt8  # FP8: INT8 placement, then rescaled to E4M3 (see to_fp8)
+    tensors = q.calibrate.TensorsData(  # the quantizer reads only (min, max): MinMax's record form
+        q.CalibrationMethod.MinMax,
+        {k: (np.array(v[0], np.float32), np.array(v[1], np.float32)) for k, v in ranges.items()},
+    )
+    # TensorRT: zero points 0, biases left in float (its parser rejects INT32 DequantizeLinear of a bias),
+    # Q/DQ on the inputs of the recipe's ops only (none on any output), weights per output channel
+    extra = {"ActivationSymmetric": True, "WeightSymmetric": True, "QuantizeBias": False,
+             "OpTypesToExcludeOutputQuantization": sorted({n.op_type for n in model.graph.node}),
+             "ForceQuantizeNoInputCheck": True, "DedicatedQDQPair": False,
+             "QDQDisableWeightAdjustForInt32Bias": True}  # no INT32 bias: weight scales stay calibrated
+    try:
+        quantizer = QDQQuantizer(
+            model, opts.per_channel, False, qtype, qtype, tensors, [],
+            [*recipe.exclude_nodes, *result.float_convs, *result.float_matmuls], list(recipe.op_types), extra,
+        )
+        quantizer.quantize_model()
+    except Exception as exc:  # noqa: BLE001 - the quantizer raises many kinds; one line for the user
+        raise BackendError(f"{work}: onnxruntime could not insert Q/DQ: {type(exc).__name__}: {exc}") from None
+    return quantizer.model.model
 
 
 FP8_MAX = 448.0  # largest finite float8 E4M3FN
@@ -365,7 +447,7 @@ def to_fp8(model: Any, source: Any) -> Any:
                                                        [0.0] * int(zp.size)))
             done.add(zp_name)
     if _opset(model) < 19:
-        raise BackendError(f"FP8 Q/DQ needs opset 19; the model has {_opset(model)} (convert it first: opset_19)")
+        raise BackendError(f"FP8 Q/DQ needs opset 19; the model has {_opset(model)} (convert it first: at_opset)")
     _topological_sort(g)
     del g.value_info[:]
     try:
@@ -380,19 +462,21 @@ def _opset(model: Any) -> int:
     return next((int(o.version) for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
 
 
-def opset_19(path: Path, out_dir: str) -> Path:
-    """The model at opset 19 or above (onnx.version_converter), written to ``out_dir`` when converted."""
+def at_opset(path: Path, out_dir: str, version: int = 19, why: str = "FP8") -> Path:
+    """The model at opset ``version`` or above (onnx.version_converter), written to ``out_dir`` when
+    converted; InputError naming ``why`` when onnx cannot convert it."""
     import onnx
 
     model = onnx.load(str(path))
-    if _opset(model) >= 19:
+    if _opset(model) >= version:
         return path
     try:
-        converted = onnx.version_converter.convert_version(model, 19)
+        converted = onnx.version_converter.convert_version(model, version)
         onnx.checker.check_model(converted)
     except Exception as exc:  # noqa: BLE001
-        raise InputError(path, f"FP8 needs opset 19 and onnx cannot convert this model to it: {str(exc).splitlines()[0]}") from None
-    out = Path(out_dir) / f"{path.stem}.opset19.onnx"
+        raise InputError(path, f"{why} needs opset {version} and onnx cannot convert this model to it: "
+                               f"{str(exc).splitlines()[0]}") from None
+    out = Path(out_dir) / f"{path.stem}.opset{version}.onnx"
     onnx.save_model(converted, str(out))
     return out
 

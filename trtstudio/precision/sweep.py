@@ -14,6 +14,7 @@ kernels and casts around the rest, so FP16 is often slower there than FP32).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections import Counter
@@ -42,7 +43,7 @@ class SweepOptions:
     calib: str | None = None
     val: str | None = None
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    method: str = "entropy"
+    method: str = "minmax"
     block_ops: tuple[str, ...] = ()
     block_nodes: tuple[str, ...] = ()
     fp32_reductions: bool = False
@@ -59,6 +60,9 @@ class SweepOptions:
     localize: bool = True
     localize_samples: int = 2
     thresholds: dict[str, dict[str, float]] = field(default_factory=dict)
+    int8_ops: tuple[str, ...] = ()  # INT8/FP8: op types quantized besides Conv/ConvTranspose/MatMul/Gemm
+    int8_small_convs: bool = False  # INT8/FP8: quantize Convs TensorRT has no INT8 kernel for too
+    int8_attention: bool = False  # INT8/FP8: quantize the attention core's MatMuls too
 
 
 @dataclass
@@ -82,6 +86,7 @@ class VariantResult:
     first_over: dict[str, Any] | None = None
     error: str | None = None
     seconds: float = 0.0
+    quantization: dict[str, Any] | None = None  # INT8/FP8: how the Q/DQ model was made (recipe, cache, counts)
 
     def to_json(self) -> dict[str, Any]:
         """A ``variants`` entry of the ``trtstudio.precision/1`` document."""
@@ -92,6 +97,8 @@ class VariantResult:
             "notes": self.notes, "error": self.error, "seconds": self.seconds,
             "first_over": self.first_over, "node_errors": self.node_errors,
         }
+        if self.quantization is not None:
+            doc["quantization"] = self.quantization
         if self.engine_bytes is not None or self.layer_precisions:
             doc.update(engine_bytes=self.engine_bytes, engine_path=self.engine_path,
                        layer_precisions=self.layer_precisions)
@@ -109,12 +116,15 @@ class SweepResult:
     notes: list[str] = field(default_factory=list)
     backend: str = "ort (CPUExecutionProvider)"
     cancelled: bool = False
+    versions: dict[str, str | None] = field(default_factory=dict)  # package -> version that computed figures
+    computed_by: dict[str, list[str]] = field(default_factory=dict)  # figure -> the packages of ``versions``
 
     def to_json(self) -> dict[str, Any]:
         """The ``trtstudio.precision/1`` document."""
         return {"schema": SCHEMA, "model": self.model, "backend": self.backend,
                 "variants": [v.to_json() for v in self.variants], "recommendation": self.recommendation,
-                "recommended": self.recommended, "notes": self.notes, "cancelled": self.cancelled}
+                "recommended": self.recommended, "notes": self.notes, "cancelled": self.cancelled,
+                "versions": self.versions, "computed_by": self.computed_by}
 
     def variant(self, name: str) -> VariantResult | None:
         """The row named ``name``."""
@@ -232,28 +242,30 @@ def _rtx_installed() -> bool:
 
 
 def make_variant(model: str, name: str, out_dir: Path, calib: list[dict[str, np.ndarray]] | None,
-                 opts: SweepOptions, state: PrecisionState) -> tuple[str, dict[str, str], list[str]]:
-    """Write one variant; returns its path, its tensor name map and notes."""
+                 opts: SweepOptions, state: PrecisionState) -> tuple[str, dict[str, str], list[str], dict[str, Any] | None]:
+    """Write one variant; returns its path, its tensor name map, notes and (INT8/FP8) how it was quantized."""
     from trtstudio.precision.convert import convert_float, save_model
     from trtstudio.precision.quantize import QuantizeOptions, quantize_model
 
     stem = Path(model).stem
     if name == "fp32":
-        return model, {}, []
+        return model, {}, [], None
     if name in ("fp16", "bf16"):
         conv = convert_float(model, name, block_ops=opts.block_ops, block_nodes=opts.block_nodes,
                              fp32_reductions=opts.fp32_reductions)
         path = save_model(conv.model, out_dir / f"{stem}.{name}.onnx")
-        return str(path), conv.name_map, conv.notes
+        return str(path), conv.name_map, conv.notes, None
     target = opts.targets[0] if opts.targets else None
     q = quantize_model(model, out_dir / f"{stem}.{name}.onnx", calib,
                        QuantizeOptions(precision=name, method=opts.method, target=target,
-                                       cache_path=str(out_dir / f"{stem}.{opts.method}.calib.json"),
-                                       exclude_nodes=tuple(opts.block_nodes)), state=state)
+                                       cache_path=str(out_dir / f"{stem}.{name}.{opts.method}.calib.json"),
+                                       exclude_nodes=tuple(opts.block_nodes), extra_ops=tuple(opts.int8_ops),
+                                       keep_small_convs_float=not opts.int8_small_convs,
+                                       keep_attention_float=not opts.int8_attention), state=state)
     notes = list(q.notes)
     notes.append(f"{q.qdq_pairs} Q/DQ pairs, {q.method} calibration on {q.samples} sample(s)"
                  + (" (cache reused)" if q.cache_reused else ""))
-    return q.model_path, q.name_map, notes
+    return q.model_path, q.name_map, notes, {k: v for k, v in q.to_json().items() if k not in ("notes", "model_path")}
 
 
 def _planned_specs(model: str, specs: list[dict[str, Any]],
@@ -278,27 +290,31 @@ def _planned_specs(model: str, specs: list[dict[str, Any]],
     return out, list(plan.warnings)
 
 
-def run_sweep(model: str | os.PathLike[str], options: SweepOptions | None = None,
-              state: PrecisionState | None = None) -> SweepResult:
-    """Build, profile and validate every variant of ``options.variants``; see the module docstring.
-    A variant that fails to build or run gets ``error`` set and the sweep goes on; a stop request
-    ends the sweep after the current step with ``cancelled`` set."""
-    from trtstudio.precision.data import load_samples, model_inputs, random_samples
-    from trtstudio.precision.validate import localize, open_session, run_outputs, validate
+@dataclass
+class _Inputs:
+    """What every variant of one sweep shares: input specs, data, where files go, notes so far."""
 
-    opts = options or SweepOptions()
-    state = state or PrecisionState()
-    model = os.fspath(model)
+    specs: list[dict[str, Any]]
+    out_dir: Path
+    calib: list[dict[str, np.ndarray]] | None
+    val: list[dict[str, np.ndarray]]
+    notes: list[str]
+    build: bool
+    reference: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def _inputs(model: str, opts: SweepOptions, variants: tuple[str, ...]) -> _Inputs:
+    """Input specs (with the shape plan), the calibration and validation samples, the output folder."""
+    from trtstudio.precision.data import load_samples, model_inputs, random_samples
+
     specs, plan_warnings = _planned_specs(model, model_inputs(model), opts.shapes)
     out_dir = Path(opts.out_dir) if opts.out_dir else Path(model).with_suffix("").parent / f"{Path(model).stem}.precision"
     out_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = list(plan_warnings)
-    variants = parse_variants(",".join(opts.variants))
-    needs_calib = any(v in ("int8", "fp8") for v in variants)
     calib = None
     if opts.calib:
         calib = load_samples(opts.calib, specs, min_samples=opts.min_calib, limit=opts.calib_limit)
-    elif needs_calib:
+    elif any(v in ("int8", "fp8") for v in variants):
         raise InputError("--calib", "INT8/FP8 need calibration data (a folder of .npy/.npz, images or samples.py) "
                                     "for input " + ", ".join(f"'{s['name']}' {s['shape']}" for s in specs))
     if opts.val:
@@ -310,8 +326,120 @@ def run_sweep(model: str | os.PathLike[str], options: SweepOptions | None = None
         val = random_samples(specs, 8)
         notes.append("no validation data: accuracy measured on random inputs in [-1, 1) (a rough check only)")
     build = opts.build_engines if opts.build_engines is not None else _rtx_installed()
+    return _Inputs(specs, out_dir, calib, val, notes, build)
+
+
+def _variant_steps(model: str, row: VariantResult, step: int, total: int, ins: _Inputs, opts: SweepOptions,
+                   state: PrecisionState, to_profile: dict[str, str]) -> None:
+    """Make, validate, localize and (optionally) build one variant into ``row``; a variant whose
+    latency onnxruntime CPU can measure goes into ``to_profile`` once validated."""
+    from trtstudio.precision.validate import localize, validate
+
+    name = row.name
+    state.report("build", f"{name}: making the variant", step, total)
+    path, name_map, vnotes, row.quantization = make_variant(model, name, ins.out_dir, ins.calib, opts, state)
+    row.model_path, row.notes = path, vnotes
+    row.model_bytes = Path(path).stat().st_size
+    state.check()
+    state.report("validate", f"{name}: validating on {len(ins.val)} sample(s)", step, total)
+    v = validate(model, path, ins.val, ins.specs, name, name=name, reference_outputs=ins.reference,
+                 thresholds=opts.thresholds.get(name))
+    row.accuracy, row.passed, row.reasons = v.accuracy(), v.passed, v.reasons
+    row.notes.extend(v.notes)
+    if opts.localize and name != "fp32":
+        loc = localize(model, path, ins.val[: opts.localize_samples], ins.specs, name_map, precision=name)
+        row.node_errors = loc.node_errors
+        row.first_over = None if loc.first_over is None else dict(loc.first_over.__dict__)
+    state.check()
+    if any("emulated" in n or "unfused" in n for n in v.notes):
+        row.notes.append(f"{name} latency not measured: onnxruntime CPU has no native {name} kernels")
+    else:
+        to_profile[name] = path
+    state.check()
+    if ins.build:
+        state.report("engine", f"{name}: building a TensorRT-RTX engine ({', '.join(opts.targets)})", step, total)
+        size, epath, precisions, err = _build_engine(path, ins.out_dir / f"{Path(model).stem}.{name}.engine", opts)
+        row.engine_bytes, row.engine_path, row.layer_precisions = size, epath, precisions
+        if err:
+            row.notes.append(f"TensorRT-RTX build failed: {err}")
+
+
+def _run_variant(model: str, name: str, step: int, total: int, ins: _Inputs, opts: SweepOptions,
+                 state: PrecisionState, to_profile: dict[str, str]) -> VariantResult:
+    """One row; a failure is the row's ``error`` (``cancelled`` on a stop), never an exception."""
+    row = VariantResult(name)
+    t0 = time.perf_counter()
+    try:
+        _variant_steps(model, row, step, total, ins, opts, state, to_profile)
+    except Cancelled:
+        row.error = "cancelled"
+    except (InputError, BackendError) as exc:
+        row.error = str(exc)
+    except Exception as exc:  # noqa: BLE001 - one variant's failure must not end the sweep
+        row.error = f"{type(exc).__name__}: {exc}"
+    row.seconds = time.perf_counter() - t0
+    return row
+
+
+def _add_latency(rows: list[VariantResult], to_profile: dict[str, str], sample: dict[str, np.ndarray],
+                 opts: SweepOptions, state: PrecisionState) -> bool:
+    """Profile ``to_profile`` interleaved and put the figures into ``rows``; True when cancelled."""
+    try:
+        prof = profile_interleaved(to_profile, sample, opts, state)
+    except Cancelled:
+        return True
+    for row in rows:
+        p = prof.get(row.name)
+        if p is None:
+            continue
+        if "error" in p:
+            row.error = row.error or f"profiling: {p['error']}"
+            continue
+        row.latency_ms, row.throughput, row.memory_bytes = p["latency_ms"], p["throughput"], p["memory_bytes"]
+        spread = p.get("round_spread")
+        if spread is not None and spread > NOISY_SPREAD:
+            row.notes.append(f"latency noisy: round medians differ by {spread:.2f}x (a busy machine?)")
+    return False
+
+
+def package_versions(engines: bool) -> tuple[dict[str, str | None], dict[str, list[str]]]:
+    """The versions of the packages that computed a sweep's figures, and which figure each computed."""
+    import importlib.metadata
+    import sys
+
+    def version(module: str, *dists: str) -> str | None:
+        loaded = sys.modules.get(module)
+        if loaded is not None and getattr(loaded, "__version__", None):
+            return str(loaded.__version__)
+        for dist in dists:
+            with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+                return importlib.metadata.version(dist)
+        return None
+
+    versions = {"onnxruntime": version("onnxruntime", "onnxruntime", "onnxruntime-gpu"),
+                "numpy": version("numpy", "numpy"), "onnx": version("onnx", "onnx")}
+    computed_by = {"accuracy": ["onnxruntime", "numpy"], "latency": ["onnxruntime", "numpy"],
+                   "variants": ["onnx", "onnxruntime"], "calibration": ["onnxruntime", "numpy"]}
+    if engines:
+        versions["tensorrt_rtx"] = version("tensorrt_rtx", "tensorrt-rtx-cu13", "tensorrt-rtx-cu12", "tensorrt-rtx")
+        computed_by["engine"] = ["tensorrt_rtx"]
+    return versions, computed_by
+
+
+def run_sweep(model: str | os.PathLike[str], options: SweepOptions | None = None,
+              state: PrecisionState | None = None) -> SweepResult:
+    """Build, profile and validate every variant of ``options.variants``; see the module docstring.
+    A variant that fails to build or run gets ``error`` set and the sweep goes on; a stop request
+    ends the sweep after the current step with ``cancelled`` set."""
+    from trtstudio.precision.validate import open_session, run_outputs
+
+    opts = options or SweepOptions()
+    state = state or PrecisionState()
+    model = os.fspath(model)
+    variants = parse_variants(",".join(opts.variants))
+    ins = _inputs(model, opts, variants)
     state.report("reference", "running the FP32 reference", 0, len(variants))
-    ref_out = run_outputs(open_session(model), val, specs)
+    ins.reference = run_outputs(open_session(model), ins.val, ins.specs)
     rows: list[VariantResult] = []
     to_profile: dict[str, str] = {}
     cancelled = False
@@ -319,66 +447,18 @@ def run_sweep(model: str | os.PathLike[str], options: SweepOptions | None = None
         if state.is_stop_requested():
             cancelled = True
             break
-        row = VariantResult(name)
-        t0 = time.perf_counter()
-        try:
-            state.report("build", f"{name}: making the variant", i, len(variants))
-            path, name_map, vnotes = make_variant(model, name, out_dir, calib, opts, state)
-            row.model_path, row.notes = path, vnotes
-            row.model_bytes = Path(path).stat().st_size
-            state.check()
-            state.report("validate", f"{name}: validating on {len(val)} sample(s)", i, len(variants))
-            v = validate(model, path, val, specs, name, name=name, reference_outputs=ref_out,
-                         thresholds=opts.thresholds.get(name))
-            row.accuracy, row.passed, row.reasons = v.accuracy(), v.passed, v.reasons
-            row.notes.extend(v.notes)
-            if opts.localize and name != "fp32":
-                loc = localize(model, path, val[: opts.localize_samples], specs, name_map, precision=name)
-                row.node_errors = loc.node_errors
-                row.first_over = None if loc.first_over is None else dict(loc.first_over.__dict__)
-            state.check()
-            emulated = any("emulated" in n or "unfused" in n for n in v.notes)
-            if emulated:
-                row.notes.append(f"{name} latency not measured: onnxruntime CPU has no native {name} kernels")
-            else:
-                to_profile[name] = path
-            state.check()
-            if build:
-                state.report("engine", f"{name}: building a TensorRT-RTX engine ({', '.join(opts.targets)})", i, len(variants))
-                size, epath, precisions, err = _build_engine(path, out_dir / f"{Path(model).stem}.{name}.engine", opts)
-                row.engine_bytes, row.engine_path, row.layer_precisions = size, epath, precisions
-                if err:
-                    row.notes.append(f"TensorRT-RTX build failed: {err}")
-        except Cancelled:
-            cancelled = True
-            row.error = "cancelled"
-        except (InputError, BackendError) as exc:
-            row.error = str(exc)
-        except Exception as exc:  # noqa: BLE001 - one variant's failure must not end the sweep
-            row.error = f"{type(exc).__name__}: {exc}"
-        row.seconds = time.perf_counter() - t0
+        row = _run_variant(model, name, i, len(variants), ins, opts, state, to_profile)
         rows.append(row)
-        if cancelled:
+        if row.error == "cancelled":
+            cancelled = True
             break
     if to_profile and not cancelled:
-        try:
-            prof = profile_interleaved(to_profile, val[0], opts, state)
-        except Cancelled:
-            cancelled, prof = True, {}
-        for row in rows:
-            p = prof.get(row.name)
-            if p is None:
-                continue
-            if "error" in p:
-                row.error = row.error or f"profiling: {p['error']}"
-                continue
-            row.latency_ms, row.throughput, row.memory_bytes = p["latency_ms"], p["throughput"], p["memory_bytes"]
-            spread = p.get("round_spread")
-            if spread is not None and spread > NOISY_SPREAD:
-                row.notes.append(f"latency noisy: round medians differ by {spread:.2f}x (a busy machine?)")
+        cancelled = _add_latency(rows, to_profile, ins.val[0], opts, state)
     rec, recommended = recommend(rows)
     state.report("finished", rec, len(variants), len(variants))
-    return SweepResult(model, rows, rec, recommended, notes, cancelled=cancelled)
+    versions, computed_by = package_versions(any(r.engine_bytes or r.layer_precisions for r in rows) or ins.build)
+    return SweepResult(model, rows, rec, recommended, ins.notes, cancelled=cancelled, versions=versions,
+                       computed_by=computed_by)
 
 
 def recommend(rows: list[VariantResult]) -> tuple[str, str | None]:

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from trtstudio.precision.recipe import METHODS
 from trtstudio.precision.state import PrecisionState
 from trtstudio.precision.sweep import SweepOptions, SweepResult, run_sweep
 from trtstudio.ui.workers import TaskState, WorkerDialog
@@ -99,7 +100,7 @@ class PrecisionSweepDialog(WorkerDialog):
         self.val_edit = QLineEdit()
         self.val_edit.setPlaceholderText("validation data (default: the calibration samples)")
         self.method_combo = QComboBox()
-        self.method_combo.addItems(["entropy", "percentile", "minmax"])
+        self.method_combo.addItems(list(METHODS))  # the first is the CLI's default too
         self.block_edit = QLineEdit()
         self.block_edit.setPlaceholderText("op types kept FP32, e.g. Softmax,LayerNormalization")
         self.engines_box = QCheckBox("Build TensorRT-RTX engines when tensorrt_rtx is installed, for")
