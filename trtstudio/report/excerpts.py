@@ -14,6 +14,7 @@ model's report stays fast.
 
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import Any
 
@@ -200,13 +201,29 @@ def make_excerpts(graph: Any, layers: list[dict[str, Any]], findings: list[dict[
             "nodes": len(graph.nodes)}
 
 
+_UNSAFE = re.compile(r"<script|<foreignobject|javascript:|\bon[a-z]+\s*=|<iframe|<object|<embed|href\s*=", re.I)
+
+
+def safe_svg(text: Any) -> str | None:
+    """``text`` when it is an SVG of ours (made by this module), None for anything else: a session
+    file is data, and what it says is drawn only when it cannot run script in a browser."""
+    if not isinstance(text, str) or not text.startswith("<svg ") or _UNSAFE.search(text):
+        return None
+    return text
+
+
 def excerpts_html(doc: dict[str, Any], images: Any) -> str:
     """The excerpts of ``doc`` (:func:`make_excerpts`) for the HTML/PDF writers: the overview strip,
-    then each excerpt at full scale with its caption."""
+    then each excerpt at full scale with its caption. Parts a damaged session holds are left out."""
+    overview = safe_svg(doc.get("overview"))
+    excerpts = [e for e in doc.get("excerpts") or [] if isinstance(e, dict) and safe_svg(e.get("svg"))]
+    if overview is None or not excerpts:
+        return ""
+    nodes = doc.get("nodes") if isinstance(doc.get("nodes"), int) else len(excerpts)
     parts = [f'<h3>Graph excerpts</h3><p class="muted">Where each excerpt lies in the model '
-             f'({doc.get("nodes", 0):,} nodes in file order, inputs left, outputs right):</p>',
-             images.svg(doc["overview"], "graph-overview.svg")]
-    for k, e in enumerate(doc.get("excerpts") or [], start=1):
-        parts.append(f"<p><b>{k}.</b> {escape(e['title'])}</p>")
+             f'({nodes:,} nodes in file order, inputs left, outputs right):</p>',
+             images.svg(overview, "graph-overview.svg")]
+    for k, e in enumerate(excerpts, start=1):
+        parts.append(f"<p><b>{k}.</b> {escape(str(e.get('title', '')))}</p>")
         parts.append(images.svg(e["svg"], f"graph-excerpt-{k}.svg", "excerpt"))
     return "".join(parts)

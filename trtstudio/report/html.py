@@ -359,7 +359,7 @@ def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[s
     from trtstudio.report.glance_html import glance_html
     from trtstudio.report.summary import at_a_glance
 
-    glance = rep.summary or at_a_glance(rep)
+    glance = at_a_glance(rep)  # from the report's own sections, never from a stored copy
     body = [section("At a glance", glance_html(glance, cards(summary_cards(rep))), "summary")]
     body.append(section("Environment", _environment(rep.environment), "environment"))
     if rep.model or rep.graph_picture:

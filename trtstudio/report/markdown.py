@@ -65,7 +65,7 @@ def render_markdown(rep: Any) -> str:
     from trtstudio.report.summary import at_a_glance
 
     out = [f"# {rep.title}", "", f"_generated {rep.generated} by trtstudio_", ""]
-    out += _glance(rep.summary or at_a_glance(rep))
+    out += _glance(at_a_glance(rep))
     if len(rep.runs) > 1:
         out += ["## Runs", "", md_table(("run", "backend", "where", "inferences", "median", "p99", "inferences/s"),
                                         [(r["name"], r.get("backend"), r.get("where"), r.get("samples"),

@@ -477,13 +477,14 @@ class Report:
 
 def run_row(run: RunData) -> dict[str, Any]:
     """One run in a report's Runs table: name, backend, where it ran, median, p99, throughput."""
-    st = run.stats or {}
-    lat = st.get("latency_ms") or {}
-    tp = st.get("throughput") or {}
-    remote = (run.config or {}).get("remote") or {}
+    def d(x: Any) -> dict[str, Any]:
+        return x if isinstance(x, dict) else {}
+
+    st = d(run.stats)
+    lat, tp, remote = d(st.get("latency_ms")), d(st.get("throughput")), d(d(run.config).get("remote"))
     return {"name": run.name, "backend": run.backend, "model": run.model, "samples": int(run.latency_ms.size),
             "median_ms": lat.get("median"), "p99_ms": lat.get("p99"),
-            "throughput": tp.get("inferences_per_s") if isinstance(tp, dict) else None,
+            "throughput": tp.get("inferences_per_s"),
             "where": remote.get("target") or "this machine", "shapes": run.shapes}
 
 

@@ -53,6 +53,16 @@ _STEP_FOR_RULE: dict[str, tuple[str, float | None, str]] = {
 }
 
 
+def _d(x: Any) -> dict[str, Any]:
+    """``x`` when it is a dict, else an empty one (a damaged session's field reads as absent)."""
+    return x if isinstance(x, dict) else {}
+
+
+def _l(x: Any) -> list[Any]:
+    """``x`` when it is a list, else an empty one."""
+    return x if isinstance(x, list) else []
+
+
 def _num(x: Any) -> float | None:
     """A finite float, else None (NaN, None, text)."""
     try:
@@ -69,26 +79,26 @@ def _fmt_ms(ms: float | None) -> str:
 
 
 def _hardware(rep: Any) -> str:
-    env = rep.environment or {}
-    gpus = [g.get("name") for g in env.get("gpus") or [] if isinstance(g, dict) and g.get("name")]
+    env = _d(rep.environment)
+    gpus = [str(g["name"]) for g in _l(env.get("gpus")) if isinstance(g, dict) and g.get("name")]
     if gpus:
         return str(gpus[0]) + (f" (+{len(gpus) - 1})" if len(gpus) > 1 else "")
-    device = (rep.build or {}).get("device") or {}
+    device = _d(_d(rep.build).get("device"))
     if isinstance(device, dict) and device.get("name"):
         return str(device["name"])
     return str(env.get("cpu") or "unknown hardware")
 
 
 def _runtime(rep: Any) -> str | None:
-    run = rep.run or {}
-    versions = ((rep.build or {}).get("versions") or {}) | ((rep.environment or {}).get("versions") or {})
+    run = _d(rep.run)
+    versions = _d(_d(rep.build).get("versions")) | _d(_d(rep.environment).get("versions"))
     backend = run.get("backend")
     if backend:
         runtime = {"ort": "onnxruntime", "ort-cuda": "onnxruntime", "ort-trt": "onnxruntime",
                    "tensorrt": "tensorrt", "rtx": "tensorrt_rtx", "torch": "torch",
                    "torch-cuda": "torch"}.get(str(backend), str(backend))
         version = versions.get(runtime)
-        return f"{backend} ({runtime} {version})" if version else str(backend)
+        return f"{backend} ({runtime} {version})" if isinstance(version, str) else str(backend)
     for key in ("tensorrt", "tensorrt_rtx"):
         if versions.get(key):
             return f"{key} {versions[key]}"
@@ -98,26 +108,27 @@ def _runtime(rep: Any) -> str | None:
 def _shapes_text(shapes: Any) -> str | None:
     if not isinstance(shapes, dict) or not shapes:
         return None
-    return ", ".join(f"{k} {'x'.join(str(d) for d in v)}" for k, v in shapes.items() if isinstance(v, list | tuple))
+    return ", ".join(f"{k} {'x'.join(str(d) for d in v)}" for k, v in shapes.items() if isinstance(v, list | tuple)) or None
 
 
 def headline(rep: Any) -> dict[str, Any]:
     """Median/p99 latency, throughput, shapes, hardware and runtime, and one sentence saying them."""
-    run = rep.run or {}
-    lat = run.get("latency_ms") or {}
+    run = _d(rep.run)
+    lat = _d(run.get("latency_ms"))
     source = "run"
-    if not lat and rep.engine and isinstance(rep.engine.get("latency_ms"), dict):
+    if not lat and isinstance(_d(rep.engine).get("latency_ms"), dict):
         lat, source = rep.engine["latency_ms"], "engine profile"
     median = _num(lat.get("median"))
     p99 = _num(lat.get("p99"))
     tp = run.get("throughput")
     throughput = _num(tp.get("inferences_per_s") if isinstance(tp, dict) else tp)
-    shapes = run.get("shapes") or None
+    shapes = run.get("shapes") if isinstance(run.get("shapes"), dict) and run.get("shapes") else None
     out = {"median_ms": median, "p99_ms": p99, "throughput": throughput, "shapes": shapes,
            "batch": _batch(shapes), "hardware": _hardware(rep), "runtime": _runtime(rep),
-           "samples": run.get("samples"), "source": source if (median is not None) else None}
+           "samples": run.get("samples") if isinstance(run.get("samples"), int) else None,
+           "source": source if (median is not None) else None}
     if median is None:
-        layers = len(rep.layers)
+        layers = len(_l(rep.layers))
         out["text"] = (f"No latency measured; the engine has {layers:,} layers." if layers
                        else "No latency measured and no engine: nothing to sum up yet.")
         return out
@@ -133,24 +144,26 @@ def headline(rep: Any) -> dict[str, Any]:
 def _batch(shapes: Any) -> int | None:
     if not isinstance(shapes, dict) or not shapes:
         return None
-    firsts = {int(v[0]) for v in shapes.values() if isinstance(v, list | tuple) and v and isinstance(v[0], int)}
+    firsts = {int(v[0]) for v in shapes.values() if isinstance(v, list | tuple) and v and type(v[0]) is int}
     return firsts.pop() if len(firsts) == 1 else None
 
 
 def where_time_goes(rep: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     """(time_by_type top entries, top layers, basis): shares of the profiled time, else the layer mix."""
-    timed = [r for r in rep.layers if _num(r.get("time_ms")) is not None]
+    rows = [r for r in _l(rep.layers) if isinstance(r, dict)]
+    timed = [r for r in rows if _num(r.get("time_ms")) is not None]
     total = sum(float(r["time_ms"]) for r in timed)
     if timed and total > 0:
-        by_type = [{"type": g["key"], "time_ms": g["time_ms"], "share": g["time_ms"] / total, "layers": g["layers"]}
-                   for g in rep.time_by_type[:TOP_TYPES]]
-        top = sorted(timed, key=lambda r: (-float(r["time_ms"]), r["index"]))[:TOP_LAYERS]
-        layers = [{"index": r["index"], "name": r["name"], "type": r["type"], "precision": r.get("precision"),
-                   "time_ms": float(r["time_ms"]), "share": float(r["time_ms"]) / total,
-                   "onnx_nodes": list(r.get("onnx_nodes") or [])} for r in top]
+        groups = [g for g in _l(rep.time_by_type) if isinstance(g, dict) and _num(g.get("time_ms")) is not None]
+        by_type = [{"type": str(g.get("key")), "time_ms": float(g["time_ms"]), "share": float(g["time_ms"]) / total,
+                    "layers": g.get("layers")} for g in groups[:TOP_TYPES]]
+        top = sorted(timed, key=lambda r: -float(r["time_ms"]))[:TOP_LAYERS]
+        layers = [{"index": r.get("index"), "name": str(r.get("name")), "type": str(r.get("type")),
+                   "precision": r.get("precision"), "time_ms": float(r["time_ms"]), "share": float(r["time_ms"]) / total,
+                   "onnx_nodes": [str(n) for n in _l(r.get("onnx_nodes"))]} for r in top]
         return by_type, layers, "profile"
     counts: dict[str, int] = {}
-    for r in rep.layers:
+    for r in rows:
         counts[str(r.get("type") or "unknown")] = counts.get(str(r.get("type") or "unknown"), 0) + 1
     n = sum(counts.values())
     mix = [{"type": k, "time_ms": None, "share": v / n, "layers": v}
@@ -164,15 +177,16 @@ def _rank(severity: str) -> int:
 
 def findings_by_severity(rep: Any) -> dict[str, Any]:
     """Counts per severity and per rule, the time at stake per rule, and the rejected nodes."""
-    time_of = {r["index"]: _num(r.get("time_ms")) for r in rep.layers}
+    rows = [r for r in _l(rep.layers) if isinstance(r, dict)]
+    time_of = {r.get("index"): _num(r.get("time_ms")) for r in rows}
     total = sum(t for t in time_of.values() if t is not None)
     counts = dict.fromkeys(_SEVERITIES, 0)
     rules: dict[str, dict[str, Any]] = {}
     rejected: list[str] = []
-    items = list(rep.findings)
+    items = [f for f in _l(rep.findings) if isinstance(f, dict)]
     if not items:  # a run without an engine: its CPU fallbacks live on the layer rows
-        items = [{"kind": k, "severity": r.get("severity") or "info", "layer_index": r["index"]}
-                 for r in rep.layers for k in r.get("findings") or []]
+        items = [{"kind": k, "severity": r.get("severity") or "info", "layer_index": r.get("index")}
+                 for r in rows for k in _l(r.get("findings"))]
     for f in items:
         sev = str(f.get("severity") or "info")
         counts[sev] = counts.get(sev, 0) + 1
@@ -181,10 +195,10 @@ def findings_by_severity(rep: Any) -> dict[str, Any]:
         entry["count"] += 1
         if _rank(sev) < _rank(entry["severity"]):
             entry["severity"] = sev
-        if f.get("layer_index") is not None:
+        if isinstance(f.get("layer_index"), int):
             entry["layers"].add(f["layer_index"])
         if kind == "unsupported_node":
-            rejected.extend(str(n) for n in f.get("nodes") or [] if n)
+            rejected.extend(str(n) for n in _l(f.get("nodes")) if n)
     by_rule = []
     for entry in rules.values():
         times = [time_of.get(i) for i in entry.pop("layers")]
@@ -206,8 +220,8 @@ def _verdict(topic: str, verdict: str, text: str, **evidence: Any) -> dict[str, 
 def verdicts(rep: Any) -> list[dict[str, Any]]:
     """Jitter, memory and accuracy verdicts in words, each with the figures it rests on."""
     out: list[dict[str, Any]] = []
-    run = rep.run or {}
-    lat = run.get("latency_ms") or {}
+    run = _d(rep.run)
+    lat = _d(run.get("latency_ms"))
     cov = _num(lat.get("cov"))
     if cov is not None:
         stable = cov <= UNSTABLE_COV_PERCENT
@@ -219,11 +233,11 @@ def verdicts(rep: Any) -> list[dict[str, Any]]:
              f"Latency varies: coefficient of variation {cov:.1f} % (over {UNSTABLE_COV_PERCENT} %), "
              f"p99 - p50 = {_fmt_ms(jitter)}; lock clocks or close other work before comparing."),
             cov_percent=cov, jitter_ms=jitter, samples=run.get("samples"), limit_percent=UNSTABLE_COV_PERCENT))
-    leak = rep.leak or {}
+    leak = _d(rep.leak)
     if leak.get("verdict") and leak.get("verdict") != "unknown":
         word = str(leak["verdict"])
         text = str(leak.get("text") or leak.get("reason") or "")
-        out.append(_verdict("memory", word, text or f"Memory is {word}.", **(leak.get("evidence") or {})))
+        out.append(_verdict("memory", word, text or f"Memory is {word}.", **_d(leak.get("evidence"))))
     out.extend(_accuracy_verdicts(rep.accuracy))
     return out
 
@@ -232,16 +246,16 @@ def _accuracy_verdicts(acc: Any) -> list[dict[str, Any]]:
     if not isinstance(acc, dict):
         return []
     out = []
-    for v in acc.get("variants") or []:
-        if not isinstance(v, dict) or v.get("passed") is None:
+    for v in _l(acc.get("variants")):
+        if not isinstance(v, dict) or not isinstance(v.get("passed"), bool):
             continue
-        a = v.get("accuracy") or {}
+        a = _d(v.get("accuracy"))
         cos = _num(a.get("cosine") if not isinstance(a.get("cosine"), dict) else a["cosine"].get("min"))
         word = "pass" if v["passed"] else "fail"
-        why = "; ".join(str(r) for r in v.get("reasons") or []) if not v["passed"] else ""
+        why = "; ".join(str(r) for r in _l(v.get("reasons"))) if not v["passed"] else ""
         text = (f"{v.get('name')}: {'within' if v['passed'] else 'outside'} the accuracy budget"
                 + (f" (cosine {cos:.5f})" if cos is not None else "") + (f": {why}" if why else "") + ".")
-        out.append(_verdict(f"accuracy {v.get('name')}", word, text, cosine=cos, reasons=v.get("reasons") or []))
+        out.append(_verdict(f"accuracy {v.get('name')}", word, text, cosine=cos, reasons=_l(v.get("reasons"))))
     return out
 
 
@@ -262,7 +276,7 @@ def next_steps(rep: Any, findings: dict[str, Any]) -> list[dict[str, Any]]:
         steps.append({"action": action, "estimated_gain_ms": gain,
                       "basis": basis if gain is not None else "no profiled time for these layers: " + basis,
                       "rule": e["rule"], "layers": e["count"]})
-    if not rep.layers and rep.run:
+    if not _l(rep.layers) and _d(rep.run):
         steps.append({"action": "Build a TensorRT engine of this model and profile it beside this run",
                       "estimated_gain_ms": None, "basis": "no engine analysed: where the time goes is not known"})
     steps.sort(key=lambda s: (not s.get("blocking", False), s["estimated_gain_ms"] is None,
