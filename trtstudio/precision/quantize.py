@@ -214,13 +214,13 @@ def calibrate(
 def save_cache(path: str | os.PathLike[str], ranges: dict[str, tuple[float, float]], key: dict[str, Any],
                samples: int) -> None:
     """Write the calibration cache JSON: the ranges and the key they were made for."""
-    from trtstudio.fileio import dumps
+    from trtstudio.jsonio import dumps_text
 
     doc = {"schema": CALIB_SCHEMA, "key": key, "method": key.get("method"), "samples": samples,
            "ranges": {k: [v[0], v[1]] for k, v in sorted(ranges.items())}}
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(dumps(doc, indent=1, where=str(p)), encoding="utf-8")
+    p.write_text(dumps_text(doc, indent=1, where=str(p)), encoding="utf-8")
 
 
 def load_cache(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -228,7 +228,7 @@ def load_cache(path: str | os.PathLike[str]) -> dict[str, Any]:
     InputError when it is not one."""
     p = Path(path)
     try:
-        from trtstudio.fileio import loads_strict
+        from trtstudio.jsonio import loads_strict
 
         doc = loads_strict(p.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

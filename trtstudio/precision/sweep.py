@@ -87,6 +87,8 @@ class VariantResult:
     error: str | None = None
     seconds: float = 0.0
     quantization: dict[str, Any] | None = None  # INT8/FP8: how the Q/DQ model was made (recipe, cache, counts)
+    speedup: dict[str, Any] | None = None  # median speed-up over FP32 with its 95 % interval (measure.ratio)
+    speedup_verdict: dict[str, Any] | None = None  # faster / slower / no significant difference (measure.Verdict)
 
     def to_json(self) -> dict[str, Any]:
         """A ``variants`` entry of the ``trtstudio.precision/1`` document."""
@@ -96,6 +98,7 @@ class VariantResult:
             "memory_bytes": self.memory_bytes, "passed": self.passed, "reasons": self.reasons,
             "notes": self.notes, "error": self.error, "seconds": self.seconds,
             "first_over": self.first_over, "node_errors": self.node_errors,
+            "speedup": self.speedup, "speedup_verdict": self.speedup_verdict,
         }
         if self.quantization is not None:
             doc["quantization"] = self.quantization
@@ -204,6 +207,7 @@ def profile_interleaved(paths: dict[str, str], sample: dict[str, np.ndarray], op
             backend.close()
     state.check()
     out: dict[str, dict[str, Any]] = {}
+    base = np.concatenate(values["fp32"]) if values.get("fp32") and "fp32" not in errors else None
     for name in paths:
         if name in errors or not values[name]:
             out[name] = {"error": errors.get(name, "not profiled")}
@@ -217,6 +221,11 @@ def profile_interleaved(paths: dict[str, str], sample: dict[str, np.ndarray], op
             "memory_bytes": memory.get(name),
             "round_spread": max(medians) / min(medians) if medians and min(medians) > 0 else None,
         }
+        if base is not None and name != "fp32":
+            from trtstudio.report.compare import speedup_verdict
+
+            verdict, sp = speedup_verdict("fp32", base, name, allv, [latency_stats(base).get("cov"), stats.get("cov")])
+            out[name]["speedup"], out[name]["speedup_verdict"] = sp.to_json(), verdict.to_json()
     return out
 
 
@@ -396,6 +405,7 @@ def _add_latency(rows: list[VariantResult], to_profile: dict[str, str], sample: 
             row.error = row.error or f"profiling: {p['error']}"
             continue
         row.latency_ms, row.throughput, row.memory_bytes = p["latency_ms"], p["throughput"], p["memory_bytes"]
+        row.speedup, row.speedup_verdict = p.get("speedup"), p.get("speedup_verdict")
         spread = p.get("round_spread")
         if spread is not None and spread > NOISY_SPREAD:
             row.notes.append(f"latency noisy: round medians differ by {spread:.2f}x (a busy machine?)")
@@ -483,6 +493,10 @@ def recommend(rows: list[VariantResult]) -> tuple[str, str | None]:
         engine_text += f" Latency of {', '.join(noisy)} was noisy between rounds: rerun on a quiet machine to confirm."
     best = min(timed, key=lambda r: r.latency_ms["median"] if r.latency_ms else float("inf"))
     best_ms = best.latency_ms["median"] if best.latency_ms else float("inf")
+    verdict = (best.speedup_verdict or {}).get("verdict")
+    if best_ms < FASTER_BY * ref_ms and verdict in ("no significant difference", "slower"):
+        return (f"keep FP32 on this backend: {best.name} ran {best_ms:.3f} ms vs {ref_ms:.3f} ms, but "
+                f"{(best.speedup_verdict or {}).get('text', 'the difference is within the noise')}." + engine_text), "fp32"
     if best_ms < FASTER_BY * ref_ms:
         return (f"{best.name}: passes validation and runs in {best_ms:.3f} ms vs {ref_ms:.3f} ms for FP32 "
                 f"({ref_ms / best_ms:.2f}x) on onnxruntime CPU." + engine_text), best.name
