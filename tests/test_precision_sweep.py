@@ -52,7 +52,7 @@ def test_sweep_table_and_progress(tiny, tmp_path) -> None:
     assert q["qdq_pairs"] > 0 and q["cache_reused"] is False and q["samples"] == 6 and "quantization" not in fp16.to_json()
     # each variant's speed-up over FP32 carries its 95 % interval and a verdict (issue 28: confidence)
     sp = fp16.speedup
-    assert sp is not None and sp["low"] <= sp["value"] <= sp["high"] and sp["n_base"] == sp["n_other"] == 20
+    assert sp is not None and sp["low"] <= sp["value"] <= sp["high"] and sp["n_base"] == sp["n_other"] > 0
     assert fp16.speedup_verdict["verdict"] in ("faster", "slower", "no significant difference")
     assert fp32.speedup is None
     doc = res.to_json()
