@@ -163,13 +163,19 @@ def _ort_outputs(path: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
 
 
 def _same_as_ort(b: Any, path: Path) -> None:
+    """Outputs equal to ONNX Runtime's on the CPU: to 1e-4 on the CPU; on CUDA, where cuDNN convolutions
+    run in TF32 by PyTorch's default, to cosine 0.9999 (the issue's FP32 tolerance)."""
     feeds = {name: t.numpy() for name, t in zip(b.shapes, b._host_in, strict=True)}
     b.infer_once()
     got, want = b.outputs(), _ort_outputs(path, feeds)
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
         assert g.shape == w.shape
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+        if b.cuda:
+            x, y = g.astype(np.float64).ravel(), w.astype(np.float64).ravel()
+            assert x @ y / (np.linalg.norm(x) * np.linalg.norm(y)) >= 0.9999
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
 
 
 def test_onnx_shapes_come_from_the_shape_plan_as_for_ort(tmp_path: Path, o2t: Any) -> None:
@@ -288,6 +294,56 @@ def test_shape_constants_stay_on_the_host(tmp_path: Path, o2t: Any) -> None:
     scales = conv.module.get_buffer(host[0])
     assert scales.tolist() == [1.0, 1.0, 2.0, 2.0]
     assert len(onnx.load(path).graph.initializer) == 4
+
+
+def test_specialized_module_reads_nothing_from_the_device(tmp_path: Path, o2t: Any) -> None:
+    """What a CUDA graph needs, checked without a GPU: with the shapes fixed and folded and the host
+    constants kept on the CPU, the module runs on the meta device, where any value read back from the
+    device (``item``, ``tolist``: a synchronisation, which capture refuses) raises."""
+    import onnx
+    from shape_models import detector
+
+    from trtstudio.backends.torch_convert import convert_onnx, host_constants, specialize
+
+    pytest.importorskip("onnxslim")
+    path = detector(tmp_path / "det.onnx", imgsz=[64, 64])
+    model = onnx.load(path)
+    shape = helper_shape_chain(model)
+    onnx.save(model, path)
+    dynamic = convert_onnx(path, "torch")
+    fixed = specialize(dynamic.model, {"images": (1, 3, 64, 64)}, "torch")
+    assert "Shape" in {n.op_type for n in dynamic.model.graph.node} and "Shape" not in {n.op_type for n in fixed.model.graph.node}
+    for conv in (dynamic, fixed):
+        module = conv.module.eval()
+        keep = {name: module.get_buffer(name) for name in host_constants(module, conv.model)}
+        module = module.to("meta")
+        for name, tensor in keep.items():
+            owner, _, leaf = name.rpartition(".")
+            module.get_submodule(owner)._buffers[leaf] = tensor
+        with torch.inference_mode():
+            if conv is dynamic:
+                with pytest.raises((RuntimeError, NotImplementedError)):
+                    module(torch.empty(1, 3, 64, 64, device="meta"))
+            else:
+                assert module(torch.empty(1, 3, 64, 64, device="meta")).shape == shape
+
+
+def helper_shape_chain(model: Any) -> tuple[int, ...]:
+    """Flatten the detector's output through Shape -> Gather -> Concat -> Reshape, as exporters write it
+    (a dynamic model reads the batch size back from the device); the output shape for 1x3x64x64."""
+    from onnx import helper, numpy_helper
+
+    g = model.graph
+    g.node.extend([
+        helper.make_node("Shape", ["out"], ["out_shape"], name="shape"),
+        helper.make_node("Gather", ["out_shape", "zero"], ["n"], axis=0, name="batch"),
+        helper.make_node("Concat", ["n", "minus_one"], ["flat_shape"], axis=0, name="flat_shape"),
+        helper.make_node("Reshape", ["out", "flat_shape"], ["flat"], name="flatten"),
+    ])
+    g.initializer.extend([numpy_helper.from_array(np.array([0], np.int64), "zero"),
+                          numpy_helper.from_array(np.array([-1], np.int64), "minus_one")])
+    g.output[0].name = "flat"
+    return (1, 2 * 32 * 32)
 
 
 def test_cuda_graph_and_device_errors_are_one_line(tmp_path: Path, o2t: Any) -> None:

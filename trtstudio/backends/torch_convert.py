@@ -238,6 +238,7 @@ def specialize(model: Any, shapes: dict[str, tuple[int, ...]], backend: str) -> 
     t0 = time.perf_counter()
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
+    del copy.graph.value_info[:]  # shapes inferred for the dynamic model would keep its shape chains
     for vi in copy.graph.input:
         if vi.name in shapes:
             dims = vi.type.tensor_type.shape.dim
