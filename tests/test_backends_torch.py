@@ -346,6 +346,51 @@ def helper_shape_chain(model: Any) -> tuple[int, ...]:
     return (1, 2 * 32 * 32)
 
 
+_LAZY_IMPORT = """
+import sys, time
+import numpy as np, onnx, onnxruntime as ort, torch
+from onnx import TensorProto, helper, numpy_helper
+from trtstudio.backends.base import open_backend
+from trtstudio.backends.torch_convert import import_onnx2torch
+import_onnx2torch("torch")
+print("torchvision after import:", "torchvision" in sys.modules)
+i = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+c = lambda a, n: numpy_helper.from_array(a, n)
+g = helper.make_graph(
+    [helper.make_node("NonMaxSuppression", ["boxes", "scores", "k", "iou", "th"], ["sel"]),
+     helper.make_node("RoiAlign", ["feat", "rois", "bi"], ["ra"], output_height=2, output_width=2, sampling_ratio=2)],
+    "g", [i("boxes", [1, 6, 4]), i("scores", [1, 1, 6]), i("feat", [1, 2, 8, 8]), i("rois", [3, 4])],
+    [helper.make_tensor_value_info("sel", TensorProto.INT64, None), i("ra", None)],
+    [c(np.array([3], np.int64), "k"), c(np.array([0.5], np.float32), "iou"), c(np.array([0.0], np.float32), "th"),
+     c(np.zeros(3, np.int64), "bi")])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)]), sys.argv[1])
+rng = np.random.default_rng(0)
+lo = rng.uniform(0, 4, (1, 6, 2)).astype(np.float32)
+feeds = {"boxes": np.concatenate([lo, lo + 2], -1), "scores": rng.random((1, 1, 6)).astype(np.float32),
+         "feat": rng.standard_normal((1, 2, 8, 8)).astype(np.float32),
+         "rois": np.array([[0, 0, 4, 4], [1, 1, 6, 6], [2, 0, 7, 5]], np.float32)}
+b = open_backend("torch", sys.argv[1], accelerator="cpu")
+b.prepare_inputs({}, feeds)
+got, want = b.outputs(), ort.InferenceSession(sys.argv[1]).run(None, feeds)
+print("equal:", np.array_equal(got[0], want[0]) and np.allclose(got[1], want[1], atol=1e-5))
+print("torchvision after run:", type(sys.modules.get("torchvision")).__name__)
+"""
+
+
+def test_onnx2torch_imports_without_torchvision_until_a_converter_needs_it(tmp_path: Path, o2t: Any) -> None:
+    """torchvision (and the torch._dynamo it imports) is most of onnx2torch's import time and serves only
+    its NMS and RoiAlign converters: it is imported when such a model is run, and those still match ORT."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-c", _LAZY_IMPORT, str(tmp_path / "nms.onnx")], capture_output=True,
+                       text=True, timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(root)}, check=False)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "torchvision after import: False" in p.stdout
+    assert "equal: True" in p.stdout and "torchvision after run: module" in p.stdout
+
+
 def test_cuda_graph_and_device_errors_are_one_line(tmp_path: Path, o2t: Any) -> None:
     from shape_models import detector
 

@@ -21,7 +21,9 @@ builds one static graph), and any op onnx2torch's registry has no entry for.
 from __future__ import annotations
 
 import os
+import sys
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,10 +56,57 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+class _LazyTorchvision(types.ModuleType):
+    """Stands in for ``torchvision`` / ``torchvision.ops`` while onnx2torch is imported: onnx2torch imports
+    torchvision only for its NonMaxSuppression and RoiAlign converters, and torchvision imports
+    torch._dynamo (1.7 s of onnx2torch's 2.0 s import, measured here; 4-6 s on the GPU machines). Any
+    attribute asked of it imports the real module then, so those converters still work."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(_real_module(self.__name__), name)
+
+
+def _real_module(name: str) -> Any:
+    import importlib
+
+    for key in ("torchvision.ops", "torchvision"):
+        if isinstance(sys.modules.get(key), _LazyTorchvision):
+            del sys.modules[key]
+    return importlib.import_module(name)
+
+
+def _lazy_roi_align(*args: Any, **kwargs: Any) -> Any:
+    return _real_module("torchvision.ops").roi_align(*args, **kwargs)
+
+
+def _import_without_torchvision() -> Any:
+    """``import onnx2torch`` with torchvision deferred until a converter uses it (see _LazyTorchvision)."""
+    import importlib
+
+    if "onnx2torch" in sys.modules or "torchvision" in sys.modules:
+        return importlib.import_module("onnx2torch")
+    tv, ops = _LazyTorchvision("torchvision"), _LazyTorchvision("torchvision.ops")
+    tv.ops = ops  # type: ignore[attr-defined]
+    ops.roi_align = _lazy_roi_align  # type: ignore[attr-defined]
+    sys.modules["torchvision"], sys.modules["torchvision.ops"] = tv, ops
+    try:
+        return importlib.import_module("onnx2torch")
+    finally:
+        for key, stub in (("torchvision.ops", ops), ("torchvision", tv)):
+            if sys.modules.get(key) is stub:
+                del sys.modules[key]
+
+
 def import_onnx2torch(backend: str) -> Any:
     """onnx2torch with trtstudio's converters registered; a missing or broken install is a BackendError."""
     try:
-        o2t = require_module("onnx2torch", backend, "pip install onnx2torch")
+        require_module("torch", backend, "pip install torch")
+        o2t = _import_without_torchvision()
+    except ImportError as exc:
+        raise BackendError(f"backend '{backend}' needs the Python module 'onnx2torch' ({exc}); "
+                           "install it: pip install onnx2torch") from None
     except BackendError:
         raise
     except Exception as exc:  # noqa: BLE001 - onnx2torch imports torchvision, which may not match torch
