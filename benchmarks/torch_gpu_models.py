@@ -7,10 +7,11 @@ of a profile run; on CUDA also the same run with ``cuda_graph`` (a separate vari
 Then cold starts of the first model in fresh processes (read, fold, convert, to device, first
 inference) and, on CUDA, the ABBA loop-overhead comparison (benchmarks/torch_overhead.py).
 
+    python benchmarks/torch_gpu_models.py --models DIR --collect      # copy them from installed packages
     OUT=/tmp/out python benchmarks/torch_gpu_models.py --models DIR [--iterations 300] [--only a,b]
 
-DIR holds the files named in MODELS (copied from the packages: see the report's table); missing ones are
-listed as such. One JSON document, rewritten after each section, goes to $OUT/torch_gpu_models.json.
+DIR holds the files named in MODELS (``--collect`` copies them from pip-installed nudenet,
+rapidocr_onnxruntime, magika, onnx and silero-vad); missing ones are listed as such. One JSON document, rewritten after each section, goes to $OUT/torch_gpu_models.json.
 """
 
 from __future__ import annotations
@@ -43,6 +44,17 @@ MODELS = {
     "light_resnet50.onnx": ("onnx 1.23 (backend/test/data/light)", "ONNX's ResNet-50 test model, ConstantOfShape weights"),
     "silero_vad_16k_sequence.onnx": ("silero-vad 6.2.3 (data/)", "Silero VAD sequence model (LSTM)"),
     "silero_vad.onnx": ("silero-vad 6.2.3 (data/)", "Silero VAD main model (If on the sample rate)"),
+}
+# where each file lies inside its installed package (``--collect DIR`` copies them there)
+SOURCES = {
+    "yolov8n_320n.onnx": ("nudenet", "320n.onnx"),
+    "ch_PP-OCRv4_det_infer.onnx": ("rapidocr_onnxruntime", "models/ch_PP-OCRv4_det_infer.onnx"),
+    "ch_ppocr_mobile_v2.0_cls_infer.onnx": ("rapidocr_onnxruntime", "models/ch_ppocr_mobile_v2.0_cls_infer.onnx"),
+    "ch_PP-OCRv4_rec_infer.onnx": ("rapidocr_onnxruntime", "models/ch_PP-OCRv4_rec_infer.onnx"),
+    "magika.onnx": ("magika", "models/standard_v3_3/model.onnx"),
+    "light_resnet50.onnx": ("onnx", "backend/test/data/light/light_resnet50.onnx"),
+    "silero_vad_16k_sequence.onnx": ("silero_vad", "data/silero_vad_16k_sequence.onnx"),
+    "silero_vad.onnx": ("silero_vad", "data/silero_vad.onnx"),
 }
 # Models the shape plan cannot size: ONNX Runtime fails on the planned shapes too (the recognizer's height
 # must be 48; the plan guesses 256). These are given as --shapes would give them, and reported as such.
@@ -234,15 +246,34 @@ def overhead(path: str, pairs: int) -> dict[str, Any]:
     return {"eager": run(path, pairs=pairs, n=50), "cuda_graph": run(path, pairs=max(4, pairs // 4), n=200, cuda_graph=True)}
 
 
+def collect(folder: str) -> None:
+    """Copy the models from the installed packages (found without importing them: nudenet imports cv2)."""
+    import importlib.util
+    import shutil
+
+    os.makedirs(folder, exist_ok=True)
+    for name, (package, rel) in SOURCES.items():
+        spec = importlib.util.find_spec(package)
+        where = list(spec.submodule_search_locations or []) if spec else []
+        src = next((os.path.join(w, rel) for w in where if os.path.exists(os.path.join(w, rel))), None)
+        print(f"{name}: {src or f'not found (pip install {package})'}")
+        if src:
+            shutil.copyfile(src, os.path.join(folder, name))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", required=True)
+    ap.add_argument("--collect", action="store_true", help="copy the models from installed packages into --models")
     ap.add_argument("--only", default="")
     ap.add_argument("--iterations", type=int, default=300)
     ap.add_argument("--cold-runs", type=int, default=3)
     ap.add_argument("--pairs", type=int, default=30)
     ap.add_argument("--sections", default="env,models,coldstart,overhead")
     args = ap.parse_args()
+    if args.collect:
+        collect(args.models)
+        return
     only = [o for o in args.only.split(",") if o]
     wanted = set(args.sections.split(","))
     first = os.path.join(args.models, next(iter(MODELS)))
