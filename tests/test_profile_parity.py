@@ -135,3 +135,32 @@ def test_the_same_file_picks_the_same_backend(qtbot: Any, tmp_path: Path, kind: 
         assert picked == cli
     else:  # auto's backend cannot run here: the panel offers one that can, if any
         assert picked == cli or unavailable_reason(picked, path) is None
+
+
+def test_device_flag_and_panel_selector(qtbot: Any, tiny: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--device`` reaches the request like the panel's Device selector; a device that cannot apply or
+    does not exist is one line, exit 2."""
+    from trtstudio.cli import main
+    from trtstudio.ui.profile_panel import ProfilePanel
+
+    for argv, expected in ((["--backend", "ort", "--device", "0"], "--device: backend 'ort' runs on the CPU"),
+                           (["--backend", "torch-cuda", "--device", "-1"], "--device: must be 0 or more"),
+                           (["--backend", "torch-cuda", "--device", "63"], "needs CUDA device 63")):
+        capsys.readouterr()
+        rc = main(["profile", str(tiny), "--iterations", "2", *argv])
+        err = capsys.readouterr().err.strip()
+        assert rc == 2 and err.startswith("error: ") and expected in err and len(err.splitlines()) == 1, err
+    panel = ProfilePanel()
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.sig_model_ready, timeout=10_000):
+        panel.set_model(str(tiny))
+    panel.device_spin.setValue(1)
+    panel.backend_combo.setCurrentIndex(panel.backend_combo.findData("ort"))
+    assert not panel.device_spin.isEnabled() and panel.request().device is None
+    gpu_keys = [k for k in ("torch-cuda", "ort-cuda") if panel.backend_combo.findData(k) >= 0]
+    assert gpu_keys
+    for key in gpu_keys:
+        panel.backend_combo.setCurrentIndex(panel.backend_combo.findData(key))
+        assert panel.device_spin.isEnabled() and panel.request().device == 1
+    panel.device_spin.setValue(-1)
+    assert panel.request().device is None

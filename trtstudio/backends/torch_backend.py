@@ -8,7 +8,15 @@ are imported inside ``load``.
 
 Options: ``accelerator`` (auto: CUDA when a device is visible, else CPU with a note; cuda; cpu),
 ``device`` (CUDA device index, default 0), ``threads`` (torch intra-op threads, process-wide),
-``pinned`` (False: pageable host buffers, to compare), ``default_dim`` (for dynamic dims, 1).
+``pinned`` (False: pageable host buffers, to compare), ``default_dim`` (for dynamic dims, 1),
+``cuda_graph`` (CUDA: capture the module call once on the backend's stream and replay it; an ONNX model
+is converted again with its shapes fixed so no shape is computed at run time).
+
+ONNX models choose their input shapes through the shape plan (``trtstudio.backends.shapes``), as the ORT
+backend does; they are converted by ``torch_convert`` (constant folding where onnx2torch needs it, and
+converters it lacks). ``load_times`` breaks a load down: ``import_ms`` (onnx2torch), ``read_ms``,
+``fold_ms``, ``convert_ms``, ``to_device_ms``; ``prepare_inputs`` adds ``first_inference_ms`` and
+``to_first_inference_ms`` (read to the end of the first inference, imports excluded).
 
 TorchScript keeps no input shapes: a file saved with ``_extra_files={"trtstudio_inputs.json": ...}``
 (a JSON list of ``{"name", "dtype", "shape"}``) states them; otherwise ``--shapes`` must.
@@ -27,6 +35,7 @@ import numpy as np
 
 from trtstudio.backends.base import InferTiming, InputSpec, LayerTime, require_module, resolve_shape
 from trtstudio.backends.inputs import build_feeds
+from trtstudio.backends.shapes import explain_run_failure, run_plan
 from trtstudio.errors import BackendError, InputError
 
 PIP_TORCH = "pip install torch (and onnx2torch for .onnx models)"
@@ -75,7 +84,11 @@ class TorchBackend:
         self._dev_in: list[Any] = []
         self._host_out: list[Any] = []
         self.shapes: dict[str, tuple[int, ...]] = {}
+        self.shape_plan: Any = None  # the ShapePlan of the last prepare_inputs (ONNX models; None otherwise)
         self.load_times: dict[str, float] = {}
+        self._onnx_model: Any = None  # the ONNX model converted (after folding, when it was folded)
+        self._graph: Any = None  # torch.cuda.CUDAGraph of the module call (cuda_graph)
+        self._graph_outs: list[Any] = []
         self.stage_marks: tuple[float, float, float, float] | None = None  # ms since the time origin
 
     # -- loading ---------------------------------------------------------------------------------
@@ -87,17 +100,25 @@ class TorchBackend:
         if self._path.stat().st_size == 0:
             raise InputError(self._path, "empty file")
         self._choose_device(torch)
+        if options.get("cuda_graph") and not self.cuda:
+            raise BackendError(f"backend '{self.name}' runs on the CPU here: --cuda-graph needs a CUDA device")
         if options.get("threads"):
             torch.set_num_threads(int(options["threads"]))
             self.notes.append(f"torch intra-op threads set to {int(options['threads'])} (process-wide)")
-        t0 = time.perf_counter()
         suffix = self._path.suffix.lower()
+        prefetch = _Prefetch(self.name) if suffix == ".onnx" else None  # imports onnx2torch while CUDA starts
+        if self.cuda:
+            torch.empty(0, device=self.device)  # the CUDA context, overlapping the import
+        self.load_times = prefetch.join() if prefetch is not None else {}
+        t0 = time.perf_counter()
         if suffix == ".pt2":
             self._load_exported(torch)
         elif suffix == ".onnx":
             self._load_onnx(torch)
         else:
             self._load_torchscript(torch)
+        if "read_ms" not in self.load_times:
+            self.load_times["read_ms"] = (time.perf_counter() - t0) * 1e3
         t1 = time.perf_counter()
         if self._kind != "exported":  # an exported program is already in inference form; it refuses eval()
             self._module.eval()
@@ -107,7 +128,7 @@ class TorchBackend:
             torch.cuda.synchronize(self.device)
             self._own_stream = self._stream = _STREAMS.take(torch, self.device)
             self._events = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
-        self.load_times = {"read_ms": (t1 - t0) * 1e3, "to_device_ms": (time.perf_counter() - t1) * 1e3}
+        self.load_times["to_device_ms"] = (time.perf_counter() - t1) * 1e3
 
     def _choose_device(self, torch: Any) -> None:
         want = str(self._options.get("accelerator", "auto"))
@@ -126,7 +147,18 @@ class TorchBackend:
                 self.notes.append("no CUDA device visible to torch: running on the CPU")
 
     def _to_device(self, module: Any) -> Any:
-        return module.to(self.device)
+        """The module on the device; an onnx2torch module keeps the constants it reads on the host
+        (shapes, axes, scales) on the CPU, so running it needs no device-to-host synchronisation."""
+        if self._kind != "onnx2torch":
+            return module.to(self.device)
+        from trtstudio.backends.torch_convert import host_constants
+
+        keep = {name: module.get_buffer(name) for name in host_constants(module, self._onnx_model)}
+        module = module.to(self.device)
+        for name, tensor in keep.items():
+            owner, _, leaf = name.rpartition(".")
+            module.get_submodule(owner)._buffers[leaf] = tensor
+        return module
 
     def _load_exported(self, torch: Any) -> None:
         try:
@@ -181,20 +213,13 @@ class TorchBackend:
     def _load_onnx(self, torch: Any) -> None:
         import onnx
 
-        try:
-            convert = require_module("onnx2torch", self.name, "pip install onnx2torch").convert
-        except BackendError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - onnx2torch imports torchvision, which may not match torch
-            raise BackendError(f"onnx2torch is installed but does not import here: {_first_line(exc)}") from None
-        try:
-            model = onnx.load(str(self._path))
-        except Exception as exc:  # noqa: BLE001
-            raise InputError(self._path, f"not a readable ONNX model: {_first_line(exc)}") from None
-        try:
-            self._module = convert(model)
-        except Exception as exc:  # noqa: BLE001 - unsupported ops raise NotImplementedError and others
-            raise BackendError(f"{self._path}: onnx2torch cannot convert this model: {_first_line(exc)}") from None
+        from trtstudio.backends.torch_convert import convert_onnx
+
+        converted = convert_onnx(self._path, self.name)  # type: ignore[arg-type]
+        self._module, self._onnx_model = converted.module, converted.model
+        self.load_times.update(converted.times)
+        self.notes.extend(converted.notes)
+        model = converted.model
         inits = {i.name for i in model.graph.initializer}
         specs: list[InputSpec] = []
         for vi in model.graph.input:
@@ -231,13 +256,17 @@ class TorchBackend:
 
     # -- inputs ----------------------------------------------------------------------------------
     def prepare_inputs(self, shapes: dict[str, tuple[int, ...]], data: dict[str, Any] | None = None) -> None:
-        """Host buffers (pinned on CUDA), device buffers, and output buffers sized by one run."""
+        """Host buffers (pinned on CUDA), device buffers, and output buffers sized by one run (the first
+        inference); an ONNX model's shapes come from the shape plan. With ``cuda_graph``, the call is
+        captured here."""
         torch = self._require()
-        feeds, notes = build_feeds(self.input_specs(), shapes, data, self._resolve)
+        self.shape_plan = run_plan(self._path, shapes, data) if self._kind == "onnx2torch" else None
+        feeds, notes = build_feeds(self.input_specs(), shapes, data, self._resolve, plan=self.shape_plan)
         self.notes.extend(n for n in notes if n not in self.notes)
         pinned = self.cuda and self._options.get("pinned", True)
         self._host_in = [self._host_tensor(torch, arr, pinned) for arr in feeds.values()]
         self.shapes = {k: tuple(v.shape) for k, v in feeds.items()}
+        t0 = time.perf_counter()
         if self.cuda:
             with torch.cuda.stream(self._stream):
                 self._dev_in = [torch.empty_like(h, device=self.device) for h in self._host_in]
@@ -250,6 +279,40 @@ class TorchBackend:
         else:
             self._dev_in = self._host_in
             self._call(self._dev_in)
+        if "read_ms" in self.load_times and "first_inference_ms" not in self.load_times:
+            first = self.load_times["first_inference_ms"] = (time.perf_counter() - t0) * 1e3
+            parts = ("read_ms", "fold_ms", "convert_ms", "to_device_ms")
+            self.load_times["to_first_inference_ms"] = first + sum(self.load_times.get(k, 0.0) for k in parts)
+        if self._options.get("cuda_graph"):
+            self._capture()
+
+    def _capture(self) -> None:
+        """Capture the module call on the backend's stream into a CUDA graph (its outputs stay fixed
+        tensors that ``infer_once`` copies out); a model that cannot be captured is refused."""
+        torch = self._torch
+        if self._kind == "onnx2torch":
+            from trtstudio.backends.torch_convert import specialize
+
+            fixed = specialize(self._onnx_model, self.shapes, self.name)
+            self._onnx_model = fixed.model
+            self._module = self._to_device(fixed.module.eval())
+            self.load_times.update({f"graph_{k}": v for k, v in fixed.times.items()})
+        t0 = time.perf_counter()
+        for _ in range(3):  # warm-up on the capture stream (cuDNN/cuBLAS choose their kernels here)
+            self._call(self._dev_in)
+        self._stream.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.inference_mode(), torch.cuda.graph(graph, stream=self._stream):
+                self._graph_outs = flatten_outputs(self._module(*self._dev_in))
+        except Exception as exc:  # noqa: BLE001 - capture raises RuntimeError and the module's own errors
+            self._graph_outs = []
+            torch.cuda.synchronize(self.device)
+            raise BackendError(f"{self._path}: CUDA graph capture failed ({_first_line(exc)}); "
+                               "run without --cuda-graph") from None
+        self._graph = graph
+        self.load_times["graph_capture_ms"] = (time.perf_counter() - t0) * 1e3
+        self.notes.append("CUDA graph: the module call is captured once and replayed; enqueue_ms is the replay's launch")
 
     @staticmethod
     def _host_tensor(torch: Any, arr: np.ndarray, pinned: bool) -> Any:
@@ -272,7 +335,12 @@ class TorchBackend:
         except torch.cuda.OutOfMemoryError as exc:
             raise BackendError(f"{self._path}: CUDA out of memory: {_first_line(exc)}") from None
         except (RuntimeError, TypeError, ValueError, IndexError) as exc:
-            raise BackendError(f"{self._path}: the module failed: {_first_line(exc)}") from None
+            raise BackendError(self._failure(exc)) from None
+
+    def _failure(self, exc: BaseException) -> str:
+        """The module's error in one line, with the shape plan's hint where it looks like a shape problem."""
+        hint = explain_run_failure(self.shape_plan, exc)
+        return f"{self._path}: the module failed: {hint or _first_line(exc)}"
 
     # -- running ---------------------------------------------------------------------------------
     def infer_once(self) -> InferTiming:
@@ -294,7 +362,11 @@ class TorchBackend:
                     d.copy_(h, non_blocking=True)
                 e1.record(s)
                 q0 = time.perf_counter()
-                outs = flatten_outputs(self._module(*self._dev_in))
+                if self._graph is not None:
+                    self._graph.replay()
+                    outs = self._graph_outs
+                else:
+                    outs = flatten_outputs(self._module(*self._dev_in))
                 enqueue = (time.perf_counter() - q0) * 1e3
                 e2.record(s)
                 for h, o in zip(self._host_out, outs, strict=True):
@@ -304,7 +376,7 @@ class TorchBackend:
         except torch.cuda.OutOfMemoryError as exc:
             raise BackendError(f"{self._path}: CUDA out of memory: {_first_line(exc)}") from None
         except RuntimeError as exc:
-            raise BackendError(f"{self._path}: the module failed: {_first_line(exc)}") from None
+            raise BackendError(self._failure(exc)) from None
         total = (time.perf_counter() - t0) * 1e3
         if self._origin is not None:
             o = self._origin
@@ -395,11 +467,9 @@ class TorchBackend:
         ]
 
     def _onnx_node_names(self) -> dict[str, str]:
-        if self._kind != "onnx2torch" or self._path is None:
+        if self._kind != "onnx2torch" or self._onnx_model is None:
             return {}
-        import onnx
-
-        nodes = onnx.load(str(self._path), load_external_data=False).graph.node
+        nodes = self._onnx_model.graph.node
         # onnx2torch names submodules after the nodes (domain first; '.' becomes '/'); the module path
         # comes back without the leading '/'
         return {(n.domain + n.name).replace(".", "/").strip("/"): n.name for n in nodes}
@@ -421,10 +491,39 @@ class TorchBackend:
             self._stream.synchronize()
         if self._own_stream is not None:
             _STREAMS.give_back(self._own_stream)
-        self._module = None
+        self._module = self._graph = None
+        self._graph_outs = []
         self._host_in, self._dev_in, self._host_out = [], [], []
         self._events, self._origin = [], None
         self._stream = self._own_stream = None
+
+
+class _Prefetch:
+    """Imports onnx2torch (with trtstudio's converters) on a thread while the caller starts CUDA; ``join``
+    returns ``{"import_ms": ...}`` or raises what the import raised."""
+
+    def __init__(self, backend: str) -> None:
+        self._backend = backend
+        self._error: BaseException | None = None
+        self._ms = 0.0
+        self._thread = threading.Thread(target=self._run, name="trtstudio-onnx2torch-import", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from trtstudio.backends.torch_convert import import_onnx2torch
+
+        t0 = time.perf_counter()
+        try:
+            import_onnx2torch(self._backend)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread in join()
+            self._error = exc
+        self._ms = (time.perf_counter() - t0) * 1e3
+
+    def join(self) -> dict[str, float]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return {"import_ms": self._ms}
 
 
 class _StreamPool:

@@ -22,10 +22,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     count.add_argument("--duration", type=float, metavar="S", help="measure for S seconds instead")
     parser.add_argument("--warmup", type=int, default=10, help="inferences before measuring (default 10)")
     parser.add_argument("--threads", type=int, help="onnxruntime intra-op threads")
+    parser.add_argument("--device", type=int, metavar="N",
+                        help="CUDA device of a GPU backend (ort-cuda, ort-trt, tensorrt, rtx, torch, torch-cuda; default 0)")
     parser.add_argument("--per-layer", action="store_true", help="also profile per layer")
     parser.add_argument("--per-layer-iterations", type=int, default=20, metavar="N", help="profiled runs (default 20)")
     parser.add_argument("--input", metavar="DATA", help="input data: .npz, .npy or a folder of NAME.npy")
-    parser.add_argument("--cuda-graph", action="store_true", help="TensorRT: capture the enqueue in a CUDA graph")
+    parser.add_argument("--cuda-graph", action="store_true", help="TensorRT, torch-cuda: capture the enqueue in a CUDA graph")
     parser.add_argument("--samples-csv", metavar="F", help="write raw samples as CSV")
     parser.add_argument("--samples-npy", metavar="F", help="write raw samples as .npy")
     parser.add_argument("--trace", metavar="F", help="write a Chrome-trace / Perfetto JSON timeline")
@@ -37,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 # request field -> the flag that sets it (errors from the core name fields; the CLI shows flags)
 FIELD_FLAGS = {"shapes": "--shapes", "input": "--input", "iterations": "--iterations", "warmup": "--warmup",
-               "threads": "--threads", "layer_iterations": "--per-layer-iterations", "duration_s": "--duration",
+               "threads": "--threads", "device": "--device", "layer_iterations": "--per-layer-iterations", "duration_s": "--duration",
                "model": "MODEL_OR_ENGINE"}
 
 
@@ -53,7 +55,7 @@ def request_from_args(args: argparse.Namespace) -> Any:
         model=str(args.model), backend=resolve(args.backend, str(args.model)), shapes=parse_shapes(args.shapes),
         input_path=args.input, warmup=args.warmup,
         iterations=iterations if iterations is not None or args.duration else 1000,
-        duration_s=args.duration, threads=args.threads, cuda_graph=bool(args.cuda_graph),
+        duration_s=args.duration, threads=args.threads, device=args.device, cuda_graph=bool(args.cuda_graph),
         per_layer=bool(args.per_layer), layer_iterations=args.per_layer_iterations,
     )
 

@@ -42,6 +42,7 @@ class ProfileRequest:
     iterations: int | None = 1000
     duration_s: float | None = None
     threads: int | None = None
+    device: int | None = None  # CUDA device of a GPU backend (None: the backend's default, 0)
     cuda_graph: bool = False
     per_layer: bool = False
     layer_iterations: int = 20
@@ -55,6 +56,11 @@ class ProfileRequest:
                 raise FieldError(name, "must be positive")
         if self.warmup < 0:
             raise FieldError("warmup", "must be 0 or more")
+        if self.device is not None and self.device < 0:
+            raise FieldError("device", "must be 0 or more")
+        if self.device is not None and self.backend == "ort":
+            raise FieldError("device", "backend 'ort' runs on the CPU; a CUDA device applies to ort-cuda, ort-trt, "
+                                       "tensorrt, rtx, torch and torch-cuda")
         if self.duration_s is not None and not self.duration_s > 0:
             raise FieldError("duration_s", "must be positive")
         if not self.model:
@@ -185,7 +191,7 @@ def open_prepared(request: ProfileRequest, factory: BackendFactory | None = None
     from trtstudio.backends.base import open_backend
     from trtstudio.backends.inputs import load_input_file
 
-    options: dict[str, Any] = {"threads": request.threads}
+    options: dict[str, Any] = {"threads": request.threads, "device": request.device}
     if request.cuda_graph:
         options["cuda_graph"] = True
     backend = (factory or open_backend)(request.backend, request.model, **options)

@@ -185,7 +185,8 @@ def fill_layers_table(table: QTableWidget, rows: list[dict[str, Any]]) -> None:
 
 # request field -> the label of the control that sets it (the CLI shows its flags instead)
 FIELD_LABELS = {"shapes": "run shapes", "input": "input data", "iterations": "Measure", "warmup": "Warm-up",
-                "threads": "Threads", "layer_iterations": "Per-layer runs", "duration_s": "Measure (s)"}
+                "threads": "Threads", "layer_iterations": "Per-layer runs", "duration_s": "Measure (s)",
+                "device": "Device"}
 
 
 class WrappedNote(QLabel):
@@ -307,6 +308,13 @@ class ProfilePanel(QWidget):
         self.threads_spin.setSpecialValueText("default")
         self.threads_spin.setToolTip("onnxruntime intra-op threads (0: onnxruntime's default)")
         form.addRow("Threads", self.threads_spin)
+        self.device_spin = QSpinBox()  # the CUDA device of the torch and ORT GPU backends
+        self.device_spin.setRange(-1, 63)
+        self.device_spin.setSpecialValueText("default")
+        self.device_spin.setValue(-1)
+        self.device_spin.setToolTip("CUDA device for GPU backends (default: device 0); 'ort' runs on the CPU")
+        form.addRow("Device", self.device_spin)
+        self.backend_combo.currentIndexChanged.connect(lambda _i: self._sync_buttons())
         col.addWidget(form_box)
 
         buttons = QHBoxLayout()
@@ -497,6 +505,8 @@ class ProfilePanel(QWidget):
             iterations=self.count_spin.value() if mode == 0 else None,
             duration_s=float(self.count_spin.value()) if mode == 1 else None,
             threads=threads,
+            device=self.device_spin.value() if self.device_spin.value() >= 0 and self.backend_combo.currentData() != "ort"
+            else None,
             layer_iterations=self.layers_spin.value(),
         )
 
@@ -698,6 +708,7 @@ class ProfilePanel(QWidget):
                   self.threads_spin, self.data_combo):
             w.setEnabled(not running)
         self.count_spin.setEnabled(not running and self.count_mode.currentIndex() != 2)
+        self.device_spin.setEnabled(not running and self.backend_combo.currentData() != "ort")
 
     @Slot()
     def _on_pause_button_clicked(self) -> None:
