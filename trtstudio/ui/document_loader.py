@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
-from trtstudio.ui.graph_scene import build_display
+from trtstudio.graph.display import build_display
 from trtstudio.ui.workers import error_text, run_in_thread
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from trtstudio.graph.fold import Folding, fold_constants, no_folding
-from trtstudio.ui.graph_scene import DisplayGraph, Placement
+from trtstudio.graph.display import DisplayGraph, Placement
 
 
 class Relayout:

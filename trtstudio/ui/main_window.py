@@ -37,7 +37,7 @@ from trtstudio.ui.actions import build_menus
 from trtstudio.ui.document_loader import DocumentLoader
 from trtstudio.ui.engine_dock import EngineTabs
 from trtstudio.ui.graph_overlay import paint_overlay
-from trtstudio.ui.graph_scene import DisplayGraph, build_display
+from trtstudio.graph.display import DisplayGraph, build_display
 from trtstudio.ui.graph_view import GraphView
 from trtstudio.ui.properties_view import ModelPanel
 from trtstudio.ui.search_controller import SearchController
