@@ -769,3 +769,47 @@ def test_mouse_and_keys_select_as_qt_does_and_the_mask_is_painted(qtbot, wide) -
     assert colour_at(8) == highlight and colour_at(9) == base
     table.clearSelection()
     assert wide.selected_layers() == [] and heard[-1] == []
+
+
+def test_text_ranks_order_as_python_orders_lower_case_strings() -> None:
+    """The sort keys made with numpy over the texts' first 32 bytes (and Python within ties) rank
+    as Python's own sort of the lower-case texts does: long shared prefixes, equal texts, accents,
+    empty texts."""
+    import random
+
+    import numpy as np
+
+    from trtstudio.ui.layer_table import text_rank
+
+    rng = random.Random(7)
+    stems = ["", "model/encoder/layers." * 3, "c12/MobileNet/", "Ünïcode/ß/"]
+    texts = [rng.choice(stems) + "".join(rng.choice("aBc/_.0é") for _ in range(rng.randint(0, 12)))
+             for _ in range(5000)]
+    lower = sorted({t.lower() for t in texts})
+    expected = np.array([lower.index(t.lower()) for t in texts])
+    assert np.array_equal(text_rank(texts), expected)
+    assert len(set(expected.tolist())) > 1000
+
+
+def test_a_big_tables_first_text_sort_waits_for_its_keys_from_a_worker(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Above RANKED_IN_WORKER_ROWS the first sort by a text column asks a worker for its keys and
+    sorts when they come (the header shows the order at once); a sort by another column meanwhile
+    wins."""
+    from PySide6.QtCore import Qt
+
+    from trtstudio.ui import layer_table
+    from trtstudio.ui.layer_table import COLUMN, LayerTableView
+
+    monkeypatch.setattr(layer_table, "RANKED_IN_WORKER_ROWS", 100)
+    view = LayerTableView()
+    qtbot.addWidget(view)
+    view.set_engine(_synthetic(3000))
+    view.table.sortByColumn(COLUMN["name"], Qt.SortOrder.DescendingOrder)
+    assert view.model.sort_pending() and view.model.positions()[0] == 0
+    qtbot.waitUntil(lambda: not view.model.sort_pending(), timeout=5000)
+    names = [view.model.data(view.model.index(r, COLUMN["name"])) for r in range(3000)]
+    assert names == sorted(names, reverse=True)
+    view.table.sortByColumn(COLUMN["type"], Qt.SortOrder.AscendingOrder)
+    view.table.sortByColumn(COLUMN["index"], Qt.SortOrder.DescendingOrder)
+    qtbot.wait(300)
+    assert not view.model.sort_pending() and view.model.positions()[0] == 2999

@@ -47,6 +47,7 @@ from trtstudio.palette import SEVERITY_COLORS as _SEVERITY
 from trtstudio.palette import tint
 from trtstudio.ui.layer_selection import MaskSelection
 from trtstudio.ui.tables import RowsTable, rows_only_header
+from trtstudio.ui.workers import run_in_thread
 
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # raw number (float) or lower-case text
 LAYER_INDEX_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # Layer.index of the row
@@ -58,6 +59,45 @@ _PERSISTENT_LIST, _HINT = "QList<QPersistentModelIndex>", "QAbstractItemModel::L
 SEVERITY_COLORS = {k: tint(v, 0.7) for k, v in _SEVERITY.items()}
 PRECISION_COLORS = {k: tint(v, 0.72) for k, v in _PRECISION.items()}
 OTHER_PRECISION_COLOR = tint(_OTHER_PRECISION, 0.72)  # INT32, INT64, BOOL, UINT8...
+
+
+# above this many layers a text column's sort keys are made in a worker (see _text_rank)
+RANKED_IN_WORKER_ROWS = 50_000
+
+
+PREFIX_WORDS = 4  # the first 32 bytes of each text are sorted by numpy
+_CHUNK = 20_000  # texts handled per Python step (between them a worker lets the GUI thread in)
+
+
+def text_rank(texts: Sequence[str]) -> np.ndarray:
+    """Each text's rank by its lower-case form (equal texts, equal ranks), as Python orders strings.
+
+    Made in a worker beside the window: a Python ``sorted`` of 300,000 strings is one C call that
+    holds the GIL 0.1-0.15 s, a stall of the GUI thread. Here the first 32 bytes of each text's
+    UTF-8 (which orders as the code points do) are sorted by ``numpy.lexsort``, which lets the GIL
+    go, and only texts equal in those bytes are sorted by Python, a group at a time; the rest is
+    Python in steps of ``_CHUNK`` texts."""
+    n = len(texts)
+    lower = [t.lower() for t in texts]
+    width = 8 * PREFIX_WORDS
+    parts = [b"".join([t.encode()[:width].ljust(width, b"\0") for t in lower[a:a + _CHUNK]])
+             for a in range(0, n, _CHUNK)]
+    keys = np.frombuffer(b"".join(parts), dtype=">u8").reshape(n, PREFIX_WORDS)
+    order = np.lexsort(keys.T[::-1]).astype(np.int64) if n else np.empty(0, dtype=np.int64)
+    tied = np.r_[False, (keys[order[1:]] == keys[order[:-1]]).all(axis=1), False].astype(np.int8)
+    edges = np.diff(tied)
+    for first, last in zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True):
+        group = order[first:last + 1].tolist()  # texts alike in their first 32 bytes
+        group.sort(key=lower.__getitem__)
+        order[first:last + 1] = group
+    new = np.ones(n, dtype=bool)  # a text unlike the one before it in the order
+    for a in range(1, n, _CHUNK):
+        b = min(n, a + _CHUNK)
+        here = [lower[i] for i in order[a - 1:b].tolist()]
+        new[a:b] = np.fromiter(map(str.__ne__, here[1:], here[:-1]), dtype=bool, count=b - a)
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.cumsum(new) - 1
+    return rank
 
 
 @dataclass(frozen=True)
@@ -116,6 +156,9 @@ class LayerTableModel(QAbstractTableModel):
         self._brushes: dict[str, QBrush] = {}
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
+        self._gen = 0  # engines shown so far (a worker's sort keys for an earlier one are dropped)
+        self._ranking: set[int] = set()  # text columns whose ranks a worker makes
+        self._pending_sort: tuple[int, Qt.SortOrder] | None = None  # waiting for its column's ranks
         self.has_times = False
         # the selected layer positions (set by the view's MaskSelection; painted from here)
         self.selected = np.zeros(0, dtype=bool)
@@ -141,6 +184,9 @@ class LayerTableModel(QAbstractTableModel):
         self._tips = [cols.tips.get(c.key, self._text[i]) for i, c in enumerate(COLUMNS)]
         self._num = {i: cols.num[c.key] for i, c in enumerate(COLUMNS) if c.numeric}
         self._rank = {}
+        self._ranking = set()
+        self._pending_sort = None
+        self._gen += 1
         self._times = cols.num.get("total_ms", np.full(n, np.nan))
         self._precision = cols.precision
         self._types = cols.types
@@ -179,19 +225,37 @@ class LayerTableModel(QAbstractTableModel):
         self.changePersistentIndexList(persistent, new_idx)
         self.layoutChanged[_PERSISTENT_LIST, _HINT].emit([], hint)  # type: ignore[index]
 
-    def _text_rank(self, column: int) -> np.ndarray:
-        """Each layer's rank by the column's lower-case text (equal texts, equal ranks): one
-        Python sort on a column's first sort (0.3 s at 300,000 layers), then numpy's."""
+    def _text_rank(self, column: int) -> np.ndarray | None:
+        """Each layer's rank by the column's lower-case text (equal texts, equal ranks), made on a
+        column's first sort; above ``RANKED_IN_WORKER_ROWS`` layers in a worker (a Python sort,
+        0.15-0.3 s at 300,000 layers), None until it is there (the sort follows then)."""
         rank = self._rank.get(column)
-        if rank is None:
-            lower = [t.lower() for t in self._text[column]]
-            order = sorted(range(len(lower)), key=lower.__getitem__)
-            keys = [lower[i] for i in order]
-            starts = np.fromiter(map(str.__ne__, keys[1:], keys[:-1]), dtype=bool, count=max(len(keys) - 1, 0))
-            rank = np.empty(len(order), dtype=np.int64)
-            rank[order] = np.concatenate(([0], np.cumsum(starts)))
-            self._rank[column] = rank
-        return rank
+        if rank is not None:
+            return rank
+        texts = self._text[column]
+        if len(texts) <= RANKED_IN_WORKER_ROWS:
+            rank = self._rank[column] = text_rank(texts)
+            return rank
+        if column not in self._ranking:
+            self._ranking.add(column)
+            gen = self._gen
+
+            def done(result: np.ndarray) -> None:
+                if gen != self._gen:
+                    return  # another engine since
+                self._ranking.discard(column)
+                self._rank[column] = result
+                pending = self._pending_sort
+                if pending is not None and pending[0] == column:
+                    self._pending_sort = None
+                    self.sort(*pending)
+
+            run_in_thread(lambda _s: text_rank(texts), on_done=done, name="layer-sort-keys")
+        return None
+
+    def sort_pending(self) -> bool:
+        """A sort waits for its column's keys (made in a worker)."""
+        return self._pending_sort is not None
 
     # -- queries used by the view -----------------------------------------------------------
     def layer_count(self) -> int:
@@ -363,6 +427,10 @@ class LayerTableModel(QAbstractTableModel):
         # NaN sorts last in ascending order; negated keys for descending keep unknowns last and
         # equal keys in layer order (as Python's sorted(reverse=True) does)
         keys = self._num[column] if COLUMNS[column].numeric else self._text_rank(column)
+        if keys is None:
+            self._pending_sort = (column, order)  # the header shows it already; the rows follow
+            return
+        self._pending_sort = None
         new = np.argsort(-keys if descending else keys, kind="stable")
 
         def change() -> None:
