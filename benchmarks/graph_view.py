@@ -130,8 +130,8 @@ def frames(model_path: str, size: str) -> dict[str, float]:
     from PySide6.QtGui import QImage
     from PySide6.QtWidgets import QApplication
 
+    from trtstudio.graph.display import build_display
     from trtstudio.graph.model import load_model
-    from trtstudio.ui.graph_scene import build_display
     from trtstudio.ui.graph_view import GraphView
 
     app = QApplication.instance() or QApplication([])

@@ -3,6 +3,7 @@
     python benchmarks/gui_stall.py --model M.onnx --engine FILE [FILE ...]
     python benchmarks/gui_stall.py --synthetic [--layers 50000]   # benchmarks/engine.py's engine + its ONNX
     python benchmarks/gui_stall.py --session S.trtstudio          # a saved session (its engine, runs, model)
+    python benchmarks/gui_stall.py --synthetic --layers 300000 --engine-only   # an engine alone
 
 Opens the real MainWindow offscreen, loads the model (``open_model``), waits until the window is
 idle, then opens the engine files (``open_engine``) and waits again; or opens a session
@@ -77,7 +78,7 @@ def measure(model: Path | None, engine_files: list[Path], profile_out: str | Non
     t0 = time.perf_counter()
     phases = {}
     steps = [("session", lambda: win.open_session(str(session)))] if session is not None else [
-        ("model", lambda: win.open_model(str(model))),
+        *([("model", lambda: win.open_model(str(model)))] if model is not None else []),
         ("engine", lambda: win.open_engine([str(p) for p in engine_files]) if engine_files else None)]
     for name, start in steps:
         p0 = time.perf_counter()
@@ -132,8 +133,8 @@ def input_files(ap: argparse.ArgumentParser, args: argparse.Namespace, tmp: Path
     """(model, engine files) of :func:`add_input_args`' arguments (the synthetic ones written to ``tmp``)."""
     if args.synthetic:
         return synthetic(args.layers, tmp)
-    if not args.model:
-        ap.error("give --model (and --engine) or --synthetic")
+    if not args.model and not (args.engine and getattr(args, "engine_only", False)):
+        ap.error("give --model (and --engine), --engine-only --engine, or --synthetic")
     return Path(args.model), [Path(p) for p in args.engine]
 
 
@@ -144,6 +145,8 @@ def main() -> int:
     ap.add_argument("--where", action="store_true",
                     help="also list what the GUI thread ran during each stall over 100 ms (stall_stacks)")
     ap.add_argument("--session", help="open this saved session instead of --model/--engine")
+    ap.add_argument("--engine-only", action="store_true",
+                    help="open the engine files alone (with --synthetic: its engine, without its model)")
     args = ap.parse_args()
     if args.session and (args.model or args.engine or args.synthetic):
         ap.error("--session opens a session alone: leave out --model, --engine and --synthetic")
@@ -152,7 +155,8 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         model, engine_files = input_files(ap, args, Path(tmp))
-        print(json.dumps(measure(model, engine_files, args.profile, args.where)), flush=True)
+        out = measure(None if args.engine_only else model, engine_files, args.profile, args.where)
+        print(json.dumps(out), flush=True)
     return 0
 
 

@@ -5,7 +5,10 @@
 ``transformer``: repeated pre-norm blocks (LayerNorm spelled out as ReduceMean/Sub/Mul/Sqrt/Div,
 Q/K/V MatMuls, Softmax attention, an Erf-GELU MLP) with residual skips, so the graph has fan-out,
 long edges and merges. ``cnn``: ResNet basic blocks with an occasional three-branch Concat block. ``random``: Add/Relu
-nodes wired to random recent outputs (a wide DAG with many crossings, a stress case).
+nodes wired to random recent outputs (a wide DAG with many crossings, a stress case). ``fan``: wide
+fans: each block sends its input to ``FAN_WIDTH`` parallel Mul/Relu branches (shared weights) that
+one Sum gathers with the graph input again (a rank of 512 nodes, a fan-in of 513, and an edge from the
+input into every block: the long edges of a tensor read everywhere).
 Weights are tiny (hidden 8) and shared between blocks, so files stay small; the model passes
 ``onnx.checker.check_model``. The last few nodes are a Relu chain so the count is exact.
 Prints one JSON line: {"file", "kind", "nodes", "bytes"}.
@@ -26,6 +29,7 @@ HIDDEN = 8
 SEQ = 4
 FFN = 16
 HEADS = 2
+FAN_WIDTH = 512
 
 
 class _Builder:
@@ -155,6 +159,12 @@ def _random_model(nodes: int, rng: np.random.Generator) -> onnx.ModelProto:
     return _finish(b, "random", nodes, outs[-1], [1, HIDDEN])
 
 
+def _fan_block(b: _Builder, x: str) -> str:
+    """``FAN_WIDTH`` branches of ``x`` (Mul by a shared scale, Relu), summed with the graph input."""
+    branches = [b.op("Relu", [b.op("Mul", [x, "fan_scale"])]) for _ in range(FAN_WIDTH)]
+    return b.op("Sum", [*branches, "input"])
+
+
 def _finish(b: _Builder, kind: str, nodes: int, last: str, shape: list[int]) -> onnx.ModelProto:
     for node in b.nodes:
         for k, name in enumerate(node.output):
@@ -187,6 +197,10 @@ def make_model(nodes: int, kind: str = "transformer", seed: int = 0) -> onnx.Mod
         block_nodes = 0
     elif kind == "random":
         return _random_model(nodes, rng)
+    elif kind == "fan":
+        b.const("fan_scale", np.array([0.5]))
+        shape = [1, HIDDEN]
+        block_nodes = 2 * FAN_WIDTH + 1
     elif kind == "cnn":
         _cnn_weights(b, rng)
         shape = [1, HIDDEN, 8, 8]
@@ -200,7 +214,10 @@ def make_model(nodes: int, kind: str = "transformer", seed: int = 0) -> onnx.Mod
     x = "input"
     index = 0
     while len(b.nodes) + block_nodes <= nodes:
-        x = _transformer_block(b, x) if kind == "transformer" else _cnn_block(b, x, index)
+        if kind == "fan":
+            x = _fan_block(b, x)
+        else:
+            x = _transformer_block(b, x) if kind == "transformer" else _cnn_block(b, x, index)
         index += 1
     while len(b.nodes) < nodes:
         x = b.op("Relu", [x])
@@ -212,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, required=True)
     parser.add_argument("-o", "--output", required=True)
-    parser.add_argument("--kind", choices=["transformer", "cnn", "random"], default="transformer")
+    parser.add_argument("--kind", choices=["transformer", "cnn", "random", "fan"], default="transformer")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-check", action="store_true", help="skip onnx.checker")
     args = parser.parse_args(argv)

@@ -9,9 +9,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from trtstudio.graph.display import build_display, short_shape
 from trtstudio.graph.fold import FOLD_DEFAULT_MIN_NODES, fold_constants, no_folding
 from trtstudio.graph.model import Graph, load_model
-from trtstudio.ui.graph_scene import build_display, short_shape
 
 
 def _load(tmp_path: Path, model: onnx.ModelProto, name: str = "m.onnx") -> Graph:

@@ -20,11 +20,11 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtGui import QColor  # noqa: E402
 
+from trtstudio.graph.display import DisplayGraph, build_display  # noqa: E402
 from trtstudio.graph.model import load_model  # noqa: E402
 from trtstudio.ui import graph_view as gv_mod  # noqa: E402
 from trtstudio.ui.graph_colors import NodeColors  # noqa: E402
 from trtstudio.ui.graph_legend import LEGEND_ROW  # noqa: E402
-from trtstudio.ui.graph_scene import DisplayGraph, build_display  # noqa: E402
 from trtstudio.ui.graph_view import GraphView  # noqa: E402
 
 

@@ -20,9 +20,9 @@ pytest.importorskip("PySide6")
 from PySide6.QtCore import QPointF, QRectF  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 
+from trtstudio.graph.display import DisplayGraph, build_display  # noqa: E402
 from trtstudio.graph.model import load_model  # noqa: E402
 from trtstudio.ui import graph_view as gv_mod  # noqa: E402
-from trtstudio.ui.graph_scene import DisplayGraph, build_display  # noqa: E402
 from trtstudio.ui.graph_view import READABLE_SCALE, GraphView  # noqa: E402
 
 

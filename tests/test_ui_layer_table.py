@@ -425,7 +425,10 @@ def test_selecting_every_row_does_not_ask_the_model_per_cell(qtbot, monkeypatch,
     table.viewport().repaint()
     table.horizontalHeader().viewport().repaint()
     assert len(calls) < rows // 10, f"{len(calls)} rowCount calls for a selection of {rows} rows"
-    assert len(table.selectionModel().selectedRows()) == rows  # (this asks per row)
+    if which == "layers":  # its selection is a mask: Qt's range store stays empty
+        assert len(view.selected_layers()) == rows and not table.selectionModel().selection().count()
+    else:
+        assert len(table.selectionModel().selectedRows()) == rows  # (this asks per row)
     assert not table.horizontalHeader().selectionModel().hasSelection()
 
 
@@ -573,14 +576,13 @@ def test_a_long_log_goes_in_by_slices_keeping_the_panels_tail(qtbot, monkeypatch
     assert tabs.log_panel.lines() == [("INFO", "trtstudio: the log of two.log"), ("ERROR", "[E] two")]
 
 
-def test_a_sort_carries_a_scattered_selection_by_layer(qtbot) -> None:  # type: ignore[no-untyped-def]
-    """Every other layer of 3,000 selected (over CARRIED_BY_QT_ROWS), then a sort: the same layers
-    stay selected, the current row stays on its layer, nothing is emitted, and the layout change
-    moves no persistent index per selected row (Qt's way took 0.6-0.9 s for 66,666 selected rows
-    of 300,000)."""
+def test_a_sort_keeps_a_scattered_selection_by_layer(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Every other layer of 3,000 selected, then a sort: the same layers stay selected, the
+    current row stays on its layer, nothing is emitted, and the layout change moves no persistent
+    index per selected row (Qt's way took 0.6-0.9 s for 66,666 selected rows of 300,000)."""
     from PySide6.QtCore import QItemSelectionModel, Qt
 
-    from trtstudio.ui.layer_table import CARRIED_BY_QT_ROWS, COLUMN, LayerTableView
+    from trtstudio.ui.layer_table import COLUMN, LayerTableView
 
     view = LayerTableView()
     qtbot.addWidget(view)
@@ -588,7 +590,6 @@ def test_a_sort_carries_a_scattered_selection_by_layer(qtbot) -> None:  # type: 
     view.set_engine(_synthetic(3000))
     view.show()
     wanted = list(range(0, 3000, 2))
-    assert len(wanted) > CARRIED_BY_QT_ROWS
     view.select_layers(wanted)
     sm = view.table.selectionModel()
     current_layer = view.model.layer_indices(view.model.positions()[[7]])[0]
@@ -605,29 +606,45 @@ def test_a_sort_carries_a_scattered_selection_by_layer(qtbot) -> None:  # type: 
     assert moved and max(moved) < 10, moved
 
 
-def test_a_selection_in_many_pieces_repaints_the_viewport_not_each_piece(wide) -> None:  # type: ignore[no-untyped-def]
+def test_a_selection_in_many_pieces_repaints_the_viewport_not_each_piece(qtbot) -> None:  # type: ignore[no-untyped-def]
     """Qt unites a rectangle per selected piece into the region it repaints (0.16-0.3 s for 50,000
-    pieces, to select them or to clear them); over REGION_RANGES_MAX pieces the table repaints its
-    viewport instead. A few pieces still repaint just their rows."""
+    pieces, to select them or to clear them); over REGION_RANGES_MAX pieces the table (the
+    findings' RowsTable) repaints its viewport instead. A few pieces still repaint just their rows."""
+    from PySide6.QtCore import QItemSelection, QItemSelectionModel
+    from PySide6.QtGui import QStandardItemModel
+
     from trtstudio.ui.tables import REGION_RANGES_MAX, RowsTable
 
-    assert isinstance(wide.table, RowsTable)
-    sm = wide.table.selectionModel()
-    wide.select_layers([3, 4])
-    few = wide.table.visualRegionForSelection(sm.selection()).boundingRect()
-    row_h = wide.table.rowHeight(3)
-    assert sm.selection().count() == 1 and 0 < few.height() <= 2 * row_h + 2
-    wide.select_layers(list(range(0, 2 * (REGION_RANGES_MAX + 10), 2)))
-    assert sm.selection().count() == REGION_RANGES_MAX + 10
-    assert wide.table.visualRegionForSelection(sm.selection()).boundingRect() == wide.table.viewport().rect()
+    table = RowsTable()
+    qtbot.addWidget(table)
+    model = QStandardItemModel(300, 4)
+    table.setModel(model)
+    table.resize(800, 600)
+    table.show()
+    sm = table.selectionModel()
+
+    def rows(which: list[int]) -> QItemSelection:
+        sel = QItemSelection()
+        for r in which:
+            sel.select(model.index(r, 0), model.index(r, 3))
+        return sel
+
+    sm.select(rows([3, 4]), QItemSelectionModel.SelectionFlag.ClearAndSelect)
+    few = table.visualRegionForSelection(sm.selection()).boundingRect()
+    row_h = table.rowHeight(3)
+    assert 0 < few.height() <= 2 * row_h + 2
+    many = rows(list(range(0, 2 * (REGION_RANGES_MAX + 10), 2)))
+    assert many.count() == REGION_RANGES_MAX + 10
+    assert table.visualRegionForSelection(many).boundingRect() == table.viewport().rect()
 
 
-def _clicks_then_shift(qtbot, between, carry: bool, scattered: bool, first: int = 2) -> list[int]:  # type: ignore[no-untyped-def]
+def _clicks_then_shift(qtbot, between, scattered: bool, first: int = 2) -> tuple[list[int], list[int]]:  # type: ignore[no-untyped-def]
     """Of 3,000 layers, those selected after: (every other from 20 on, over CARRIED_BY_QT_ROWS,
     when ``scattered``), a click on layer
     ``first`` (Ctrl+click with ``scattered``), a Ctrl+click on layer 5, ``between(view)`` (a sort or
-    a filter), and a Shift+click on layer 7; ``carry``: the view carries a big selection by layer
-    (else Qt's persistent indexes carry it)."""
+    a filter), and a Shift+click on layer 7; and what Qt's own selection model gives: what was
+    selected before the Shift+click and the shown rows from layer 5 to layer 7, in the order after
+    ``between``."""
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
@@ -637,8 +654,6 @@ def _clicks_then_shift(qtbot, between, carry: bool, scattered: bool, first: int 
     qtbot.addWidget(view)
     view.resize(1300, 600)
     view.set_engine(_synthetic(3000))
-    if not carry:
-        view.model.carry_selection = None
     view.show()
     qtbot.waitExposed(view)
     table = view.table
@@ -654,15 +669,17 @@ def _clicks_then_shift(qtbot, between, carry: bool, scattered: bool, first: int 
     click(first, ctrl if scattered else Qt.KeyboardModifier.NoModifier)
     click(5, ctrl)
     between(view)
+    before = set(view.selected_layers())
+    a, b = sorted((view.model.row_of_position(5), view.model.row_of_position(7)))
+    spanned = view.model.layer_indices(view.model.positions()[a:b + 1]).tolist()
     click(7, Qt.KeyboardModifier.ShiftModifier)
-    return sorted(view.selected_layers())
+    return sorted(view.selected_layers()), sorted(before | set(spanned))
 
 
 @pytest.mark.parametrize("scattered", [False, True])
 def test_a_shift_click_after_a_sort_adds_to_what_was_selected(qtbot, scattered: bool) -> None:  # type: ignore[no-untyped-def]
     """Rows selected before a sort stay selected through a Shift+click after it, as Qt's own
-    carrying keeps them, whether the view carries the selection (over CARRIED_BY_QT_ROWS rows) or
-    Qt does."""
+    selection model keeps them, with few rows selected or many."""
     from PySide6.QtCore import Qt
 
     from trtstudio.ui.layer_table import COLUMN
@@ -670,8 +687,8 @@ def test_a_shift_click_after_a_sort_adds_to_what_was_selected(qtbot, scattered: 
     def sort(view) -> None:  # type: ignore[no-untyped-def]
         view.table.sortByColumn(COLUMN["name"], Qt.SortOrder.DescendingOrder)
 
-    ours = _clicks_then_shift(qtbot, sort, carry=True, scattered=scattered)
-    assert ours == _clicks_then_shift(qtbot, sort, carry=False, scattered=scattered)
+    ours, qts = _clicks_then_shift(qtbot, sort, scattered=scattered)
+    assert ours == qts
     assert {2, 5, 7} <= set(ours) and (not scattered or set(range(20, 3000, 2)) <= set(ours))
 
 
@@ -682,4 +699,117 @@ def test_a_shift_click_after_a_filter_adds_to_what_was_selected(qtbot) -> None: 
     def convs(view) -> None:  # type: ignore[no-untyped-def]
         view.filter_edit.setText("conv")
 
-    assert _clicks_then_shift(qtbot, convs, True, False, first=3) == [3, 5, 7]
+    ours, qts = _clicks_then_shift(qtbot, convs, False, first=3)
+    assert ours == qts == [3, 5, 7]
+
+
+def _steps_of_selection(table, selected) -> list[list[int]]:  # type: ignore[no-untyped-def]
+    """Clicks, Ctrl+clicks, Shift+clicks and Shift/Ctrl/plain arrows and Ctrl+A on ``table``; the
+    rows ``selected()`` gives after each step."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    none, shift, ctrl = Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.ShiftModifier, Qt.KeyboardModifier.ControlModifier
+
+    def click(row: int, mods: Qt.KeyboardModifier = none) -> None:
+        QTest.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, mods,
+                         table.visualRect(table.model().index(row, 1)).center())
+
+    def key(k: Qt.Key, mods: Qt.KeyboardModifier = none) -> None:
+        QTest.keyClick(table, k, mods)
+
+    table.setFocus()
+    steps = [lambda: click(3), lambda: key(Qt.Key.Key_Down, shift), lambda: key(Qt.Key.Key_Down, shift),
+             lambda: click(4, ctrl), lambda: key(Qt.Key.Key_Up, shift), lambda: click(9, ctrl),
+             lambda: click(12, shift), lambda: click(10, ctrl), lambda: key(Qt.Key.Key_Down),
+             lambda: key(Qt.Key.Key_Down, ctrl), lambda: key(Qt.Key.Key_Space, ctrl),
+             lambda: key(Qt.Key.Key_A, ctrl), lambda: click(5, ctrl), lambda: click(8)]
+    seen = []
+    for step in steps:
+        step()
+        seen.append(sorted(selected()))
+    return seen
+
+
+def test_mouse_and_keys_select_as_qt_does_and_the_mask_is_painted(qtbot, wide) -> None:  # type: ignore[no-untyped-def]
+    """The same clicks and keys select the same rows in the layer table (a mask) as in a table with
+    Qt's own selection model; the graph hears each change; a selected row is painted in the
+    palette's highlight colour from the mask (Qt's range store stays empty)."""
+    from PySide6.QtGui import QPalette, QStandardItemModel
+    from PySide6.QtWidgets import QAbstractItemView, QTableView
+
+    plain = QTableView()
+    qtbot.addWidget(plain)
+    plain.setModel(QStandardItemModel(300, len(wide.model._text)))
+    plain.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    plain.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+    plain.resize(1300, 600)
+    for c in range(plain.model().columnCount()):
+        plain.setColumnWidth(c, wide.table.columnWidth(c))
+    plain.show()
+    qtbot.waitExposed(plain)
+    qts = _steps_of_selection(plain, lambda: [i.row() for i in plain.selectionModel().selectedRows()])
+    table = wide.table
+    heard: list[list[int]] = []
+    wide.sig_layers_selected.connect(lambda layers: heard.append(sorted(layers)))
+    ours = _steps_of_selection(table, wide.selected_layers)
+    assert ours == qts
+    assert len({tuple(x) for x in ours}) > 8 and heard and heard[-1] == [8]
+    assert not table.selectionModel().selection().count()
+    highlight = table.palette().color(QPalette.ColorRole.Highlight)
+    base = table.palette().color(QPalette.ColorRole.Base)
+    wide.color_combo.setCurrentIndex(wide.color_combo.findData("none"))
+    table.viewport().repaint()
+    image = table.viewport().grab().toImage()
+
+    def colour_at(row: int):  # type: ignore[no-untyped-def]
+        r = table.visualRect(wide.model.index(row, 0))
+        return image.pixelColor(r.left() + 2, r.center().y())
+
+    assert colour_at(8) == highlight and colour_at(9) == base
+    table.clearSelection()
+    assert wide.selected_layers() == [] and heard[-1] == []
+
+
+def test_text_ranks_order_as_python_orders_lower_case_strings() -> None:
+    """The sort keys made with numpy over the texts' first 32 bytes (and Python within ties) rank
+    as Python's own sort of the lower-case texts does: long shared prefixes, equal texts, accents,
+    empty texts."""
+    import random
+
+    import numpy as np
+
+    from trtstudio.ui.layer_table import text_rank
+
+    rng = random.Random(7)
+    stems = ["", "model/encoder/layers." * 3, "c12/MobileNet/", "Ünïcode/ß/"]
+    texts = [rng.choice(stems) + "".join(rng.choice("aBc/_.0é") for _ in range(rng.randint(0, 12)))
+             for _ in range(5000)]
+    lower = sorted({t.lower() for t in texts})
+    expected = np.array([lower.index(t.lower()) for t in texts])
+    assert np.array_equal(text_rank(texts), expected)
+    assert len(set(expected.tolist())) > 1000
+
+
+def test_a_big_tables_first_text_sort_waits_for_its_keys_from_a_worker(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Above RANKED_IN_WORKER_ROWS the first sort by a text column asks a worker for its keys and
+    sorts when they come (the header shows the order at once); a sort by another column meanwhile
+    wins."""
+    from PySide6.QtCore import Qt
+
+    from trtstudio.ui import layer_table
+    from trtstudio.ui.layer_table import COLUMN, LayerTableView
+
+    monkeypatch.setattr(layer_table, "RANKED_IN_WORKER_ROWS", 100)
+    view = LayerTableView()
+    qtbot.addWidget(view)
+    view.set_engine(_synthetic(3000))
+    view.table.sortByColumn(COLUMN["name"], Qt.SortOrder.DescendingOrder)
+    assert view.model.sort_pending() and view.model.positions()[0] == 0
+    qtbot.waitUntil(lambda: not view.model.sort_pending(), timeout=5000)
+    names = [view.model.data(view.model.index(r, COLUMN["name"])) for r in range(3000)]
+    assert names == sorted(names, reverse=True)
+    view.table.sortByColumn(COLUMN["type"], Qt.SortOrder.AscendingOrder)
+    view.table.sortByColumn(COLUMN["index"], Qt.SortOrder.DescendingOrder)
+    qtbot.wait(300)
+    assert not view.model.sort_pending() and view.model.positions()[0] == 2999

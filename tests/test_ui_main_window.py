@@ -391,8 +391,7 @@ def test_first_start_leaves_the_graph_room_beside_the_live_profile(qtbot, monkey
     """With no saved layout, the graph gets at least a quarter of the window's width; the live
     profile keeps its controls beside its plots where the window leaves room for both, and stacks
     them (leaving the graph 45%) where it does not."""
-    from trtstudio.ui.main_window import default_dock_widths
-    from trtstudio.ui.settings import PROFILE_WIDE_PX, AppSettings
+    from trtstudio.ui.settings import PROFILE_WIDE_PX, AppSettings, default_dock_widths
 
     for width in range(1000, 3000, 40):
         model, profile = default_dock_widths(width)
@@ -431,8 +430,8 @@ def test_docks_come_without_a_paint_and_a_hidden_window_waits_for_none(qtbot) ->
 
     hidden = MainWindow(defer_plots=True)
     qtbot.addWidget(hidden)
-    hidden._plots = "built"  # the plot panels aside: only the docks are asked about here
-    assert hidden._staged and not hidden.plots_pending()
+    hidden.stager.state = "built"  # the plot panels aside: only the docks are asked about here
+    assert hidden.stager.staged and not hidden.plots_pending()
     win = Unpainted(defer_plots=True)
     qtbot.addWidget(win)
     try:

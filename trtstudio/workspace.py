@@ -99,7 +99,7 @@ class Workspace:
     def __init__(self) -> None:
         self.events = Events(EVENTS)
         self.model: Any = None  # graph.model.Model
-        self.display: Any = None  # what the graph view draws (ui.graph_scene.DisplayGraph)
+        self.display: Any = None  # what the graph view draws (graph.display.DisplayGraph)
         self.model_sha256: str | None = None
         self.engine: EngineInfo | None = None  # as read
         self.engine_paths: list[str] = []

@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
-from trtstudio.ui.graph_scene import build_display
+from trtstudio.graph.display import build_display
 from trtstudio.ui.workers import error_text, run_in_thread
 
 
@@ -119,8 +119,7 @@ class DocumentLoader(QObject):
 
         def done(result: tuple[Any, ...]) -> None:
             model, display, summary, sha, analysis, stamp = result
-            while self.w.tabs.count() > 1:  # nested tabs of the previous model
-                self.w.close_subgraph_tab(1)
+            self.w.graphs.close_subgraphs()
             self.summary = summary
             ws.set_model(model, display, sha)
             if analysis is not None and ws.token()[1] == engine_gen:

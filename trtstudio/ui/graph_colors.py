@@ -11,7 +11,7 @@ import numpy as np
 from PySide6.QtGui import QColor
 
 from trtstudio.graph.categories import CATEGORIES
-from trtstudio.ui.graph_scene import DisplayGraph
+from trtstudio.graph.display import DisplayGraph
 
 IO_COLOR = "#e8e8e8"
 _MISSING = "#999"  # an index past the colours given

@@ -14,8 +14,8 @@ import numpy as np
 from PySide6.QtCore import QByteArray, QDataStream, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QPen
 
+from trtstudio.graph.display import DisplayGraph
 from trtstudio.ui.graph_legend import BADGE_COLOR
-from trtstudio.ui.graph_scene import DisplayGraph
 
 if TYPE_CHECKING:
     from trtstudio.ui.graph_view import GraphView

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from trtstudio.graph.display import DisplayGraph, Placement
 from trtstudio.graph.fold import Folding, fold_constants, no_folding
-from trtstudio.ui.graph_scene import DisplayGraph, Placement
 
 
 class Relayout:

@@ -23,12 +23,12 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import QToolTip, QWidget
 
+from trtstudio.graph.display import DisplayGraph, Placement
 from trtstudio.graph.fold import Folding
 from trtstudio.ui.graph_colors import NodeColors
 from trtstudio.ui.graph_legend import GraphLegend
 from trtstudio.ui.graph_paint import TEXT_SCALE, GraphPainter
 from trtstudio.ui.graph_relayout import Relayout
-from trtstudio.ui.graph_scene import DisplayGraph, Placement
 
 FIRST_FRAME_MS = 60  # a big graph's full layout starts this long after its top is shown
 READABLE_SCALE = 0.6  # the first frame of a big graph is never smaller than this

@@ -11,7 +11,7 @@ at 300,000 layers, on the GUI thread).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,6 @@ import numpy as np
 from PySide6.QtCore import (
     QAbstractItemModel,
     QAbstractTableModel,
-    QItemSelection,
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
@@ -27,7 +26,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -46,7 +45,9 @@ from trtstudio.palette import OTHER_PRECISION_COLOR as _OTHER_PRECISION
 from trtstudio.palette import PRECISION_COLORS as _PRECISION
 from trtstudio.palette import SEVERITY_COLORS as _SEVERITY
 from trtstudio.palette import tint
+from trtstudio.ui.layer_selection import MaskSelection
 from trtstudio.ui.tables import RowsTable, rows_only_header
+from trtstudio.ui.workers import run_in_thread
 
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # raw number (float) or lower-case text
 LAYER_INDEX_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # Layer.index of the row
@@ -58,6 +59,45 @@ _PERSISTENT_LIST, _HINT = "QList<QPersistentModelIndex>", "QAbstractItemModel::L
 SEVERITY_COLORS = {k: tint(v, 0.7) for k, v in _SEVERITY.items()}
 PRECISION_COLORS = {k: tint(v, 0.72) for k, v in _PRECISION.items()}
 OTHER_PRECISION_COLOR = tint(_OTHER_PRECISION, 0.72)  # INT32, INT64, BOOL, UINT8...
+
+
+# above this many layers a text column's sort keys are made in a worker (see _text_rank)
+RANKED_IN_WORKER_ROWS = 50_000
+
+
+PREFIX_WORDS = 4  # the first 32 bytes of each text are sorted by numpy
+_CHUNK = 20_000  # texts handled per Python step (between them a worker lets the GUI thread in)
+
+
+def text_rank(texts: Sequence[str]) -> np.ndarray:
+    """Each text's rank by its lower-case form (equal texts, equal ranks), as Python orders strings.
+
+    Made in a worker beside the window: a Python ``sorted`` of 300,000 strings is one C call that
+    holds the GIL 0.1-0.15 s, a stall of the GUI thread. Here the first 32 bytes of each text's
+    UTF-8 (which orders as the code points do) are sorted by ``numpy.lexsort``, which lets the GIL
+    go, and only texts equal in those bytes are sorted by Python, a group at a time; the rest is
+    Python in steps of ``_CHUNK`` texts."""
+    n = len(texts)
+    lower = [t.lower() for t in texts]
+    width = 8 * PREFIX_WORDS
+    parts = [b"".join([t.encode()[:width].ljust(width, b"\0") for t in lower[a:a + _CHUNK]])
+             for a in range(0, n, _CHUNK)]
+    keys = np.frombuffer(b"".join(parts), dtype=">u8").reshape(n, PREFIX_WORDS)
+    order = np.lexsort(keys.T[::-1]).astype(np.int64) if n else np.empty(0, dtype=np.int64)
+    tied = np.r_[False, (keys[order[1:]] == keys[order[:-1]]).all(axis=1), False].astype(np.int8)
+    edges = np.diff(tied)
+    for first, last in zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True):
+        group = order[first:last + 1].tolist()  # texts alike in their first 32 bytes
+        group.sort(key=lower.__getitem__)
+        order[first:last + 1] = group
+    new = np.ones(n, dtype=bool)  # a text unlike the one before it in the order
+    for a in range(1, n, _CHUNK):
+        b = min(n, a + _CHUNK)
+        here = [lower[i] for i in order[a - 1:b].tolist()]
+        new[a:b] = np.fromiter(map(str.__ne__, here[1:], here[:-1]), dtype=bool, count=b - a)
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.cumsum(new) - 1
+    return rank
 
 
 @dataclass(frozen=True)
@@ -116,10 +156,13 @@ class LayerTableModel(QAbstractTableModel):
         self._brushes: dict[str, QBrush] = {}
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
+        self._gen = 0  # engines shown so far (a worker's sort keys for an earlier one are dropped)
+        self._ranking: set[int] = set()  # text columns whose ranks a worker makes
+        self._pending_sort: tuple[int, Qt.SortOrder] | None = None  # waiting for its column's ranks
         self.has_times = False
-        # set by the view: runs a sort's layout change with the view's selection carried by layer
-        # (LayerTableView._carry_selection); None: Qt's persistent indexes carry it
-        self.carry_selection: Callable[[Callable[[], None]], None] | None = None
+        # the selected layer positions (set by the view's MaskSelection; painted from here)
+        self.selected = np.zeros(0, dtype=bool)
+        self._selected_brushes: tuple[QBrush, QBrush] | None = None  # (background, text)
 
     # -- building ---------------------------------------------------------------------------
     def set_engine(self, engine: EngineInfo | None, columns: LayerColumns | None = None) -> None:
@@ -141,6 +184,9 @@ class LayerTableModel(QAbstractTableModel):
         self._tips = [cols.tips.get(c.key, self._text[i]) for i, c in enumerate(COLUMNS)]
         self._num = {i: cols.num[c.key] for i, c in enumerate(COLUMNS) if c.numeric}
         self._rank = {}
+        self._ranking = set()
+        self._pending_sort = None
+        self._gen += 1
         self._times = cols.num.get("total_ms", np.full(n, np.nan))
         self._precision = cols.precision
         self._types = cols.types
@@ -179,21 +225,46 @@ class LayerTableModel(QAbstractTableModel):
         self.changePersistentIndexList(persistent, new_idx)
         self.layoutChanged[_PERSISTENT_LIST, _HINT].emit([], hint)  # type: ignore[index]
 
-    def _text_rank(self, column: int) -> np.ndarray:
-        """Each layer's rank by the column's lower-case text (equal texts, equal ranks): one
-        Python sort on a column's first sort (0.3 s at 300,000 layers), then numpy's."""
+    def _text_rank(self, column: int) -> np.ndarray | None:
+        """Each layer's rank by the column's lower-case text (equal texts, equal ranks), made on a
+        column's first sort; above ``RANKED_IN_WORKER_ROWS`` layers in a worker (a Python sort,
+        0.15-0.3 s at 300,000 layers), None until it is there (the sort follows then)."""
         rank = self._rank.get(column)
-        if rank is None:
-            lower = [t.lower() for t in self._text[column]]
-            order = sorted(range(len(lower)), key=lower.__getitem__)
-            keys = [lower[i] for i in order]
-            starts = np.fromiter(map(str.__ne__, keys[1:], keys[:-1]), dtype=bool, count=max(len(keys) - 1, 0))
-            rank = np.empty(len(order), dtype=np.int64)
-            rank[order] = np.concatenate(([0], np.cumsum(starts)))
-            self._rank[column] = rank
-        return rank
+        if rank is not None:
+            return rank
+        texts = self._text[column]
+        if len(texts) <= RANKED_IN_WORKER_ROWS:
+            rank = self._rank[column] = text_rank(texts)
+            return rank
+        if column not in self._ranking:
+            self._ranking.add(column)
+            gen = self._gen
+
+            def done(result: np.ndarray) -> None:
+                if gen != self._gen:
+                    return  # another engine since
+                self._ranking.discard(column)
+                self._rank[column] = result
+                pending = self._pending_sort
+                if pending is not None and pending[0] == column:
+                    self._pending_sort = None
+                    self.sort(*pending)
+
+            run_in_thread(lambda _s: text_rank(texts), on_done=done, name="layer-sort-keys")
+        return None
+
+    def sort_pending(self) -> bool:
+        """A sort waits for its column's keys (made in a worker)."""
+        return self._pending_sort is not None
 
     # -- queries used by the view -----------------------------------------------------------
+    def layer_count(self) -> int:
+        return len(self._sorted)
+
+    def set_selection_colors(self, background: QColor, text: QColor) -> None:
+        """How a selected row is painted (the view's palette: Highlight, HighlightedText)."""
+        self._selected_brushes = (QBrush(background), QBrush(text))
+
     def engine(self) -> EngineInfo | None:
         """The engine shown, or None."""
         return self._engine
@@ -328,8 +399,12 @@ class LayerTableModel(QAbstractTableModel):
                 return None if v != v else v
             return self._text[col][pos].lower()
         if role == Qt.ItemDataRole.BackgroundRole:
+            if self._selected_brushes is not None and self.selected[pos]:
+                return self._selected_brushes[0]
             return self._background(pos)
         if role == Qt.ItemDataRole.ForegroundRole:
+            if self._selected_brushes is not None and self.selected[pos]:
+                return self._selected_brushes[1]
             return self._brush("#000000") if self._background(pos) is not None else None
         if role == Qt.ItemDataRole.ToolTipRole:
             if COLUMNS[col].key == "findings":
@@ -352,23 +427,37 @@ class LayerTableModel(QAbstractTableModel):
         # NaN sorts last in ascending order; negated keys for descending keep unknowns last and
         # equal keys in layer order (as Python's sorted(reverse=True) does)
         keys = self._num[column] if COLUMNS[column].numeric else self._text_rank(column)
+        if keys is None:
+            self._pending_sort = (column, order)  # the header shows it already; the rows follow
+            return
+        self._pending_sort = None
         new = np.argsort(-keys if descending else keys, kind="stable")
 
         def change() -> None:
             self._sorted = new.astype(np.int64)
 
-        def rearrange() -> None:
-            self._rearrange(change, sort=True)
-
-        if self.carry_selection is not None:
-            self.carry_selection(rearrange)
-        else:
-            rearrange()
+        self._rearrange(change, sort=True)  # the selection is by layer: a sort leaves it as it is
         self._sort_column, self._sort_order = column, order
 
 
-# LayerTableView._carry_selection: a sort with more rows selected carries them by layer
-CARRIED_BY_QT_ROWS = 1000
+class _LayerRows(RowsTable):
+    """The layer table's view: ``clearSelection`` goes to the selection model's own (Qt's skips
+    a selection model whose range store is empty, as a :class:`MaskSelection`'s always is)."""
+
+    def clearSelection(self) -> None:  # noqa: N802 - Qt's name
+        self.selectionModel().clearSelection()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        sm = self.selectionModel()
+        if isinstance(sm, MaskSelection):
+            sm.show_qt_row(self.indexAt(event.position().toPoint()))
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        super().mouseReleaseEvent(event)
+        sm = self.selectionModel()
+        if isinstance(sm, MaskSelection):
+            sm.show_qt_row(QModelIndex())
 
 
 class LayerTableView(QWidget):
@@ -417,9 +506,14 @@ class LayerTableView(QWidget):
         self._legend_layout.setContentsMargins(0, 0, 0, 0)
         self._legend_layout.setSpacing(4)
 
-        self.table = RowsTable()
+        self.table = _LayerRows()
         self.table.setModel(self.model)
-        self.model.carry_selection = self._carry_selection
+        self.selection = MaskSelection(self.model, self.table)
+        self.table.setSelectionModel(self.selection)
+        self.selection.on_change = self._on_selection_changed
+        palette = self.table.palette()
+        self.model.set_selection_colors(palette.color(palette.ColorRole.Highlight),
+                                        palette.color(palette.ColorRole.HighlightedText))
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -449,7 +543,6 @@ class LayerTableView(QWidget):
         self.precision_combo.currentIndexChanged.connect(self._on_filter_changed)
         self.finding_check.toggled.connect(self._on_filter_changed)
         self.color_combo.currentIndexChanged.connect(self._on_color_changed)
-        self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
         self._fill_combos()
         self._update_legend()
         self._update_totals()
@@ -468,8 +561,9 @@ class LayerTableView(QWidget):
         cells computed off the GUI thread (see ``engine.analysis``)."""
         self._quiet = True
         try:
-            self.table.clearSelection()
             self.model.set_engine(engine, columns)
+            self.selection.resize()
+            self.table.viewport().update()
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
             for i, c in enumerate(COLUMNS):
                 self.table.setColumnHidden(i, c.timed and not self.model.has_times)
@@ -503,44 +597,18 @@ class LayerTableView(QWidget):
             self._quiet = False
 
     def _select_positions(self, positions: np.ndarray, clear: bool) -> np.ndarray:
-        """Select the rows showing these layer positions (those the filter hides are skipped), as
-        one range per run of adjacent rows; returns the rows, sorted. Emits nothing itself: the
-        caller holds ``_quiet``."""
+        """Select the layers at these positions that the filter shows; returns their rows, sorted.
+        Emits nothing itself: the caller holds ``_quiet``."""
         rows = self.model.rows_of_positions(positions)
-        selection = QItemSelection()
-        if len(rows):
-            last_col = self.model.columnCount() - 1
-            breaks = np.flatnonzero(np.diff(rows) != 1)
-            starts = np.r_[rows[0], rows[breaks + 1]]
-            ends = np.r_[rows[breaks], rows[-1]]
-            # createIndex: index() would ask the model's rowCount and columnCount (Python) each time
-            make = self.model.createIndex
-            for top, bottom in zip(starts.tolist(), ends.tolist(), strict=True):
-                selection.select(make(top, 0), make(bottom, last_col))
-        # whole rows already: the Rows flag would make Qt expand and merge each range into the
-        # others, quadratic in the ranges (8,333 rows apart: 0.3 s)
-        flags = QItemSelectionModel.SelectionFlag.Select
-        if clear:
-            flags |= QItemSelectionModel.SelectionFlag.Clear
-        self.table.selectionModel().select(selection, flags)
+        self.selection.select_positions(self.model.positions()[rows], clear)
         return rows
 
     def _selected_positions(self) -> np.ndarray:
-        """The layer positions of the selected rows (from the selection's ranges, not an index per cell)."""
-        sm = self.table.selectionModel()
-        if not sm.hasSelection():
-            return np.empty(0, dtype=np.int64)
-        sel = sm.selection()
-        last_col = self.model.columnCount() - 1
-        ranges = (sel.at(i) for i in range(sel.count()))  # whole rows only, as selectedRows counts them
-        rows = [np.arange(r.top(), r.bottom() + 1, dtype=np.int64) for r in ranges
-                if r.isValid() and r.left() == 0 and r.right() == last_col]
-        order = self.model.positions()
-        return order[np.unique(np.concatenate(rows))] if rows else np.empty(0, dtype=np.int64)
+        """The layer positions of the selected rows, in row order."""
+        return self.selection.positions(row_order=True)
 
     def selected_layers(self) -> list[int]:
-        """``Layer.index`` of the selected rows, in row order (from the selection's ranges: asking
-        Qt for ``selectedRows`` made an index per row, seconds for a selection of 300,000 rows)."""
+        """``Layer.index`` of the selected rows, in row order (from the selection's mask)."""
         return self.model.layer_indices(self._selected_positions()).tolist()
 
     def visible_positions(self) -> list[int]:
@@ -576,71 +644,24 @@ class LayerTableView(QWidget):
             self.model.set_mask(mask)
             self._update_totals()
             return
-        # The selection goes through the filter by layer, not by Qt's persistent indexes: a
-        # selection of the whole table is kept as "the whole table" through a layout change (hidden
-        # rows came back selected), and the graph must hear of selected rows the filter hides.
+        # The selection is by layer: the layers the filter hides leave it (and the graph hears of it)
         sm = self.table.selectionModel()
-        selected = self._selected_positions()
         current = self.table.currentIndex()
         old_order = self.model.positions()
         cur_row, cur_col = (current.row(), current.column()) if current.isValid() else (-1, 0)
         was_quiet, self._quiet = self._quiet, True
         try:
-            if len(selected):
-                sm.clearSelection()
             self.model.set_mask(mask)
-            kept = self._select_positions(selected, clear=False) if len(selected) else selected
-            if len(kept):
-                self._commit_selection()
+            dropped = self.selection.keep(mask)
             if 0 <= cur_row < len(old_order):
                 row = self._nearest_shown_row(old_order, cur_row)
                 if row >= 0:
                     sm.setCurrentIndex(self.model.index(row, cur_col), QItemSelectionModel.SelectionFlag.NoUpdate)
         finally:
             self._quiet = was_quiet
-        if len(kept) != len(selected) and not was_quiet:
+        if dropped and not was_quiet:
             self.sig_layers_selected.emit(self.selected_layers())
         self._update_totals()
-
-    def _carry_selection(self, rearrange: Callable[[], None]) -> None:
-        """Run ``rearrange`` (a sort's layout change) with a selection of many pieces carried by
-        layer, as a filter change carries it: through a layout change Qt's selection model holds a
-        persistent index per selected row and merges them back into ranges, each step asking the
-        model's ``rowCount`` (Python) again: 0.6-0.9 s for 66,666 selected rows of 300,000. Up to
-        ``CARRIED_BY_QT_ROWS`` selected rows Qt carries itself (a few ms), keeping apart the range
-        a Shift+click would extend from the rows selected before it."""
-        sm = self.table.selectionModel()
-        if self._selected_rows_at_most(CARRIED_BY_QT_ROWS):
-            rearrange()
-            return
-        selected = self._selected_positions()
-        was_quiet, self._quiet = self._quiet, True
-        try:
-            sm.clearSelection()
-            rearrange()
-            self._select_positions(selected, clear=False)  # every row is still shown: the same layers
-            self._commit_selection()
-        finally:
-            self._quiet = was_quiet
-
-    def _selected_rows_at_most(self, limit: int) -> bool:
-        """Whether at most ``limit`` rows are selected (counted from the first pieces of the
-        selection only). The copy of the selection is let go on return: its pieces hold
-        persistent indexes, which a layout change would move one by one."""
-        sel = self.table.selectionModel().selection()
-        rows = 0
-        for i in range(sel.count()):
-            rows += sel.at(i).height()
-            if rows > limit:
-                return False
-        return True
-
-    def _commit_selection(self) -> None:
-        """Make the selection just carried through a sort or filter the committed one. Qt keeps the
-        range being made (by a click, or a Shift+click from its anchor) apart from the rows selected
-        before it; one that was carried would stay "being made", and the next Shift+click or
-        Shift+arrow would replace all of it instead of adding to it."""
-        self.table.selectionModel().select(QItemSelection(), QItemSelectionModel.SelectionFlag.Select)
 
     def _nearest_shown_row(self, old_order: np.ndarray, old_row: int) -> int:
         """The row now showing the layer at ``old_row`` of ``old_order``, else the next layer below
@@ -692,7 +713,7 @@ class LayerTableView(QWidget):
             text += f"  ·  total time {shown_ms:.4g} ms  ·  {pct:.1f} % of engine ({all_ms:.4g} ms)"
         self.totals.setText(text)
 
-    @Slot(QItemSelection, QItemSelection)
-    def _on_table_selection_changed(self, selected: QItemSelection, deselected: QItemSelection) -> None:
+    def _on_selection_changed(self) -> None:
+        self.table.viewport().update()  # the rows in view, painted from the mask
         if not self._quiet:
             self.sig_layers_selected.emit(self.selected_layers())

@@ -19,7 +19,6 @@ from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -32,7 +31,6 @@ from trtstudio.palette import MEMORY_SERIES_COLORS
 from trtstudio.profiling.live import (
     SampleWindow,
     fmt_ms,
-    fmt_rate,
     histogram,
     latency_view,
     live_statistics,
@@ -43,6 +41,7 @@ from trtstudio.profiling.live import (
 )
 from trtstudio.profiling.memory import MemoryMonitor
 from trtstudio.profiling.samples import SampleBuffer
+from trtstudio.ui.live_stats import StatsStrip
 from trtstudio.ui.plots import pg
 
 FRAME_MS = 40  # 25 Hz
@@ -51,24 +50,6 @@ _STATS, _BANDS, _HIST, _RATE = 0, 1, 2, 3  # frame phases within the cycle
 MEMORY_EVERY = 10  # memory plots: 2.5 Hz (the monitor samples every 100 ms), phase 4
 MIB = 1024.0 * 1024.0
 
-_STAT_CELLS = (
-    ("count", "count"),
-    ("mean", "mean"),
-    ("median", "median"),
-    ("p90", "p90"),
-    ("p95", "p95"),
-    ("p99", "p99"),
-    ("p999", "p99.9"),
-    ("min", "min"),
-    ("max", "max"),
-    ("std", "std"),
-    ("cov", "CoV"),
-    ("jitter_ms", "jitter p99-p50"),
-    ("spike", "longest spike"),
-    ("cold", "cold first"),
-    ("ips", "inferences/s"),
-    ("sps", "samples/s"),
-)
 _MEMORY_SERIES = tuple((k, label, MEMORY_SERIES_COLORS[k]) for k, label in (  # key, legend, pen
     ("gpu_used_bytes", "NVML used"),
     ("gpu_total_bytes", "NVML total"),
@@ -196,31 +177,9 @@ class LivePanels(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(4)
-        strip = QFrame()
-        strip.setFrameShape(QFrame.Shape.StyledPanel)
-        grid = QGridLayout(strip)
-        grid.setContentsMargins(6, 4, 6, 4)
-        grid.setHorizontalSpacing(14)
-        grid.setVerticalSpacing(0)
-        self._strip_grid = grid
-        self._strip_cells: list[tuple[QLabel, QLabel]] = []
-        self._per_row = 0
-        self.stat_labels: dict[str, QLabel] = {}
-        for key, caption in _STAT_CELLS:
-            cap = QLabel(caption)
-            cap.setStyleSheet("color: #666; font-size: 8pt;")
-            val = QLabel("-")
-            val.setStyleSheet("font-weight: bold;")
-            val.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            if key == "cold":
-                val.setToolTip("the first inference after loading, timed apart from the measured ones")
-            self._strip_cells.append((cap, val))
-            self.stat_labels[key] = val
-        self.scope_label = QLabel("")
-        self.scope_label.setStyleSheet("color: #666; font-size: 8pt;")
-        self.scope_label.setWordWrap(True)
-        self._layout_strip(8)
-        outer.addWidget(strip)
+        self.strip = StatsStrip()
+        self.stat_labels, self.scope_label = self.strip.stat_labels, self.strip.scope_label
+        outer.addWidget(self.strip)
 
         self.warnings_label = QLabel("")
         self.warnings_label.setWordWrap(True)
@@ -274,7 +233,10 @@ class LivePanels(QWidget):
         yield True
         self.host_mem_plot = _Plot("Process RSS (host)", ("time", "s"), ("MiB", None))
         self.mem_curves["host_rss_bytes"] = self.host_mem_plot.curve("#e377c2", "RSS", width=1.5)
+        self._finish_build(outer, toggles)
 
+    def _finish_build(self, outer: QVBoxLayout, toggles: QHBoxLayout) -> None:
+        """The notes, the curves by name, the plots' grid and their toggles (the last step)."""
         self.notes_label = QLabel("")
         self.notes_label.setStyleSheet("color: #666; font-size: 8pt;")
         self.notes_label.setWordWrap(True)
@@ -319,24 +281,9 @@ class LivePanels(QWidget):
         self._place()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
-    def _layout_strip(self, per_row: int) -> None:
-        """Statistics cells in rows of ``per_row`` (8 when wide, 4 in a narrow dock)."""
-        if per_row == self._per_row:
-            return
-        self._per_row = per_row
-        g = self._strip_grid
-        for w in (*(w for pair in self._strip_cells for w in pair), self.scope_label):
-            g.removeWidget(w)
-        for i, (cap, val) in enumerate(self._strip_cells):
-            r, c = divmod(i, per_row)
-            g.addWidget(cap, 2 * r, c)
-            g.addWidget(val, 2 * r + 1, c)
-        rows = -(-len(self._strip_cells) // per_row)
-        g.addWidget(self.scope_label, 2 * rows, 0, 1, per_row)
-
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
-        self._layout_strip(8 if event.size().width() >= 760 else 4)
+        self.strip.fit_width(event.size().width())
 
     @staticmethod
     def _legend(title: str, items: list[tuple[str, str]]) -> str:
@@ -444,9 +391,7 @@ class LivePanels(QWidget):
                      self.host_mem_plot):
             plot.reset_range()
         self.band_fill.setCurves(self.band_p50, self.band_p99)
-        for lab in self.stat_labels.values():
-            lab.setText("-")
-        self.scope_label.setText("")
+        self.strip.clear()
         for plot in (self.split_plot, self.gpu_mem_plot, self.host_mem_plot):
             self._set_no_data(plot, False)
         self.warnings_label.setVisible(False)
@@ -481,7 +426,7 @@ class LivePanels(QWidget):
                 lat["jitter_ms"] = final.get("jitter_ms")
                 lat["longest_spike"] = final.get("longest_spike")
                 tp = final.get("throughput") or {}
-                self._show_stats(lat, tp.get("inferences_per_s"), tp.get("samples_per_s"))
+                self.strip.show_stats(lat, tp.get("inferences_per_s"), tp.get("samples_per_s"), self._cold_ms)
                 self.scope_label.setText(f"whole run: {lat['count']} inferences")
             if final.get("cold_ms") is not None:
                 self.set_cold_ms(final["cold_ms"])
@@ -641,24 +586,10 @@ class LivePanels(QWidget):
         shown = dict(stats)
         shown["count"] = count
         ips = stats["throughput"]["inferences_per_s"]
-        self._show_stats(shown, ips, ips * self._batch)
+        self.strip.show_stats(shown, ips, ips * self._batch, self._cold_ms)
         self.scope_label.setText(stats["scope"])
         self._show_warnings(stats["warnings"])
         self.sig_stats.emit(stats)
-
-    def _show_stats(self, stats: dict[str, Any], ips: float | None, sps: float | None) -> None:
-        lab = self.stat_labels
-        lab["count"].setText(f"{int(stats.get('count') or 0):,}")
-        for key in ("mean", "median", "p90", "p95", "p99", "p999", "min", "max", "std", "jitter_ms"):
-            lab[key].setText(fmt_ms(stats.get(key)))
-        cov = stats.get("cov")
-        lab["cov"].setText("-" if cov is None or not math.isfinite(cov) else f"{cov:.2f} %")
-        spike = stats.get("longest_spike") or {}
-        n = int(spike.get("samples", 0) or 0)
-        lab["spike"].setText(f"{n} ({fmt_ms(spike.get('duration_ms'))})" if n else "none")
-        lab["ips"].setText(fmt_rate(ips))
-        lab["sps"].setText(fmt_rate(sps))
-        lab["cold"].setText(fmt_ms(self._cold_ms))
 
     def _show_warnings(self, warnings: list[str]) -> None:
         self._warnings = warnings

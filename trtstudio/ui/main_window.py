@@ -11,9 +11,8 @@ table in ``ui/actions.py``.
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
@@ -24,10 +23,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
-    QStackedWidget,
-    QTabWidget,
     QToolBar,
-    QWidget,
 )
 
 from trtstudio import __version__
@@ -37,15 +33,18 @@ from trtstudio.ui.actions import build_menus
 from trtstudio.ui.document_loader import DocumentLoader
 from trtstudio.ui.engine_dock import EngineTabs
 from trtstudio.ui.graph_overlay import paint_overlay
-from trtstudio.ui.graph_scene import DisplayGraph, build_display
+from trtstudio.ui.graph_tabs import GraphTabs
 from trtstudio.ui.graph_view import GraphView
+from trtstudio.ui.panel_stager import PanelStager
 from trtstudio.ui.properties_view import ModelPanel
 from trtstudio.ui.search_controller import SearchController
 from trtstudio.ui.session_controller import SessionController
-from trtstudio.ui.settings import PROFILE_WIDE_PX, THEMES, AppSettings
-from trtstudio.ui.turns import in_turns
+from trtstudio.ui.settings import THEMES, AppSettings, default_dock_widths
 from trtstudio.ui.window_tools import WindowTools
 from trtstudio.workspace import Workspace
+
+if TYPE_CHECKING:
+    from trtstudio.graph.display import DisplayGraph
 
 __all__ = ["OVERLAYS", "MainWindow", "wait_idle"]
 
@@ -78,21 +77,10 @@ class MainWindow(QMainWindow):
         self.triton_dialog: Any = None
         self._boxes: list[QMessageBox] = []
         self._loading = 0
-        self._syncing = False
         self._docks_sized = False
-        self._plots = "deferred" if defer_plots else "built"  # deferred -> importing -> built
-        # With defer_plots (a model opening at start-up), each dock's content waits behind a blank
-        # page until the window has painted once, then comes a dock per event-loop turn: painted
-        # together, beside the model's loader, the first frame of the window stalled it 60-130 ms.
-        self._staged: list[QStackedWidget] | None = [] if defer_plots else None
-        self._unstaging = False
-
-        self.tabs = QTabWidget()
-        self.tabs.setTabsClosable(True)
-        self.tabs.tabCloseRequested.connect(self.close_subgraph_tab)
-        self.view = self._new_view()
-        self.tabs.addTab(self.view, "Graph")
-        self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
+        self.stager = PanelStager(self, defer_plots)  # with defer_plots, docks and plots after the model
+        self.graphs = GraphTabs(self)
+        self.tabs, self.view = self.graphs.tabs, self.graphs.view
         self.setCentralWidget(self.tabs)
 
         self.side_tabs = ModelPanel()
@@ -101,8 +89,8 @@ class MainWindow(QMainWindow):
         self.engine_tabs = EngineTabs(defer_charts=defer_plots)
         self.layer_table = self.engine_tabs.layer_table
         self.findings_view, self.log_panel = self.engine_tabs.findings_view, self.engine_tabs.log_panel
-        self.engine_tabs.sig_layers_selected.connect(self._on_table_layers_selected)
-        self.engine_tabs.sig_finding_clicked.connect(self._on_engine_tabs_finding_clicked)
+        self.engine_tabs.sig_layers_selected.connect(self.graphs.on_layers_selected)
+        self.engine_tabs.sig_finding_clicked.connect(self.graphs.on_finding_clicked)
         self.engine_dock = self._dock("Engine", "dock_engine", self.engine_tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.loader = DocumentLoader(self)
         self.tools = WindowTools(self)
@@ -128,7 +116,7 @@ class MainWindow(QMainWindow):
         tb.addSeparator()
         self.search_ctl = SearchController(tb, self.current_view)
         self.search, self.search_label = self.search_ctl.search, self.search_ctl.search_label
-        self.search_ctl.sig_hit.connect(self._on_search_ctl_hit)
+        self.search_ctl.sig_hit.connect(self.graphs.on_search_hit)
         self.tabs.currentChanged.connect(lambda _i: self.search_ctl.refresh())
         tb.addSeparator()
         tb.addWidget(QLabel(" Colour by: "))
@@ -149,49 +137,18 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self.tools.show_environment)
         self.prefs.restore_window(self)
         self.set_theme(self.prefs.theme())
-        if defer_plots:  # a load that takes very long does not keep the panels away for ever
-            QTimer.singleShot(self.PLOTS_AT_THE_LATEST_MS, self, self.start_plots)
 
     # ---- construction -------------------------------------------------------------------
     def _dock(self, title: str, name: str, widget: Any, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
-        if self._staged is not None:  # behind a blank page until the first paint (see __init__)
-            stack = QStackedWidget()  # sized as its largest page: the dock keeps its size when it flips
-            stack.addWidget(QWidget())
-            stack.addWidget(widget)
-            self._staged.append(stack)
-            widget = stack
-        dock.setWidget(widget)
+        dock.setWidget(self.stager.stage(widget))
         self.addDockWidget(area, dock)
         return dock
 
-    STAGED_AT_THE_LATEST_MS = 500
-
-    def _start_unstaging(self) -> None:
-        """Show the docks' content a dock per turn (once; the first paint, or a timer, calls it)."""
-        staged = self._staged
-        if not staged or self._unstaging:
-            return
-        self._unstaging = True
-
-        def flip() -> bool:
-            staged.pop(0).setCurrentIndex(1)
-            return bool(staged)
-
-        in_turns(self, flip, lambda: None)
-
     def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().paintEvent(event)
-        if self._staged:
-            self._start_unstaging()  # its first turn comes after this paint
-
-    def _new_view(self) -> GraphView:
-        v = GraphView()
-        v.set_dark(self.theme == "Dark")
-        v.sig_node_selected.connect(self._on_view_node_selected)
-        v.sig_node_activated.connect(self._on_view_node_activated)
-        return v
+        self.stager.painted()
 
     def _setup_recent_menu(self, menu: Any) -> None:
         self.recent_menu = menu
@@ -282,8 +239,7 @@ class MainWindow(QMainWindow):
         self.side_tabs.show_summary(self.loader.summary or model.summary())
         self.show_model_in_profile_panel(model)
         self._apply_overlay(self.overlay.currentText())
-        if self._plots == "deferred":  # the graph is painted on the next turns; the plots follow it
-            QTimer.singleShot(self.PLOTS_AFTER_MODEL_MS, self, self.start_plots)
+        self.stager.model_shown()
 
     def show_model_in_profile_panel(self, model: Any) -> None:
         if self.profile_panel is not None:
@@ -297,102 +253,12 @@ class MainWindow(QMainWindow):
         """The engine charts view (None until the plots are built, or where pyqtgraph cannot load)."""
         return self.engine_tabs.charts
 
-    PLOTS_AFTER_MODEL_MS = 150
-    PLOTS_AT_THE_LATEST_MS = 20000
-
     def plots_pending(self) -> bool:
         """The plot panels, or a dock's content, are still to come (see ``defer_plots``)."""
-        return self._plots != "built" or (bool(self._staged) and self.isVisible())  # docks flip once it is shown
-
-    PLOTS_LAYOUT_WAIT_S = 10.0
+        return self.stager.pending()
 
     def start_plots(self) -> None:
-        """Import pyqtgraph in a worker thread (0.2 s of Python, which on this thread would stall
-        the window), then, once the graph's layout has settled (a layout worker competing for the
-        interpreter made the panels' 0.1 s of construction a 0.3 s stall), make the charts and the
-        profile panel on two event-loop turns."""
-        if self._plots != "deferred":
-            return
-        self._plots = "importing"
-        thread = threading.Thread(target=_import_plot_modules, name="trtstudio-plots-import", daemon=True)
-        thread.start()
-        import time
-
-        give_up = time.monotonic() + self.PLOTS_LAYOUT_WAIT_S
-
-        def build() -> None:
-            if thread.is_alive() or (not self.view.layout_settled.is_set() and time.monotonic() < give_up):
-                QTimer.singleShot(20, self, build)  # with the window as context: dropped once it is gone
-                return
-            try:
-                self.engine_tabs.add_charts()
-            finally:  # whatever happens there, the profile panel still comes (and the state moves on)
-                QTimer.singleShot(0, self, self._build_live_panels)
-
-        QTimer.singleShot(20, self, build)
-
-    def _build_live_panels(self) -> None:
-        """The profile panel's six plots, one per event-loop turn (all at once: a 0.1-0.2 s stall),
-        then the panel around them."""
-        try:
-            from trtstudio.ui.live_panels import LivePanels
-
-            live = LivePanels(in_steps=True)
-        except Exception:  # noqa: BLE001 - no pyqtgraph, or a panel that cannot be made: the tools say so
-            self._build_profile_panel(None)
-            return
-
-        failed = False
-
-        def step() -> bool:
-            nonlocal failed
-            try:
-                return live.build_step()
-            except Exception:  # noqa: BLE001 - the panel makes its own plots then (or says why not)
-                failed = True
-                return False
-
-        in_turns(self, step, lambda: self._build_profile_panel(None if failed else live))
-
-    def _build_profile_panel(self, live: Any) -> None:
-        """The panel around ``live`` (its plots made already), put on screen a part per turn: the
-        first paint of the controls and of six plots together stalled the window 60-100 ms."""
-        if live is None:
-            try:
-                self.tools.build_profile_panel(None)
-            finally:  # a panel that failed must not keep wait_idle and the demo waiting for ever
-                self._plots = "built"
-            return
-        try:
-            live.setVisible(False)
-            self.tools.build_profile_panel(live)
-        except BaseException:
-            self._plots = "built"
-            self._drop_unplaced(live)
-            raise
-        panel = self.profile_panel
-        if panel is None or panel.live is not live:  # no ProfilePanel took it (PySide6 parts missing)
-            self._plots = "built"
-            self._drop_unplaced(live)
-            return
-        steps = live.reveal_steps()
-
-        def revealed() -> None:  # also after a step that failed (the panel is there, its plots as they are)
-            self._plots = "built"  # first: nothing below may keep wait_idle and the demo waiting
-            try:
-                live.setVisible(True)
-            except RuntimeError:  # its C++ side already gone with the panel
-                pass
-
-        in_turns(self, lambda: next(steps, False), revealed)
-
-    @staticmethod
-    def _drop_unplaced(live: Any) -> None:
-        """``live`` when no panel took it: a widget without a parent, shown, would open as a window of its own."""
-        if live.parent() is None:
-            live.deleteLater()
-        else:
-            live.setVisible(True)
+        self.stager.start_plots()
 
     def _on_workspace_analysis(self, ws: Workspace) -> None:
         self.engine_tabs.show_analysis(ws.analysis, ws.engine)
@@ -404,15 +270,9 @@ class MainWindow(QMainWindow):
         self.workspace.set_unsupported(items)
 
     def _on_workspace_unsupported(self, ws: Workspace) -> None:
-        dg = ws.display
-        if dg is not None:
-            g = dg.graph
-            self.view.flagged = {dg.display_index(g.node_by_name[u["node"]]) for u in ws.unsupported
-                                 if u.get("node") in g.node_by_name}
-            self.view.update()
-            if self.view.flagged:
-                self.statusBar().showMessage(
-                    f"{len(ws.unsupported)} node(s) the TensorRT parser rejects are marked in red", 10000)
+        if self.graphs.mark_flagged(ws.unsupported):
+            self.statusBar().showMessage(
+                f"{len(ws.unsupported)} node(s) the TensorRT parser rejects are marked in red", 10000)
         self.loader.reanalyze()
 
     def open_model(self, path: str | os.PathLike[str]) -> None:
@@ -426,86 +286,19 @@ class MainWindow(QMainWindow):
     def set_engine(self, engine: Any, paths: list[str] | None = None, analysis: Any = None) -> None:
         self.loader.set_engine(engine, paths, analysis)
 
-    # ---- selection & cross-linking ---------------------------------------------------
+    # ---- selection & cross-linking (GraphTabs) ------------------------------------------------
     def current_view(self) -> GraphView:
-        w = self.tabs.currentWidget()
-        return w if isinstance(w, GraphView) else self.view
-
-    def _on_view_node_selected(self, display_index: int) -> None:
-        sender = self.sender()
-        view = sender if isinstance(sender, GraphView) else self.view
-        if view.dg is None:
-            return
-        main = view is self.view
-        self.side_tabs.show_properties(view.dg, display_index, self.analysis if main else None)
-        ni = view.dg.node_index(display_index)
-        if not main or self.analysis is None or ni is None:
-            return
-        sel = self.workspace.select_nodes([view.dg.graph.nodes[ni].name], source="graph")
-        self._syncing = True
-        try:
-            self.engine_tabs.select_layers(sel.layers)
-        finally:
-            self._syncing = False
-
-    def _on_table_layers_selected(self, layer_indices: list[int]) -> None:
-        dg = self.display
-        if self._syncing or self.analysis is None or dg is None:
-            return
-        sel = self.workspace.select_layers(layer_indices, source="table")
-        model = self.workspace.model
-        if sel.node_index is not None and model is not None and dg.graph is model.graph:
-            idx = dg.display_indices_of(sel.node_index)
-        else:
-            idx = dg.display_indices(sel.nodes)
-        self.tabs.setCurrentIndex(0)
-        self.view.select(idx, center=True)
-        if idx:
-            self.side_tabs.show_properties(dg, idx[0], self.analysis)
+        return self.graphs.current_view()
 
     def select_layers(self, layer_indices: list[int]) -> None:
         """Select engine layers in the table and their ONNX nodes on the graph."""
-        self.engine_tabs.select_layers(layer_indices)
-        self._on_table_layers_selected(layer_indices)
-
-    def _on_engine_tabs_finding_clicked(self, layer_index: int | None, nodes: list[str]) -> None:
-        dg = self.display
-        if layer_index is not None:
-            self.select_layers([layer_index])
-        elif nodes and dg is not None:
-            g = dg.graph
-            self.view.select([dg.display_index(g.node_by_name[n]) for n in nodes if n in g.node_by_name])
-
-    def _on_search_ctl_hit(self, view: GraphView, target: int) -> None:
-        self.side_tabs.show_properties(view.dg, target, self.analysis if view is self.view else None)
-
-    def _on_view_node_activated(self, display_index: int) -> None:
-        sender = self.sender()
-        dg = (sender if isinstance(sender, GraphView) else self.view).dg
-        ni = dg.node_index(display_index) if dg is not None else None
-        if dg is not None and ni is not None:
-            node = dg.graph.nodes[ni]
-            for key, body in node.subgraphs.items():
-                self.open_subgraph(body, f"{node.name}.{key}")
+        self.graphs.select_layers(layer_indices)
 
     def open_subgraph(self, body: Any, title: str) -> GraphView:
-        for i in range(1, self.tabs.count()):
-            if self.tabs.tabText(i) == title:
-                self.tabs.setCurrentIndex(i)
-                return self.tabs.widget(i)  # type: ignore[return-value]
-        v = self._new_view()
-        self.tabs.addTab(v, title)
-        v.set_display(build_display(body))
-        self.tabs.setCurrentWidget(v)
-        return v
+        return self.graphs.open_subgraph(body, title)
 
     def close_subgraph_tab(self, index: int) -> None:
-        """Close the subgraph tab at ``index`` (the main graph, tab 0, stays)."""
-        if index > 0:
-            w = self.tabs.widget(index)
-            self.tabs.removeTab(index)
-            if w is not None:
-                w.deleteLater()
+        self.graphs.close_subgraph_tab(index)
 
     # ---- view actions ------------------------------------------------------------------------
     def fit_whole(self) -> None:
@@ -537,7 +330,6 @@ class MainWindow(QMainWindow):
         """Paint an ``engine.overlay.Overlay`` (support check, errors) on the main graph."""
         paint_overlay(self.view, self.display, ov)
 
-    # ---- dialogs -------------------------------------------------------------------------------
     # ---- reports and sessions (SessionController) --------------------------------------------
     def export_report(self, path: str) -> None:
         self.sessions.export_report(path)
@@ -576,8 +368,7 @@ class MainWindow(QMainWindow):
         self.last_error = message
         self.statusBar().showMessage(f"error: {message}", 15000)
         self.message_box(QMessageBox.Icon.Critical, "trtstudio", message)
-        if self._plots == "deferred":  # the model did not open: nothing to wait for
-            QTimer.singleShot(0, self, self.start_plots)
+        self.stager.failed()
 
     # ---- settings, recent files, theme ------------------------------------------------------
     def recent_files(self) -> list[str]:
@@ -587,10 +378,8 @@ class MainWindow(QMainWindow):
         """System (follows the desktop's colour scheme), Light or Dark."""
         dark = self.prefs.apply_theme(name)
         self.theme = "Dark" if dark else "Light"
-        for i in range(self.tabs.count()):
-            w = self.tabs.widget(i)
-            if isinstance(w, GraphView):
-                w.set_dark(dark)
+        for v in self.graphs.views():
+            v.set_dark(dark)
 
     def save_screenshot_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "trtstudio.png", "PNG (*.png)")
@@ -621,8 +410,7 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event: Any) -> None:  # noqa: N802
         super().showEvent(event)
-        if self._staged:  # a window that is never painted (minimised) still gets its docks
-            QTimer.singleShot(self.STAGED_AT_THE_LATEST_MS, self, self._start_unstaging)
+        self.stager.shown()
         if not self._docks_sized and not self.prefs.has_window_state():
             self._docks_sized = True
             self.apply_default_dock_sizes()
@@ -649,21 +437,6 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
-DOCK_SEPARATORS_PX = 24  # what the docks' separators and frames take of a window's width
-
-
-def default_dock_widths(width: int) -> tuple[int, int]:
-    """The widths of the model dock and the live profile dock in a window ``width`` wide, the graph
-    having the rest (less the separators): the live profile as wide as its controls beside its plots
-    need (the dock's frame and scroll bar added) while that leaves the graph a quarter of the window,
-    else 40% of it (its controls above its plots) so that the graph keeps the room to be read."""
-    model = int(width * 0.14)
-    profile = PROFILE_WIDE_PX + 40
-    if width - model - profile - DOCK_SEPARATORS_PX < width // 4:
-        profile = int(width * 0.4)
-    return model, profile
-
-
 def wait_idle(window: MainWindow, app: Any, timeout_s: float = 120.0) -> None:
     """Process events until the window has no load in flight (for --screenshot and tests)."""
     import time
@@ -674,16 +447,3 @@ def wait_idle(window: MainWindow, app: Any, timeout_s: float = 120.0) -> None:
         time.sleep(0.01)
     for _ in range(5):
         app.processEvents()
-
-
-def _import_plot_modules() -> None:
-    """What the plot panels import (pyqtgraph first), in a worker thread: the GUI thread then
-    finds the modules loaded."""
-    import importlib
-
-    for name in ("trtstudio.ui.plots", "trtstudio.ui.engine_charts", "trtstudio.ui.live_panels",
-                 "trtstudio.ui.profile_panel"):
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            return  # the builders say "unavailable" themselves

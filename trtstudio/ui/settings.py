@@ -104,3 +104,18 @@ class AppSettings:
         else:
             app.setPalette(app.style().standardPalette())
         return dark
+
+
+DOCK_SEPARATORS_PX = 24  # what the docks' separators and frames take of a window's width
+
+
+def default_dock_widths(width: int) -> tuple[int, int]:
+    """The widths of the model dock and the live profile dock in a window ``width`` wide, the graph
+    having the rest (less the separators): the live profile as wide as its controls beside its plots
+    need (the dock's frame and scroll bar added) while that leaves the graph a quarter of the window,
+    else 40% of it (its controls above its plots) so that the graph keeps the room to be read."""
+    model = int(width * 0.14)
+    profile = PROFILE_WIDE_PX + 40
+    if width - model - profile - DOCK_SEPARATORS_PX < width // 4:
+        profile = int(width * 0.4)
+    return model, profile
