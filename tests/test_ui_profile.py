@@ -101,6 +101,12 @@ def test_a_long_dynamic_dim_note_is_shown_whole(qtbot: Any, panel: Any, tmp_path
     assert "p2o.DynamicDimension.2" in note.plain_text() and "\u200b" not in note.plain_text()
     assert note.heightForWidth(note.width()) > 3 * note.fontMetrics().height()  # several lines: it wraps
     assert note.minimumSizeHint().width() <= note.width()  # no line wider than the label
+    # the inputs table shows the long symbolic shape whole: abbreviated dims, the full text on hover,
+    # and its columns within the table (the model-shape column ran off the edge)
+    table = panel.shapes_table
+    cell = table.item(0, 1)
+    assert "\u2026" in cell.text() and cell.toolTip().startswith("p2o.DynamicDimension.0x3xp2o.DynamicDimension.1")
+    assert table.columnWidth(0) + table.columnWidth(1) < table.viewport().width()
 
 
 def test_latest_set_model_wins_and_bad_models_are_one_line(qtbot: Any, panel: Any, tiny: Path, tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QTableWidget,
@@ -127,6 +128,16 @@ def _run_dims(spec: dict[str, Any]) -> list[int]:
     return spec.get("run") or [d if isinstance(d, int) and d > 0 else 1 for d in spec["shape"]]
 
 
+DIM_MAX = 8  # characters of a symbolic dim shown in the table; the tooltip has the whole shape
+
+
+def _short_dim(d: Any) -> str:
+    """A dim for the inputs table: ``p2o.DynamicDimension.0`` -> ``p2o…n.0`` (exporters' symbols run
+    to 25 characters, four of them pushed the table past the dock's edge)."""
+    text = str(d)
+    return text if len(text) <= DIM_MAX else f"{text[:3]}\u2026{text[-3:]}"
+
+
 def fill_shapes_table(table: QTableWidget, specs: list[dict[str, Any]]) -> dict[str, str]:
     """Rows input / model shape / run shape (editable; the plan's value, its sources as tooltip).
     Returns input -> the run shape text filled in."""
@@ -140,8 +151,10 @@ def fill_shapes_table(table: QTableWidget, specs: list[dict[str, Any]]) -> dict[
         name_item = QTableWidgetItem(spec["name"])
         name_item.setFlags(name_item.flags() & ~Qt.ItemFlag.ItemIsEditable)
         name_item.setToolTip(f"{spec['name']} ({spec['dtype']})")
-        model_item = QTableWidgetItem(f"{model_text}  {spec['dtype']}")
+        short = "x".join(_short_dim(d) for d in dims) if dims else "scalar"
+        model_item = QTableWidgetItem(f"{short}  {spec['dtype']}")
         model_item.setFlags(model_item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+        model_item.setToolTip(f"{model_text}  {spec['dtype']}")  # the whole text, always
         run_item = QTableWidgetItem(run_text)
         if spec.get("sources"):
             run_item.setToolTip("where each size came from: " + _where(spec))
@@ -259,6 +272,7 @@ class ProfilePanel(QWidget):
         self.shapes_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.shapes_table.horizontalHeader().setStretchLastSection(True)
         self.shapes_table.verticalHeader().setVisible(False)
+        self.shapes_table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # what is still too long: both ends kept
         self.shapes_table.setMaximumHeight(110)
         self.shapes_table.setSizeAdjustPolicy(QAbstractItemView.SizeAdjustPolicy.AdjustToContents)
         self.shapes_table.setToolTip("Edit 'run shape' as e.g. 1x3x224x224")
@@ -267,6 +281,8 @@ class ProfilePanel(QWidget):
         self.shapes_note.setWordWrap(True)
         self.shapes_note.setStyleSheet("color: #a05000;")
         self.shapes_note.setVisible(False)
+        # never squeezed below its wrapped height (a tall panel scrolls instead of cutting lines off)
+        self.shapes_note.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         v.addWidget(self.shapes_note)
         col.addWidget(box)
 
