@@ -41,14 +41,15 @@ def _time_table(s: dict[str, Any]) -> str:
     types = s["time_by_type"]
     if not types:
         return '<p class="muted">No engine layers and no per-layer profile: nothing to break down.</p>'
-    timed = s["time_basis"] == "profile"
+    timed = bool(s.get("timed", s["time_basis"] == "profile"))
     time_th = "<th class=num>time</th>" if timed else ""
     head = (f"<tr><th>layer type</th><th class=num>layers</th>{time_th}"
             f"<th class=num>{'share' if timed else 'share of layers'}</th></tr>")
     rows = "".join(f"<tr><td>{escape(str(t['type']))}</td><td class=num>{fmt_num(t['layers'])}</td>"
                    + (f"<td class=num>{_ms(t['time_ms'], 'no profile')}</td>" if timed else "")
                    + f"<td class=num>{_pct(t['share'])}</td></tr>" for t in types)
-    basis = "" if timed else '<p class="muted">No per-layer profile of the engine: the layer mix by count.</p>'
+    basis = ("" if s["time_basis"] == "profile" else f'<p class="muted">From {escape(s["time_basis"])}.</p>') if timed \
+        else '<p class="muted">No per-layer profile of the engine: the layer mix by count.</p>'
     out = f"{basis}{_TABLE}{head}{rows}</table>"
     if s["top_layers"]:
         lrows = "".join(

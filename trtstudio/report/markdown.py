@@ -30,8 +30,10 @@ def _pct(share: float | None) -> str:
 def _glance(s: dict[str, Any]) -> list[str]:
     out = ["## At a glance", "", s["headline"]["text"], ""]
     if s["time_by_type"]:
-        timed = s["time_basis"] == "profile"
-        out += ["**Where the time goes**" + ("" if timed else " (no per-layer profile: the layer mix by count)"), "",
+        timed = bool(s.get("timed", s["time_basis"] == "profile"))
+        how = "" if s["time_basis"] == "profile" else f" (from {s['time_basis']})" if timed else \
+            " (no per-layer profile: the layer mix by count)"
+        out += ["**Where the time goes**" + how, "",
                 md_table(("layer type", "layers", "time", "share"),
                          [(t["type"], t["layers"], fmt_ms(t["time_ms"]) if timed else DASH, _pct(t["share"]))
                           for t in s["time_by_type"]]), ""]

@@ -385,6 +385,8 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     summary: dict[str, Any] | None = None  # At a glance (report.summary.at_a_glance), first in every writer
     runs: list[dict[str, Any]] = field(default_factory=list)  # every run of the session, one row each
+    # the run's per-node profile rows when the engine has no per-layer times (At a glance reads them)
+    run_profile: list[dict[str, Any]] = field(default_factory=list)
     samples: np.ndarray | None = field(default=None, repr=False, compare=False)  # raw latencies (CSV), not in JSON
 
     def to_json(self) -> dict[str, Any]:
@@ -445,6 +447,9 @@ class Report:
             rep.time_by_type = _group(timed, "type")
             if any(r["precision"] for r in timed):
                 rep.time_by_precision = _group(timed, "precision")
+        elif info is not None and run is not None and run.layers:
+            # an engine without a profile beside a run's per-node profile: where the run's time went
+            rep.run_profile = [r for r in layer_rows(None, run) if r["time_ms"] is not None]
         if run is not None:
             st = run.stats
             rep.run = {

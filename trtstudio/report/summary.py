@@ -26,6 +26,7 @@ import math
 from typing import Any
 
 TOP_TYPES = 5
+NO_PROFILE = "layer count (no profile)"  # the basis of "where the time goes" without any per-layer time
 TOP_LAYERS = 5
 _SEVERITIES = ("error", "warning", "info")
 UNSTABLE_COV_PERCENT = 2.5  # profiling.stats' threshold for "unstable"
@@ -153,6 +154,10 @@ def where_time_goes(rep: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     rows = [r for r in _l(rep.layers) if isinstance(r, dict)]
     timed = [r for r in rows if _num(r.get("time_ms")) is not None]
     total = sum(float(r["time_ms"]) for r in timed)
+    run_rows = [r for r in _l(getattr(rep, "run_profile", None)) if isinstance(r, dict) and _num(r.get("time_ms"))]
+    if not timed and run_rows:  # the engine has no profile; the run's per-node profile says where its time went
+        return _by_type_of(run_rows, f"{_d(rep.run).get('backend') or 'the run'}'s per-node profile "
+                                     "(not the engine's time)")
     if timed and total > 0:
         groups = [g for g in _l(rep.time_by_type) if isinstance(g, dict) and _num(g.get("time_ms")) is not None]
         by_type = [{"type": str(g.get("key")), "time_ms": float(g["time_ms"]), "share": float(g["time_ms"]) / total,
@@ -168,11 +173,28 @@ def where_time_goes(rep: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     n = sum(counts.values())
     mix = [{"type": k, "time_ms": None, "share": v / n, "layers": v}
            for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_TYPES]]
-    return mix, [], "layer count (no profile)"
+    return mix, [], NO_PROFILE
 
 
 def _rank(severity: str) -> int:
     return _SEVERITIES.index(severity) if severity in _SEVERITIES else len(_SEVERITIES)
+
+
+def _by_type_of(rows: list[dict[str, Any]], basis: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """Time by type and the slowest rows of profile ``rows`` (each with time_ms, type, onnx_nodes)."""
+    total = sum(float(r["time_ms"]) for r in rows) or 1.0
+    sums: dict[str, list[float]] = {}
+    for r in rows:
+        acc = sums.setdefault(str(r.get("type") or "unknown"), [0.0, 0])
+        acc[0] += float(r["time_ms"])
+        acc[1] += 1
+    by_type = [{"type": k, "time_ms": v[0], "share": v[0] / total, "layers": int(v[1])}
+               for k, v in sorted(sums.items(), key=lambda kv: -kv[1][0])[:TOP_TYPES]]
+    top = sorted(rows, key=lambda r: -float(r["time_ms"]))[:TOP_LAYERS]
+    layers = [{"index": r.get("index"), "name": str(r.get("name")), "type": str(r.get("type")),
+               "precision": r.get("precision"), "time_ms": float(r["time_ms"]), "share": float(r["time_ms"]) / total,
+               "onnx_nodes": [str(n) for n in _l(r.get("onnx_nodes")) if n]} for r in top]
+    return by_type, layers, basis
 
 
 def findings_by_severity(rep: Any) -> dict[str, Any]:
@@ -289,4 +311,5 @@ def at_a_glance(rep: Any) -> dict[str, Any]:
     by_type, top, basis = where_time_goes(rep)
     findings = findings_by_severity(rep)
     return {"headline": headline(rep), "time_by_type": by_type, "top_layers": top, "time_basis": basis,
+            "timed": basis != NO_PROFILE,
             "findings_by_severity": findings, "verdicts": verdicts(rep), "next_steps": next_steps(rep, findings)}

@@ -162,7 +162,7 @@ class PresentView(QWidget):
         self.headline.setText(s["headline"]["text"])
         parts = []
         if s["time_by_type"]:
-            what = "time" if s["time_basis"] == "profile" else "layers"
+            what = "time" if s.get("timed") else "layers"
             parts.append(f"Most {what}: " + ", ".join(f"{t['type']} {t['share'] * 100:.0f} %" for t in s["time_by_type"][:3]))
         counts = s["findings_by_severity"]["counts"]
         if any(counts.values()):
