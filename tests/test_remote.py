@@ -101,16 +101,14 @@ def test_remote_profile_has_the_local_schema_and_names_the_target(server, ssh_en
 
 def test_samples_stream_while_the_remote_run_goes_on(server, ssh_env, tiny) -> None:
     pytest.importorskip("onnxruntime")
-    from trtstudio.cli import build_parser
     from trtstudio.profiling.samples import SampleBuffer
     from trtstudio.remote.client import remote_profile
     from trtstudio.remote.target import Target
 
     argv = [str(tiny), "--backend", "ort", "--duration", "2"]
-    args = build_parser().parse_args(["profile", *argv])
     buf = SampleBuffer(100_000)
     seen: list[tuple[str, int]] = []
-    run = remote_profile(Target.parse(server.url), argv, args, samples=buf,
+    run = remote_profile(Target.parse(server.url), argv, [str(tiny)], samples=buf,
                          on_line=lambda m: seen.append((m["kind"], buf.count)))
     kinds = [k for k, _ in seen]
     assert run.error is None and kinds[0] == "hello" and kinds[-1] == "result"

@@ -90,14 +90,15 @@ def strip_remote(argv: list[str]) -> list[str]:
     return out
 
 
-def remote_profile(target: Target, argv: list[str], args: argparse.Namespace, samples: Any = None,
+def remote_profile(target: Target, argv: list[str], files: list[str], samples: Any = None,
                    on_line: Callable[[dict[str, Any]], None] | None = None, stop: threading.Event | None = None
                    ) -> RemoteRun:
-    """Run ``trtstudio profile ARGV`` on ``target`` (``argv`` as given locally, without --remote):
-    inputs copied once, samples appended to ``samples`` (a SampleBuffer) as they stream in."""
+    """Run ``trtstudio profile ARGV`` on ``target`` (``argv`` as given locally, without --remote;
+    ``files``: the local input files it names, copied once and replaced by their copies' paths),
+    samples appended to ``samples`` (a SampleBuffer) as they stream in."""
     t0 = time.perf_counter()
     target.check_reachable()
-    mapping = {path: target.put(path) for _, path in _file_args(args)}
+    mapping = {path: target.put(path) for path in dict.fromkeys(files)}
     words = [target.python, "-u", "-m", "trtstudio.remote.agent", "profile", *_replace(argv, mapping)]
     proc = subprocess.Popen(target.command(words), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
@@ -189,7 +190,8 @@ def run_profile_command(args: argparse.Namespace, argv: list[str]) -> int:
 
     target = Target.parse(args.remote)
     progress = _Progress(sys.stderr)  # on stderr: --json's document on stdout stays clean
-    result = remote_profile(target, strip_remote(argv), args, on_line=progress)
+    files = [path for _, path in _file_args(args)]
+    result = remote_profile(target, strip_remote(argv), files, on_line=progress)
     if result.exit == 2 and result.doc is None:
         raise RemoteError(args.remote, result.error or "the run failed")
     doc = result.doc if result.doc is not None else partial_doc(result, str(args.model), str(args.backend))
@@ -359,13 +361,12 @@ def profile_request_remote(url: str, request: Any, state: Any = None, samples: A
     """Run ``request`` on the target ``url`` as the Live profile panel runs it locally: samples into
     ``samples`` while it goes on, ``loaded``/``cold`` events on ``state``; a stop on ``state`` ends
     the remote run and keeps what was received."""
-    from trtstudio.cli import build_parser
     from trtstudio.profiling.session import RunRecord
     from trtstudio.report.session import RunData
 
     target = Target.parse(url)
     argv = request_argv(request)
-    args = build_parser().parse_args(["profile", *argv])
+    files = [str(p) for p in (request.model, request.input_path) if p and Path(str(p)).is_file()]
 
     def on_line(msg: dict[str, Any]) -> None:
         if state is None:
@@ -376,7 +377,7 @@ def profile_request_remote(url: str, request: Any, state: Any = None, samples: A
         elif msg.get("kind") == "cold" and msg.get("cold_ms") is not None:
             state.event("cold", cold_ms=float(msg["cold_ms"]))
 
-    out = remote_profile(target, argv, args, samples=samples, on_line=on_line, stop=_StopWhen(state))  # type: ignore[arg-type]
+    out = remote_profile(target, argv, files, samples=samples, on_line=on_line, stop=_StopWhen(state))  # type: ignore[arg-type]
     if out.exit == 2 and out.doc is None:
         raise RemoteError(url, out.error or "the run failed")
     doc = out.doc if out.doc is not None else partial_doc(out, str(request.model), str(request.backend))
