@@ -138,6 +138,7 @@ def test_onnx_light_resnet50_weights_made_by_constant_of_shape() -> None:
     assert 25_500_000 < s["parameters"] < 25_700_000
 
 
+@pytest.mark.gui
 def test_report_and_model_page_say_where_the_weights_are(tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
     from trtstudio.report import build_report, write_report
     from trtstudio.ui.properties_view import ModelPanel
