@@ -57,6 +57,9 @@ def test_sweep_table_and_progress(tiny, tmp_path) -> None:
     assert fp32.speedup is None
     doc = res.to_json()
     assert doc["schema"] == "trtstudio.precision/1" and doc["recommendation"] == res.recommendation
+    # the story first: a sentence per variant, from its verdict and its accuracy
+    assert [line.split(" ", 1)[0] for line in doc["story"]] == ["fp16", "bf16", "int8"]
+    assert ("fails the accuracy budget" in doc["story"][2]) == (int8.passed is False)
     import onnxruntime
 
     # the versions of what computed the figures; no TensorRT-RTX figure, so no TensorRT-RTX version

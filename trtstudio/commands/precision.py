@@ -78,7 +78,7 @@ def format_table(doc: dict[str, Any]) -> str:
     """The sweep as a text table for people."""
     head = f"{'variant':8} {'median ms':>10} {'p99 ms':>9} {'inf/s':>9} {'model':>10} {'engine':>10} " \
            f"{'cosine':>9} {'max abs':>9} {'top1':>6}  result"
-    lines = [head, "-" * len(head)]
+    lines = [*(doc.get("story") or []), *([""] if doc.get("story") else []), head, "-" * len(head)]
     for v in doc["variants"]:
         lat = v.get("latency_ms") or {}
         acc = v.get("accuracy") or {}

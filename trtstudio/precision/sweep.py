@@ -124,10 +124,14 @@ class SweepResult:
 
     def to_json(self) -> dict[str, Any]:
         """The ``trtstudio.precision/1`` document."""
-        return {"schema": SCHEMA, "model": self.model, "backend": self.backend,
-                "variants": [v.to_json() for v in self.variants], "recommendation": self.recommendation,
-                "recommended": self.recommended, "notes": self.notes, "cancelled": self.cancelled,
-                "versions": self.versions, "computed_by": self.computed_by}
+        from trtstudio.report.story import sweep_story
+
+        doc = {"schema": SCHEMA, "model": self.model, "backend": self.backend,
+               "variants": [v.to_json() for v in self.variants], "recommendation": self.recommendation,
+               "recommended": self.recommended, "notes": self.notes, "cancelled": self.cancelled,
+               "versions": self.versions, "computed_by": self.computed_by}
+        doc["story"] = sweep_story(doc)  # what changed, in sentences, before the table
+        return doc
 
     def variant(self, name: str) -> VariantResult | None:
         """The row named ``name``."""
