@@ -178,15 +178,29 @@ def compare_engine(info: Any = None, plan_path: str | os.PathLike[str] | None = 
     if not facts:
         return []
     m = machine if machine is not None else this_machine()
-    out: list[dict[str, str]] = []
     kind = facts.get("kind")
     label = {"tensorrt_rtx": "TensorRT-RTX", "tensorrt": "TensorRT"}.get(kind or "", "TensorRT")
-    built = facts.get("version")
     here = m.runtimes.get(kind or "")
-    ccs: list[str] = list(facts.get("compute_capabilities") or [])
+    out = _runtime_findings(facts, m, label, here)
+    out += _gpu_findings(facts, m, plan_path)
+    # the driver
+    cuda = facts.get("cuda")
+    if cuda and m.cuda_driver and _major_minor(m.cuda_driver) < _major_minor(cuda):
+        out.append(_finding("error", f"the engine's TensorRT was built against CUDA {cuda}; this driver supports CUDA up to "
+                            f"{m.cuda_driver}", "update the NVIDIA driver"))
+    gpus = m.gpus
+    if not out and (here or gpus):
+        where = ", ".join(x for x in (f"{label} {here}" if here else "", ", ".join(g.get("name", "") for g in gpus)) if x)
+        out.append(_finding("info", f"the engine matches this machine ({where})"))
+    return out
+
+
+def _runtime_findings(facts: dict[str, Any], m: Machine, label: str, here: str | None) -> list[dict[str, str]]:
+    """The runtime: none here for the engine's kind, or a version other than the one that built it."""
+    out: list[dict[str, str]] = []
+    kind = facts.get("kind")
+    built = facts.get("version")
     vc = bool(facts.get("version_compatible"))
-    hw = facts.get("hardware_compat")
-    # the runtime
     if kind and not here:
         other = "tensorrt_rtx" if kind == "tensorrt" else "tensorrt"
         extra = f" ({other} {m.runtimes[other]} is installed, but it cannot read {label} plans)" if other in m.runtimes else ""
@@ -211,7 +225,16 @@ def compare_engine(info: Any = None, plan_path: str | os.PathLike[str] | None = 
             out.append(_finding("error", f"built with {label} {built}, this machine has {label} {here}: "
                                 f"deserializing will fail (plans are tied to the version that built them)",
                                 f"rebuild the engine here{vc_hint}, or install {label} {built}"))
-    # the GPU
+    return out
+
+
+def _gpu_findings(facts: dict[str, Any], m: Machine,
+                  plan_path: str | os.PathLike[str] | None) -> list[dict[str, str]]:
+    """The GPUs: none here, or ones whose compute capability the engine was not built for."""
+    out: list[dict[str, str]] = []
+    kind = facts.get("kind")
+    ccs: list[str] = list(facts.get("compute_capabilities") or [])
+    hw = facts.get("hardware_compat")
     gpus = m.gpus
     if m.probed and not gpus:
         if plan_path is not None:
@@ -249,14 +272,6 @@ def compare_engine(info: Any = None, plan_path: str | os.PathLike[str] | None = 
                                 + f", this GPU is {name}: the engine cannot be deserialized here",
                                 "rebuild it on this GPU, or build with --hardwareCompatibilityLevel=ampere+ "
                                 "(TensorRT >= 8.6, SM80+ GPUs) for an engine that moves between GPUs"))
-    # the driver
-    cuda = facts.get("cuda")
-    if cuda and m.cuda_driver and _major_minor(m.cuda_driver) < _major_minor(cuda):
-        out.append(_finding("error", f"the engine's TensorRT was built against CUDA {cuda}; this driver supports CUDA up to "
-                            f"{m.cuda_driver}", "update the NVIDIA driver"))
-    if not out and (here or gpus):
-        where = ", ".join(x for x in (f"{label} {here}" if here else "", ", ".join(g.get("name", "") for g in gpus)) if x)
-        out.append(_finding("info", f"the engine matches this machine ({where})"))
     return out
 
 

@@ -196,27 +196,31 @@ class _Ctx:
         self._reformat_ids: set[int] | None = None
         self._consumers: dict[str, list[Layer]] | None = None
         self._written_read: tuple[set[str], set[str]] | None = None  # tensor names some layer writes / reads
-        # One classification pass; the rules then walk only the layers they are about.
-        reformats: list[Layer] = []
-        plugins: list[Layer] = []
-        conv_gemm: list[Layer] = []
-        region_layers: list[Layer] = []
-        qdq_layers: list[Layer] = []
-        compute: list[Layer] = []
-        shape_ops: list[Layer] = []
+        # One classification pass (_classify); the rules then walk only the layers they are about.
+        self.reformats: list[Layer] = []
+        self.plugins: list[Layer] = []
+        self.conv_gemm: list[Layer] = []
+        self.region_layers: list[Layer] = []
+        self.qdq: list[Layer] = []
+        self.compute: list[Layer] = []
+        self.shape_ops: list[Layer] = []
         # precision_in and precision_out of each layer of compute, conv_gemm and qdq, in their
         # order: read once here, not by each rule (a million property calls at 300,000 layers)
-        compute_in: list[str | None] = []
-        compute_out: list[str | None] = []
-        conv_gemm_in: list[str | None] = []
-        conv_gemm_out: list[str | None] = []
-        qdq_in: list[str | None] = []
-        qdq_out: list[str | None] = []
-        self.reformats, self.plugins, self.conv_gemm, self.region_layers = reformats, plugins, conv_gemm, region_layers
-        self.qdq, self.compute, self.shape_ops = qdq_layers, compute, shape_ops
-        self.compute_in, self.compute_out = compute_in, compute_out
-        self.conv_gemm_in, self.conv_gemm_out = conv_gemm_in, conv_gemm_out
-        self.qdq_in, self.qdq_out = qdq_in, qdq_out
+        self.compute_in: list[str | None] = []
+        self.compute_out: list[str | None] = []
+        self.conv_gemm_in: list[str | None] = []
+        self.conv_gemm_out: list[str | None] = []
+        self.qdq_in: list[str | None] = []
+        self.qdq_out: list[str | None] = []
+        self._classify(engine)
+
+    def _classify(self, engine: EngineInfo) -> None:
+        """Sort the engine's layers into the lists of __init__, in one pass over them."""
+        reformats, plugins, conv_gemm, region_layers = self.reformats, self.plugins, self.conv_gemm, self.region_layers
+        qdq_layers, compute, shape_ops = self.qdq, self.compute, self.shape_ops
+        compute_in, compute_out = self.compute_in, self.compute_out
+        conv_gemm_in, conv_gemm_out = self.conv_gemm_in, self.conv_gemm_out
+        qdq_in, qdq_out = self.qdq_in, self.qdq_out
         qdq_ids, compute_ids = self._qdq_ids, self._compute_ids
         qdq_nodes, shape_nodes = self.qdq_nodes, self.shape_nodes
         # what the type alone says, per (type, parameter_type): a few dozen pairs in any engine

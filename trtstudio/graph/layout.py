@@ -591,21 +591,7 @@ def layout(
     seg_w = 1.0 + (~real[seg_u]) + (~real[seg_v]) * 1.0
     seg_w = np.where(~real[seg_u] & ~real[seg_v], 8.0, seg_w)
 
-    # crossing reduction
-    _, pos = _positions(layer_all, key, tie)
-    ordr = _Orderer(layer_all, seg_u, seg_v)
-    ordr.setup_bands(_BAND)
-    best_pos, best = pos, ordr.crossings(pos)
-    for i in range(max(sweeps, 0) * 2):
-        if best == 0:
-            break
-        down = i % 2 == 0
-        pos = ordr.band_sweep(pos, down)
-        pos, _ = ordr.transpose(pos.copy(), ordr._order_from_pos(pos))
-        cr = ordr.crossings(pos)
-        if cr < best:
-            best_pos, best = pos, cr
-    pos = best_pos
+    pos, best = _reduce_crossings(layer_all, key, tie, seg_u, seg_v, sweeps)
 
     # coordinates
     w_all = np.r_[w_real, np.zeros(n_all - n)]
@@ -616,14 +602,7 @@ def layout(
     width = float(np.max(x_all + w_all * 0.5))
     height = float(np.max(y_all[:n] + h_real * 0.5) - np.min(y_all[:n] - h_real * 0.5))
 
-    # order among real nodes
-    o = np.lexsort((pos[:n], lay))
-    ls = lay[o]
-    starts = np.flatnonzero(np.r_[True, ls[1:] != ls[:-1]])
-    sizes = np.diff(np.r_[starts, n])
-    order = np.empty(n, dtype=np.int32)
-    order[o] = (np.arange(n) - np.repeat(starts, sizes)).astype(np.int32)
-
+    order = _order_in_layers(n, pos, lay)
     edge_xy, edge_offsets = _edge_polylines(x_all, y_all, h_all, chain, chain_off, edge_map, s_in)
     points = None
     if edge_map.size <= _EDGE_POINTS_LIMIT:
@@ -641,6 +620,38 @@ def layout(
         edge_offsets=edge_offsets,
         reversed_edges=int(np.unique(-1 - edge_map[(edge_map < 0) & (edge_map > -(2**62))]).size),
     )
+
+
+def _reduce_crossings(
+    layer_all: np.ndarray, key: np.ndarray, tie: np.ndarray, seg_u: np.ndarray, seg_v: np.ndarray, sweeps: int,
+) -> tuple[np.ndarray, int]:
+    """Crossing reduction: the positions in their layers with the fewest crossings seen over
+    ``sweeps`` down+up band sweeps (each followed by a transpose pass), and that count."""
+    _, pos = _positions(layer_all, key, tie)
+    ordr = _Orderer(layer_all, seg_u, seg_v)
+    ordr.setup_bands(_BAND)
+    best_pos, best = pos, ordr.crossings(pos)
+    for i in range(max(sweeps, 0) * 2):
+        if best == 0:
+            break
+        down = i % 2 == 0
+        pos = ordr.band_sweep(pos, down)
+        pos, _ = ordr.transpose(pos.copy(), ordr._order_from_pos(pos))
+        cr = ordr.crossings(pos)
+        if cr < best:
+            best_pos, best = pos, cr
+    return best_pos, best
+
+
+def _order_in_layers(n: int, pos: np.ndarray, lay: np.ndarray) -> np.ndarray:
+    """Each real node's rank among the real nodes of its layer."""
+    o = np.lexsort((pos[:n], lay))
+    ls = lay[o]
+    starts = np.flatnonzero(np.r_[True, ls[1:] != ls[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    order = np.empty(n, dtype=np.int32)
+    order[o] = (np.arange(n) - np.repeat(starts, sizes)).astype(np.int32)
+    return order
 
 
 def _edge_polylines(

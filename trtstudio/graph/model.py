@@ -283,14 +283,10 @@ def _shape_of(type_proto: Any) -> tuple[str, list[int | str] | None]:
     return dtype, dims
 
 
-def _build_graph(gproto: Any, base_dir: str, owner: str | None, depth: int, outer: set[str],
-                 external: list[Any] | None = None) -> Graph:
-    """The Graph of ``gproto`` (and its subgraphs); ``external`` collects the initializer and
-    attribute TensorProtos whose data lies in external files, for :func:`_check_external`."""
+def _graph_tensors(gproto: Any, initializers: dict[str, Any]) -> tuple[dict[str, Tensor], list[str], list[str]]:
+    """The tensors ``gproto`` declares (initializers, value_info, inputs, outputs), its input names
+    (initializers listed as inputs left out) and its output names."""
     tensors: dict[str, Tensor] = {}
-    initializers = {init.name: init for init in gproto.initializer}
-    if external is not None:
-        external.extend(init for init in gproto.initializer if init.data_location == _EXTERNAL)
     for init in gproto.initializer:
         tensors[init.name] = Tensor(init.name, dtype_name(init.data_type), [int(d) for d in init.dims], "initializer")
     for vi in gproto.value_info:
@@ -312,6 +308,17 @@ def _build_graph(gproto: Any, base_dir: str, owner: str | None, depth: int, oute
             tensors[vi.name] = t
         t.kind = "output"
         outputs.append(vi.name)
+    return tensors, inputs, outputs
+
+
+def _build_graph(gproto: Any, base_dir: str, owner: str | None, depth: int, outer: set[str],
+                 external: list[Any] | None = None) -> Graph:
+    """The Graph of ``gproto`` (and its subgraphs); ``external`` collects the initializer and
+    attribute TensorProtos whose data lies in external files, for :func:`_check_external`."""
+    initializers = {init.name: init for init in gproto.initializer}
+    if external is not None:
+        external.extend(init for init in gproto.initializer if init.data_location == _EXTERNAL)
+    tensors, inputs, outputs = _graph_tensors(gproto, initializers)
 
     nodes: list[Node] = []
     by_name: dict[str, int] = {}

@@ -81,7 +81,19 @@ class PrecisionSweepDialog(WorkerDialog):
         self.state: PrecisionState | None = None
         self.setWindowTitle(f"Precision sweep: {self.model_path}")
         self.resize(1000, 520)
+        form = self._build_form()
+        buttons = self._build_buttons()
+        self._build_results()
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.phase_label)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.recommendation_label)
+        layout.addWidget(self.status_label)
 
+    def _build_form(self) -> QFormLayout:
+        """The variants, data, method, Keep FP32 and engine rows."""
         self.variant_boxes: dict[str, QCheckBox] = {}
         row = QHBoxLayout()
         fp32 = QCheckBox("FP32 (reference)")
@@ -121,7 +133,10 @@ class PrecisionSweepDialog(WorkerDialog):
         form.addRow("Calibration method", self.method_combo)
         form.addRow("Keep FP32", self.block_edit)
         form.addRow("", engine_row)
+        return form
 
+    def _build_buttons(self) -> QHBoxLayout:
+        """Run, Cancel and the progress bar (the phase label goes under them)."""
         self.run_button = QPushButton("Run")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
@@ -135,7 +150,10 @@ class PrecisionSweepDialog(WorkerDialog):
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.progress, 1)
+        return buttons
 
+    def _build_results(self) -> None:
+        """The variants table, the recommendation and the status line."""
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -150,14 +168,6 @@ class PrecisionSweepDialog(WorkerDialog):
         self.recommendation_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status_label = QLabel("")
         self.status_label.setWordWrap(True)
-
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addLayout(buttons)
-        layout.addWidget(self.phase_label)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.recommendation_label)
-        layout.addWidget(self.status_label)
 
     def _with_browse(self, edit: QLineEdit, kind: str) -> QWidget:
         w = QWidget()

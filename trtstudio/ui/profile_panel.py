@@ -264,7 +264,26 @@ class ProfilePanel(QWidget):
         self.model_label = QLabel("No model")
         self.model_label.setWordWrap(True)
         col.addWidget(self.model_label)
+        col.addWidget(self._build_inputs())
+        col.addWidget(self._build_run_form())
+        self._build_controls(col)
+        side.setMinimumWidth(280)
+        self._side = side
 
+        self.live = live if live is not None else LivePanels()
+        self._split = split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(side)
+        split.addWidget(self.live)
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(split)
+        self._arrange(self.width())
+
+    def _build_inputs(self) -> QGroupBox:
+        """The Inputs box: the shapes table and the dynamic-dims note."""
         box = QGroupBox("Inputs")
         v = QVBoxLayout(box)
         self.shapes_table = QTableWidget(0, 3)
@@ -284,8 +303,10 @@ class ProfilePanel(QWidget):
         # never squeezed below its wrapped height (a tall panel scrolls instead of cutting lines off)
         self.shapes_note.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         v.addWidget(self.shapes_note)
-        col.addWidget(box)
+        return box
 
+    def _build_run_form(self) -> QGroupBox:
+        """The Run box: backend, input data, warm-up, measure, threads and device."""
         form_box = QGroupBox("Run")
         form = QFormLayout(form_box)
         self.backend_combo = self._backend_combo()
@@ -331,8 +352,10 @@ class ProfilePanel(QWidget):
         self.device_spin.setToolTip("CUDA device for GPU backends (default: device 0); 'ort' runs on the CPU")
         form.addRow("Device", self.device_spin)
         self.backend_combo.currentIndexChanged.connect(lambda _i: self._sync_buttons())
-        col.addWidget(form_box)
+        return form_box
 
+    def _build_controls(self, col: QVBoxLayout) -> None:
+        """Start/Pause/Stop, the per-layer run, the status and error lines and the layers table."""
         buttons = QHBoxLayout()
         self.start_button = QPushButton("Start")
         self.pause_button = QPushButton("Pause")
@@ -374,20 +397,6 @@ class ProfilePanel(QWidget):
         self.layers_table.setVisible(False)
         col.addWidget(self.layers_table, 10)
         col.addStretch(1)
-        side.setMinimumWidth(280)
-        self._side = side
-
-        self.live = live if live is not None else LivePanels()
-        self._split = split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(side)
-        split.addWidget(self.live)
-        split.setStretchFactor(0, 0)
-        split.setStretchFactor(1, 1)
-        split.setChildrenCollapsible(False)
-        outer = QHBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(split)
-        self._arrange(self.width())
 
     WIDE_PX = PROFILE_WIDE_PX  # narrower than this (a dock), the controls go above the plots
 

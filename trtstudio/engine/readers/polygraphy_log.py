@@ -48,12 +48,7 @@ def _tensors(s: str) -> list[TensorDesc]:
 @register("polygraphy-log", patterns=("result-*.log",), sniff=_sniff, kind="log", priority=55)
 def read(path: Path, text: str) -> EngineInfo:
     """Read a Polygraphy inspect log; layers only when it inspected an engine."""
-    info = EngineInfo()
-    for m in _MODULE.finditer(text[:20000]):
-        info.versions.setdefault(m.group(1), m.group(2))
-    mem = re.search(r"Device Memory: (\d+) bytes", text)
-    if mem:
-        info.memory["device_memory"] = int(mem.group(1))
+    info = _header(text)
     lines = [ln.rstrip("\r") for ln in text.split("\n")]  # not splitlines(): keeps \x1e inside lines
     layers: list[Layer] = []
     in_layers = False
@@ -112,25 +107,47 @@ def read(path: Path, text: str) -> EngineInfo:
         if cur is None:
             continue
         if in_attrs:
-            if " = " in s:
-                k, v = s.split(" = ", 1)
-            elif s.endswith(" ="):
-                k, v = s[:-2], ""
-            else:
-                continue
-            k, v = k.strip(), v.strip()
-            if k == "Origin":
-                cur.origin = None if v in ("", "Unknown") else v
-            elif k == "Tactic":
-                if v.startswith("0x"):
-                    cur.tactic_value = v
-                elif v:
-                    cur.tactic = v
-            else:
-                cur.attrs[k] = v
+            _attribute(cur, s)
         elif s:
             buf.append(s)
     flush()
+    _finish(info, layers, text)
+    return info
+
+
+def _header(text: str) -> EngineInfo:
+    """An EngineInfo with the log's module versions and the engine's device memory."""
+    info = EngineInfo()
+    for m in _MODULE.finditer(text[:20000]):
+        info.versions.setdefault(m.group(1), m.group(2))
+    mem = re.search(r"Device Memory: (\d+) bytes", text)
+    if mem:
+        info.memory["device_memory"] = int(mem.group(1))
+    return info
+
+
+def _attribute(cur: Layer, s: str) -> None:
+    """One stripped line of a layer's "---- Attributes ----" block: Origin, Tactic or another attribute."""
+    if " = " in s:
+        k, v = s.split(" = ", 1)
+    elif s.endswith(" ="):
+        k, v = s[:-2], ""
+    else:
+        return
+    k, v = k.strip(), v.strip()
+    if k == "Origin":
+        cur.origin = None if v in ("", "Unknown") else v
+    elif k == "Tactic":
+        if v.startswith("0x"):
+            cur.tactic_value = v
+        elif v:
+            cur.tactic = v
+    else:
+        cur.attrs[k] = v
+
+
+def _finish(info: EngineInfo, layers: list[Layer], text: str) -> None:
+    """Set the layers (with their profiles), or say why the log has none."""
     if layers:
         info.layers = layers
         assign_profiles(info)
@@ -141,4 +158,3 @@ def read(path: Path, text: str) -> EngineInfo:
         )
     else:
         info.warnings.append("Polygraphy log without engine layers (inspect an engine plan to list them)")
-    return info
