@@ -65,7 +65,7 @@ def test_validate_names_the_field_not_a_flag(changes: dict[str, Any], field: str
 
 
 def test_a_valid_request_passes_and_its_settings_are_json() -> None:
-    req = ProfileRequest("m.onnx", backend="ort", shapes={"x": (2, 3, 16, 16)}, iterations=None, duration_s=0.5,
+    req = ProfileRequest("m.onnx", backend="torch-cuda", shapes={"x": (2, 3, 16, 16)}, iterations=None, duration_s=0.5,
                          threads=2, cuda_graph=True)
     req.validate()
     settings = req.settings()

@@ -36,10 +36,12 @@ class BackendInfo:
     defaults: Mapping[str, Any] = field(default_factory=dict)  # constructor/load options
     provider: str | None = None  # ONNX Runtime execution provider it needs, if any
     builds: bool = False  # a TensorRT flavour that builds engines (backends.build)
+    cuda_graph: bool = False  # can capture its enqueue in a CUDA graph (--cuda-graph)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "label": self.label, "runtime": self.runtime, "pip": self.pip,
-                "gpu": self.gpu, "kinds": sorted(self.kinds), "provider": self.provider, "builds": self.builds}
+                "gpu": self.gpu, "kinds": sorted(self.kinds), "provider": self.provider, "builds": self.builds,
+                "cuda_graph": self.cuda_graph}
 
 
 _TRT_PIP = ("pip install tensorrt pycuda (TensorRT from NVIDIA's index: "
@@ -60,16 +62,18 @@ _ENTRIES = (
                                                 "CPUExecutionProvider"]}),
                 provider="TensorrtExecutionProvider"),
     BackendInfo("tensorrt", "TensorRT engine", "trtstudio.backends.tensorrt", "TrtBackend", "tensorrt",
-                _TRT_PIP, True, frozenset({ENGINE}), MappingProxyType({"module": "tensorrt"}), builds=True),
+                _TRT_PIP, True, frozenset({ENGINE}), MappingProxyType({"module": "tensorrt"}), builds=True,
+                cuda_graph=True),
     BackendInfo("rtx", "TensorRT-RTX engine", "trtstudio.backends.tensorrt", "TrtBackend", "tensorrt_rtx",
                 "pip install tensorrt-rtx-cu13 pycuda", True, frozenset({ENGINE}),
-                MappingProxyType({"module": "tensorrt_rtx"}), builds=True),
+                MappingProxyType({"module": "tensorrt_rtx"}), builds=True, cuda_graph=True),
     # PyTorch (.pt2, TorchScript, .onnx through onnx2torch): "torch" takes CUDA when visible, else the CPU
     BackendInfo("torch", "PyTorch (CUDA if visible, else CPU)", "trtstudio.backends.torch_backend",
                 "TorchBackend", "torch", "pip install torch onnx2torch", False, _TORCH_KINDS,
-                MappingProxyType({"accelerator": "auto"})),
+                MappingProxyType({"accelerator": "auto"}), cuda_graph=True),
     BackendInfo("torch-cuda", "PyTorch CUDA", "trtstudio.backends.torch_backend", "TorchBackend", "torch",
-                "pip install torch onnx2torch", True, _TORCH_KINDS, MappingProxyType({"accelerator": "cuda"})),
+                "pip install torch onnx2torch", True, _TORCH_KINDS, MappingProxyType({"accelerator": "cuda"}),
+                cuda_graph=True),
 )
 
 CATALOGUE: Mapping[str, BackendInfo] = MappingProxyType({b.name: b for b in _ENTRIES})
@@ -123,6 +127,11 @@ def choices() -> tuple[str, ...]:
 def gpu_backends() -> frozenset[str]:
     """The backends that run on an NVIDIA GPU (scenarios sample the GPU for them)."""
     return frozenset(b.name for b in _ENTRIES if b.gpu)
+
+
+def graph_backends() -> frozenset[str]:
+    """The backends that can capture their enqueue in a CUDA graph (``--cuda-graph``)."""
+    return frozenset(b.name for b in _ENTRIES if b.cuda_graph)
 
 
 def build_backends() -> tuple[str, ...]:

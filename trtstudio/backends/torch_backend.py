@@ -87,7 +87,8 @@ class TorchBackend:
         self.shape_plan: Any = None  # the ShapePlan of the last prepare_inputs (ONNX models; None otherwise)
         self.load_times: dict[str, float] = {}
         self._onnx_model: Any = None  # the ONNX model converted (after folding, when it was folded)
-        self._graph: Any = None  # torch.cuda.CUDAGraph of the module call (cuda_graph)
+        self._graph: Any = None  # torch.cuda.CUDAGraph of the module call (cuda_graph), while replayed
+        self._captured: Any = None  # the same graph, kept while the eager variant runs (use_graph)
         self._graph_outs: list[Any] = []
         self.stage_marks: tuple[float, float, float, float] | None = None  # ms since the time origin
 
@@ -310,9 +311,21 @@ class TorchBackend:
             torch.cuda.synchronize(self.device)
             raise BackendError(f"{self._path}: CUDA graph capture failed ({_first_line(exc)}); "
                                "run without --cuda-graph") from None
-        self._graph = graph
+        self._graph = self._captured = graph
         self.load_times["graph_capture_ms"] = (time.perf_counter() - t0) * 1e3
         self.notes.append("CUDA graph: the module call is captured once and replayed; enqueue_ms is the replay's launch")
+
+    @property
+    def graph_captured(self) -> bool:
+        """A CUDA graph of the module call was captured (``cuda_graph``)."""
+        return self._captured is not None
+
+    def use_graph(self, on: bool) -> None:
+        """Replay the captured graph (``on``) or call the module itself (eager), on the same stream,
+        buffers and shapes: the two variants of a ``--cuda-graph`` run (``profiling.variants``)."""
+        if on and self._captured is None:
+            raise BackendError(f"backend '{self.name}': no CUDA graph was captured (run with --cuda-graph)")
+        self._graph = self._captured if on else None
 
     @staticmethod
     def _host_tensor(torch: Any, arr: np.ndarray, pinned: bool) -> Any:
@@ -491,7 +504,7 @@ class TorchBackend:
             self._stream.synchronize()
         if self._own_stream is not None:
             _STREAMS.give_back(self._own_stream)
-        self._module = self._graph = None
+        self._module = self._graph = self._captured = None
         self._graph_outs = []
         self._host_in, self._dev_in, self._host_out = [], [], []
         self._events, self._origin = [], None

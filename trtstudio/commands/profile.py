@@ -27,7 +27,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-layer", action="store_true", help="also profile per layer")
     parser.add_argument("--per-layer-iterations", type=int, default=20, metavar="N", help="profiled runs (default 20)")
     parser.add_argument("--input", metavar="DATA", help="input data: .npz, .npy or a folder of NAME.npy")
-    parser.add_argument("--cuda-graph", action="store_true", help="TensorRT, torch-cuda: capture the enqueue in a CUDA graph")
+    parser.add_argument("--cuda-graph", action="store_true",
+                        help="TensorRT, torch-cuda: capture the enqueue in a CUDA graph (torch-cuda also runs eager "
+                             "against it in paired rounds: the 'variants' section)")
+    parser.add_argument("--variant-rounds", type=int, default=10, metavar="N",
+                        help="with --cuda-graph: paired rounds of eager against the graph (default 10; 0: none)")
     parser.add_argument("--samples-csv", metavar="F", help="write raw samples as CSV")
     parser.add_argument("--samples-npy", metavar="F", help="write raw samples as .npy")
     parser.add_argument("--trace", metavar="F", help="write a Chrome-trace / Perfetto JSON timeline")
@@ -39,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 # request field -> the flag that sets it (errors from the core name fields; the CLI shows flags)
 FIELD_FLAGS = {"shapes": "--shapes", "input": "--input", "iterations": "--iterations", "warmup": "--warmup",
-               "threads": "--threads", "device": "--device", "layer_iterations": "--per-layer-iterations", "duration_s": "--duration",
+               "threads": "--threads", "device": "--device", "variant_rounds": "--variant-rounds", "cuda_graph": "--cuda-graph", "layer_iterations": "--per-layer-iterations", "duration_s": "--duration",
                "model": "MODEL_OR_ENGINE"}
 
 
@@ -56,6 +60,7 @@ def request_from_args(args: argparse.Namespace) -> Any:
         input_path=args.input, warmup=args.warmup,
         iterations=iterations if iterations is not None or args.duration else 1000,
         duration_s=args.duration, threads=args.threads, device=args.device, cuda_graph=bool(args.cuda_graph),
+        variant_rounds=args.variant_rounds,
         per_layer=bool(args.per_layer), layer_iterations=args.per_layer_iterations,
     )
 
@@ -151,6 +156,10 @@ def render_text(doc: dict[str, Any]) -> str:
     parts = {k: v for k, v in doc.get("parts_ms", {}).items() if v is not None}
     if parts:
         lines.append("stages (mean)  " + "  ".join(f"{k[:-3]} {v:.4f} ms" for k, v in parts.items()))
+    if doc.get("variants"):
+        from trtstudio.profiling.variants import render_text as variants_text
+
+        lines.extend(variants_text(doc["variants"]))
     for key, value in doc.get("memory", {}).items():
         if isinstance(value, dict):
             leak = value.get("leak", {})

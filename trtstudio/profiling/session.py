@@ -44,6 +44,7 @@ class ProfileRequest:
     threads: int | None = None
     device: int | None = None  # CUDA device of a GPU backend (None: the backend's default, 0)
     cuda_graph: bool = False
+    variant_rounds: int = 10  # with cuda_graph: paired rounds of eager against the graph (0: none)
     per_layer: bool = False
     layer_iterations: int = 20
     ring_capacity: int = 100_000
@@ -56,6 +57,14 @@ class ProfileRequest:
                 raise FieldError(name, "must be positive")
         if self.warmup < 0:
             raise FieldError("warmup", "must be 0 or more")
+        if self.variant_rounds < 0:
+            raise FieldError("variant_rounds", "must be 0 or more")
+        if self.cuda_graph:
+            from trtstudio.backends.catalogue import graph_backends
+
+            if self.backend not in graph_backends():
+                raise FieldError("cuda_graph", f"backend '{self.backend}' cannot capture CUDA graphs; "
+                                               f"{', '.join(sorted(graph_backends()))} can")
         if self.device is not None and self.device < 0:
             raise FieldError("device", "must be 0 or more")
         if self.device is not None and self.backend == "ort":
@@ -130,6 +139,7 @@ class ProfileOutcome:
     layers: list[dict[str, Any]] | None = None
     monitor: Any = None  # profiling.memory.MemoryMonitor
     shape_plan: Any = None  # backends.shapes.ShapePlan the backend chose its shapes from (None: not planned)
+    variants: dict[str, Any] | None = None  # CUDA graph against eager (profiling.variants), with cuda_graph
 
     def to_dict(self) -> dict[str, Any]:
         """The run as a ``trtstudio.profile/1`` document (what ``trtstudio profile --json`` prints)."""
@@ -149,6 +159,8 @@ class ProfileOutcome:
             doc["notes"] = list(self.notes)
         if self.layers is not None:
             doc["layers"] = self.layers
+        if self.variants is not None:
+            doc["variants"] = self.variants
         return doc
 
     def run_data(self, name: str | None = None) -> Any:
@@ -265,13 +277,28 @@ def run_profile(
         if state.is_stop_requested():
             state.phase = "finished"
         result = Runner(_ColdReporter(backend, state), config, state, samples, monitor).run()  # type: ignore[arg-type]
+        variants = _variants(request, backend, result, state)
         layers = None
         if request.per_layer and result.error is None and not state.is_stop_requested():
             layers = [dict(r) for r in backend.per_layer_profile(request.layer_iterations)]
         return ProfileOutcome(request, record, result, shapes, list(backend.notes), dict(backend.memory()), layers,
-                              monitor, getattr(backend, "shape_plan", None))
+                              monitor, getattr(backend, "shape_plan", None), variants)
     finally:
         backend.close()
+
+
+def _variants(request: ProfileRequest, backend: Any, result: Any, state: Any) -> dict[str, Any] | None:
+    """With ``cuda_graph``: the graph against eager in paired rounds (``profiling.variants``), after a
+    run that ended well; a backend that cannot run both says so in a note."""
+    from trtstudio.profiling.variants import graph_vs_eager, supports_variants
+
+    if not request.cuda_graph or not request.variant_rounds or result.error is not None or state.is_stop_requested():
+        return None
+    if not supports_variants(backend):
+        backend.notes.append(f"backend '{request.backend}' replays its CUDA graph only: no eager variant to compare")
+        return None
+    state.event("variants", rounds=request.variant_rounds)
+    return graph_vs_eager(backend, request.variant_rounds, stop=state.is_stop_requested)
 
 
 def run_layers(request: ProfileRequest, state: TaskState | None = None,

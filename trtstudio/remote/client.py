@@ -309,7 +309,7 @@ def request_argv(request: Any) -> list[str]:
     if request.threads:
         argv += ["--threads", str(request.threads)]
     if request.cuda_graph:
-        argv.append("--cuda-graph")
+        argv += ["--cuda-graph", "--variant-rounds", str(request.variant_rounds)]
     if request.per_layer:
         argv += ["--per-layer", "--per-layer-iterations", str(request.layer_iterations)]
     if getattr(request, "device", None) is not None:

@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
@@ -199,7 +200,7 @@ def fill_layers_table(table: QTableWidget, rows: list[dict[str, Any]]) -> None:
 # request field -> the label of the control that sets it (the CLI shows its flags instead)
 FIELD_LABELS = {"shapes": "run shapes", "input": "input data", "iterations": "Measure", "warmup": "Warm-up",
                 "threads": "Threads", "layer_iterations": "Per-layer runs", "duration_s": "Measure (s)",
-                "device": "Device"}
+                "device": "Device", "cuda_graph": "CUDA graph"}
 
 
 class WrappedNote(QLabel):
@@ -351,6 +352,10 @@ class ProfilePanel(QWidget):
         self.device_spin.setValue(-1)
         self.device_spin.setToolTip("CUDA device for GPU backends (default: device 0); 'ort' runs on the CPU")
         form.addRow("Device", self.device_spin)
+        self.graph_check = QCheckBox("capture in a CUDA graph, and compare with eager")
+        self.graph_check.setToolTip("TensorRT, PyTorch: replay the enqueue from a CUDA graph (--cuda-graph); PyTorch "
+                                    "also runs eager against it in paired rounds: what launch overhead costs")
+        form.addRow("CUDA graph", self.graph_check)
         self.backend_combo.currentIndexChanged.connect(lambda _i: self._sync_buttons())
         return form_box
 
@@ -533,6 +538,7 @@ class ProfilePanel(QWidget):
             device=self.device_spin.value() if self.device_spin.value() >= 0 and self.backend_combo.currentData() != "ort"
             else None,
             layer_iterations=self.layers_spin.value(),
+            cuda_graph=self.graph_check.isEnabled() and self.graph_check.isChecked(),
         )
 
     # -- run control -----------------------------------------------------------------------------
@@ -656,6 +662,8 @@ class ProfilePanel(QWidget):
             self.status_label.setText(f"running ({shapes})" + "".join(f"\nnote: {n}" for n in info.get("notes", [])))
         elif info.get("event") == "cold":
             self.live.set_cold_ms(float(info["cold_ms"]))
+        elif info.get("event") == "variants":
+            self.status_label.setText(f"comparing eager with the CUDA graph ({info.get('rounds')} paired rounds)…")
 
     def _on_run_done(self, outcome: object) -> None:
         from trtstudio.remote.client import RemoteOutcome
@@ -673,7 +681,8 @@ class ProfilePanel(QWidget):
             self.status_label.setText(f"failed after {result.count:,} inferences")
         else:
             how = "stopped" if doc.get("stopped") else "finished"
-            self.status_label.setText(f"{how}: {doc['latency_ms'].get('count') or 0:,} inferences")
+            self.status_label.setText(f"{how}: {doc['latency_ms'].get('count') or 0:,} inferences"
+                                      + (f"\n{doc['variants']['verdict']}" if doc.get("variants") else ""))
         self.sig_run_finished.emit(doc)
 
     def _on_run_error(self, exc: object) -> None:
@@ -734,6 +743,7 @@ class ProfilePanel(QWidget):
             w.setEnabled(not running)
         self.count_spin.setEnabled(not running and self.count_mode.currentIndex() != 2)
         self.device_spin.setEnabled(not running and self.backend_combo.currentData() != "ort")
+        self.graph_check.setEnabled(not running and self.backend_combo.currentData() in catalogue.graph_backends())
 
     @Slot()
     def _on_pause_button_clicked(self) -> None:
