@@ -72,10 +72,12 @@ def test_leak_with_shrinking_block_is_named_leak_first() -> None:
     assert v["verdict"] == "leak" and v["also"].startswith("fragmentation")
 
 
-def test_too_few_cycles_or_no_series_is_unknown() -> None:
-    assert cycle_verdict(cycles([1, 2, 3]))["verdict"] == "unknown"
+def test_too_few_cycles_is_inconclusive_and_no_series_is_unknown() -> None:
+    few = cycle_verdict(cycles([1, 2, 3]))
+    assert few["verdict"] == "inconclusive" and "run 5 cycles or more" in few["text"]
     assert cycle_verdict([{"cycle": i} for i in range(8)])["verdict"] == "unknown"
-    assert cycle_verdict(cycles([float(i) * GIB for i in range(8)]), VerdictRules(min_cycles=20))["verdict"] == "unknown"
+    short = cycle_verdict(cycles([float(i) * GIB for i in range(8)]), VerdictRules(min_cycles=20))
+    assert short["verdict"] == "inconclusive" and "21 cycles" in short["reason"]
 
 
 def test_host_rss_is_used_without_nvml() -> None:

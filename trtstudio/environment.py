@@ -126,36 +126,27 @@ def _ort_providers(item: Item) -> None:
 
 
 def _nvml_items() -> tuple[Item, list[dict[str, Any]]]:
-    """The NVIDIA driver as NVML sees it, and one dict per GPU."""
+    """The NVIDIA driver as NVML sees it, and one dict per GPU (``measure.devices``: NVML opened
+    once for the process)."""
+    from trtstudio.errors import BackendError
+    from trtstudio.measure.devices import gpu_inventory, nvml
+
     try:
-        import pynvml
+        import pynvml  # noqa: F401 - is the package there at all
     except ImportError:
         return _item("NVIDIA driver", "warning", None, "not checked: nvidia-ml-py is not installed",
                      "pip install nvidia-ml-py"), []
     try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError as exc:
-        return _item("NVIDIA driver", "missing", None, f"NVML cannot start: {exc}", FIX_DRIVER), []
+        nv = nvml()
+    except BackendError as exc:
+        return _item("NVIDIA driver", "missing", None, f"NVML cannot start: {exc.__cause__ or exc}", FIX_DRIVER), []
     try:
-        driver = _text(pynvml.nvmlSystemGetDriverVersion())
-        gpus = []
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            h = pynvml.nvmlDeviceGetHandleByIndex(i)
-            gpu: dict[str, Any] = {"index": i, "name": _text(pynvml.nvmlDeviceGetName(h)),
-                                   "memory_total": int(pynvml.nvmlDeviceGetMemoryInfo(h).total)}
-            try:
-                major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(h)
-                gpu["compute_capability"] = f"{major}.{minor}"
-            except pynvml.NVMLError:
-                gpu["compute_capability"] = None
-            gpus.append(gpu)
-    except pynvml.NVMLError as exc:
+        inventory = gpu_inventory(nv)
+    except nv.NVMLError as exc:
         return _item("NVIDIA driver", "warning", None, f"NVML error: {exc}", FIX_DRIVER), []
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except pynvml.NVMLError:
-            pass
+    driver = inventory[0]["driver"] if inventory else _text(nv.nvmlSystemGetDriverVersion())
+    gpus = [{"index": g["index"], "name": g["name"], "memory_total": g["memory_bytes"],
+             "compute_capability": g["compute_capability"]} for g in inventory]
     names = ", ".join(f"{g['name']} (SM{(g['compute_capability'] or '?').replace('.', '')})" for g in gpus)
     status = "ok" if gpus else "warning"
     item = _item("NVIDIA driver", status, driver, f"{len(gpus)} GPU(s): {names}" if gpus else "no GPU found",

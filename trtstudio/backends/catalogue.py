@@ -169,7 +169,7 @@ def ort_providers() -> tuple[str, ...] | None:
 def gpu_present() -> bool:
     """Whether NVML sees an NVIDIA GPU here (cached: probed once per process)."""
     try:
-        from trtstudio.backends.cuda import nvml_memory
+        from trtstudio.measure.devices import nvml_memory
 
         nvml_memory(0)
     except Exception:  # noqa: BLE001 - no driver, no NVML, no device: no GPU

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from trtstudio.errors import BackendError
-from trtstudio.measure.devices import nvml_memory  # noqa: F401 - ui/profile_panel asks for it here
 
 PIP_PYCUDA = "pip install pycuda"
 

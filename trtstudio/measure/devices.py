@@ -109,6 +109,40 @@ def list_gpus() -> list[GpuInfo]:
     return []
 
 
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def gpu_inventory(nv: Any = None) -> list[dict[str, Any]]:
+    """Every GPU as NVML describes it: ``index``, ``name``, ``driver``, ``cuda_driver`` (e.g.
+    "13.0"), ``memory_bytes``, ``compute_capability`` ("9.0"); a figure NVML refuses is None. Opens
+    NVML through :func:`nvml` (never shuts it down: other monitors of this process use it); raises
+    BackendError without NVML, and NVML's own error mid-way."""
+    nv = nv if nv is not None else nvml()
+    driver = _text(nv.nvmlSystemGetDriverVersion())
+    try:
+        cv = int(nv.nvmlSystemGetCudaDriverVersion_v2())
+        cuda: str | None = f"{cv // 1000}.{(cv % 1000) // 10}"
+    except Exception:  # noqa: BLE001 - old drivers and virtual GPUs
+        cuda = None
+    out: list[dict[str, Any]] = []
+    for i in range(int(nv.nvmlDeviceGetCount())):
+        h = nv.nvmlDeviceGetHandleByIndex(i)
+        entry: dict[str, Any] = {"index": i, "name": _text(nv.nvmlDeviceGetName(h)), "driver": driver,
+                                 "cuda_driver": cuda, "memory_bytes": None, "compute_capability": None}
+        try:
+            entry["memory_bytes"] = int(nv.nvmlDeviceGetMemoryInfo(h).total)
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            major, minor = nv.nvmlDeviceGetCudaComputeCapability(h)
+            entry["compute_capability"] = f"{major}.{minor}"
+        except Exception:  # noqa: BLE001
+            pass
+        out.append(entry)
+    return out
+
+
 def gpu_reading(index: int) -> dict[str, float]:
     """NVML now: ``used_bytes``, ``total_bytes``, ``util_percent`` (GPU), ``mem_util_percent``; {} without NVML."""
     nv = nvml_or_none()

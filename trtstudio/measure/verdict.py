@@ -2,7 +2,8 @@
 
 Leak and growth verdicts use it now; contention causes, accuracy passes and reports take the same
 object, so the window, the CLI and every report show one answer in the same words. A verdict that
-could flip with noise says ``inconclusive`` and, in its text, what would settle it.
+could flip with noise says ``inconclusive`` and, in its text, what would settle it; one with
+nothing measured to decide on says ``unknown``.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-INCONCLUSIVE = "inconclusive"
-
+INCONCLUSIVE = "inconclusive"  # measured, but too little or too noisy to decide: the text says what would
+UNKNOWN = "unknown"  # nothing was measured that could decide (no series, no reading)
 
 
 @dataclass(frozen=True)

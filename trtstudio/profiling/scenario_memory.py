@@ -18,7 +18,7 @@ import numpy as np
 
 from trtstudio.measure.devices import cuda_mem_info, nvml_used
 from trtstudio.measure.trend import fit_trend
-from trtstudio.measure.verdict import Verdict
+from trtstudio.measure.verdict import INCONCLUSIVE, UNKNOWN, Verdict
 
 MIB = 1 << 20
 TryAlloc = Callable[[int], bool]
@@ -219,10 +219,11 @@ def _cycle_verdict(cycles: Sequence[dict[str, Any]], rules: VerdictRules | None)
     r = rules or VerdictRules()
     rows = list(cycles)[r.skip_first:]
     if len(rows) < r.min_cycles:
-        return {"verdict": "unknown", "reason": f"{len(rows)} cycles after the first; {r.min_cycles} needed"}
+        return {"verdict": INCONCLUSIVE, "reason": f"{len(rows)} cycles after the first; {r.min_cycles} needed: run "
+                                                  f"{r.min_cycles + r.skip_first} cycles or more"}
     used_key = next((k for k in ("gpu_used_bytes", "host_rss_bytes") if all(k in c for c in rows)), None)
     if used_key is None:
-        return {"verdict": "unknown", "reason": "no memory reading present in every cycle"}
+        return {"verdict": UNKNOWN, "reason": "no memory reading present in every cycle"}
     used = np.array([c[used_key] for c in rows], dtype=np.float64)
     leak, used_slope, used_total = _grows(used, r.leak_min_bytes, r.t_min)
     half = used[used.size // 2:]

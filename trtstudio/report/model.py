@@ -78,47 +78,15 @@ def _cpu_name() -> str:
 
 
 def gpu_info() -> list[dict[str, Any]]:
-    """Name, driver, CUDA driver version, memory and compute capability of each GPU via NVML ([] without)."""
+    """Name, driver, CUDA driver version, memory and compute capability of each GPU via NVML ([] without;
+    ``measure.devices.gpu_inventory``, figures NVML refuses left out)."""
+    from trtstudio.measure.devices import gpu_inventory
+
     try:
-        import pynvml as nv  # nvidia-ml-py
-    except ImportError:
+        gpus = gpu_inventory()
+    except Exception:  # noqa: BLE001 - no package, no driver, no GPU: a report without GPUs
         return []
-    try:
-        nv.nvmlInit()
-    except Exception:  # noqa: BLE001 - no driver, no GPU
-        return []
-    out: list[dict[str, Any]] = []
-    try:
-        driver = nv.nvmlSystemGetDriverVersion()
-        driver = driver.decode() if isinstance(driver, bytes) else str(driver)
-        try:
-            cv = int(nv.nvmlSystemGetCudaDriverVersion_v2())
-            cuda = f"{cv // 1000}.{(cv % 1000) // 10}"
-        except Exception:  # noqa: BLE001
-            cuda = None
-        for i in range(int(nv.nvmlDeviceGetCount())):
-            h = nv.nvmlDeviceGetHandleByIndex(i)
-            name = nv.nvmlDeviceGetName(h)
-            entry: dict[str, Any] = {"index": i, "name": name.decode() if isinstance(name, bytes) else str(name),
-                                     "driver": driver, "cuda_driver": cuda}
-            try:
-                entry["memory_bytes"] = int(nv.nvmlDeviceGetMemoryInfo(h).total)
-            except Exception:  # noqa: BLE001
-                pass
-            try:
-                major, minor = nv.nvmlDeviceGetCudaComputeCapability(h)
-                entry["compute_capability"] = f"{major}.{minor}"
-            except Exception:  # noqa: BLE001
-                pass
-            out.append(entry)
-    except Exception:  # noqa: BLE001 - partial information is fine
-        pass
-    finally:
-        try:
-            nv.nvmlShutdown()
-        except Exception:  # noqa: BLE001
-            pass
-    return out
+    return [{k: v for k, v in g.items() if v is not None or k == "cuda_driver"} for g in gpus]
 
 
 def collect_environment() -> dict[str, Any]:
