@@ -352,10 +352,10 @@ class ProfilePanel(QWidget):
         self.device_spin.setValue(-1)
         self.device_spin.setToolTip("CUDA device for GPU backends (default: device 0); 'ort' runs on the CPU")
         form.addRow("Device", self.device_spin)
-        self.graph_check = QCheckBox("capture in a CUDA graph, and compare with eager")
+        self.graph_check = QCheckBox("CUDA graph (compared with eager)")
         self.graph_check.setToolTip("TensorRT, PyTorch: replay the enqueue from a CUDA graph (--cuda-graph); PyTorch "
                                     "also runs eager against it in paired rounds: what launch overhead costs")
-        form.addRow("CUDA graph", self.graph_check)
+        form.addRow(self.graph_check)
         self.backend_combo.currentIndexChanged.connect(lambda _i: self._sync_buttons())
         return form_box
 
