@@ -102,7 +102,7 @@ def measure(model: Path | None, engine_files: list[Path], profile_out: str | Non
             if name != "model" and "table_s" not in phases and table_shown(ws, table, engine_before):
                 phases["table_s"] = round(time.perf_counter() - p0, 3)  # the rows are there to scroll, sort, filter
             if name != "model" and "findings_s" not in phases and ws.engine is not engine_before \
-                    and ws.analysis is not None and not ws.analysis.pending:
+                    and ws.analysis is not None and not getattr(ws.analysis, "pending", False):
                 phases["findings_s"] = round(time.perf_counter() - p0, 3)  # the diagnosis is in the window
             if not win.is_busy():
                 break

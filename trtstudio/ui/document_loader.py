@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 from trtstudio.graph.display import build_display
 from trtstudio.ui.workers import error_text, run_in_thread
@@ -45,6 +46,11 @@ def _frozen_after(fn: Any) -> Any:
     with gc_paused(), responsive_parsing():  # freezes what it made on the way out; big JSON in pieces
         return fn()
 
+
+# An engine's first stage (its table) is shown, then the worker waits until the window has had
+# FIRST_STAGE_PAINT_MS for it (the table, its charts, their first paint), at most FIRST_STAGE_WAIT_S.
+FIRST_STAGE_PAINT_MS = 80
+FIRST_STAGE_WAIT_S = 1.0
 
 # Above this many nodes, or this file size, shape inference runs in a child process: ONNX's
 # inference holds the GIL for its whole run, which would freeze the window's thread that long. It
@@ -171,6 +177,7 @@ class DocumentLoader(QObject):
         ws = self.w.workspace
         model, unsupported, model_gen = ws.model, list(ws.unsupported), ws.token()[0]
         shown: list[tuple[int, int]] = []  # the token of the engine the first stage opened
+        taken = threading.Event()  # the window has shown the first stage
 
         def work(hand: Any) -> tuple[Any, Any]:
             from trtstudio.engine.analysis import mapped
@@ -179,12 +186,17 @@ class DocumentLoader(QObject):
             engine = load_engine(paths)
             partial = mapped(engine, model, columns=True)
             hand((engine, partial))
+            # The table's first paint calls into Python for each cell it draws, each call taking
+            # the GIL again: beside the diagnosis those waits added up to a 70-90 ms stall
+            taken.wait(FIRST_STAGE_WAIT_S)
             return engine, _diagnosed(partial, model, unsupported, paths)
 
         def first(result: tuple[Any, Any]) -> None:
             engine, partial = result
-            self.set_engine(engine, paths, partial if ws.token()[0] == model_gen else None)
-            shown.append(ws.token())
+            try:
+                shown.append(self.set_engine(engine, paths, partial if ws.token()[0] == model_gen else None))
+            finally:  # the table, its charts and their first paint, on the next turns; then the diagnosis
+                QTimer.singleShot(FIRST_STAGE_PAINT_MS, taken.set)
             for w in engine.warnings:
                 self.w.statusBar().showMessage(f"warning: {w}", 10000)
             self.w.statusBar().showMessage(
@@ -200,13 +212,15 @@ class DocumentLoader(QObject):
 
         self.work(f"Reading {', '.join(Path(p).name for p in paths)}...", work, done, early=first)
 
-    def set_engine(self, engine: Any, paths: list[str] | None = None, analysis: Any = None) -> None:
-        """Open ``engine`` (with its ``analysis`` when made for the open model, else analysed now in a worker)."""
-        self.w.workspace.set_engine(engine, paths or [], analysis)
+    def set_engine(self, engine: Any, paths: list[str] | None = None, analysis: Any = None) -> tuple[int, int]:
+        """Open ``engine`` (with its ``analysis`` when made for the open model, else analysed now in a
+        worker); returns the workspace's token for it (``Workspace.set_engine``)."""
+        token = self.w.workspace.set_engine(engine, paths or [], analysis)
         if self.w.workspace.analysis is None:
             self.reanalyze()
         self.w.engine_dock.show()
         self.w.sig_engine_loaded.emit(engine)
+        return token
 
     def reanalyze(self) -> None:
         """Analyse the open engine against the open model again, in a worker (stale results are dropped)."""

@@ -219,9 +219,10 @@ class EngineTabs(QTabWidget):
         if gen != self._gen:
             return  # a newer analysis replaced this one
         before, self._shown = self._shown, (engine, columns)
-        # the diagnosis of an engine shown already (engine.analysis.diagnosed): same times, same log
+        # the diagnosis of an engine shown already (engine.analysis.diagnosed): same log (the charts
+        # take the analysis's engine, with its findings)
         diagnosis = before is not None and before[1] is not None and columns is not None and before[1].num is columns.num
-        if self.charts is not None and not diagnosis:
+        if self.charts is not None:
             self.charts.set_engine(engine, columns)
         QTimer.singleShot(0, lambda: self._show_findings(gen, findings, not diagnosis))
 
