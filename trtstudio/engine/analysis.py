@@ -4,10 +4,12 @@
 it maps the engine's layers to the graph's nodes, runs every diagnostic rule, and derives what the
 views need per ONNX node (the layers it became, the worst finding, the time it accounts for) and,
 when asked, the layer table's columns. ``trtstudio layers``, the reports and the window all call
-it; the window calls it in the worker that reads the engine, so the GUI thread only receives the
-finished :class:`Analysis`.
+it; the window calls its two parts (:func:`mapped`, then :func:`diagnosed`) in the worker that
+reads the engine, and shows the first (the table without findings, ``pending``) while the second
+runs, so the GUI thread only receives finished :class:`Analysis` objects.
 
-The engine given is not changed: the analysis holds a copy whose layers carry ``onnx_nodes``.
+The engine given is not changed: the analysis holds a copy whose layers carry ``onnx_nodes``
+(without a graph the copy shares the layers: nothing writes into them).
 """
 
 from __future__ import annotations
