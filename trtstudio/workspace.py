@@ -13,7 +13,10 @@ it is about (:meth:`Workspace.report_inputs`), so one model's latencies never ap
 model's name.
 
 Events (callbacks get the workspace): ``model``, ``engine``, ``analysis``, ``unsupported``,
-``runs``, ``selection``, ``accuracy``.
+``runs``, ``selection``, ``accuracy``. An engine's analysis may come in two steps (the window
+shows the table of a big engine before its diagnosis): first one with ``pending`` set (mapping,
+per-node layers and times, the table without findings), then the whole one, each through
+:meth:`Workspace.set_analysis` with the token of the engine it was made for.
 """
 
 from __future__ import annotations
@@ -131,18 +134,23 @@ class Workspace:
         self.events.emit("model", self)
 
     # -- engine and analysis ----------------------------------------------------------------------
-    def set_engine(self, engine: EngineInfo | None, paths: Iterable[str] = (), analysis: Analysis | None = None) -> None:
+    def set_engine(self, engine: EngineInfo | None, paths: Iterable[str] = (),
+                   analysis: Analysis | None = None) -> tuple[int, int]:
         """Open ``engine`` (read from ``paths``), with its ``analysis`` when the loader made one for
-        the model open now."""
+        the model open now (a ``pending`` one: the rest of it follows through :meth:`set_analysis`
+        with the token returned). Returns the token of what is open with this engine, taken before
+        the events go out (a view that opens something else on hearing of it changes the token)."""
         release_later(self.engine if self.engine is not engine else None, self.analysis)
         self.engine = engine
         self.engine_paths = [str(p) for p in paths]
         self._engine_gen += 1
+        token = self.token()
         self.analysis = None
         self.selection = Selection()
         self.events.emit("engine", self)
         if analysis is not None:
-            self.set_analysis(analysis, self.token())
+            self.set_analysis(analysis, token)
+        return token
 
     def token(self) -> tuple[int, int]:
         """Identifies what is open now (model and engine generations): an analysis started for one

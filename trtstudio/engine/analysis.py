@@ -4,17 +4,19 @@
 it maps the engine's layers to the graph's nodes, runs every diagnostic rule, and derives what the
 views need per ONNX node (the layers it became, the worst finding, the time it accounts for) and,
 when asked, the layer table's columns. ``trtstudio layers``, the reports and the window all call
-it; the window calls it in the worker that reads the engine, so the GUI thread only receives the
-finished :class:`Analysis`.
+it; the window calls its two parts (:func:`mapped`, then :func:`diagnosed`) in the worker that
+reads the engine, and shows the first (the table without findings, ``pending``) while the second
+runs, so the GUI thread only receives finished :class:`Analysis` objects.
 
-The engine given is not changed: the analysis holds a copy whose layers carry ``onnx_nodes``.
+The engine given is not changed: the analysis holds a copy whose layers carry ``onnx_nodes``
+(without a graph the copy shares the layers: nothing writes into them).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
@@ -54,6 +56,7 @@ class Analysis:
     model_path: str | None = None
     unsupported: list[dict[str, Any]] = field(default_factory=list)
     layer_nodes: LayerNodes | None = field(default=None, compare=False, repr=False)  # with columns and a graph
+    pending: bool = False  # mapped, not yet diagnosed (engine.analysis.mapped): no findings yet
 
     @property
     def total_time_ms(self) -> float | None:
@@ -103,11 +106,13 @@ class Analysis:
         return doc
 
 
-def _copy_engine(engine: EngineInfo) -> EngineInfo:
-    """A copy that mapping may write into: the EngineInfo and each Layer shallow-copied (their
-    tensors and times are shared, never written by the analysis)."""
+def _copy_engine(engine: EngineInfo, layers: bool = True) -> EngineInfo:
+    """A copy that mapping may write into: the EngineInfo and (``layers``) each Layer shallow-copied
+    (their tensors and times are shared, never written by the analysis); without ``layers`` the
+    copy's list holds the same Layer objects (for an analysis that writes into none)."""
     out = copy.copy(engine)
-    out.layers = [lay.shallow_copy() for lay in engine.layers]  # copy.copy's reduce protocol: 10x slower
+    # copy.copy's reduce protocol: 10x slower than shallow_copy
+    out.layers = [lay.shallow_copy() for lay in engine.layers] if layers else list(engine.layers)
     out.findings = []
     return out
 
@@ -176,29 +181,49 @@ def analyze(
     layer table's cells; ``machine`` (the files the engine was read from) adds the findings of
     :func:`trtstudio.engine.compat.machine_findings` (can this machine run it: runtime, GPU, driver).
     Pure: ``engine`` is not changed, unless ``hand_over``: the caller will not use it again, and the
-    analysis writes into it instead of a copy (a command that prints and exits)."""
+    analysis writes into it instead of a copy (a command that prints and exits).
+
+    :func:`mapped` and :func:`diagnosed` in one: the window calls them one after the other, and
+    shows the first's table while the second runs."""
     from trtstudio.bigdocs.gcpause import gc_paused
 
     with gc_paused():  # tens of thousands of small objects and no cycles (see gc_paused)
-        return _analyze(engine, graph, unsupported, model_precision, columns, machine, hand_over)
+        return _diagnosed(_mapped(engine, graph, columns, hand_over), graph, unsupported, model_precision, machine)
 
 
-def _analyze(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, Any]] | None,
-             model_precision: str | None, columns: bool, machine: Iterable[str] | None,
-             hand_over: bool = False) -> Analysis:
+def mapped(engine: EngineInfo, graph: Any = None, columns: bool = False) -> Analysis:
+    """The first part of :func:`analyze`: the mapping, the per-node layers and times and (with
+    ``columns``) the table without findings, as an Analysis with ``pending`` set (no findings,
+    no node severities). :func:`diagnosed` completes it."""
+    from trtstudio.bigdocs.gcpause import gc_paused
+
+    with gc_paused():
+        return _mapped(engine, graph, columns, False)
+
+
+def diagnosed(partial: Analysis, graph: Any = None, unsupported: Iterable[dict[str, Any]] | None = None,
+              model_precision: str | None = None, machine: Iterable[str] | None = None) -> Analysis:
+    """:func:`analyze`'s result from ``partial`` (:func:`mapped` of the same engine and ``graph``):
+    a new Analysis with the findings, node severities and the table's findings columns. ``partial``
+    is not changed (the window may be showing it); the two share the layers and the other columns."""
+    from trtstudio.bigdocs.gcpause import gc_paused
+
+    with gc_paused():
+        return _diagnosed(partial, graph, unsupported, model_precision, machine)
+
+
+def _graph_of(graph: Any) -> Any:
+    return graph.graph if graph is not None and not hasattr(graph, "nodes") and hasattr(graph, "graph") else graph
+
+
+def _mapped(engine: EngineInfo, graph: Any, columns: bool, hand_over: bool) -> Analysis:
     model_path = getattr(graph, "path", None)
-    g = graph.graph if graph is not None and not hasattr(graph, "nodes") and hasattr(graph, "graph") else graph
-    eng = engine if hand_over else _copy_engine(engine)
-    if hand_over:
-        eng.findings = []
+    g = _graph_of(graph)
+    # without a graph nothing writes into the layers (mapping does; diagnose and the columns only
+    # read): they are shared with ``engine``, not copied (0.17 s at 300,000 layers)
+    eng = engine if hand_over else _copy_engine(engine, layers=g is not None)
+    eng.findings = []
     mapping = map_layers(eng, g) if g is not None else None
-    unsupported_list = [dict(u) for u in (unsupported or ())]
-    findings = diagnose(eng, g, unsupported_list, model_precision=model_precision, mapped=mapping is not None)
-    if machine is not None:
-        from trtstudio.engine.compat import machine_findings
-
-        findings += machine_findings(eng, list(machine))
-    eng.findings = findings
     node_layers: dict[str, list[int]] = {}
     if mapping is not None:
         node_layers = mapping.node_layers
@@ -206,15 +231,6 @@ def _analyze(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, Any
         for pos, lay in enumerate(eng.layers):
             for n in lay.onnx_nodes:
                 node_layers.setdefault(n, []).append(pos)
-    node_severity: dict[str, str] = {}
-    for f in findings:
-        names = list(f.nodes)
-        if f.layer_index is not None and 0 <= f.layer_index < len(eng.layers):
-            names += eng.layers[f.layer_index].onnx_nodes
-        rank = SEVERITY_RANK.get(f.severity, 0)
-        for nm in names:
-            if rank > SEVERITY_RANK.get(node_severity.get(nm, ""), 0):
-                node_severity[nm] = f.severity
     node_time: dict[str, float] = {}
     for name, positions in node_layers.items():
         t = 0.0
@@ -227,14 +243,43 @@ def _analyze(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, Any
         if timed:
             node_time[name] = t
     return Analysis(
-        engine=eng, findings=findings, mapping=mapping, node_layers=node_layers, node_severity=node_severity,
-        node_time_ms=node_time, columns=_columns(eng, findings) if columns else None,
-        model_path=None if model_path is None else str(model_path), unsupported=unsupported_list,
-        layer_nodes=LayerNodes.of(eng, g) if columns and g is not None else None,
+        engine=eng, mapping=mapping, node_layers=node_layers, node_time_ms=node_time,
+        columns=_base_columns(eng) if columns else None,
+        model_path=None if model_path is None else str(model_path),
+        layer_nodes=LayerNodes.of(eng, g) if columns and g is not None else None, pending=True,
     )
 
 
-def _columns(engine: EngineInfo, findings: list[Finding]) -> LayerColumns:
-    from trtstudio.engine.table import layer_columns  # numpy: imported where the table is wanted
+def _diagnosed(partial: Analysis, graph: Any, unsupported: Iterable[dict[str, Any]] | None,
+               model_precision: str | None, machine: Iterable[str] | None) -> Analysis:
+    g = _graph_of(graph)
+    eng = copy.copy(partial.engine)  # the partial's engine keeps its (empty) findings
+    unsupported_list = [dict(u) for u in (unsupported or ())]
+    findings = diagnose(eng, g, unsupported_list, model_precision=model_precision, mapped=partial.mapping is not None)
+    if machine is not None:
+        from trtstudio.engine.compat import machine_findings
 
-    return layer_columns(engine, findings)
+        findings += machine_findings(eng, list(machine))
+    eng.findings = findings
+    node_severity: dict[str, str] = {}
+    for f in findings:
+        names = list(f.nodes)
+        if f.layer_index is not None and 0 <= f.layer_index < len(eng.layers):
+            names += eng.layers[f.layer_index].onnx_nodes
+        rank = SEVERITY_RANK.get(f.severity, 0)
+        for nm in names:
+            if rank > SEVERITY_RANK.get(node_severity.get(nm, ""), 0):
+                node_severity[nm] = f.severity
+    cols = partial.columns
+    if cols is not None:
+        from trtstudio.engine.table import with_findings
+
+        cols = with_findings(cols, eng, findings)
+    return replace(partial, engine=eng, findings=findings, node_severity=node_severity, columns=cols,
+                   unsupported=unsupported_list, pending=False)
+
+
+def _base_columns(engine: EngineInfo) -> LayerColumns:
+    from trtstudio.engine.table import base_columns  # numpy: imported where the table is wanted
+
+    return base_columns(engine)

@@ -2,21 +2,31 @@
 
 The GUI thread only receives finished objects: the model with its display graph, summary and
 content hash; the engine with its :class:`~trtstudio.engine.analysis.Analysis` (mapping, findings,
-per-node figures, table columns). Shape inference of a big model follows in a second worker. A
-result computed for something no longer open is dropped (the workspace's tokens).
+per-node figures, table columns). An engine's files open in two stages: its table first (the
+analysis ``pending``), its diagnosis from the same worker when ready. Shape inference of a big
+model follows in a second worker. A result computed for something no longer open is dropped (the
+workspace's tokens).
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 from trtstudio.graph.display import build_display
 from trtstudio.ui.workers import error_text, run_in_thread
+
+
+def _diagnosed(partial: Any, model: Any, unsupported: list[dict[str, Any]], paths: list[str] | None) -> Any:
+    """:func:`_analyze` from its first part (``engine.analysis.mapped`` with the table's columns)."""
+    from trtstudio.engine.analysis import diagnosed
+
+    return diagnosed(partial, model, unsupported, machine=paths or None)
 
 
 def _analyze(engine: Any, model: Any, unsupported: list[dict[str, Any]], paths: list[str] | None) -> Any:
@@ -36,6 +46,11 @@ def _frozen_after(fn: Any) -> Any:
     with gc_paused(), responsive_parsing():  # freezes what it made on the way out; big JSON in pieces
         return fn()
 
+
+# An engine's first stage (its table) is shown, then the worker waits until the window has had
+# FIRST_STAGE_PAINT_MS for it (the table, its charts, their first paint), at most FIRST_STAGE_WAIT_S.
+FIRST_STAGE_PAINT_MS = 80
+FIRST_STAGE_WAIT_S = 1.0
 
 # Above this many nodes, or this file size, shape inference runs in a child process: ONNX's
 # inference holds the GIL for its whole run, which would freeze the window's thread that long. It
@@ -73,10 +88,18 @@ class DocumentLoader(QObject):
         self.summary: dict[str, Any] | None = None
         self.last_check: Any = None  # the last backends.support.CheckResult of the open model
 
-    def work(self, what: str, fn: Any, done: Any, name: str = "load") -> None:
+    def work(self, what: str, fn: Any, done: Any, name: str = "load", early: Any = None) -> None:
         """Run ``fn()`` in a worker with the busy count held; ``done(result)`` on the GUI thread,
-        errors as one line through ``sig_error``."""
+        errors as one line through ``sig_error``. With ``early``, ``fn(hand)`` may hand a first
+        result before it ends: ``hand(value)`` calls ``early(value)`` on the GUI thread (before
+        ``done``) while the worker goes on."""
         self.w.busy(+1, what)
+
+        def handed(value: Any) -> None:
+            try:
+                early(value)
+            except Exception as exc:  # noqa: BLE001 - as in finished
+                self.w.sig_error.emit(f"{what.rstrip('.')}: {error_text(exc)}")
 
         def finished(result: Any) -> None:
             self.w.busy(-1)
@@ -93,7 +116,11 @@ class DocumentLoader(QObject):
             self.w.busy(-1)
             self.w.sig_error.emit(error_text(exc))
 
-        run_in_thread(lambda _s: _frozen_after(fn), on_done=finished, on_error=failed, name=name)
+        if early is None:
+            run_in_thread(lambda _s: _frozen_after(fn), on_done=finished, on_error=failed, name=name)
+        else:
+            run_in_thread(lambda s: _frozen_after(lambda: fn(s.set_progress)), on_done=finished, on_error=failed,
+                          on_progress=handed, name=name)
 
     def open_model(self, path: str | os.PathLike[str]) -> None:
         """Load the model, its display graph, summary and (with an engine open) the analysis in a worker."""
@@ -139,35 +166,61 @@ class DocumentLoader(QObject):
             self.w.view.update()
 
     def open_engine(self, paths: list[str]) -> None:
-        """Read engine files and analyse them against the open model, in one worker."""
+        """Read engine files and analyse them against the open model, in one worker, in two stages:
+        the engine with its table (``engine.analysis.mapped``: the layers, their ONNX nodes and
+        times) is shown as soon as it is there, with the analysis ``pending``; the diagnosis
+        (findings, severities) follows from the same worker and replaces it, unless something else
+        was opened meanwhile (the workspace's token)."""
         paths = [os.fspath(p) for p in paths]
         for p in paths:
             self.w.prefs.remember(p)
         ws = self.w.workspace
         model, unsupported, model_gen = ws.model, list(ws.unsupported), ws.token()[0]
+        shown: list[tuple[int, int]] = []  # the token of the engine the first stage opened
+        taken = threading.Event()  # the window has shown the first stage
 
-        def work() -> tuple[Any, Any]:
+        def work(hand: Any) -> tuple[Any, Any]:
+            from trtstudio.engine.analysis import mapped
             from trtstudio.engine.load import load_engine
 
             engine = load_engine(paths)
-            return engine, _analyze(engine, model, unsupported, paths)
+            partial = mapped(engine, model, columns=True)
+            hand((engine, partial))
+            # The table's first paint calls into Python for each cell it draws, each call taking
+            # the GIL again: beside the diagnosis those waits added up to a 70-90 ms stall
+            taken.wait(FIRST_STAGE_WAIT_S)
+            return engine, _diagnosed(partial, model, unsupported, paths)
+
+        def first(result: tuple[Any, Any]) -> None:
+            engine, partial = result
+            try:
+                shown.append(self.set_engine(engine, paths, partial if ws.token()[0] == model_gen else None))
+            finally:  # the table, its charts and their first paint, on the next turns; then the diagnosis
+                QTimer.singleShot(FIRST_STAGE_PAINT_MS, taken.set)
+            for w in engine.warnings:
+                self.w.statusBar().showMessage(f"warning: {w}", 10000)
+            self.w.statusBar().showMessage(
+                f"Engine: {len(engine.layers)} layers from {', '.join(engine.formats)}; diagnosing...")
 
         def done(result: tuple[Any, Any]) -> None:
             engine, analysis = result
-            self.set_engine(engine, paths, analysis if ws.token()[0] == model_gen else None)
-            for w in engine.warnings:
-                self.w.statusBar().showMessage(f"warning: {w}", 10000)
+            if not shown or ws.token()[0] != model_gen:
+                return  # the first stage failed to show (its error went out), or another model came
+            if not ws.set_analysis(analysis, shown[0]):
+                return  # stale: another engine, or rejected nodes, since (their analysis follows)
             self.w.statusBar().showMessage(f"Engine: {len(engine.layers)} layers from {', '.join(engine.formats)}", 6000)
 
-        self.work(f"Reading {', '.join(Path(p).name for p in paths)}...", work, done)
+        self.work(f"Reading {', '.join(Path(p).name for p in paths)}...", work, done, early=first)
 
-    def set_engine(self, engine: Any, paths: list[str] | None = None, analysis: Any = None) -> None:
-        """Open ``engine`` (with its ``analysis`` when made for the open model, else analysed now in a worker)."""
-        self.w.workspace.set_engine(engine, paths or [], analysis)
+    def set_engine(self, engine: Any, paths: list[str] | None = None, analysis: Any = None) -> tuple[int, int]:
+        """Open ``engine`` (with its ``analysis`` when made for the open model, else analysed now in a
+        worker); returns the workspace's token for it (``Workspace.set_engine``)."""
+        token = self.w.workspace.set_engine(engine, paths or [], analysis)
         if self.w.workspace.analysis is None:
             self.reanalyze()
         self.w.engine_dock.show()
         self.w.sig_engine_loaded.emit(engine)
+        return token
 
     def reanalyze(self) -> None:
         """Analyse the open engine against the open model again, in a worker (stale results are dropped)."""

@@ -209,7 +209,8 @@ class EngineTabs(QTabWidget):
         if self.layer_table is not None:
             self.layer_table.set_engine(eng, columns)
         findings = list(analysis.findings) if analysis is not None else []
-        self.setTabText(self.indexOf(self.findings_view), f"Findings ({len(findings)})")
+        pending = analysis is not None and analysis.pending  # the diagnosis is still running
+        self.setTabText(self.indexOf(self.findings_view), "Findings (…)" if pending else f"Findings ({len(findings)})")
         # The charts and the findings follow on later event-loop turns: with 50,000 layers each
         # part takes tens of milliseconds, and together they held the GUI thread a quarter second.
         QTimer.singleShot(0, lambda: self._show_rest(gen, eng, columns, findings))
@@ -217,15 +218,18 @@ class EngineTabs(QTabWidget):
     def _show_rest(self, gen: int, engine: Any, columns: Any, findings: list[Any]) -> None:
         if gen != self._gen:
             return  # a newer analysis replaced this one
-        self._shown = (engine, columns)
+        before, self._shown = self._shown, (engine, columns)
+        # the diagnosis of an engine shown already (engine.analysis.diagnosed): same log (the charts
+        # take the analysis's engine, with its findings)
+        diagnosis = before is not None and before[1] is not None and columns is not None and before[1].num is columns.num
         if self.charts is not None:
             self.charts.set_engine(engine, columns)
-        QTimer.singleShot(0, lambda: self._show_findings(gen, findings))
+        QTimer.singleShot(0, lambda: self._show_findings(gen, findings, not diagnosis))
 
-    def _show_findings(self, gen: int, findings: list[Any]) -> None:
+    def _show_findings(self, gen: int, findings: list[Any], log: bool = True) -> None:
         if gen != self._gen:
             return
-        if self._shown is not None:
+        if self._shown is not None and log:
             self.show_log(self._shown[0])
         self.findings_model.set_findings(findings)
         if findings and not self._sized:  # the first findings size the columns (from the first 100)

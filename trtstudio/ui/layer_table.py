@@ -137,6 +137,7 @@ class LayerTableModel(QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._engine: EngineInfo | None = None
+        self._cols: LayerColumns | None = None  # what _build took
         self._text: list[Sequence[str]] = [[] for _ in COLUMNS]
         self._num: dict[int, np.ndarray] = {}  # numeric column -> values by position (NaN unknown)
         self._rank: dict[int, np.ndarray] = {}  # text column -> each layer's rank by lower-case text (first sort)
@@ -151,7 +152,7 @@ class LayerTableModel(QAbstractTableModel):
         self._types: list[str] = []
         self._precisions: list[str] = []
         self._times = np.empty(0)
-        self._haystack: list[str] = []
+        self._haystack: Sequence[str] = []
         self._color_mode = "precision"
         self._brushes: dict[str, QBrush] = {}
         self._sort_column = -1
@@ -175,8 +176,32 @@ class LayerTableModel(QAbstractTableModel):
         self._mask = None
         self.endResetModel()
 
+    def takes_findings(self, columns: LayerColumns | None) -> bool:
+        """Whether ``columns`` are those shown with the findings added (``engine.table.with_findings``
+        of the same layers: the window's diagnosis landing after the table was shown)."""
+        return columns is not None and self._cols is not None and columns.num is self._cols.num \
+            and len(columns) == len(self._cols)
+
+    def set_findings(self, engine: EngineInfo | None, columns: LayerColumns) -> None:
+        """Take the findings of ``columns`` (see :meth:`takes_findings`): the severities, the
+        Findings column and its tooltips change; rows, sort order, filter and selection stay."""
+        self._engine = engine
+        self._cols = columns
+        self._severity = columns.severity
+        self._tooltips = columns.tooltips
+        self._text[COLUMN["findings"]] = columns.text.get("findings", self._text[COLUMN["findings"]])
+        self._haystack = columns.haystack
+        self._rank.pop(COLUMN["findings"], None)  # a worker making them drops its keys (_text_rank)
+        if self._sort_column == COLUMN["findings"]:
+            column, order = self._sort_column, self._sort_order
+            self._sort_column = -1
+            self.sort(column, order)  # by the findings now there
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1))
+
     def _build(self, cols: LayerColumns) -> None:
         n = len(cols)
+        self._cols = cols
         self.has_times = cols.has_times
         self._severity = cols.severity
         self._tooltips = cols.tooltips
@@ -244,8 +269,13 @@ class LayerTableModel(QAbstractTableModel):
                 if gen != self._gen:
                     return  # another engine since
                 self._ranking.discard(column)
-                self._rank[column] = result
                 pending = self._pending_sort
+                if texts is not self._text[column]:  # the findings came meanwhile (set_findings)
+                    if pending is not None and pending[0] == column:
+                        self._pending_sort = None
+                        self.sort(*pending)  # keys of the texts there now
+                    return
+                self._rank[column] = result
                 if pending is not None and pending[0] == column:
                     self._pending_sort = None
                     self.sort(*pending)
@@ -559,6 +589,9 @@ class LayerTableView(QWidget):
     def set_engine(self, engine: EngineInfo | None, columns: LayerColumns | None = None) -> None:
         """Show ``engine`` (replaces the model's contents; filters keep their text); ``columns``: its
         cells computed off the GUI thread (see ``engine.analysis``)."""
+        if columns is not None and self.model.takes_findings(columns):
+            self._set_findings(engine, columns)
+            return
         self._quiet = True
         try:
             self.model.set_engine(engine, columns)
@@ -573,6 +606,18 @@ class LayerTableView(QWidget):
             self.banner.setVisible(bool(warnings))
             self._apply_filter()
             self._update_legend()
+        finally:
+            self._quiet = False
+
+    def _set_findings(self, engine: EngineInfo | None, columns: LayerColumns) -> None:
+        """The diagnosis of the engine shown: its findings go into the rows as they are (sorted,
+        filtered, selected); a "Has finding" filter is applied again."""
+        self._quiet = True
+        try:
+            self.model.set_findings(engine, columns)
+            if self.finding_check.isChecked():
+                self._apply_filter()
+            self.table.viewport().update()
         finally:
             self._quiet = False
 
