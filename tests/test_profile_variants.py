@@ -53,6 +53,7 @@ def test_cuda_graph_on_a_backend_that_cannot_capture_is_one_line() -> None:
     assert "torch-cuda" in lines[0]
 
 
+@pytest.mark.gui  # the Live profile panel: left out of the Qt-less core run
 def test_catalogue_lists_the_graph_backends_the_panel_offers(qtbot: Any) -> None:
     from trtstudio.backends.catalogue import CATALOGUE, graph_backends
     from trtstudio.ui.profile_panel import ProfilePanel
