@@ -32,6 +32,19 @@ def trt_real() -> Path:
 
 
 @pytest.fixture
+def window(qtbot):
+    """The real MainWindow, shown at 1400x900, shut down after the test (the window tests' one)."""
+    from trtstudio.ui.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    yield win
+    win.shutdown()
+
+
+@pytest.fixture
 def sample_model() -> Path:
     if not SAMPLE.is_file():
         pytest.skip("sample model not generated")

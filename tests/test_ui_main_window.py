@@ -21,16 +21,6 @@ from PySide6.QtTest import QTest  # noqa: E402
 from trtstudio.ui.main_window import MainWindow  # noqa: E402
 
 
-@pytest.fixture
-def window(qtbot):
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    yield win
-    win.shutdown()
-
-
 def _open(qtbot, win: MainWindow, path: Path) -> None:
     with qtbot.waitSignal(win.sig_model_loaded, timeout=60000):
         win.open_model(str(path))

@@ -29,16 +29,6 @@ def _files(trt_real: Path, net: str) -> list[str]:
     return [str(f) for f in files]
 
 
-@pytest.fixture
-def window(qtbot):
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    yield win
-    win.shutdown()
-
-
 def _seen(win: MainWindow) -> dict[str, Any]:
     """What the window shows now: the analysis's stage, the table's rows and findings, the tab."""
     from trtstudio.ui.layer_table import COLUMN
