@@ -129,7 +129,7 @@ def _nvml_items() -> tuple[Item, list[dict[str, Any]]]:
     """The NVIDIA driver as NVML sees it, and one dict per GPU (``measure.devices``: NVML opened
     once for the process)."""
     from trtstudio.errors import BackendError
-    from trtstudio.measure.devices import gpu_inventory, nvml
+    from trtstudio.measure.devices import gpu_inventory, nvml, nvml_text
 
     try:
         import pynvml  # noqa: F401 - is the package there at all
@@ -144,7 +144,7 @@ def _nvml_items() -> tuple[Item, list[dict[str, Any]]]:
         inventory = gpu_inventory(nv)
     except nv.NVMLError as exc:
         return _item("NVIDIA driver", "warning", None, f"NVML error: {exc}", FIX_DRIVER), []
-    driver = inventory[0]["driver"] if inventory else _text(nv.nvmlSystemGetDriverVersion())
+    driver = inventory[0]["driver"] if inventory else nvml_text(nv.nvmlSystemGetDriverVersion())
     gpus = [{"index": g["index"], "name": g["name"], "memory_total": g["memory_bytes"],
              "compute_capability": g["compute_capability"]} for g in inventory]
     names = ", ".join(f"{g['name']} (SM{(g['compute_capability'] or '?').replace('.', '')})" for g in gpus)
@@ -153,10 +153,6 @@ def _nvml_items() -> tuple[Item, list[dict[str, Any]]]:
                  FIX_DRIVER)
     item["gpus"] = gpus
     return item, gpus
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _cuda_driver_item() -> Item:

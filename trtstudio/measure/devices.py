@@ -98,8 +98,7 @@ def list_gpus() -> list[GpuInfo]:
         out = []
         for i in range(nv.nvmlDeviceGetCount()):
             h = nv.nvmlDeviceGetHandleByIndex(i)
-            name = nv.nvmlDeviceGetName(h)
-            out.append(GpuInfo(i, name.decode() if isinstance(name, bytes) else str(name),
+            out.append(GpuInfo(i, nvml_text(nv.nvmlDeviceGetName(h)),
                                int(nv.nvmlDeviceGetMemoryInfo(h).total)))
         return out
     torch = sys.modules.get("torch")
@@ -109,7 +108,8 @@ def list_gpus() -> list[GpuInfo]:
     return []
 
 
-def _text(value: Any) -> str:
+def nvml_text(value: Any) -> str:
+    """A string NVML returned (bytes in older pynvml releases, str in newer ones)."""
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
@@ -119,7 +119,7 @@ def gpu_inventory(nv: Any = None) -> list[dict[str, Any]]:
     NVML through :func:`nvml` (never shuts it down: other monitors of this process use it); raises
     BackendError without NVML, and NVML's own error mid-way."""
     nv = nv if nv is not None else nvml()
-    driver = _text(nv.nvmlSystemGetDriverVersion())
+    driver = nvml_text(nv.nvmlSystemGetDriverVersion())
     try:
         cv = int(nv.nvmlSystemGetCudaDriverVersion_v2())
         cuda: str | None = f"{cv // 1000}.{(cv % 1000) // 10}"
@@ -128,7 +128,7 @@ def gpu_inventory(nv: Any = None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i in range(int(nv.nvmlDeviceGetCount())):
         h = nv.nvmlDeviceGetHandleByIndex(i)
-        entry: dict[str, Any] = {"index": i, "name": _text(nv.nvmlDeviceGetName(h)), "driver": driver,
+        entry: dict[str, Any] = {"index": i, "name": nvml_text(nv.nvmlDeviceGetName(h)), "driver": driver,
                                  "cuda_driver": cuda, "memory_bytes": None, "compute_capability": None}
         try:
             entry["memory_bytes"] = int(nv.nvmlDeviceGetMemoryInfo(h).total)
