@@ -35,12 +35,17 @@ class Variant:
     enqueue: list[float] = field(default_factory=list)
     gpu: list[float] = field(default_factory=list)
 
+    @property
+    def median(self) -> float:
+        """The median of every latency of this side (NaN before any)."""
+        return float(np.median(self.latencies)) if self.latencies else math.nan
+
     def to_json(self) -> dict[str, Any]:
         def mean(v: list[float]) -> float | None:
             return figure(float(np.mean(v))) if v else None
 
         return {"label": LABELS[self.name], "count": len(self.latencies),
-                "median_ms": figure(float(np.median(self.latencies))) if self.latencies else None,
+                "median_ms": figure(self.median),
                 "enqueue_ms": mean(self.enqueue), "gpu_ms": mean(self.gpu),
                 "round_medians_ms": [figure(v) for v in self.round_medians]}
 
@@ -88,7 +93,7 @@ def graph_vs_eager(backend: Any, rounds: int = ROUNDS, per_round: int = PER_ROUN
         return None
     latency = ratio_interval(eager.round_medians[:n], graph.round_medians[:n], paired=True)  # graph / eager
     speedup = latency.inverse()
-    e_med, g_med = float(np.median(eager.latencies)), float(np.median(graph.latencies))
+    e_med, g_med = eager.median, graph.median
     return {"rounds": n, "per_round": per_round, "order": "ABBA (eager first in even rounds)",
             EAGER: eager.to_json(), GRAPH: graph.to_json(), "speedup": speedup.to_json(),
             "launch_overhead_ms": figure(e_med - g_med),
