@@ -82,7 +82,7 @@ def test_every_reader_sees_the_same_inputs(tmp_path: Path) -> None:
 
 @pytest.mark.gui
 def test_the_profile_panel_reads_the_same_view(tmp_path: Path) -> None:
-    from trtstudio.ui.profile_panel import read_model_inputs
+    from trtstudio.ui.profile_inputs import read_model_inputs
 
     path = odd_dims_model(tmp_path / "odd.onnx")
     assert {s["name"]: (s["dtype"], tuple(s["shape"])) for s in read_model_inputs(str(path))} == WANT

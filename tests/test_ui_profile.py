@@ -116,7 +116,7 @@ def test_latest_set_model_wins_and_bad_models_are_one_line(qtbot: Any, panel: An
     with qtbot.waitSignal(panel.sig_model_ready, timeout=10_000):
         panel.set_model(str(tiny))
     assert panel.shapes() == {"x": (1, 32)}
-    qtbot.waitUntil(lambda: panel._loader.is_done(), timeout=5_000)
+    qtbot.waitUntil(lambda: panel.inputs.loader.is_done(), timeout=5_000)
     qtbot.wait(100)
     assert not panel.error_label.isVisible()  # the first model's failure came too late to show
     panel.set_model(str(bad))
@@ -143,7 +143,7 @@ def test_run_streams_into_the_plots_then_stops(qtbot: Any, panel: Any, tiny: Pat
     qtbot.wait(300)
     panel.grab().save(str(SCREENSHOT))
     live = panel.statistics()
-    y = panel._samples.snapshot()["latency_ms"]
+    y = panel.runner.samples.snapshot()["latency_ms"]
     assert live["count"] > 0 and float(y.min()) <= live["median"] <= float(y.max())
     _, hist = panel.live.hist_curve.getData()
     assert hist is not None and hist.sum() > 0
@@ -154,7 +154,7 @@ def test_run_streams_into_the_plots_then_stops(qtbot: Any, panel: Any, tiny: Pat
         panel.stop()
     doc = blocker.args[0]
     assert doc["schema"] == "trtstudio.profile/1" and doc["stopped"] is True and doc["error"] is None
-    assert doc["latency_ms"]["count"] == panel._samples.count > 200
+    assert doc["latency_ms"]["count"] == panel.runner.samples.count > 200
     assert doc["cold_ms"] is not None and panel.live.stat_labels["cold"].text() != "-"
     assert panel.statistics()["latency_ms"]["count"] == doc["latency_ms"]["count"]
     qtbot.waitUntil(lambda: not workers.live_threads(), timeout=5_000)
@@ -166,17 +166,17 @@ def test_pause_holds_the_run_and_resume_goes_on(qtbot: Any, panel: Any, tiny: Pa
     _open(qtbot, panel, tiny)
     _until_stopped(panel)
     panel.start()
-    qtbot.waitUntil(lambda: panel._samples is not None and panel._samples.count > 100, timeout=15_000)
+    qtbot.waitUntil(lambda: panel.runner.samples is not None and panel.runner.samples.count > 100, timeout=15_000)
     panel.pause()
     assert panel.pause_button.text() == "Resume"
-    qtbot.waitUntil(lambda: panel._state.phase == "paused", timeout=5_000)
-    held = panel._samples.count
+    qtbot.waitUntil(lambda: panel.runner.state.phase == "paused", timeout=5_000)
+    held = panel.runner.samples.count
     qtbot.wait(400)
-    assert panel._samples.count == held
+    assert panel.runner.samples.count == held
     assert panel.is_running()
     panel.resume()
     assert panel.pause_button.text() == "Pause"
-    qtbot.waitUntil(lambda: panel._samples.count > held + 100, timeout=10_000)
+    qtbot.waitUntil(lambda: panel.runner.samples.count > held + 100, timeout=10_000)
     with qtbot.waitSignal(panel.sig_run_finished, timeout=10_000) as blocker:
         panel.stop()
     assert blocker.args[0]["latency_ms"]["count"] > held + 100
@@ -212,8 +212,8 @@ def test_shutdown_during_a_run_joins_the_worker(qtbot: Any, panel: Any, tiny: Pa
     _open(qtbot, panel, tiny)
     _until_stopped(panel)
     panel.start()
-    qtbot.waitUntil(lambda: panel._samples is not None and panel._samples.count > 50, timeout=15_000)
-    handle = panel._run
+    qtbot.waitUntil(lambda: panel.runner.samples is not None and panel.runner.samples.count > 50, timeout=15_000)
+    handle = panel.runner.run
     assert handle is not None and handle.is_running()
     assert panel.shutdown(10_000)
     assert not handle.is_running()
@@ -325,7 +325,7 @@ def test_a_backend_the_user_picked_is_kept_where_it_can_run(qtbot: Any, panel: A
     plan.write_bytes(b"\0" * 64)
     panel.set_model(str(plan))
     assert combo.currentData() == default_backend(str(plan)) == "tensorrt"
-    assert panel._loader.join(10_000)  # its inputs are not read: the engine is no plan
+    assert panel.inputs.loader.join(10_000)  # its inputs are not read: the engine is no plan
 
 
 # -- LivePanels on synthetic samples in the real ring buffer ------------------------------------
