@@ -113,6 +113,16 @@ def test_build_json_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert doc["log"] and {"severity", "message"} <= set(doc["log"][0])
     assert log.read_text().startswith("# trtstudio.buildlog/1 ")
 
+    # the document opens as the engine it built: the same layers as its saved log
+    saved = tmp_path / "tiny.build.json"
+    saved.write_text(json.dumps(doc))
+    assert main(["layers", str(saved), "--json"]) == 0
+    from_doc = json.loads(capsys.readouterr().out)
+    assert main(["layers", str(log), "--json"]) == 0
+    from_log = json.loads(capsys.readouterr().out)
+    assert from_doc["formats"] == ["trtstudio-build"] and str(out) in from_doc["source"]
+    assert from_doc["layers"] == from_log["layers"] and from_doc["engine"] == from_log["engine"]
+
 
 @pytest.mark.rtx
 @needs_rtx
@@ -126,6 +136,13 @@ def test_rejected_model_exits_1_with_json(tmp_path: Path, capsys: pytest.Capture
     assert doc["unsupported"][0]["op_type"] == "Frobnicate"
     assert "Frobnicate" in doc["error"] and doc["log"]
     assert not (tmp_path / "c.engine").exists()
+    # its document is no engine: one line naming the build's error, exit 2
+    saved = tmp_path / "c.json"
+    saved.write_text(json.dumps(doc))
+    assert main(["layers", str(saved)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {saved}: this build did not make an engine") and "Frobnicate" in err
+    assert len(err.splitlines()) == 1
 
 
 @pytest.mark.rtx

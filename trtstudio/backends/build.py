@@ -36,6 +36,7 @@ from trtstudio.backends.model_io import UNKNOWN_DIM, OnnxModel, onnx_model, read
 from trtstudio.backends.trt_parser import AUTO_ORDER as AUTO_ORDER  # re-exported: the "auto" order
 from trtstudio.backends.trt_parser import MODULES as MODULES  # re-exported: backend -> (module, pip hint)
 from trtstudio.backends.trt_parser import import_runtime, parsed_network, versions
+from trtstudio.engine.readers.rtx_log import build_log_text, log_line
 from trtstudio.errors import BackendError, InputError
 
 if TYPE_CHECKING:
@@ -49,10 +50,8 @@ ParsedFn = Callable[[list[dict[str, Any]]], None]
 
 # MODULES and AUTO_ORDER live with the runtime import (backends.trt_parser), re-exported above
 import_backend = import_runtime  # the name this module had for it
-SEVERITY_LETTER = {"INTERNAL_ERROR": "F", "ERROR": "E", "WARNING": "W", "INFO": "I", "VERBOSE": "V"}
 DEFAULT_MAX_DIM = 8
 DEFAULT_TARGETS = ("sm86",)
-LOG_HEADER = "# trtstudio.buildlog/1 "
 SCHEMA = "trtstudio.build/1"
 
 
@@ -67,7 +66,7 @@ class LogRecord:
 
     def format(self) -> str:
         """The record as TensorRT's own Python logger prints it: ``[TRT] [V] message``."""
-        return f"[{self.source}] [{SEVERITY_LETTER.get(self.severity, '?')}] {self.message}"
+        return log_line(self.source, self.severity, self.message)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -143,10 +142,7 @@ class BuildResult:
 
     def log_text(self) -> str:
         """The log as one text, headed by a JSON line the rtx_log reader uses for versions/settings."""
-        import json
-
-        head = LOG_HEADER + json.dumps({"versions": self.versions, "settings": self.settings}, sort_keys=True)
-        return "\n".join([head] + [r.format() for r in self.log]) + "\n"
+        return build_log_text(self.versions, self.settings, [r.format() for r in self.log])
 
     @cached_property
     def engine_info(self) -> EngineInfo | None:

@@ -62,6 +62,7 @@ _LOADED = False
 _BUILTIN = (
     "trtstudio.engine.readers.engine_file",
     "trtstudio.engine.readers.layer_dump",
+    "trtstudio.engine.readers.build_json",
     "trtstudio.engine.readers.inspector_json",
     "trtstudio.engine.readers.profile_json",
     "trtstudio.engine.readers.times_json",
