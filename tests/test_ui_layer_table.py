@@ -900,3 +900,30 @@ def test_a_big_tables_sort_in_steps_orders_as_pythons_sorted_and_keeps_the_selec
         if key in ("name", "out_shapes") and (key, descending) in (("name", False), ("out_shapes", True)):
             assert len(steps_taken) - before > 3  # a first sort: its keys made over several turns
     assert model.sort_pending() is False
+
+
+def test_sort_order_orders_as_a_stable_argsort_with_unknowns_last() -> None:
+    """``sort_order`` (a dense rank packed with the position, one plain sort) gives the rows that
+    ``numpy.argsort(-keys if descending else keys, kind="stable")`` gives: ties (0.0 and -0.0 too)
+    in position order both ways, NaN last both ways, infinities; and over text ranks."""
+    import numpy as np
+
+    from trtstudio.ui.layer_table import sort_order
+
+    rng = np.random.default_rng(32)
+    for n in (1, 2, 7, 1000, 5000):
+        keys = np.round(rng.normal(size=n) * rng.choice([1.0, 1e300]), 1)
+        pick = rng.random(n)
+        keys[pick < 0.1] = np.nan
+        keys[(pick > 0.1) & (pick < 0.2)] = -np.nan
+        keys[(pick > 0.2) & (pick < 0.3)] = 0.0
+        keys[(pick > 0.3) & (pick < 0.4)] = -0.0
+        keys[(pick > 0.4) & (pick < 0.45)] = np.inf
+        keys[(pick > 0.45) & (pick < 0.5)] = -np.inf
+        ranks = np.unique(rng.integers(0, max(1, n // 4), n), return_inverse=True)[1].astype(np.int64)
+        for descending in (False, True):
+            assert sort_order(keys, descending).tolist() == \
+                np.argsort(-keys if descending else keys, kind="stable").tolist()
+            assert sort_order(ranks, descending, ranks=True).tolist() == \
+                np.argsort(-ranks if descending else ranks, kind="stable").tolist()
+    assert sort_order(np.array([2.0, np.nan, -0.0, 0.0, 2.0]), True).tolist() == [0, 4, 2, 3, 1]

@@ -129,6 +129,41 @@ def text_rank(texts: Sequence[str]) -> np.ndarray:
             return cast(np.ndarray, done.value)
 
 
+def sort_order(keys: np.ndarray, descending: bool = False, ranks: bool = False) -> np.ndarray:
+    """The positions of ``keys`` in their order, as ``numpy.argsort(-keys if descending else keys,
+    kind="stable")`` gives them: equal keys (0.0 and -0.0 too) in position order both ways, like
+    Python's ``sorted(reverse=True)``, and NaN (unknown) last both ways. ``ranks``: the keys are
+    dense ranks (0 to their count - 1, as :func:`text_rank` makes).
+
+    A stable ``argsort`` of 300,000 keys is a merge sort, 22-25 ms; here each key's dense rank
+    (from numpy's unstable, vectorised ``argsort``: equal keys get one rank whatever their order)
+    is packed with its position into one int64 whose plain ``numpy.sort`` orders ties by position:
+    8-14 ms."""
+    n = len(keys)
+    if ranks:
+        rank = np.asarray(keys, dtype=np.int64)
+        if descending and n:
+            rank = int(rank.max()) - rank
+    else:
+        bits = np.add(keys, 0.0, dtype=np.float64).view(np.uint64)  # (+ 0.0: -0.0 is 0.0)
+        # ordered as the numbers are: negative ones with every bit flipped, others with the sign set
+        u = np.where(bits >> np.uint64(63), ~bits, bits | np.uint64(1 << 63))
+        if descending:
+            u = ~u
+        u[np.isnan(keys)] = np.iinfo(np.uint64).max  # last, and equal to each other
+        by_key = np.argsort(u)
+        ordered = u[by_key]
+        new = np.empty(n, dtype=np.int64)  # 1 where a key differs from the one before it
+        new[:1] = 1
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        rank = np.empty(n, dtype=np.int64)
+        rank[by_key] = np.cumsum(new) - 1
+    shift = max(1, (n - 1).bit_length())
+    packed = (rank << shift) | np.arange(n, dtype=np.int64)
+    packed.sort()
+    return packed & ((1 << shift) - 1)
+
+
 @dataclass(frozen=True)
 class Column:
     key: str
@@ -516,9 +551,8 @@ class LayerTableModel(QAbstractTableModel):
         if column == self._sort_column and order == self._sort_order:
             return  # QTableView.sortByColumn asks twice (its header's signal, then itself)
         descending = order == Qt.SortOrder.DescendingOrder
-        # NaN sorts last in ascending order; negated keys for descending keep unknowns last and
-        # equal keys in layer order (as Python's sorted(reverse=True) does)
-        keys = self._num[column] if COLUMNS[column].numeric else self._text_rank(column)
+        numeric = COLUMNS[column].numeric
+        keys = self._num[column] if numeric else self._text_rank(column)
         if keys is None:
             self._pending_sort = (column, order)  # the header shows it already; the rows follow
             return
@@ -526,10 +560,10 @@ class LayerTableModel(QAbstractTableModel):
         if self._ranking is not None and self._ranking[0] != column:
             self._ranking = None  # ranks no sort waits for (made again on that column's first sort)
             self._rank_timer.stop()
-        new = np.argsort(-keys if descending else keys, kind="stable")
+        new = sort_order(keys, descending, ranks=not numeric)
 
         def change() -> None:
-            self._sorted = new.astype(np.int64)
+            self._sorted = new
 
         self._rearrange(change, sort=True)  # the selection is by layer: a sort leaves it as it is
         self._sort_column, self._sort_order = column, order
