@@ -2,7 +2,7 @@
 
 Fast for 50,000 layers: :meth:`LayerTableModel.set_engine` turns the layers into column lists of
 display strings and numpy sort keys once; ``data()`` only indexes them. Sorting happens in the
-model with ``numpy.argsort`` over those keys (a ``QSortFilterProxyModel`` sorting through Python
+model with numpy over those keys (:func:`sort_order`; a ``QSortFilterProxyModel`` sorting through Python
 ``data()`` calls takes seconds at that size), and the model filters too, through a boolean mask
 over the layers: the rows it shows are the sorted positions the mask keeps. There is no proxy
 model: one calls a Python ``filterAcceptsRow`` per row on every reset and filter change (0.3 s
