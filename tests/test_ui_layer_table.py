@@ -927,3 +927,38 @@ def test_sort_order_orders_as_a_stable_argsort_with_unknowns_last() -> None:
             assert sort_order(ranks, descending, ranks=True).tolist() == \
                 np.argsort(-ranks if descending else ranks, kind="stable").tolist()
     assert sort_order(np.array([2.0, np.nan, -0.0, 0.0, 2.0]), True).tolist() == [0, 4, 2, 3, 1]
+
+
+def test_findings_landing_while_a_sort_by_them_is_made_in_steps_sort_by_the_new_ones(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A big table sorted by its Findings column before the diagnosis lands: the keys being made
+    in steps are of the texts shown; the findings landing meanwhile (the same rows, new texts), the
+    steps start over on the new texts and the rows come out ordered by them, the selection kept."""
+    from PySide6.QtCore import Qt
+
+    from trtstudio.engine.model import Finding
+    from trtstudio.engine.table import base_columns, with_findings
+    from trtstudio.ui import layer_table
+    from trtstudio.ui.layer_table import COLUMN, LayerTableView
+
+    monkeypatch.setattr(layer_table, "RANKED_IN_STEPS_ROWS", 100)
+    monkeypatch.setattr(layer_table, "_CHUNK", 100)
+    monkeypatch.setattr(layer_table, "RANK_TURN_S", 0.0)
+    engine = _synthetic(2000)
+    base = base_columns(engine)
+    view = LayerTableView()
+    qtbot.addWidget(view)
+    view.set_engine(engine, base)
+    view.select_layers([5, 6, 1999])
+    view.table.sortByColumn(COLUMN["findings"], Qt.SortOrder.AscendingOrder)
+    assert view.model.sort_pending()
+    kinds = ["reformat", "plugin", "Fp32_island", "no_tensor_cores"]
+    findings = [Finding(kind=kinds[i % 4], severity="warning", message="m", layer_index=i)
+                for i in range(0, 2000, 3)]
+    view.set_engine(engine, with_findings(base, engine, findings))  # the diagnosis lands
+    assert view.model.sort_pending()
+    qtbot.waitUntil(lambda: not view.model.sort_pending(), timeout=10_000)
+    texts = [view.model.data(view.model.index(r, COLUMN["findings"])) for r in range(2000)]
+    assert any(texts) and texts == sorted(texts, key=str.lower)
+    shown = view.model.positions().tolist()
+    assert shown == sorted(range(2000), key=lambda p: texts[shown.index(p)].lower())
+    assert sorted(view.selected_layers()) == [5, 6, 1999]
