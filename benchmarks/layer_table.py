@@ -10,8 +10,8 @@ The engine is ``benchmarks/engine.py``'s (with its profile); its columns are com
 window's worker does, and the GIL switch interval is the window's (``ui.app``). Each figure is the
 median over ``--repeat`` rounds, in ms, of the longest stretch the GUI thread works at a time: the
 call and the paint that follows it (``processEvents``); for a first sort by a text column at over
-50,000 layers, whose keys are made in steps between the events, also each event-loop turn until the rows are sorted
-(``until_sorted_ms``: the wall time until then). The window's stall budget is 100 ms (issue 16 and
+20,000 layers, whose keys are made in steps between the events, also each event-loop turn until
+the rows are sorted (``until_sorted_ms``: the wall time until then). The window's stall budget is 100 ms (issue 16 and
 the workspace issue). Prints JSON lines.
 """
 

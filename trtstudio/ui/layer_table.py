@@ -64,7 +64,7 @@ OTHER_PRECISION_COLOR = tint(_OTHER_PRECISION, 0.72)  # INT32, INT64, BOOL, UINT
 
 # above this many layers a text column's sort keys are made in steps between the GUI's events
 # (see LayerTableModel._text_rank)
-RANKED_IN_STEPS_ROWS = 50_000
+RANKED_IN_STEPS_ROWS = 20_000
 
 
 PREFIX_WORDS = 4  # the first 32 bytes of each text are sorted by numpy
