@@ -791,16 +791,16 @@ def test_text_ranks_order_as_python_orders_lower_case_strings() -> None:
     assert len(set(expected.tolist())) > 1000
 
 
-def test_a_big_tables_first_text_sort_waits_for_its_keys_from_a_worker(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Above RANKED_IN_WORKER_ROWS the first sort by a text column asks a worker for its keys and
-    sorts when they come (the header shows the order at once); a sort by another column meanwhile
-    wins."""
+def test_a_big_tables_first_text_sort_waits_for_its_keys_made_in_steps(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Above RANKED_IN_STEPS_ROWS the first sort by a text column makes its keys in steps between
+    the events and sorts when they are made (the header shows the order at once); a sort by another
+    column meanwhile wins."""
     from PySide6.QtCore import Qt
 
     from trtstudio.ui import layer_table
     from trtstudio.ui.layer_table import COLUMN, LayerTableView
 
-    monkeypatch.setattr(layer_table, "RANKED_IN_WORKER_ROWS", 100)
+    monkeypatch.setattr(layer_table, "RANKED_IN_STEPS_ROWS", 100)
     view = LayerTableView()
     qtbot.addWidget(view)
     view.set_engine(_synthetic(3000))
@@ -813,3 +813,152 @@ def test_a_big_tables_first_text_sort_waits_for_its_keys_from_a_worker(qtbot, mo
     view.table.sortByColumn(COLUMN["index"], Qt.SortOrder.DescendingOrder)
     qtbot.wait(300)
     assert not view.model.sort_pending() and view.model.positions()[0] == 2999
+
+
+def _tied_engine(n: int):  # type: ignore[no-untyped-def]
+    """``n`` layers whose names, types, output shapes and streams repeat (ties), differ in case
+    only, share prefixes longer than 32 bytes, or are not ASCII; some streams unknown."""
+    import random
+
+    from trtstudio.engine.model import EngineInfo, Layer, TensorDesc
+
+    rng = random.Random(32)
+    stems = ["", "Reformatting CopyNode for Input Tensor 0 to /blk", "reformatting copynode for input tensor 0 to /BLK",
+             "/encoder/layers.1/", "Ünïcode/ß/", "PWN(Mul, Sigmoid)"]
+    layers = []
+    for i in range(n):
+        name = rng.choice(stems) + "".join(rng.choice("aBc/_.0é") for _ in range(rng.randint(0, 4)))
+        shape: list[int | str] = [1, rng.choice([3, 8, 64]), rng.choice([7, 28])]
+        layers.append(Layer(index=i, name=name, type=rng.choice(["Conv", "conv", "Pool", "Reformat", ""]),
+                            outputs=[TensorDesc(name=f"t{i}", shape=shape)],
+                            stream=rng.choice([None, 0, 1, 2])))
+    return EngineInfo(layers=layers)
+
+
+def test_a_big_tables_sort_in_steps_orders_as_pythons_sorted_and_keeps_the_selection(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A text column's first sort made in steps between the events (the table taken as big), then
+    again from its kept keys, and a numeric column: in both directions the rows are the layers in
+    the order of Python's stable ``sorted`` over the column (lower-case text; unknown numbers last;
+    ties in layer order, descending too), the filter keeps its rows, and the selection, the current
+    row and a persistent index follow their layers."""
+    from PySide6.QtCore import QItemSelectionModel, QPersistentModelIndex, Qt
+
+    from trtstudio.ui import layer_table
+    from trtstudio.ui.layer_table import COLUMN, LayerTableView
+
+    n = 3000
+    monkeypatch.setattr(layer_table, "RANKED_IN_STEPS_ROWS", 100)
+    monkeypatch.setattr(layer_table, "_CHUNK", 250)
+    monkeypatch.setattr(layer_table, "RANK_TURN_S", 0.0)  # one step a turn
+    steps_taken = []
+    step = layer_table.LayerTableModel._rank_step
+    monkeypatch.setattr(layer_table.LayerTableModel, "_rank_step", lambda self: steps_taken.append(1) or step(self))
+    engine = _tied_engine(n)
+    view = LayerTableView()
+    qtbot.addWidget(view)
+    view.resize(1300, 600)
+    view.set_engine(engine)
+    view.show()
+    model = view.model
+    view.filter_edit.setText("b")
+    shown = {p for p in range(n) if "b" in model._haystack[p]}
+    assert 0 < len(shown) < n and model.rowCount() == len(shown)
+    wanted = [i for i in range(0, n, 3) if i in shown]
+    view.select_layers(wanted)
+    current_layer = int(model.positions()[5])
+    view.table.selectionModel().setCurrentIndex(model.index(5, 2), QItemSelectionModel.SelectionFlag.NoUpdate)
+    held = QPersistentModelIndex(model.index(11, 1))
+    held_layer = int(model.positions()[11])
+
+    def cell(key: str, p: int):  # type: ignore[no-untyped-def]
+        return model._text[COLUMN[key]][p].lower()
+
+    def stream(p: int) -> tuple[bool, float]:
+        v = engine.layers[p].stream
+        return (v is None, 0.0 if v is None else float(v))
+
+    for key, order in [("name", Qt.SortOrder.AscendingOrder), ("name", Qt.SortOrder.DescendingOrder),
+                       ("out_shapes", Qt.SortOrder.DescendingOrder), ("type", Qt.SortOrder.AscendingOrder),
+                       ("stream", Qt.SortOrder.DescendingOrder), ("stream", Qt.SortOrder.AscendingOrder),
+                       ("out_shapes", Qt.SortOrder.AscendingOrder), ("name", Qt.SortOrder.DescendingOrder)]:
+        descending = order == Qt.SortOrder.DescendingOrder
+        if key == "stream":  # unknown last both ways; equal values in layer order
+            known = sorted((p for p in range(n) if not stream(p)[0]), key=lambda p: stream(p)[1], reverse=descending)
+            expected = known + [p for p in range(n) if stream(p)[0]]
+        else:
+            expected = sorted(range(n), key=lambda p: cell(key, p), reverse=descending)  # noqa: B023
+        before = len(steps_taken)
+        view.table.horizontalHeader().setSortIndicator(COLUMN[key], order)
+        qtbot.waitUntil(lambda: not model.sort_pending(), timeout=10_000)
+        assert model.positions().tolist() == [p for p in expected if p in shown], (key, order)
+        assert sorted(view.selected_layers()) == wanted
+        assert [int(model.positions()[r]) for r in range(model.rowCount()) if model.selected[model.positions()[r]]] \
+            == [p for p in expected if p in shown and p in set(wanted)]
+        current = view.table.currentIndex()
+        assert int(model.positions()[current.row()]) == current_layer and current.column() == 2
+        assert held.isValid() and int(model.positions()[held.row()]) == held_layer and held.column() == 1
+        if key in ("name", "out_shapes") and (key, descending) in (("name", False), ("out_shapes", True)):
+            assert len(steps_taken) - before > 3  # a first sort: its keys made over several turns
+    assert model.sort_pending() is False
+
+
+def test_sort_order_orders_as_a_stable_argsort_with_unknowns_last() -> None:
+    """``sort_order`` (a dense rank packed with the position, one plain sort) gives the rows that
+    ``numpy.argsort(-keys if descending else keys, kind="stable")`` gives: ties (0.0 and -0.0 too)
+    in position order both ways, NaN last both ways, infinities; and over text ranks."""
+    import numpy as np
+
+    from trtstudio.ui.layer_table import sort_order
+
+    rng = np.random.default_rng(32)
+    for n in (1, 2, 7, 1000, 5000):
+        keys = np.round(rng.normal(size=n) * rng.choice([1.0, 1e300]), 1)
+        pick = rng.random(n)
+        keys[pick < 0.1] = np.nan
+        keys[(pick > 0.1) & (pick < 0.2)] = -np.nan
+        keys[(pick > 0.2) & (pick < 0.3)] = 0.0
+        keys[(pick > 0.3) & (pick < 0.4)] = -0.0
+        keys[(pick > 0.4) & (pick < 0.45)] = np.inf
+        keys[(pick > 0.45) & (pick < 0.5)] = -np.inf
+        ranks = np.unique(rng.integers(0, max(1, n // 4), n), return_inverse=True)[1].astype(np.int64)
+        for descending in (False, True):
+            assert sort_order(keys, descending).tolist() == \
+                np.argsort(-keys if descending else keys, kind="stable").tolist()
+            assert sort_order(ranks, descending, ranks=True).tolist() == \
+                np.argsort(-ranks if descending else ranks, kind="stable").tolist()
+    assert sort_order(np.array([2.0, np.nan, -0.0, 0.0, 2.0]), True).tolist() == [0, 4, 2, 3, 1]
+
+
+def test_findings_landing_while_a_sort_by_them_is_made_in_steps_sort_by_the_new_ones(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A big table sorted by its Findings column before the diagnosis lands: the keys being made
+    in steps are of the texts shown; the findings landing meanwhile (the same rows, new texts), the
+    steps start over on the new texts and the rows come out ordered by them, the selection kept."""
+    from PySide6.QtCore import Qt
+
+    from trtstudio.engine.model import Finding
+    from trtstudio.engine.table import base_columns, with_findings
+    from trtstudio.ui import layer_table
+    from trtstudio.ui.layer_table import COLUMN, LayerTableView
+
+    monkeypatch.setattr(layer_table, "RANKED_IN_STEPS_ROWS", 100)
+    monkeypatch.setattr(layer_table, "_CHUNK", 100)
+    monkeypatch.setattr(layer_table, "RANK_TURN_S", 0.0)
+    engine = _synthetic(2000)
+    base = base_columns(engine)
+    view = LayerTableView()
+    qtbot.addWidget(view)
+    view.set_engine(engine, base)
+    view.select_layers([5, 6, 1999])
+    view.table.sortByColumn(COLUMN["findings"], Qt.SortOrder.AscendingOrder)
+    assert view.model.sort_pending()
+    kinds = ["reformat", "plugin", "Fp32_island", "no_tensor_cores"]
+    findings = [Finding(kind=kinds[i % 4], severity="warning", message="m", layer_index=i)
+                for i in range(0, 2000, 3)]
+    view.set_engine(engine, with_findings(base, engine, findings))  # the diagnosis lands
+    assert view.model.sort_pending()
+    qtbot.waitUntil(lambda: not view.model.sort_pending(), timeout=10_000)
+    texts = [view.model.data(view.model.index(r, COLUMN["findings"])) for r in range(2000)]
+    assert any(texts) and texts == sorted(texts, key=str.lower)
+    shown = view.model.positions().tolist()
+    assert shown == sorted(range(2000), key=lambda p: texts[shown.index(p)].lower())
+    assert sorted(view.selected_layers()) == [5, 6, 1999]

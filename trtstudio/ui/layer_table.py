@@ -2,7 +2,7 @@
 
 Fast for 50,000 layers: :meth:`LayerTableModel.set_engine` turns the layers into column lists of
 display strings and numpy sort keys once; ``data()`` only indexes them. Sorting happens in the
-model with ``numpy.argsort`` over those keys (a ``QSortFilterProxyModel`` sorting through Python
+model with numpy over those keys (:func:`sort_order`; a ``QSortFilterProxyModel`` sorting through Python
 ``data()`` calls takes seconds at that size), and the model filters too, through a boolean mask
 over the layers: the rows it shows are the sorted positions the mask keeps. There is no proxy
 model: one calls a Python ``filterAcceptsRow`` per row on every reset and filter change (0.3 s
@@ -11,9 +11,10 @@ at 300,000 layers, on the GUI thread).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PySide6.QtCore import (
@@ -23,6 +24,7 @@ from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
     Qt,
+    QTimer,
     Signal,
     Slot,
 )
@@ -47,7 +49,6 @@ from trtstudio.palette import SEVERITY_COLORS as _SEVERITY
 from trtstudio.palette import tint
 from trtstudio.ui.layer_selection import MaskSelection
 from trtstudio.ui.tables import RowsTable, rows_only_header
-from trtstudio.ui.workers import run_in_thread
 
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # raw number (float) or lower-case text
 LAYER_INDEX_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # Layer.index of the row
@@ -61,43 +62,106 @@ PRECISION_COLORS = {k: tint(v, 0.72) for k, v in _PRECISION.items()}
 OTHER_PRECISION_COLOR = tint(_OTHER_PRECISION, 0.72)  # INT32, INT64, BOOL, UINT8...
 
 
-# above this many layers a text column's sort keys are made in a worker (see _text_rank)
-RANKED_IN_WORKER_ROWS = 50_000
+# above this many layers a text column's sort keys are made in steps between the GUI's events
+# (see LayerTableModel._text_rank)
+RANKED_IN_STEPS_ROWS = 20_000
 
 
 PREFIX_WORDS = 4  # the first 32 bytes of each text are sorted by numpy
-_CHUNK = 20_000  # texts handled per Python step (between them a worker lets the GUI thread in)
+_CHUNK = 10_000  # texts handled per Python step (a few ms each at most)
+RANK_TURN_S = 0.008  # steps taken in one turn of the event loop while this time is not spent
 
 
-def text_rank(texts: Sequence[str]) -> np.ndarray:
-    """Each text's rank by its lower-case form (equal texts, equal ranks), as Python orders strings.
-
-    Made in a worker beside the window: a Python ``sorted`` of 300,000 strings is one C call that
-    holds the GIL 0.1-0.15 s, a stall of the GUI thread. Here the first 32 bytes of each text's
-    UTF-8 (which orders as the code points do) are sorted by ``numpy.lexsort``, which lets the GIL
-    go, and only texts equal in those bytes are sorted by Python, a group at a time; the rest is
-    Python in steps of ``_CHUNK`` texts."""
+def text_rank_steps(texts: Sequence[str]) -> Generator[None, None, np.ndarray]:
+    """:func:`text_rank` in steps: a generator that yields after each step of a few milliseconds
+    (``_CHUNK`` texts of Python, or one numpy sort) and returns the ranks. ``texts`` is read a
+    slice at a time, so that a :class:`~trtstudio.engine.table.LazyText` makes its cells in steps
+    too."""
     n = len(texts)
-    lower = [t.lower() for t in texts]
     width = 8 * PREFIX_WORDS
-    parts = [b"".join([t.encode()[:width].ljust(width, b"\0") for t in lower[a:a + _CHUNK]])
-             for a in range(0, n, _CHUNK)]
+    lower: list[str] = []
+    parts: list[bytes] = []
+    for a in range(0, n, _CHUNK):
+        low = [t.lower() for t in texts[a:a + _CHUNK]]
+        lower += low
+        parts.append(b"".join([t.encode()[:width].ljust(width, b"\0") for t in low]))
+        yield
     keys = np.frombuffer(b"".join(parts), dtype=">u8").reshape(n, PREFIX_WORDS)
     order = np.lexsort(keys.T[::-1]).astype(np.int64) if n else np.empty(0, dtype=np.int64)
+    yield
     tied = np.r_[False, (keys[order[1:]] == keys[order[:-1]]).all(axis=1), False].astype(np.int8)
     edges = np.diff(tied)
+    yield
+    done = 0
     for first, last in zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True):
         group = order[first:last + 1].tolist()  # texts alike in their first 32 bytes
         group.sort(key=lower.__getitem__)
         order[first:last + 1] = group
+        done += len(group)
+        if done >= _CHUNK:
+            done = 0
+            yield
     new = np.ones(n, dtype=bool)  # a text unlike the one before it in the order
     for a in range(1, n, _CHUNK):
         b = min(n, a + _CHUNK)
         here = [lower[i] for i in order[a - 1:b].tolist()]
         new[a:b] = np.fromiter(map(str.__ne__, here[1:], here[:-1]), dtype=bool, count=b - a)
+        yield
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.cumsum(new) - 1
     return rank
+
+
+def text_rank(texts: Sequence[str]) -> np.ndarray:
+    """Each text's rank by its lower-case form (equal texts, equal ranks), as Python orders strings.
+
+    The first 32 bytes of each text's UTF-8 (which orders as the code points do) are sorted by
+    ``numpy.lexsort``, and only texts equal in those bytes are sorted by Python, a group at a time
+    (a Python ``sorted`` of 300,000 strings is 0.1-0.15 s in one C call). A big table makes these
+    ranks in steps (:func:`text_rank_steps`) between the GUI's events, not in a worker: a worker
+    running Python holds the GIL each time the GUI thread asks for it, and a repaint of the table,
+    some 4,000 calls into Python, took 0.1-0.12 s instead of 0.02 s while one ran."""
+    steps = text_rank_steps(texts)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return cast(np.ndarray, done.value)
+
+
+def sort_order(keys: np.ndarray, descending: bool = False, ranks: bool = False) -> np.ndarray:
+    """The positions of ``keys`` in their order, as ``numpy.argsort(-keys if descending else keys,
+    kind="stable")`` gives them: equal keys (0.0 and -0.0 too) in position order both ways, like
+    Python's ``sorted(reverse=True)``, and NaN (unknown) last both ways. ``ranks``: the keys are
+    dense ranks (0 to their count - 1, as :func:`text_rank` makes).
+
+    A stable ``argsort`` of 300,000 keys is a merge sort, 22-25 ms; here each key's dense rank
+    (from numpy's unstable, vectorised ``argsort``: equal keys get one rank whatever their order)
+    is packed with its position into one int64 whose plain ``numpy.sort`` orders ties by position:
+    8-14 ms."""
+    n = len(keys)
+    if ranks:
+        rank = np.asarray(keys, dtype=np.int64)
+        if descending and n:
+            rank = int(rank.max()) - rank
+    else:
+        bits = np.add(keys, 0.0, dtype=np.float64).view(np.uint64)  # (+ 0.0: -0.0 is 0.0)
+        # ordered as the numbers are: negative ones with every bit flipped, others with the sign set
+        u = np.where(bits >> np.uint64(63), ~bits, bits | np.uint64(1 << 63))
+        if descending:
+            u = ~u
+        u[np.isnan(keys)] = np.iinfo(np.uint64).max  # last, and equal to each other
+        by_key = np.argsort(u)
+        ordered = u[by_key]
+        new = np.empty(n, dtype=np.int64)  # 1 where a key differs from the one before it
+        new[:1] = 1
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        rank = np.empty(n, dtype=np.int64)
+        rank[by_key] = np.cumsum(new) - 1
+    shift = max(1, (n - 1).bit_length())
+    packed = (rank << shift) | np.arange(n, dtype=np.int64)
+    packed.sort()
+    return packed & ((1 << shift) - 1)
 
 
 @dataclass(frozen=True)
@@ -157,9 +221,18 @@ class LayerTableModel(QAbstractTableModel):
         self._brushes: dict[str, QBrush] = {}
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
-        self._gen = 0  # engines shown so far (a worker's sort keys for an earlier one are dropped)
-        self._ranking: set[int] = set()  # text columns whose ranks a worker makes
+        # (column, its texts, the steps making their ranks): a big table's text column being ranked
+        self._ranking: tuple[int, Sequence[str], Generator[None, None, np.ndarray]] | None = None
         self._pending_sort: tuple[int, Qt.SortOrder] | None = None  # waiting for its column's ranks
+        self._rank_timer = QTimer(self)  # takes the next step of _ranking (after the events waiting)
+        self._rank_timer.setSingleShot(True)
+        self._rank_timer.setInterval(0)
+        self._rank_timer.timeout.connect(self._rank_step)
+        self._dropping: list[Any] = []  # an earlier engine's columns, let go of a few per turn
+        self._drop_timer = QTimer(self)
+        self._drop_timer.setSingleShot(True)
+        self._drop_timer.setInterval(0)
+        self._drop_timer.timeout.connect(self._drop_step)
         self.has_times = False
         # the selected layer positions (set by the view's MaskSelection; painted from here)
         self.selected = np.zeros(0, dtype=bool)
@@ -201,6 +274,13 @@ class LayerTableModel(QAbstractTableModel):
 
     def _build(self, cols: LayerColumns) -> None:
         n = len(cols)
+        old = self._cols
+        if old is not None and old is not cols:
+            # the columns shown before are let go of after this, a few per turn of the event loop
+            # (all at once, the strings of 300,000 layers took 45-55 ms of the GUI thread)
+            self._dropping += [*old.text.values(), *old.tips.values(), old.tooltips, old.haystack, old.precision,
+                               *self._text, *self._tips]
+            self._drop_timer.start()
         self._cols = cols
         self.has_times = cols.has_times
         self._severity = cols.severity
@@ -209,9 +289,9 @@ class LayerTableModel(QAbstractTableModel):
         self._tips = [cols.tips.get(c.key, self._text[i]) for i, c in enumerate(COLUMNS)]
         self._num = {i: cols.num[c.key] for i, c in enumerate(COLUMNS) if c.numeric}
         self._rank = {}
-        self._ranking = set()
+        self._ranking = None
+        self._rank_timer.stop()
         self._pending_sort = None
-        self._gen += 1
         self._times = cols.num.get("total_ms", np.full(n, np.nan))
         self._precision = cols.precision
         self._types = cols.types
@@ -220,6 +300,14 @@ class LayerTableModel(QAbstractTableModel):
         self._sorted = np.arange(n, dtype=np.int64)
         self._order = self._sorted
         self._row_of = self._sorted
+
+    def _drop_step(self) -> None:
+        """Let go of the earlier columns for a few ms (see :meth:`_build`), then wait for another turn."""
+        start = time.perf_counter()
+        while self._dropping and time.perf_counter() - start < RANK_TURN_S:
+            self._dropping.pop()
+        if self._dropping:
+            self._drop_timer.start()
 
     def _arrange(self) -> None:
         """``_order`` and ``_row_of`` from the sort order and the mask."""
@@ -252,36 +340,45 @@ class LayerTableModel(QAbstractTableModel):
 
     def _text_rank(self, column: int) -> np.ndarray | None:
         """Each layer's rank by the column's lower-case text (equal texts, equal ranks), made on a
-        column's first sort; above ``RANKED_IN_WORKER_ROWS`` layers in a worker (a Python sort,
-        0.15-0.3 s at 300,000 layers), None until it is there (the sort follows then)."""
+        column's first sort; above ``RANKED_IN_STEPS_ROWS`` layers (0.15-0.3 s at 300,000 layers)
+        in steps of a few ms on the GUI thread, one per turn of its event loop (see
+        :func:`text_rank`), and None until they are made (the sort follows then)."""
         rank = self._rank.get(column)
         if rank is not None:
             return rank
         texts = self._text[column]
-        if len(texts) <= RANKED_IN_WORKER_ROWS:
+        if len(texts) <= RANKED_IN_STEPS_ROWS:
             rank = self._rank[column] = text_rank(texts)
             return rank
-        if column not in self._ranking:
-            self._ranking.add(column)
-            gen = self._gen
-
-            def done(result: np.ndarray) -> None:
-                if gen != self._gen:
-                    return  # another engine since
-                self._ranking.discard(column)
-                pending = self._pending_sort
-                if texts is not self._text[column]:  # the findings came meanwhile (set_findings)
-                    if pending is not None and pending[0] == column:
-                        self._pending_sort = None
-                        self.sort(*pending)  # keys of the texts there now
-                    return
-                self._rank[column] = result
-                if pending is not None and pending[0] == column:
-                    self._pending_sort = None
-                    self.sort(*pending)
-
-            run_in_thread(lambda _s: text_rank(texts), on_done=done, name="layer-sort-keys")
+        if self._ranking is None or self._ranking[0] != column:
+            self._ranking = (column, texts, text_rank_steps(texts))  # (another column's steps dropped)
+            self._rank_timer.start()
         return None
+
+    def _rank_step(self) -> None:
+        """One step of the ranks being made (:meth:`_text_rank`); the sort waiting for them when
+        they are made."""
+        if self._ranking is None:
+            return
+        column, texts, steps = self._ranking
+        if texts is not self._text[column]:  # the findings came meanwhile (set_findings)
+            texts = self._text[column]
+            self._ranking = (column, texts, text_rank_steps(texts))
+            steps = self._ranking[2]
+        start = time.perf_counter()
+        try:
+            next(steps)
+            while time.perf_counter() - start < RANK_TURN_S:
+                next(steps)
+        except StopIteration as done:
+            self._ranking = None
+            self._rank[column] = done.value
+            pending = self._pending_sort
+            if pending is not None and pending[0] == column:
+                self._pending_sort = None
+                self.sort(*pending)
+            return
+        self._rank_timer.start()
 
     def sort_pending(self) -> bool:
         """A sort waits for its column's keys (made in a worker)."""
@@ -454,17 +551,19 @@ class LayerTableModel(QAbstractTableModel):
         if column == self._sort_column and order == self._sort_order:
             return  # QTableView.sortByColumn asks twice (its header's signal, then itself)
         descending = order == Qt.SortOrder.DescendingOrder
-        # NaN sorts last in ascending order; negated keys for descending keep unknowns last and
-        # equal keys in layer order (as Python's sorted(reverse=True) does)
-        keys = self._num[column] if COLUMNS[column].numeric else self._text_rank(column)
+        numeric = COLUMNS[column].numeric
+        keys = self._num[column] if numeric else self._text_rank(column)
         if keys is None:
             self._pending_sort = (column, order)  # the header shows it already; the rows follow
             return
         self._pending_sort = None
-        new = np.argsort(-keys if descending else keys, kind="stable")
+        if self._ranking is not None and self._ranking[0] != column:
+            self._ranking = None  # ranks no sort waits for (made again on that column's first sort)
+            self._rank_timer.stop()
+        new = sort_order(keys, descending, ranks=not numeric)
 
         def change() -> None:
-            self._sorted = new.astype(np.int64)
+            self._sorted = new
 
         self._rearrange(change, sort=True)  # the selection is by layer: a sort leaves it as it is
         self._sort_column, self._sort_order = column, order
