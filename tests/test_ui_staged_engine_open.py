@@ -137,3 +137,25 @@ def test_a_model_opened_between_the_stages_drops_the_stale_diagnosis(qtbot, wind
     assert all(a is not None and a.model_path == str(model.path) for a in later)
     a = window.analysis
     assert a is None or (a.model_path == str(model.path) and a.mapping is not None)
+
+
+def test_a_model_opened_beside_an_engine_shows_first_then_the_table_mapped_then_the_findings(
+        qtbot, window: MainWindow, trt_real: Path, sample_model: Path) -> None:
+    """Opening a model while an engine is open: the model shows without waiting for the analysis,
+    which follows in the two stages of an engine open (mapping pending, then the diagnosis), both
+    made against the new model."""
+    files = _files(trt_real, "resnet18")
+    window.open_engine(files)
+    qtbot.waitUntil(lambda: not window.is_busy() and window.analysis is not None
+                    and not window.analysis.pending, timeout=60000)
+    seen: list[dict[str, Any]] = []
+    window.workspace.events.connect("analysis", lambda _ws: seen.append(
+        {**_seen(window), "model_shown": window.workspace.model is not None}))
+    window.open_model(sample_model)
+    qtbot.waitUntil(lambda: not window.is_busy() and len(seen) >= 2
+                    and window.analysis is not None and not window.analysis.pending, timeout=60000)
+    first, last = seen[0], seen[-1]
+    assert first["model_shown"] and first["pending"] is True and first["tab"] == "Findings (…)"
+    assert first["rows"] == first["layers"] > 10 and first["analysis"].model_path == str(sample_model)
+    assert last["pending"] is False and last["analysis"].model_path == str(sample_model)
+    assert last["rows"] == first["rows"] and last["tab"] == f"Findings ({len(last['analysis'].findings)})"

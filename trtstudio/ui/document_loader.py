@@ -23,18 +23,12 @@ from trtstudio.ui.workers import error_text, run_in_thread
 
 
 def _diagnosed(partial: Any, model: Any, unsupported: list[dict[str, Any]], paths: list[str] | None) -> Any:
-    """:func:`_analyze` from its first part (``engine.analysis.mapped`` with the table's columns)."""
+    """The analysis (``engine.analysis.analyze`` with the table's columns and, with the files the
+    engine was read from, the engine-vs-this-machine findings) from its first part
+    (``engine.analysis.mapped`` with the table's columns)."""
     from trtstudio.engine.analysis import diagnosed
 
     return diagnosed(partial, model, unsupported, machine=paths or None)
-
-
-def _analyze(engine: Any, model: Any, unsupported: list[dict[str, Any]], paths: list[str] | None) -> Any:
-    """The engine analysis with the table's columns and (with the files it was read from) the
-    engine-vs-this-machine findings."""
-    from trtstudio.engine.analysis import analyze
-
-    return analyze(engine, model, unsupported, columns=True, machine=paths or None)
 
 
 def _frozen_after(fn: Any) -> Any:
@@ -123,12 +117,12 @@ class DocumentLoader(QObject):
                           on_progress=handed, name=name)
 
     def open_model(self, path: str | os.PathLike[str]) -> None:
-        """Load the model, its display graph, summary and (with an engine open) the analysis in a worker."""
+        """Load the model, its display graph and summary in a worker; with an engine open, its
+        analysis against the model follows in two stages (:meth:`reanalyze`) once the model shows."""
         path = os.fspath(path)
         self.w.prefs.remember(path)
         ws = self.w.workspace
         ws.disturb_runs(f"opened {Path(path).name} in this process")
-        engine, engine_gen, engine_paths = ws.engine, ws.token()[1], list(ws.engine_paths)
 
         def work() -> tuple[Any, ...]:
             from trtstudio.fileio import file_stamp
@@ -141,18 +135,15 @@ class DocumentLoader(QObject):
             # for the first keystroke in the search field; made here, while the window has nothing
             # to draw: in the shapes worker it ran beside the first frame's work on the GUI thread
             model.graph.search_columns()
-            analysis = _analyze(engine, model, [], engine_paths) if engine is not None else None
-            return model, display, model.summary(), file_sha256(path), analysis, stamp
+            return model, display, model.summary(), file_sha256(path), stamp
 
         def done(result: tuple[Any, ...]) -> None:
-            model, display, summary, sha, analysis, stamp = result
+            model, display, summary, sha, stamp = result
             self.w.graphs.close_subgraphs()
             self.summary = summary
             ws.set_model(model, display, sha)
-            if analysis is not None and ws.token()[1] == engine_gen:
-                ws.set_analysis(analysis, ws.token())
-            elif ws.engine is not None:
-                self.reanalyze()
+            if ws.engine is not None:
+                self.reanalyze()  # the table's mapping to this model, then its diagnosis
             self.w.statusBar().showMessage(f"Opened {model.path}: {len(model.graph.nodes)} nodes", 5000)
             self.w.sig_model_loaded.emit(model)
             self.work("Inferring shapes...", lambda: _infer_shapes(model, stamp), self._on_shapes_inferred, name="shapes")
@@ -223,12 +214,31 @@ class DocumentLoader(QObject):
         return token
 
     def reanalyze(self) -> None:
-        """Analyse the open engine against the open model again, in a worker (stale results are dropped)."""
-        engine, model, unsupported, token = self.w.workspace.analysis_inputs()
-        paths = list(self.w.workspace.engine_paths)
-        if engine is not None:
-            self.work("Analysing the engine...", lambda: _analyze(engine, model, unsupported, paths),
-                      lambda a: self.w.workspace.set_analysis(a, token), name="analysis")
+        """Analyse the open engine against the open model again, in a worker, in the two stages of
+        :meth:`open_engine`: the table with its layers' ONNX nodes (``engine.analysis.mapped``,
+        ``pending``), then the diagnosis; stale results are dropped (the workspace's token)."""
+        ws = self.w.workspace
+        engine, model, unsupported, token = ws.analysis_inputs()
+        paths = list(ws.engine_paths)
+        if engine is None:
+            return
+        taken = threading.Event()  # the window has shown the first stage
+
+        def work(hand: Any) -> Any:
+            from trtstudio.engine.analysis import mapped
+
+            partial = mapped(engine, model, columns=True)
+            hand(partial)
+            taken.wait(FIRST_STAGE_WAIT_S)  # as in open_engine: the table's first paint, then the diagnosis
+            return _diagnosed(partial, model, unsupported, paths)
+
+        def first(partial: Any) -> None:
+            try:
+                ws.set_analysis(partial, token)
+            finally:
+                QTimer.singleShot(FIRST_STAGE_PAINT_MS, taken.set)
+
+        self.work("Analysing the engine...", work, lambda a: ws.set_analysis(a, token), name="analysis", early=first)
 
     def check_support(self) -> None:
         """Engine > Check TensorRT support: the parser's verdict per node, without building."""
