@@ -75,7 +75,8 @@ def _no_thread_left_behind(request: pytest.FixtureRequest):
 
         from trtstudio.ui import workers
 
-        alive = [t for t in workers.live_threads() if isinstance(t, QThread) and t.isRunning()]
+        # a worker that handed its result over may still be returning from its run(): give it 2 s
+        alive = [t for t in workers.live_threads() if isinstance(t, QThread) and t.isRunning() and not t.wait(2000)]
         assert not alive, f"QThreads left running: {alive}"
     leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
     assert not leaked, f"threads left running: {leaked}"
