@@ -82,7 +82,7 @@ def _cut(monkeypatch: pytest.MonkeyPatch, where: str) -> list[str]:
         monkeypatch.setattr(children, "CUT_HERE_MAX_BYTES", 0)
     cuts: list[str] = []
     real_pieces, real_here = children.read_pieces, children.cut_here
-    monkeypatch.setattr(children, "read_pieces", lambda p, raw=False: cuts.append("child") or real_pieces(p, raw))
+    monkeypatch.setattr(children, "read_pieces", lambda p, raw=False, feed=None: cuts.append("child") or real_pieces(p, raw, feed))
     monkeypatch.setattr(children, "cut_here", lambda text: cuts.append("here") or real_here(text))
     return cuts
 

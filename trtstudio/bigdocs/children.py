@@ -166,9 +166,20 @@ def _child_output(flag: str, path: str) -> Iterator[subprocess.Popen[bytes] | No
         proc.stdout.close()
 
 
-def read_pieces(path: str, raw: bool = False) -> Any | None:
+# read_pieces hands a feed the elements of its list this many at a time
+FEED_LINES = 256
+
+
+def read_pieces(path: str, raw: bool = False,
+                feed: dict[str | None, Callable[[list[bytes]], None]] | None = None) -> Any | None:
     """:func:`load_json_in_pieces`; with ``raw``, the elements of long lists (and of a top-level
-    list) stay unparsed, in :class:`RawLines` (:func:`parse_raw` parses them as it would have)."""
+    list) stay unparsed, in :class:`RawLines` (:func:`parse_raw` parses them as it would have).
+
+    ``feed`` (with ``raw``): for a long list whose key is in it (None: a top-level list), a
+    function that is also given the list's elements as they arrive, ``FEED_LINES`` lines at a
+    time, in order: a reader decodes them while the child cuts and sends the rest. (A 300,000-layer
+    engine: the child's 0.45 s to its first line, then 0.3 s of lines, beside 0.9 s of the
+    parent's decode that followed them.)"""
     import orjson
 
     with _child_output(JSON_LINES_FLAG, path) as proc:
@@ -178,13 +189,27 @@ def read_pieces(path: str, raw: bool = False) -> Any | None:
         loads = orjson.loads
         element = read if raw else lambda: loads(read())
         collect = RawLines if raw else list
+        feeds = feed if raw and feed else {}
+
+        def elements(key: str | None, n: int) -> Any:
+            fed = feeds.get(key)
+            if fed is None:
+                return collect([element() for _ in range(n)])
+            lines = RawLines()
+            while n > 0:
+                chunk = [read() for _ in range(min(n, FEED_LINES))]
+                n -= len(chunk)
+                lines.extend(chunk)
+                fed(chunk)
+            return lines
+
         doc: Any = None
         try:
             while line := read():
                 head = loads(line)
                 kind = head[0]
                 if kind == "a":
-                    doc = collect([element() for _ in range(head[1])])
+                    doc = elements(None, head[1])
                 elif kind == "v":
                     doc = head[1]
                 else:
@@ -193,7 +218,7 @@ def read_pieces(path: str, raw: bool = False) -> Any | None:
                     if kind == "r":  # a member: raw, as cut_here leaves it, or parsed
                         doc[head[1]] = RawValue(read()) if raw else loads(read())
                     else:  # "l"
-                        doc[head[1]] = collect([element() for _ in range(head[2])])
+                        doc[head[1]] = elements(head[1], head[2])
             return doc if proc.wait() == 0 else None
         except (orjson.JSONDecodeError, IndexError, TypeError, ValueError):
             return None

@@ -112,14 +112,17 @@ def use_fast_path(text: str | bytes) -> bool:
 
 
 def read_or_parse(path: Path, text: str | bytes, whole: Callable[[str | bytes], EngineInfo | None],
-                  in_pieces: Callable[[Any], EngineInfo | None]) -> tuple[EngineInfo | None, Any]:
+                  in_pieces: Callable[..., EngineInfo | None],
+                  feed: Callable[[], Any] | None = None) -> tuple[EngineInfo | None, Any]:
     """(info, None) where a fast reader read the document at ``path`` (``text``: its bytes),
     else (None, the parsed document) for the general reader.
 
     ``whole`` reads the document in one decode; a big document in the window's loader threads
     (:func:`use_fast_path` False) is read in pieces instead by ``in_pieces``: cut in this process
     up to ``children.CUT_HERE_MAX_BYTES`` (``children.cut_here``), by a child beyond
-    (``children.read_pieces`` with ``raw``). Where that steps aside, the same pieces are parsed;
+    (``children.read_pieces`` with ``raw``; ``feed`` makes what is fed the long list of its
+    ``key`` as the child sends it, e.g. a :class:`LayerFeed`, and ``in_pieces`` is given it
+    too). Where that steps aside, the same pieces are parsed;
     where the document cannot be cut, or orjson refuses a piece, it is parsed here in one go
     (malformed JSON as the user's error line)."""
     from trtstudio.bigdocs import children
@@ -128,13 +131,15 @@ def read_or_parse(path: Path, text: str | bytes, whole: Callable[[str | bytes], 
     if use_fast_path(text):
         info = whole(text)
         return (info, None) if info is not None else (None, loads_json(path, as_text(text)))
+    fed = None
     if len(text) <= children.CUT_HERE_MAX_BYTES:
         doc = children.cut_here(text)
     else:
-        doc = children.read_pieces(str(path), raw=True)
+        fed = feed() if feed is not None else None
+        doc = children.read_pieces(str(path), raw=True, feed={fed.key: fed} if fed is not None else None)
     if doc is None:  # what neither can cut (NaN literals, bad UTF-8, malformed...)
         return None, loads_json(path, as_text(text), pieces=False)
-    info = in_pieces(doc)
+    info = in_pieces(doc) if fed is None else in_pieces(doc, fed)
     if info is not None:
         return info, None
     # a piece orjson refuses (one the in-process cut left unchecked): the whole document the
@@ -170,10 +175,11 @@ def _raw_layers(text: str | bytes) -> list[msgspec.Raw]:
     return _RAW.decode(text).Layers
 
 
-def read_layer_lines(doc: Any) -> EngineInfo | None:
+def read_layer_lines(doc: Any, fed: LayerFeed | None = None) -> EngineInfo | None:
     """:func:`read_layer_doc` of a document read in pieces (``children.read_pieces`` with ``raw``:
     its ``Layers`` one record's JSON each, decoded here one by one, so that no call holds the GIL
-    for long), or None."""
+    for long), or None. ``fed``: the :class:`LayerFeed` that the pieces were fed to as they came:
+    its layers, where it made one of each record."""
     from trtstudio.bigdocs.children import RawLines, RawValue
 
     lines = doc.get("Layers") if type(doc) is dict else None
@@ -191,6 +197,8 @@ def read_layer_lines(doc: Any) -> EngineInfo | None:
                 else v for k, v in doc.items() if k != "Layers"}
     except _FAILED:
         return None
+    if fed is not None and fed.ok and len(fed.layers) == len(lines) and fed.lines == lines:
+        return _info_of(fed.layers, rest.get("Bindings"), rest.get("I/O Tensors"))
     raws: DocRecords | None = None
     # comprehensions, not map(): between two records the interpreter may hand the GIL to the window
     try:
@@ -213,12 +221,26 @@ def read_layer_lines(doc: Any) -> EngineInfo | None:
 def _info(recs: list[_Layer], raws: DocRecords | None, bindings: Any, io_tensors: Any) -> EngineInfo:
     """The EngineInfo of decoded layer records (``raws``: each record's JSON, for the keys beyond
     Layer's fields) and the document's engine I/O."""
+    layers: list[Layer] = []
+    _add_layers(recs, 0, raws, {}, layers)
+    return _info_of(layers, bindings, io_tensors)
+
+
+def _info_of(layers: list[Layer], bindings: Any, io_tensors: Any) -> EngineInfo:
+    """The EngineInfo of ``layers`` (:func:`_add_layers`) and the document's engine I/O."""
     info = EngineInfo(io_tensors=io_from_json({"Bindings": bindings, "I/O Tensors": io_tensors}))
     info.finite = True  # msgspec decoded every number
-    layers: list[Layer] = []
+    info.layers = layers
+    assign_profiles(info)
+    return info
+
+
+def _add_layers(recs: list[_Layer], start: int, raws: DocRecords | None,
+                formats: dict[str | None, tuple[str | None, str | None, str | None]], layers: list[Layer]) -> None:
+    """Append the Layer of each decoded record to ``layers`` (``start``: the first one's index;
+    ``formats``: each tensor format string's dtype, format and raw text, as found so far)."""
     append = layers.append
-    formats: dict[str | None, tuple[str | None, str | None, str | None]] = {}
-    for i, r in enumerate(recs):
+    for i, r in enumerate(recs, start):
         name = r.Name
         ltype = r.LayerType
         tactic = r.TacticName
@@ -247,9 +269,51 @@ def _info(recs: list[_Layer], raws: DocRecords | None, bindings: Any, io_tensors
             lay = SourcedLayer(*args)
             lay.source = DocRecord(raws, i, r.Groups)  # type: ignore[attr-defined]  # a _LayerWithMore
             append(lay)
-    info.layers = layers
-    assign_profiles(info)
-    return info
+
+
+class LayerFeed:
+    """:func:`read_layer_lines`' work on the ``Layers`` records, done as a child sends them
+    (``children.read_pieces``' ``feed``: called with each next run of records' lines): each run
+    decoded and made into Layers while the child cuts and sends the next. The same decode as
+    read_layer_lines': with the first record that has keys beyond Layer's fields, every record
+    so far is decoded again as one that has (the layers become SourcedLayers). ``ok`` False once
+    a record is refused: read_layer_lines then reads the lines itself (and steps aside as ever)."""
+
+    key = "Layers"
+
+    def __init__(self) -> None:
+        self.ok = True
+        self.lines: list[bytes] = []  # every line fed, in order
+        self.layers: list[Layer] = []
+        self.raws: DocRecords | None = None  # the records' JSON, once a record has more keys
+        self._formats: dict[str | None, tuple[str | None, str | None, str | None]] = {}
+
+    def __call__(self, chunk: list[bytes]) -> None:
+        if not self.ok:
+            return
+        start = len(self.lines)
+        self.lines.extend(chunk)
+        try:
+            # a comprehension, not map(): between two records the interpreter may hand the GIL to the window
+            decode = (_LAYER if self.raws is None else _LAYER_WITH_MORE).decode
+            recs: list[_Layer] = [decode(line) for line in chunk]
+        except msgspec.ValidationError as exc:
+            if self.raws is not None or not _RECORD_KEY_UNKNOWN.fullmatch(str(exc)):
+                self.ok = False
+                return
+            self.raws = DocRecords(None, raws=self.lines)
+            self.layers = []
+            start = 0
+            try:
+                decode = _LAYER_WITH_MORE.decode
+                recs = [decode(line) for line in self.lines]
+            except _FAILED:
+                self.ok = False
+                return
+        except _FAILED:
+            self.ok = False
+            return
+        _add_layers(recs, start, self.raws, self._formats, self.layers)
 
 
 def read_profile(text: str | bytes) -> EngineInfo | None:
@@ -297,4 +361,4 @@ def _profile_info(recs: list[_Timing]) -> EngineInfo | None:
     return info
 
 
-__all__ = ["read_layer_doc", "read_layer_lines", "read_or_parse", "read_profile", "read_profile_lines", "use_fast_path"]
+__all__ = ["LayerFeed", "read_layer_doc", "read_layer_lines", "read_or_parse", "read_profile", "read_profile_lines", "use_fast_path"]
