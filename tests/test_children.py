@@ -347,3 +347,30 @@ def test_a_big_session_opened_in_the_window_reads_as_on_the_command_line(tmp_pat
         pieces = load_session(path).to_json()
     assert calls == [(str(path), True)]  # read in pieces, not by the fallback
     assert pieces == once
+
+
+@pytest.mark.parametrize("extra_at", [None, 0, 1900])
+def test_layers_fed_run_by_run_read_as_in_one_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 extra_at: int | None) -> None:
+    """The child's runs, decoded as they come (_fast.LayerFeed): the eager result, also where the
+    first record with keys beyond Layer's fields comes in a later run (every layer then sourced)."""
+    from trtstudio.engine.readers import _fast
+
+    doc = _layers_doc(2000)
+    for rec in doc["Layers"]:  # type: ignore[union-attr]
+        del rec["Groups"]
+    if extra_at is not None:
+        doc["Layers"][extra_at]["Kernel"] = [3, 3]  # type: ignore[index]
+    f = tmp_path / "big.layers.json"
+    f.write_text(json.dumps(doc))
+    eager = load_engine([f])
+    feeds: list[_fast.LayerFeed] = []
+    real = _fast.LayerFeed
+    monkeypatch.setattr(_fast, "LayerFeed", lambda: feeds.append(real()) or feeds[-1])
+    _cut(monkeypatch, "child")
+    with children.responsive_parsing():
+        pieces = load_engine([f])
+    assert len(feeds) == 1 and feeds[0].ok and len(feeds[0].runs) > 1 and pieces.layers is feeds[0].layers
+    assert pieces.to_json() == eager.to_json()
+    assert [type(lay) for lay in pieces.layers] == [type(lay) for lay in eager.layers]
+    assert [lay.attrs for lay in pieces.layers] == [lay.attrs for lay in eager.layers]
