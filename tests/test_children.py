@@ -41,11 +41,18 @@ def test_pieces_cut_here_are_the_childs(tmp_path: Path, doc: object, indent: int
     f = tmp_path / "doc.json"
     f.write_text(json.dumps(doc, indent=indent))
     here, child = children.cut_here(f.read_bytes()), children.read_pieces(str(f), raw=True)
-    assert type(here) is type(child)
+
+    def elements(runs: children.RawRuns) -> list[bytes]:
+        return [bytes(x) for x in runs.lines()]
+
     if isinstance(child, dict):
         assert here.keys() == child.keys()
         assert {k for k, v in here.items() if isinstance(v, children.RawLines)} == {
-            k for k, v in child.items() if isinstance(v, children.RawLines)}
+            k for k, v in child.items() if isinstance(v, children.RawRuns)}
+        assert all(elements(v) == [bytes(x) for x in here[k]] for k, v in child.items() if isinstance(v, children.RawRuns))
+    else:  # the child's runs, cut, are the elements as the document wrote them
+        assert isinstance(here, children.RawLines) and isinstance(child, children.RawRuns)
+        assert elements(child) == [bytes(x) for x in here]
     assert children.parse_raw(here) == children.parse_raw(child) == orjson.loads(f.read_bytes())
     assert children.cut_here(f.read_text()) is not None  # text as well as bytes
 
@@ -82,7 +89,7 @@ def _cut(monkeypatch: pytest.MonkeyPatch, where: str) -> list[str]:
         monkeypatch.setattr(children, "CUT_HERE_MAX_BYTES", 0)
     cuts: list[str] = []
     real_pieces, real_here = children.read_pieces, children.cut_here
-    monkeypatch.setattr(children, "read_pieces", lambda p, raw=False: cuts.append("child") or real_pieces(p, raw))
+    monkeypatch.setattr(children, "read_pieces", lambda p, raw=False, feed=None: cuts.append("child") or real_pieces(p, raw, feed))
     monkeypatch.setattr(children, "cut_here", lambda text: cuts.append("here") or real_here(text))
     return cuts
 
@@ -340,3 +347,30 @@ def test_a_big_session_opened_in_the_window_reads_as_on_the_command_line(tmp_pat
         pieces = load_session(path).to_json()
     assert calls == [(str(path), True)]  # read in pieces, not by the fallback
     assert pieces == once
+
+
+@pytest.mark.parametrize("extra_at", [None, 0, 1900])
+def test_layers_fed_run_by_run_read_as_in_one_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 extra_at: int | None) -> None:
+    """The child's runs, decoded as they come (_fast.LayerFeed): the eager result, also where the
+    first record with keys beyond Layer's fields comes in a later run (every layer then sourced)."""
+    from trtstudio.engine.readers import _fast
+
+    doc = _layers_doc(2000)
+    for rec in doc["Layers"]:  # type: ignore[union-attr]
+        del rec["Groups"]
+    if extra_at is not None:
+        doc["Layers"][extra_at]["Kernel"] = [3, 3]  # type: ignore[index]
+    f = tmp_path / "big.layers.json"
+    f.write_text(json.dumps(doc))
+    eager = load_engine([f])
+    feeds: list[_fast.LayerFeed] = []
+    real = _fast.LayerFeed
+    monkeypatch.setattr(_fast, "LayerFeed", lambda: feeds.append(real()) or feeds[-1])
+    _cut(monkeypatch, "child")
+    with children.responsive_parsing():
+        pieces = load_engine([f])
+    assert len(feeds) == 1 and feeds[0].ok and len(feeds[0].runs) > 1 and pieces.layers is feeds[0].layers
+    assert pieces.to_json() == eager.to_json()
+    assert [type(lay) for lay in pieces.layers] == [type(lay) for lay in eager.layers]
+    assert [lay.attrs for lay in pieces.layers] == [lay.attrs for lay in eager.layers]

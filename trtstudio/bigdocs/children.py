@@ -84,11 +84,32 @@ def _one_line(raw: Any) -> bytes:
     return piece.replace(b"\n", b" ").replace(b"\r", b" ") if b"\n" in piece or b"\r" in piece else piece
 
 
+# the child sends a long list's elements in runs of about this many bytes (at least one element)
+RUN_BYTES = 256 * 1024
+
+
+def _write_runs(write: Callable[[bytes], Any], items: list[Any]) -> None:
+    """``items`` (pieces of JSON) in runs: a line ``[count, nbytes]``, then ``nbytes`` bytes, a JSON
+    list of the run's ``count`` pieces as the document wrote them, and a newline."""
+    i, n = 0, len(items)
+    while i < n:
+        j, size = i, 0
+        while j < n and (size < RUN_BYTES or j == i):
+            size += len(items[j]) + 1
+            j += 1
+        body = b"[%s]" % b",".join(items[i:j])
+        write(b"[%d,%d]\n" % (j - i, len(body)) + body + b"\n")
+        i = j
+
+
 def write_json_lines(path: str, out: IO[bytes]) -> int:
-    """The child's side: ``path`` cut by :func:`cut_here` and written as lines: ``["a", n]`` and n
-    element lines for a top-level list; for an object, ``["r", key]`` and the member's line, or
-    ``["l", key, n]`` and n element lines for a long list; ``["v", value]`` for a top-level string,
-    number, true, false or null. Each piece is its JSON as the document wrote it, on one line
+    """The child's side: ``path`` cut by :func:`cut_here` and written as lines: ``["a", n]`` and
+    the n elements for a top-level list; for an object, ``["r", key]`` and the member's line, or
+    ``["l", key, n]`` and the n elements of a long list; ``["v", value]`` for a top-level string,
+    number, true, false or null. The elements of a list come in runs (:func:`_write_runs`): the
+    parent reads and decodes a run in one call each, not an element at a time (the runs of a
+    300,000-layer engine decode in 0.41 s, its 300,000 lines split and decoded one by one in
+    0.52 s). Each piece is its JSON as the document wrote it; a member's line is on one line
     (:func:`_one_line`). What the cut does not parse (numbers, the text of strings), the parent's
     parse of each piece checks. Exit status 0, or 3 where msgspec cannot cut the document (NaN
     literals, malformed): the parent then parses it itself and reports what is wrong. (This child
@@ -109,15 +130,13 @@ def write_json_lines(path: str, out: IO[bytes]) -> int:
         write(b'["v",' + _one_line(scalar) + b"]\n")
     elif isinstance(doc, RawLines):
         write(b'["a",%d]\n' % len(doc))
-        for x in doc:
-            write(_one_line(x) + b"\n")
+        _write_runs(write, doc)
     else:
         key = msgspec.json.Encoder().encode
         for k, v in doc.items():
             if isinstance(v, RawLines):
                 write(b'["l",' + key(k) + b',%d]\n' % len(v))
-                for x in v:
-                    write(_one_line(x) + b"\n")
+                _write_runs(write, v)
             else:
                 write(b'["r",' + key(k) + b"]\n" + _one_line(v.raw) + b"\n")
     out.flush()
@@ -125,8 +144,26 @@ def write_json_lines(path: str, out: IO[bytes]) -> int:
 
 
 class RawLines(list):  # type: ignore[type-arg]
-    """The elements of a long list as the child wrote them: each one's JSON (bytes, a newline at
-    the end), for a reader that decodes them itself (:func:`read_pieces` with ``raw=True``)."""
+    """The elements of a long list, each one's JSON as the document wrote it (a ``msgspec.Raw``),
+    for a reader that decodes them itself (:func:`cut_here`)."""
+
+
+class RawRuns(list):  # type: ignore[type-arg]
+    """The elements of a long list as the child of :func:`read_pieces` sent them: runs of them,
+    each a JSON list (bytes) of elements as the document wrote them; ``n`` of them in all. A
+    reader decodes a run in one call (a list of its records); :meth:`lines` cuts them."""
+
+    n = 0
+
+    def lines(self) -> RawLines:
+        """The elements, each one's JSON (a ``msgspec.Raw``), as :func:`cut_here` gives them."""
+        import msgspec
+
+        cut = msgspec.json.Decoder(list[msgspec.Raw]).decode
+        out = RawLines(x for run in self for x in cut(run))
+        if len(out) != self.n:
+            raise ValueError(f"{len(out)} elements where the child said {self.n}")
+        return out
 
 
 class RawValue:
@@ -166,25 +203,53 @@ def _child_output(flag: str, path: str) -> Iterator[subprocess.Popen[bytes] | No
         proc.stdout.close()
 
 
-def read_pieces(path: str, raw: bool = False) -> Any | None:
+def read_pieces(path: str, raw: bool = False, feed: dict[str | None, Callable[[bytes], None]] | None = None) -> Any | None:
     """:func:`load_json_in_pieces`; with ``raw``, the elements of long lists (and of a top-level
-    list) stay unparsed, in :class:`RawLines` (:func:`parse_raw` parses them as it would have)."""
+    list) stay unparsed, in :class:`RawRuns` (:func:`parse_raw` parses them as it would have).
+
+    ``feed`` (with ``raw``): for a long list whose key is in it (None: a top-level list), a
+    function that is also given each run of the list's elements as it arrives, in order: a reader
+    decodes them while the child cuts and sends the rest (a 300,000-layer engine: the child takes
+    0.4 s to its first run, then sends the rest beside the parent's 0.8 s of decoding)."""
     import orjson
 
     with _child_output(JSON_LINES_FLAG, path) as proc:
         if proc is None or proc.stdout is None:
             return None
-        read = proc.stdout.readline
+        stdout = proc.stdout
+        read = stdout.readline
         loads = orjson.loads
-        element = read if raw else lambda: loads(read())
-        collect = RawLines if raw else list
+        feeds = feed if raw and feed else {}
+
+        def elements(key: str | None, n: int) -> Any:
+            fed = feeds.get(key)
+            runs = RawRuns()
+            runs.n = n
+            out: list[Any] = []
+            while n > 0:
+                count, size = loads(read())
+                run = stdout.read(size)
+                if not 0 < count <= n or len(run) != size or stdout.read(1) != b"\n":
+                    raise ValueError("a short run")
+                n -= count
+                if not raw:
+                    items = loads(run)
+                    if len(items) != count:
+                        raise ValueError("a run of another length")
+                    out.extend(items)
+                    continue
+                runs.append(run)
+                if fed is not None:
+                    fed(run)
+            return runs if raw else out
+
         doc: Any = None
         try:
             while line := read():
                 head = loads(line)
                 kind = head[0]
                 if kind == "a":
-                    doc = collect([element() for _ in range(head[1])])
+                    doc = elements(None, head[1])
                 elif kind == "v":
                     doc = head[1]
                 else:
@@ -193,7 +258,7 @@ def read_pieces(path: str, raw: bool = False) -> Any | None:
                     if kind == "r":  # a member: raw, as cut_here leaves it, or parsed
                         doc[head[1]] = RawValue(read()) if raw else loads(read())
                     else:  # "l"
-                        doc[head[1]] = collect([element() for _ in range(head[2])])
+                        doc[head[1]] = elements(head[1], head[2])
             return doc if proc.wait() == 0 else None
         except (orjson.JSONDecodeError, IndexError, TypeError, ValueError):
             return None
@@ -381,10 +446,20 @@ def parse_raw(doc: Any) -> Any:
     def value(v: Any) -> Any:
         if isinstance(v, RawLines):
             return [loads(x) for x in v]
+        if isinstance(v, RawRuns):
+            return runs(v)
         return loads(v.raw) if type(v) is RawValue else v
+
+    def runs(v: RawRuns) -> list[Any]:
+        out = [x for run in v for x in orjson.loads(run)]
+        if len(out) != v.n:
+            raise orjson.JSONDecodeError(f"{len(out)} elements where the child said {v.n}", "", 0)
+        return out
 
     if isinstance(doc, RawLines):
         return [loads(x) for x in doc]
+    if isinstance(doc, RawRuns):
+        return runs(doc)
     if isinstance(doc, dict):
         return {k: value(v) for k, v in doc.items()}
     return doc

@@ -19,6 +19,7 @@ from __future__ import annotations
 import fnmatch
 import importlib
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,7 @@ class Reader:
 
 _REGISTRY: dict[str, Reader] = {}
 _LOADED = False
+_LOADING = threading.RLock()  # a reader module registering itself may ask for the readers again
 
 # Built-in reader modules, in sniffing order (most specific first).
 _BUILTIN = (
@@ -100,14 +102,17 @@ def _load_builtin() -> None:
     global _LOADED
     if _LOADED:
         return
-    _LOADED = True
-    for mod in _BUILTIN:
-        importlib.import_module(mod)
-    for mod in _OPTIONAL:
-        try:
+    with _LOADING:  # files read in threads of their own (load_engine) each see every reader
+        if _LOADED:
+            return
+        for mod in _BUILTIN:
             importlib.import_module(mod)
-        except ImportError:
-            pass
+        for mod in _OPTIONAL:
+            try:
+                importlib.import_module(mod)
+            except ImportError:
+                pass
+        _LOADED = True
 
 
 def readers() -> list[Reader]:

@@ -96,10 +96,15 @@ _RAW = msgspec.json.Decoder(_RawDoc)
 _PROFILE = msgspec.json.Decoder(list[_Timing])
 _LAYER = msgspec.json.Decoder(_Layer)
 _LAYER_WITH_MORE = msgspec.json.Decoder(_LayerWithMore)
+_LAYERS = msgspec.json.Decoder(list[_Layer])  # a run of records (children.RawRuns)
+_LAYERS_WITH_MORE = msgspec.json.Decoder(list[_LayerWithMore])
+_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
 _TIMING = msgspec.json.Decoder(_Timing)
+_TIMINGS = msgspec.json.Decoder(list[_Timing])
 _ANY = msgspec.json.Decoder()
 _LAYER_KEY_UNKNOWN = re.compile(r"Object contains unknown field `.*` - at `\$\.Layers\[\d+\]`", re.S)
 _RECORD_KEY_UNKNOWN = re.compile(r"Object contains unknown field `[^`]*`")  # of a record decoded on its own
+_RUN_KEY_UNKNOWN = re.compile(r"Object contains unknown field `[^`]*` - at `\$\[\d+\]`")  # of one in a run
 _FAILED = (msgspec.ValidationError, msgspec.DecodeError, UnicodeEncodeError, RecursionError)  # nested too deeply: general path
 
 
@@ -112,14 +117,17 @@ def use_fast_path(text: str | bytes) -> bool:
 
 
 def read_or_parse(path: Path, text: str | bytes, whole: Callable[[str | bytes], EngineInfo | None],
-                  in_pieces: Callable[[Any], EngineInfo | None]) -> tuple[EngineInfo | None, Any]:
+                  in_pieces: Callable[..., EngineInfo | None],
+                  feed: Callable[[], Any] | None = None) -> tuple[EngineInfo | None, Any]:
     """(info, None) where a fast reader read the document at ``path`` (``text``: its bytes),
     else (None, the parsed document) for the general reader.
 
     ``whole`` reads the document in one decode; a big document in the window's loader threads
     (:func:`use_fast_path` False) is read in pieces instead by ``in_pieces``: cut in this process
     up to ``children.CUT_HERE_MAX_BYTES`` (``children.cut_here``), by a child beyond
-    (``children.read_pieces`` with ``raw``). Where that steps aside, the same pieces are parsed;
+    (``children.read_pieces`` with ``raw``; ``feed`` makes what is fed the long list of its
+    ``key`` as the child sends it, e.g. a :class:`LayerFeed`, and ``in_pieces`` is given it
+    too). Where that steps aside, the same pieces are parsed;
     where the document cannot be cut, or orjson refuses a piece, it is parsed here in one go
     (malformed JSON as the user's error line)."""
     from trtstudio.bigdocs import children
@@ -128,13 +136,15 @@ def read_or_parse(path: Path, text: str | bytes, whole: Callable[[str | bytes], 
     if use_fast_path(text):
         info = whole(text)
         return (info, None) if info is not None else (None, loads_json(path, as_text(text)))
+    fed = None
     if len(text) <= children.CUT_HERE_MAX_BYTES:
         doc = children.cut_here(text)
     else:
-        doc = children.read_pieces(str(path), raw=True)
+        fed = feed() if feed is not None else None
+        doc = children.read_pieces(str(path), raw=True, feed={fed.key: fed} if fed is not None else None)
     if doc is None:  # what neither can cut (NaN literals, bad UTF-8, malformed...)
         return None, loads_json(path, as_text(text), pieces=False)
-    info = in_pieces(doc)
+    info = in_pieces(doc) if fed is None else in_pieces(doc, fed)
     if info is not None:
         return info, None
     # a piece orjson refuses (one the in-process cut left unchecked): the whole document the
@@ -170,13 +180,25 @@ def _raw_layers(text: str | bytes) -> list[msgspec.Raw]:
     return _RAW.decode(text).Layers
 
 
-def read_layer_lines(doc: Any) -> EngineInfo | None:
-    """:func:`read_layer_doc` of a document read in pieces (``children.read_pieces`` with ``raw``:
-    its ``Layers`` one record's JSON each, decoded here one by one, so that no call holds the GIL
-    for long), or None."""
-    from trtstudio.bigdocs.children import RawLines, RawValue
+def read_layer_lines(doc: Any, fed: LayerFeed | None = None) -> EngineInfo | None:
+    """:func:`read_layer_doc` of a document read in pieces (``children.cut_here``: its ``Layers``
+    one record's JSON each, decoded here one by one, so that no call holds the GIL for long; or
+    ``children.read_pieces`` with ``raw``: runs of records), or None. ``fed``: the
+    :class:`LayerFeed` that the runs were fed to as they came: its layers, where it made one of
+    each record (else the runs are cut into records, read as the in-process cut's)."""
+    from trtstudio.bigdocs.children import RawLines, RawRuns, RawValue
 
     lines = doc.get("Layers") if type(doc) is dict else None
+    if isinstance(lines, RawRuns):
+        if fed is not None and fed.ok and fed.runs == lines and len(fed.layers) == lines.n:
+            try:
+                return _info_of(fed.layers, *_io_members(doc))
+            except _FAILED:
+                return None
+        try:
+            lines = lines.lines()
+        except (*_FAILED, ValueError):
+            return None
     if type(lines) is RawValue:  # a short list that children.cut_here left whole: its records, as the long ones
         try:
             lines = RawLines(msgspec.json.decode(lines.raw, type=list[msgspec.Raw]))
@@ -184,11 +206,8 @@ def read_layer_lines(doc: Any) -> EngineInfo | None:
             return None
     if not isinstance(lines, RawLines):
         return None
-    # a long Bindings list came in pieces too: decoded by msgspec, as the whole document's decode
-    # reads it (an integer beyond 64 bits stays exact; what msgspec refuses, the general reader reads)
     try:
-        rest = {k: [_ANY.decode(x) for x in v] if isinstance(v, RawLines) else _ANY.decode(v.raw) if type(v) is RawValue
-                else v for k, v in doc.items() if k != "Layers"}
+        bindings, io_tensors = _io_members(doc)
     except _FAILED:
         return None
     raws: DocRecords | None = None
@@ -207,18 +226,53 @@ def read_layer_lines(doc: Any) -> EngineInfo | None:
         raws = DocRecords(None, raws=lines)
     except _FAILED:
         return None
-    return _info(recs, raws, rest.get("Bindings"), rest.get("I/O Tensors"))
+    return _info(recs, raws, bindings, io_tensors)
+
+
+def _io_members(doc: dict[str, Any]) -> tuple[Any, Any]:
+    """The ``Bindings`` and ``I/O Tensors`` of a document read in pieces, every member but its
+    ``Layers`` decoded by msgspec as the whole document's decode reads them (an integer beyond 64
+    bits stays exact). A long list came in pieces too. Where msgspec refuses a member, this raises
+    (the general reader reads the document)."""
+    from trtstudio.bigdocs.children import RawLines, RawRuns, RawValue
+
+    def value(v: Any) -> Any:
+        if isinstance(v, RawLines):
+            return [_ANY.decode(x) for x in v]
+        if isinstance(v, RawRuns):
+            out = [x for run in v for x in _ANY.decode(run)]
+            if len(out) != v.n:
+                raise msgspec.DecodeError("a list cut short")
+            return out
+        return _ANY.decode(v.raw) if type(v) is RawValue else v
+
+    rest = {k: value(v) for k, v in doc.items() if k != "Layers"}
+    return rest.get("Bindings"), rest.get("I/O Tensors")
 
 
 def _info(recs: list[_Layer], raws: DocRecords | None, bindings: Any, io_tensors: Any) -> EngineInfo:
     """The EngineInfo of decoded layer records (``raws``: each record's JSON, for the keys beyond
     Layer's fields) and the document's engine I/O."""
+    layers: list[Layer] = []
+    _add_layers(recs, 0, raws, {}, layers)
+    return _info_of(layers, bindings, io_tensors)
+
+
+def _info_of(layers: list[Layer], bindings: Any, io_tensors: Any) -> EngineInfo:
+    """The EngineInfo of ``layers`` (:func:`_add_layers`) and the document's engine I/O."""
     info = EngineInfo(io_tensors=io_from_json({"Bindings": bindings, "I/O Tensors": io_tensors}))
     info.finite = True  # msgspec decoded every number
-    layers: list[Layer] = []
+    info.layers = layers
+    assign_profiles(info)
+    return info
+
+
+def _add_layers(recs: list[_Layer], start: int, raws: DocRecords | None,
+                formats: dict[str | None, tuple[str | None, str | None, str | None]], layers: list[Layer]) -> None:
+    """Append the Layer of each decoded record to ``layers`` (``start``: the first one's index;
+    ``formats``: each tensor format string's dtype, format and raw text, as found so far)."""
     append = layers.append
-    formats: dict[str | None, tuple[str | None, str | None, str | None]] = {}
-    for i, r in enumerate(recs):
+    for i, r in enumerate(recs, start):
         name = r.Name
         ltype = r.LayerType
         tactic = r.TacticName
@@ -247,9 +301,56 @@ def _info(recs: list[_Layer], raws: DocRecords | None, bindings: Any, io_tensors
             lay = SourcedLayer(*args)
             lay.source = DocRecord(raws, i, r.Groups)  # type: ignore[attr-defined]  # a _LayerWithMore
             append(lay)
-    info.layers = layers
-    assign_profiles(info)
-    return info
+
+
+class LayerFeed:
+    """:func:`read_layer_lines`' work on the ``Layers`` records, done as a child sends them
+    (``children.read_pieces``' ``feed``: called with each next run of records, a JSON list): each
+    run decoded in one call and made into Layers while the child cuts and sends the next. The
+    same decode as read_layer_lines': with the first record that has keys beyond Layer's fields,
+    every record so far is decoded again as one that has (the layers become SourcedLayers, their
+    records cut from the runs when someone first reads their attrs). ``ok`` False once a record is
+    refused: read_layer_lines then reads the records itself (and steps aside as ever)."""
+
+    key = "Layers"
+
+    def __init__(self) -> None:
+        self.ok = True
+        self.runs: list[bytes] = []  # every run fed, in order
+        self.layers: list[Layer] = []
+        self.raws: DocRecords | None = None  # the records' JSON, once a record has more keys
+        self._formats: dict[str | None, tuple[str | None, str | None, str | None]] = {}
+
+    def __call__(self, run: bytes) -> None:
+        if not self.ok:
+            return
+        self.runs.append(run)
+        start = len(self.layers)
+        try:
+            recs: list[_Layer] = (_LAYERS if self.raws is None else _LAYERS_WITH_MORE).decode(run)  # type: ignore[assignment]
+        except msgspec.ValidationError as exc:
+            if self.raws is not None or not _RUN_KEY_UNKNOWN.fullmatch(str(exc)):
+                self.ok = False
+                return
+            self.raws = DocRecords(self.runs, _cut_runs)
+            self.layers = []
+            start = 0
+            try:
+                # a comprehension: between two runs the interpreter may hand the GIL to the window
+                recs = [r for done in self.runs for r in _LAYERS_WITH_MORE.decode(done)]
+            except _FAILED:
+                self.ok = False
+                return
+        except _FAILED:
+            self.ok = False
+            return
+        _add_layers(recs, start, self.raws, self._formats, self.layers)
+
+
+def _cut_runs(runs: list[bytes]) -> list[msgspec.Raw]:
+    """Each record's JSON, from the runs a :class:`LayerFeed` was fed."""
+    cut = _RAW_LIST.decode
+    return [x for run in runs for x in cut(run)]
 
 
 def read_profile(text: str | bytes) -> EngineInfo | None:
@@ -263,13 +364,20 @@ def read_profile(text: str | bytes) -> EngineInfo | None:
 
 def read_profile_lines(doc: Any) -> EngineInfo | None:
     """:func:`read_profile` of a profile read in pieces (``children.read_pieces`` with ``raw``), or None."""
-    from trtstudio.bigdocs.children import RawLines
+    from trtstudio.bigdocs.children import RawLines, RawRuns
 
-    if not isinstance(doc, RawLines):
-        return None
+    recs: list[_Timing]
     try:
-        decode = _TIMING.decode
-        recs = [decode(line) for line in doc]  # not map(): see read_layer_lines
+        if isinstance(doc, RawRuns):  # a run of records in one call each
+            decode_run = _TIMINGS.decode
+            recs = [r for run in doc for r in decode_run(run)]
+            if len(recs) != doc.n:
+                return None
+        elif isinstance(doc, RawLines):
+            decode = _TIMING.decode
+            recs = [decode(line) for line in doc]  # not map(): see read_layer_lines
+        else:
+            return None
     except _FAILED:
         return None
     return _profile_info(recs)
@@ -297,4 +405,4 @@ def _profile_info(recs: list[_Timing]) -> EngineInfo | None:
     return info
 
 
-__all__ = ["read_layer_doc", "read_layer_lines", "read_or_parse", "read_profile", "read_profile_lines", "use_fast_path"]
+__all__ = ["LayerFeed", "read_layer_doc", "read_layer_lines", "read_or_parse", "read_profile", "read_profile_lines", "use_fast_path"]

@@ -33,5 +33,5 @@ def read(path: Path, text: str | bytes) -> EngineInfo:
     """Read an engine inspector JSON document."""
     from trtstudio.engine.readers import _fast
 
-    info, doc = _fast.read_or_parse(path, text, _fast.read_layer_doc, _fast.read_layer_lines)
+    info, doc = _fast.read_or_parse(path, text, _fast.read_layer_doc, _fast.read_layer_lines, _fast.LayerFeed)
     return info if info is not None else info_from_layer_doc(path, doc, consume=True)
