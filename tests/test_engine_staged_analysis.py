@@ -83,3 +83,20 @@ def test_with_findings_of_base_columns_are_layer_columns() -> None:
     assert _columns_state(full) == _columns_state(layer_columns(engine))
     assert full.text["findings"] != base.text["findings"] and full.num is base.num
     assert list(base.haystack) == list(full.haystack)  # made on its first read, the same texts
+
+
+def test_the_diagnosis_makes_the_search_texts_once_for_both_parts() -> None:
+    """A filter typed while the rules run reads texts the diagnosis's worker made first (not the
+    window's thread), and the diagnosed columns share that one list."""
+    from trtstudio.engine.table import _haystack
+
+    files = [RESNET / "resnet18_fp16.graph.json", RESNET / "resnet18_fp16.profile.json"]
+    if not all(f.is_file() for f in files):
+        pytest.skip("fixture absent")
+    partial = mapped(load_engine([str(f) for f in files]), None, columns=True)
+    hay = partial.columns.haystack
+    assert None in hay._cells  # not made for the table's first showing
+    done = diagnosed(partial, None, [])
+    assert None not in hay._cells  # made by the diagnosis
+    assert done.columns.haystack is hay._cells  # shared, not made twice
+    assert list(hay) == _haystack(partial.columns.text) and len(hay) == len(partial.engine.layers)

@@ -253,6 +253,8 @@ def _mapped(engine: EngineInfo, graph: Any, columns: bool, hand_over: bool) -> A
 def _diagnosed(partial: Analysis, graph: Any, unsupported: Iterable[dict[str, Any]] | None,
                model_precision: str | None, machine: Iterable[str] | None) -> Analysis:
     g = _graph_of(graph)
+    if partial.columns is not None and hasattr(partial.columns.haystack, "made"):
+        partial.columns.haystack.made()  # first: a filter typed while the rules run needs it, off the GUI thread
     eng = copy.copy(partial.engine)  # the partial's engine keeps its (empty) findings
     unsupported_list = [dict(u) for u in (unsupported or ())]
     findings = diagnose(eng, g, unsupported_list, model_precision=model_precision, mapped=partial.mapping is not None)

@@ -8,6 +8,7 @@ so the window computes it in the worker that reads the engine (``engine.analysis
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
@@ -320,18 +321,28 @@ def _haystack(text: dict[str, Sequence[str]]) -> list[str]:
 
 
 class _Haystack(LazyText):
-    """The search texts of :func:`base_columns`, made on the first read, all at once (a filter reads
-    every row): 0.15 s at 300,000 layers, left out of the table's first showing."""
+    """The search texts of :func:`base_columns`, made all at once (a filter reads every row), 0.15 s
+    at 300,000 layers, left out of the table's first showing: by the diagnosis's worker first
+    (:meth:`made`, at its start), else on the first read (a filter typed before that, on the
+    window's thread). Made once: whichever thread comes second waits for the first's list."""
 
-    __slots__ = ("_text",)
+    __slots__ = ("_lock", "_text")
 
     def __init__(self, text: dict[str, Sequence[str]]) -> None:
         self._text = text
+        self._lock = threading.Lock()
         super().__init__(range(len(text.get("name", ()))), str)
+
+    def made(self) -> list[str]:
+        """Every row's search text (made now unless made already); the list is not changed after."""
+        with self._lock:
+            if self._cells and self._cells[0] is None:
+                self._cells = _haystack(self._text)  # type: ignore[assignment]  # one assignment: all or nothing
+            return self._cells  # type: ignore[return-value]
 
     def _cell(self, i: int) -> str:
         if self._cells and self._cells[0] is None:
-            self._cells = _haystack(self._text)  # type: ignore[assignment]
+            self.made()
         return super()._cell(i)
 
 
@@ -353,5 +364,5 @@ def with_findings(cols: LayerColumns, engine: EngineInfo | None, findings: Itera
     text["findings"] = kinds
     haystack = cols.haystack
     if isinstance(haystack, _Haystack):
-        haystack = _haystack(cols.text)  # not the shown columns' own: the window's thread may be reading it
+        haystack = haystack.made()  # made once, shared (no cell of it changes after)
     return replace(cols, text=text, severity=severity, tooltips=tooltips, haystack=haystack)
