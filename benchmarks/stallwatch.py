@@ -10,6 +10,7 @@ crashed. Read ``--where`` results of the window's start-up with that in mind.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,7 +18,8 @@ from typing import Any
 
 
 def watch_stalls(ticks: list[float], out: list[list[object]]) -> Any:
-    """A thread that, while the GUI thread has not ticked for over 100 ms, notes the GUI thread's
+    """A thread that, while the GUI thread has not ticked for over 100 ms (``STALLWATCH_MS`` in the
+    environment: another threshold, to see what the stalls under the budget are), notes the GUI thread's
     innermost frames every 20 ms, and the other threads' ([time, ms since the last tick, frames,
     other threads' top frames]); returns its stop."""
     import threading
@@ -25,6 +27,7 @@ def watch_stalls(ticks: list[float], out: list[list[object]]) -> Any:
 
     main_id = threading.get_ident()
     done = threading.Event()
+    threshold = float(os.environ.get("STALLWATCH_MS", "100")) / 1000
 
     def run() -> None:
         while not done.wait(0.02):
@@ -32,7 +35,7 @@ def watch_stalls(ticks: list[float], out: list[list[object]]) -> Any:
                 continue
             gap = time.perf_counter() - ticks[-1]
             frame = sys._current_frames().get(main_id)
-            if gap > 0.1 and frame is not None:
+            if gap > threshold and frame is not None:
                 frames = [f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in traceback.extract_stack(frame)[-5:]]
                 others = []
                 for ident, fr in sys._current_frames().items():
