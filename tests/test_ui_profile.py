@@ -102,11 +102,13 @@ def test_a_long_dynamic_dim_note_is_shown_whole(qtbot: Any, panel: Any, tmp_path
     assert note.heightForWidth(note.width()) > 3 * note.fontMetrics().height()  # several lines: it wraps
     assert note.minimumSizeHint().width() <= note.width()  # no line wider than the label
     # the inputs table shows the long symbolic shape whole: abbreviated dims, the full text on hover,
-    # and its columns within the table (the model-shape column ran off the edge)
+    # and its columns within the table (the model-shape column ran off the edge, then the run shape)
     table = panel.shapes_table
     cell = table.item(0, 1)
     assert "\u2026" in cell.text() and cell.toolTip().startswith("p2o.DynamicDimension.0x3xp2o.DynamicDimension.1")
-    assert table.columnWidth(0) + table.columnWidth(1) < table.viewport().width()
+    assert sum(table.columnWidth(c) for c in range(3)) <= table.viewport().width()
+    run = table.item(0, 2)  # the shape to edit, whole
+    assert table.columnWidth(2) >= table.fontMetrics().horizontalAdvance(run.text())
 
 
 def test_latest_set_model_wins_and_bad_models_are_one_line(qtbot: Any, panel: Any, tiny: Path, tmp_path: Path) -> None:

@@ -187,8 +187,15 @@ class InputsBox(QGroupBox):
         v = QVBoxLayout(self)
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["input", "model shape", "run shape"])
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        # the input and the run shape (the one to edit) whole; the model shape takes what is left,
+        # elided in the middle (its dtype at the end stays), the whole text on hover. All three
+        # sized to their contents pushed the run shape past the dock's edge (PP-OCRv4 det at the
+        # default window size: a scroll bar under "1x")
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(False)
         self.table.verticalHeader().setVisible(False)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # what is still too long: both ends kept
         self.table.setMaximumHeight(110)
