@@ -36,7 +36,7 @@ from trtstudio.backends.model_io import UNKNOWN_DIM, OnnxModel, onnx_model, read
 from trtstudio.backends.trt_parser import AUTO_ORDER as AUTO_ORDER  # re-exported: the "auto" order
 from trtstudio.backends.trt_parser import MODULES as MODULES  # re-exported: backend -> (module, pip hint)
 from trtstudio.backends.trt_parser import import_runtime, parsed_network, versions
-from trtstudio.engine.readers.rtx_log import build_log_text, log_line
+from trtstudio.engine.buildlog import build_log_text, log_line
 from trtstudio.errors import BackendError, InputError
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trtstudio.engine.buildlog import build_log_text, log_line
 from trtstudio.engine.model import EngineInfo
 from trtstudio.engine.readers import loads_json, register
-from trtstudio.engine.readers.rtx_log import build_log_text, log_line
 from trtstudio.engine.readers.rtx_log import read as read_log
 from trtstudio.errors import InputError
 

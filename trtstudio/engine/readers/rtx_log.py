@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from trtstudio.engine.buildlog import LOG_HEADER
 from trtstudio.engine.model import EngineInfo, Layer
 from trtstudio.engine.readers._common import (
     assign_profiles,
@@ -40,8 +41,6 @@ from trtstudio.errors import InputError
 
 NAME = "rtx-log"
 PATTERNS = ("*.build.log", "*.rtx.log", "*rtx*.log")
-LOG_HEADER = "# trtstudio.buildlog/1 "  # the first line of a trtstudio build log (backends.build writes it)
-SEVERITY_LETTER = {"INTERNAL_ERROR": "F", "ERROR": "E", "WARNING": "W", "INFO": "I", "VERBOSE": "V"}
 MAX_LOG_WARNINGS = 50
 
 _PREFIX = re.compile(
@@ -86,18 +85,6 @@ def sniff(head: str, path: Path) -> bool:
 
 
 _BUILD_CUES = ("Input filename:", "Registering layer:", "Engine Layer Information:", "\nLayers:")
-
-
-def log_line(source: str, severity: str, message: str) -> str:
-    """One builder message as TensorRT's own Python logger prints it: ``[TRT] [V] message``."""
-    return f"[{source}] [{SEVERITY_LETTER.get(severity, '?')}] {message}"
-
-
-def build_log_text(versions: dict[str, Any], settings: dict[str, Any], lines: list[str]) -> str:
-    """A trtstudio build log: a header line with the versions and settings as JSON (which
-    :func:`read` takes back), then the builder's lines."""
-    head = LOG_HEADER + json.dumps({"versions": versions, "settings": settings}, sort_keys=True)
-    return "\n".join([head, *lines]) + "\n"
 
 
 def _strip(line: str) -> tuple[str, str | None]:
