@@ -266,9 +266,12 @@ def read_pieces(path: str, raw: bool = False, feed: dict[str | None, Callable[[b
 
 # Up to this size a document's raw pieces are cut in this process (cut_here), not by a child. The
 # cut is two msgspec calls (the top-level members, then the long list), each about 0.75 ms a MB with
-# the GIL held: 20-27 ms each for a 50,000-layer description (31 MB), about 50 ms at this limit. The
-# child took 0.5 s for the same 31 MB (its start, a full parse, every piece written again).
-CUT_HERE_MAX_BYTES = 64 * 1024 * 1024
+# the GIL held: 20-27 ms each for a 50,000-layer description (31 MB), about 20 ms at this limit.
+# At 64 MB (the limit before), a 56 MB indented description beside a 100,000-node model stalled the
+# window 67-93 ms; cut by the child (which now sends runs the parent decodes as they come, beside
+# the other files' reads) 25-34 ms, its table 0.1 s later (benchmarks/stall_matrix.py cases
+# transformer/fan/cnn). The child costs about 0.4 s before its first run, read beside the profile.
+CUT_HERE_MAX_BYTES = 24 * 1024 * 1024
 
 
 def cut_here(text: str | bytes) -> Any | None:
