@@ -150,3 +150,12 @@ def test_rejected_model_exits_1_with_json(tmp_path: Path, capsys: pytest.Capture
 def test_bad_target_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", str(_tiny(tmp_path)), "--backend", "rtx", "--target", "sm90"]) == 2
     assert "SM90" in capsys.readouterr().err
+
+
+def test_a_failed_build_document_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An exception's text in a build document's error may span lines: the reader's message does not."""
+    doc = tmp_path / "failed.build.json"
+    doc.write_text(json.dumps({"schema": "trtstudio.build/1", "ok": False, "error": "boom\nsecond line", "log": []}))
+    assert main(["layers", str(doc)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "boom second line" in err and err.startswith(f"error: {doc}: ")

@@ -381,7 +381,7 @@ class LayerTableModel(QAbstractTableModel):
         self._rank_timer.start()
 
     def sort_pending(self) -> bool:
-        """A sort waits for its column's keys (made in a worker)."""
+        """A sort waits for its column's keys (made in steps between events, ``text_rank_steps``)."""
         return self._pending_sort is not None
 
     # -- queries used by the view -----------------------------------------------------------

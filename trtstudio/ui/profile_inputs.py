@@ -50,7 +50,7 @@ def read_model_inputs(path: str, model: Any = None) -> list[dict[str, Any]]:
     return [t.spec() for t in OnnxModel(model if model is not None else _load_proto(path)).inputs]
 
 
-SPECS_WAIT_S = 10.0  # how long the input specs wait for the window's layout to settle (see ProfilePanel.set_model)
+SPECS_WAIT_S = 10.0  # how long the input specs wait for the window's layout to settle (see _specs_task)
 
 
 def _specs_task(path: str, backend: str, factory: BackendFactory | None, proto: Any = None,

@@ -71,9 +71,10 @@ _BUILTIN = (
     "trtstudio.engine.readers.metadata_json",
     "trtstudio.engine.readers.polygraphy_log",
     "trtstudio.engine.readers.trtexec_log",
+    "trtstudio.engine.readers.rtx_log",  # also read by build_json: always there
 )
 # Readers written elsewhere; absent ones are skipped.
-_OPTIONAL = ("trtstudio.engine.readers.rtx_log",)
+_OPTIONAL: tuple[str, ...] = ()
 
 
 def register(

@@ -2,9 +2,10 @@
 
 The document carries the builder's whole log (``log``: severity, message, source per line) and the
 versions and settings of the build; its engine is read back from that log by the ``rtx-log``
-reader, as the window reads a build it ran itself (``BuildResult.engine_info``), so the layers,
-facts and warnings are the ones the build showed. A failed build's document is refused with its
-error.
+reader, as the window reads a build it ran itself from its log (``BuildResult.engine_info``;
+a build that also exported the inspector's JSON, on a GPU, showed that, which the document does
+not carry: its log's listing is read then). A failed build's document is refused with its error,
+on one line.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def read(path: Path, text: str) -> EngineInfo:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise InputError(path, f"not a {SCHEMA} document")
     if not doc.get("ok"):
-        raise InputError(path, f"this build did not make an engine: {doc.get('error') or 'no error given'}")
+        error = " ".join(str(doc.get("error") or "no error given").split())  # one line: an exception's text may have several
+        raise InputError(path, f"this build did not make an engine: {error[:300]}")
     versions, settings = doc.get("versions"), doc.get("settings")
     versions = versions if isinstance(versions, dict) else {}
     settings = settings if isinstance(settings, dict) else {}
