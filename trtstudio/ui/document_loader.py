@@ -82,11 +82,12 @@ class DocumentLoader(QObject):
         self.summary: dict[str, Any] | None = None
         self.last_check: Any = None  # the last backends.support.CheckResult of the open model
 
-    def work(self, what: str, fn: Any, done: Any, name: str = "load", early: Any = None) -> None:
+    def work(self, what: str, fn: Any, done: Any, name: str = "load", early: Any = None, after: Any = None) -> None:
         """Run ``fn()`` in a worker with the busy count held; ``done(result)`` on the GUI thread,
         errors as one line through ``sig_error``. With ``early``, ``fn(hand)`` may hand a first
         result before it ends: ``hand(value)`` calls ``early(value)`` on the GUI thread (before
-        ``done``) while the worker goes on."""
+        ``done``) while the worker goes on. ``after()``: on the GUI thread once the worker ended,
+        whether it succeeded or not (the next piece of work to start)."""
         self.w.busy(+1, what)
 
         def handed(value: Any) -> None:
@@ -105,10 +106,14 @@ class DocumentLoader(QObject):
                 gc.freeze()
             except Exception as exc:  # noqa: BLE001 - a view that cannot show a result must not take the window down
                 self.w.sig_error.emit(f"{what.rstrip('.')}: {error_text(exc)}")
+            if after is not None:
+                after()
 
         def failed(exc: BaseException) -> None:
             self.w.busy(-1)
             self.w.sig_error.emit(error_text(exc))
+            if after is not None:
+                after()
 
         if early is None:
             run_in_thread(lambda _s: _frozen_after(fn), on_done=finished, on_error=failed, name=name)
@@ -142,11 +147,20 @@ class DocumentLoader(QObject):
             self.w.graphs.close_subgraphs()
             self.summary = summary
             ws.set_model(model, display, sha)
-            if ws.engine is not None:
-                self.reanalyze()  # the table's mapping to this model, then its diagnosis
             self.w.statusBar().showMessage(f"Opened {model.path}: {len(model.graph.nodes)} nodes", 5000)
             self.w.sig_model_loaded.emit(model)
-            self.work("Inferring shapes...", lambda: _infer_shapes(model, stamp), self._on_shapes_inferred, name="shapes")
+
+            def shapes() -> None:
+                self.work("Inferring shapes...", lambda: _infer_shapes(model, stamp), self._on_shapes_inferred,
+                          name="shapes")
+
+            if ws.engine is not None:
+                # the table's mapping to this model, then its diagnosis; the shapes after them: each
+                # worker running Python beside the others makes the window wait longer for the GIL
+                # (four at once stalled it 107 ms opening a 50,000-layer session)
+                self.reanalyze(after=shapes)
+            else:
+                shapes()
 
         self.work(f"Loading {Path(path).name}...", work, done)
 
@@ -213,14 +227,17 @@ class DocumentLoader(QObject):
         self.w.sig_engine_loaded.emit(engine)
         return token
 
-    def reanalyze(self) -> None:
+    def reanalyze(self, after: Any = None) -> None:
         """Analyse the open engine against the open model again, in a worker, in the two stages of
         :meth:`open_engine`: the table with its layers' ONNX nodes (``engine.analysis.mapped``,
-        ``pending``), then the diagnosis; stale results are dropped (the workspace's token)."""
+        ``pending``), then the diagnosis; stale results are dropped (the workspace's token).
+        ``after()``: once it ended (or at once without an engine)."""
         ws = self.w.workspace
         engine, model, unsupported, token = ws.analysis_inputs()
         paths = list(ws.engine_paths)
         if engine is None:
+            if after is not None:
+                after()
             return
         taken = threading.Event()  # the window has shown the first stage
 
@@ -238,7 +255,8 @@ class DocumentLoader(QObject):
             finally:
                 QTimer.singleShot(FIRST_STAGE_PAINT_MS, taken.set)
 
-        self.work("Analysing the engine...", work, lambda a: ws.set_analysis(a, token), name="analysis", early=first)
+        self.work("Analysing the engine...", work, lambda a: ws.set_analysis(a, token), name="analysis", early=first,
+                  after=after)
 
     def check_support(self) -> None:
         """Engine > Check TensorRT support: the parser's verdict per node, without building."""
