@@ -374,3 +374,47 @@ def test_layers_fed_run_by_run_read_as_in_one_go(tmp_path: Path, monkeypatch: py
     assert pieces.to_json() == eager.to_json()
     assert [type(lay) for lay in pieces.layers] == [type(lay) for lay in eager.layers]
     assert [lay.attrs for lay in pieces.layers] == [lay.attrs for lay in eager.layers]
+
+
+def _runs(items: list[object], per_run: int) -> children.RawRuns:
+    runs = children.RawRuns(orjson.dumps(items[i:i + per_run]) for i in range(0, len(items), per_run))
+    runs.n = len(items)
+    return runs
+
+
+def test_decode_runs_joins_and_counts() -> None:
+    items = [{"name": f"l{i}", "timeMs": i / 4} for i in range(10)]
+    runs = _runs(items, 3)
+    assert len(runs) == 4
+    assert children.decode_runs(runs, orjson.loads, 10) == items
+    assert children.decode_runs(runs, orjson.loads) == items  # no count to check
+    into: list[object] = ["before"]
+    assert children.decode_runs(runs[:1], orjson.loads, 3, into) is into and into == ["before", *items[:3]]
+    assert [bytes(x) for x in runs.lines()] == [orjson.dumps(x) for x in items]
+    with pytest.raises(ValueError, match=r"^10 elements where the child said 11$"):
+        children.decode_runs(runs, orjson.loads, 11)
+    with pytest.raises(orjson.JSONDecodeError):  # garbage passes through as the decoder raises it
+        children.decode_runs([b"[1,2", *runs], orjson.loads, 10)
+
+
+def test_runs_cut_short_step_aside_in_every_reader() -> None:
+    """One run missing (a child cut off): each reader of runs says None, none returns a short list."""
+    from trtstudio.engine.readers import _fast
+
+    items = [{"name": f"l{i}", "timeMs": i / 4} for i in range(10)]
+    short = _runs(items, 3)
+    short.pop()
+    with pytest.raises(ValueError, match=r"^9 elements where the child said 10$"):
+        short.lines()
+    assert children.parse_raw_or_none(short) is None
+    assert children.parse_raw_or_none({"Layers": short}) is None
+    assert _fast.read_profile_lines(short) is None
+    layers = _runs(_layers_doc(10)["Layers"], 3)
+    doc = {"Layers": layers, "Bindings": children.RawValue(b'["t0", "t10"]')}
+    assert _fast.read_layer_lines(doc) is not None  # whole: read
+    layers.pop()
+    assert _fast.read_layer_lines(doc) is None
+    names = _runs([f"t{i}" for i in range(10)], 4)
+    names.pop()
+    whole = {"Layers": _runs(_layers_doc(10)["Layers"], 3), "Bindings": names}
+    assert _fast.read_layer_lines(whole) is None  # another long list cut short

@@ -151,7 +151,7 @@ class RawLines(list):  # type: ignore[type-arg]
 class RawRuns(list):  # type: ignore[type-arg]
     """The elements of a long list as the child of :func:`read_pieces` sent them: runs of them,
     each a JSON list (bytes) of elements as the document wrote them; ``n`` of them in all. A
-    reader decodes a run in one call (a list of its records); :meth:`lines` cuts them."""
+    reader decodes them with :func:`decode_runs` (a run in one call); :meth:`lines` cuts them."""
 
     n = 0
 
@@ -159,11 +159,28 @@ class RawRuns(list):  # type: ignore[type-arg]
         """The elements, each one's JSON (a ``msgspec.Raw``), as :func:`cut_here` gives them."""
         import msgspec
 
-        cut = msgspec.json.Decoder(list[msgspec.Raw]).decode
-        out = RawLines(x for run in self for x in cut(run))
-        if len(out) != self.n:
-            raise ValueError(f"{len(out)} elements where the child said {self.n}")
+        out = RawLines()
+        decode_runs(self, msgspec.json.Decoder(list[msgspec.Raw]).decode, self.n, out)
         return out
+
+
+def decode_runs(runs: Iterable[bytes], decode: Callable[[bytes], Any], n: int | None = None,
+                into: list[Any] | None = None) -> list[Any]:
+    """The elements of ``runs`` (each a JSON list, as :func:`_write_runs` wrote it), each run
+    decoded in one call of ``decode``, appended to ``into`` (a new list where None), which is
+    returned. ``n``: how many elements the child said there are (a :class:`RawRuns`' ``n``, or a
+    run's count); a ValueError ``"N elements where the child said n"`` where the runs give another
+    number (cut short, garbled). The one place the readers join runs: :meth:`RawRuns.lines`,
+    :func:`read_pieces`, :func:`parse_raw` and the fast readers (``engine/readers/_fast.py``).
+    What ``decode`` raises (a run that is not JSON, or not of the reader's shape) passes through."""
+    out = [] if into is None else into
+    start = len(out)
+    extend = out.extend
+    for run in runs:  # between two runs the interpreter may hand the GIL to the window
+        extend(decode(run))
+    if n is not None and len(out) - start != n:
+        raise ValueError(f"{len(out) - start} elements where the child said {n}")
+    return out
 
 
 class RawValue:
@@ -233,10 +250,7 @@ def read_pieces(path: str, raw: bool = False, feed: dict[str | None, Callable[[b
                     raise ValueError("a short run")
                 n -= count
                 if not raw:
-                    items = loads(run)
-                    if len(items) != count:
-                        raise ValueError("a run of another length")
-                    out.extend(items)
+                    decode_runs((run,), loads, count, out)
                     continue
                 runs.append(run)
                 if fed is not None:
@@ -430,17 +444,18 @@ def load_json_tree(path: str) -> Any | None:
 
 def parse_raw_or_none(doc: Any) -> Any | None:
     """:func:`parse_raw`, or None where orjson refuses a piece (a piece that :func:`cut_here` left
-    unchecked: bad UTF-8, a number beyond a double...): the caller parses the whole document then."""
-    import orjson
-
+    unchecked: bad UTF-8, a number beyond a double...) or the child's runs are cut short: the
+    caller parses the whole document then."""
     try:
         return parse_raw(doc)
-    except (orjson.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError
         return None
 
 
 def parse_raw(doc: Any) -> Any:
-    """``doc`` from :func:`read_pieces` with ``raw`` as it would be without: each RawLines parsed."""
+    """``doc`` from :func:`read_pieces` with ``raw`` as it would be without: each RawLines and
+    RawRuns parsed (orjson.JSONDecodeError where orjson refuses a piece, ValueError where runs are
+    cut short: :func:`decode_runs`)."""
     import orjson
 
     def loads(x: Any) -> Any:
@@ -450,19 +465,13 @@ def parse_raw(doc: Any) -> Any:
         if isinstance(v, RawLines):
             return [loads(x) for x in v]
         if isinstance(v, RawRuns):
-            return runs(v)
+            return decode_runs(v, orjson.loads, v.n)
         return loads(v.raw) if type(v) is RawValue else v
-
-    def runs(v: RawRuns) -> list[Any]:
-        out = [x for run in v for x in orjson.loads(run)]
-        if len(out) != v.n:
-            raise orjson.JSONDecodeError(f"{len(out)} elements where the child said {v.n}", "", 0)
-        return out
 
     if isinstance(doc, RawLines):
         return [loads(x) for x in doc]
     if isinstance(doc, RawRuns):
-        return runs(doc)
+        return decode_runs(doc, orjson.loads, doc.n)
     if isinstance(doc, dict):
         return {k: value(v) for k, v in doc.items()}
     return doc

@@ -189,10 +189,16 @@ def read_layer_lines(doc: Any, fed: LayerFeed | None = None) -> EngineInfo | Non
     from trtstudio.bigdocs.children import RawLines, RawRuns, RawValue
 
     lines = doc.get("Layers") if type(doc) is dict else None
+    if not isinstance(lines, (RawRuns, RawLines, RawValue)):
+        return None
+    try:
+        bindings, io_tensors = _io_members(doc)
+    except (*_FAILED, ValueError):  # ValueError: a long list's runs cut short (children.decode_runs)
+        return None
     if isinstance(lines, RawRuns):
         if fed is not None and fed.ok and fed.runs == lines and len(fed.layers) == lines.n:
             try:
-                return _info_of(fed.layers, *_io_members(doc))
+                return _info_of(fed.layers, bindings, io_tensors)
             except _FAILED:
                 return None
         try:
@@ -201,14 +207,10 @@ def read_layer_lines(doc: Any, fed: LayerFeed | None = None) -> EngineInfo | Non
             return None
     if type(lines) is RawValue:  # a short list that children.cut_here left whole: its records, as the long ones
         try:
-            lines = RawLines(msgspec.json.decode(lines.raw, type=list[msgspec.Raw]))
+            lines = RawLines(_RAW_LIST.decode(lines.raw))
         except _FAILED:
             return None
     if not isinstance(lines, RawLines):
-        return None
-    try:
-        bindings, io_tensors = _io_members(doc)
-    except _FAILED:
         return None
     raws: DocRecords | None = None
     # comprehensions, not map(): between two records the interpreter may hand the GIL to the window
@@ -233,17 +235,14 @@ def _io_members(doc: dict[str, Any]) -> tuple[Any, Any]:
     """The ``Bindings`` and ``I/O Tensors`` of a document read in pieces, every member but its
     ``Layers`` decoded by msgspec as the whole document's decode reads them (an integer beyond 64
     bits stays exact). A long list came in pieces too. Where msgspec refuses a member, this raises
-    (the general reader reads the document)."""
-    from trtstudio.bigdocs.children import RawLines, RawRuns, RawValue
+    (a ValueError where a long list's runs are cut short): the general reader reads the document."""
+    from trtstudio.bigdocs.children import RawLines, RawRuns, RawValue, decode_runs
 
     def value(v: Any) -> Any:
         if isinstance(v, RawLines):
             return [_ANY.decode(x) for x in v]
         if isinstance(v, RawRuns):
-            out = [x for run in v for x in _ANY.decode(run)]
-            if len(out) != v.n:
-                raise msgspec.DecodeError("a list cut short")
-            return out
+            return decode_runs(v, _ANY.decode, v.n)
         return _ANY.decode(v.raw) if type(v) is RawValue else v
 
     rest = {k: value(v) for k, v in doc.items() if k != "Layers"}
@@ -332,12 +331,13 @@ class LayerFeed:
             if self.raws is not None or not _RUN_KEY_UNKNOWN.fullmatch(str(exc)):
                 self.ok = False
                 return
+            from trtstudio.bigdocs.children import decode_runs
+
             self.raws = DocRecords(self.runs, _cut_runs)
             self.layers = []
             start = 0
             try:
-                # a comprehension: between two runs the interpreter may hand the GIL to the window
-                recs = [r for done in self.runs for r in _LAYERS_WITH_MORE.decode(done)]
+                recs = decode_runs(self.runs, _LAYERS_WITH_MORE.decode)
             except _FAILED:
                 self.ok = False
                 return
@@ -348,9 +348,11 @@ class LayerFeed:
 
 
 def _cut_runs(runs: list[bytes]) -> list[msgspec.Raw]:
-    """Each record's JSON, from the runs a :class:`LayerFeed` was fed."""
-    cut = _RAW_LIST.decode
-    return [x for run in runs for x in cut(run)]
+    """Each record's JSON, from the runs a :class:`LayerFeed` was fed (every one of them: their
+    count was checked when the feed's layers were taken)."""
+    from trtstudio.bigdocs.children import decode_runs
+
+    return decode_runs(runs, _RAW_LIST.decode)
 
 
 def read_profile(text: str | bytes) -> EngineInfo | None:
@@ -364,21 +366,18 @@ def read_profile(text: str | bytes) -> EngineInfo | None:
 
 def read_profile_lines(doc: Any) -> EngineInfo | None:
     """:func:`read_profile` of a profile read in pieces (``children.read_pieces`` with ``raw``), or None."""
-    from trtstudio.bigdocs.children import RawLines, RawRuns
+    from trtstudio.bigdocs.children import RawLines, RawRuns, decode_runs
 
     recs: list[_Timing]
     try:
         if isinstance(doc, RawRuns):  # a run of records in one call each
-            decode_run = _TIMINGS.decode
-            recs = [r for run in doc for r in decode_run(run)]
-            if len(recs) != doc.n:
-                return None
+            recs = decode_runs(doc, _TIMINGS.decode, doc.n)
         elif isinstance(doc, RawLines):
             decode = _TIMING.decode
             recs = [decode(line) for line in doc]  # not map(): see read_layer_lines
         else:
             return None
-    except _FAILED:
+    except (*_FAILED, ValueError):  # ValueError: runs cut short (children.decode_runs)
         return None
     return _profile_info(recs)
 
