@@ -46,14 +46,19 @@ def command(flag: str, arg: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def responsive_parsing() -> Iterator[None]:
-    """Within this block, this thread parses big JSON files in pieces (see the module docstring)."""
-    before = getattr(_local, "on", False)
-    _local.on = True
+def _this_thread(name: str, value: Any) -> Iterator[None]:
+    """Within this block, this thread's ``name`` (in ``_local``) is ``value``."""
+    before = getattr(_local, name, None)
+    setattr(_local, name, value)
     try:
         yield
     finally:
-        _local.on = before
+        setattr(_local, name, before)
+
+
+def responsive_parsing() -> contextlib.AbstractContextManager[None]:
+    """Within this block, this thread parses big JSON files in pieces (see the module docstring)."""
+    return _this_thread("on", True)
 
 
 def parsing_responsively() -> bool:
@@ -201,23 +206,95 @@ def load_json_in_pieces(path: str) -> Any | None:
     return read_pieces(path)
 
 
+class Abandoned(Exception):
+    """Raised in a thread reading through a child (:func:`read_pieces`, :func:`load_json_tree`)
+    once another thread gave the read up (:class:`Abandon`): the child was killed. Not a
+    ValueError, so no reader takes it for a damaged file."""
+
+
+class Abandon:
+    """One thread's way to give up the children's reads of another: that thread reads within
+    :meth:`watching`; :meth:`now` (from any thread) kills the children it has running and keeps it
+    from starting more, and its read raises :class:`Abandoned` as soon as it next touches a child
+    (it reads the killed child's end of output), whatever the child had sent. Work of that
+    thread between reads from a child (reading the file, decoding a run it holds) is not
+    interrupted: it ends at the next read. ``engine.load._read_files`` gives up a big file's
+    read when a small file beside it fails."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen[bytes]] = set()
+        self.given_up = False
+
+    def watching(self) -> contextlib.AbstractContextManager[None]:
+        """Within this block, this thread's children are the ones :meth:`now` kills."""
+        return _this_thread("abandon", self)
+
+    def now(self) -> None:
+        """Give the reads up: kill (and reap) the children running; a child started later is
+        killed as it starts. Waits for no thread."""
+        with self._lock:
+            self.given_up = True
+            procs = list(self._procs)
+        for proc in procs:
+            _end(proc)
+
+    def _add(self, proc: subprocess.Popen[bytes]) -> bool:
+        """Count ``proc`` in; False where the reads were given up already."""
+        with self._lock:
+            if self.given_up:
+                return False
+            self._procs.add(proc)
+            return True
+
+    def _drop(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def check(self) -> None:
+        """Raise :class:`Abandoned` where the reads were given up."""
+        if self.given_up:
+            raise Abandoned("the read was given up")
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Kill ``proc`` where it still runs, and reap it (Popen's wait is safe from two threads)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 @contextlib.contextmanager
 def _child_output(flag: str, path: str) -> Iterator[subprocess.Popen[bytes] | None]:
     """A child running ``flag path`` (None where it cannot start), its standard output a pipe to
-    read; killed when the block ends before the child does."""
+    read; killed when the block ends before the child does. In a thread whose reads an
+    :class:`Abandon` can give up, the block raises :class:`Abandoned` where they were (whatever
+    the block made of the killed child's output)."""
+    abandon: Abandon | None = getattr(_local, "abandon", None)
+    if abandon is not None:
+        abandon.check()
     try:
         proc = subprocess.Popen(command(flag, path), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
         yield None
         return
     try:
-        yield proc
+        if abandon is not None and not abandon._add(proc):
+            raise Abandoned("the read was given up")
+        try:
+            yield proc
+        except BaseException:
+            if abandon is not None:
+                abandon.check()
+            raise
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _end(proc)
         assert proc.stdout is not None
         proc.stdout.close()
+        if abandon is not None:
+            abandon._drop(proc)
+    if abandon is not None:
+        abandon.check()
 
 
 def read_pieces(path: str, raw: bool = False, feed: dict[str | None, Callable[[bytes], None]] | None = None) -> Any | None:
