@@ -403,6 +403,59 @@ def test_time_and_stream_columns_are_formatted_when_read() -> None:
     assert cols.precision == [lay.precision or "" for lay in layers] == ["FP16", "INT8", "FP16", "FP16", "FP16", "FP16"]
 
 
+def test_base_columns_read_in_steps_are_each_layers_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layers are read a step at a time: across steps whose times are all there, all missing
+    or some of each, whose median is never given, with None types, tactics and streams and a
+    total given as NaN, every column is what reading each layer on its own gives."""
+    from trtstudio.engine import table
+    from trtstudio.engine.model import EngineInfo, LayerTime, TensorDesc
+
+    def time_of(i: int) -> LayerTime | None:
+        if i < 6 or (i >= 12 and i % 3 == 0):
+            return None  # steps 0 and 1 (of 3 layers) untimed, then some untimed
+        total = float("nan") if i == 13 else None if i == 16 else i * 0.25  # given as NaN; a time without a total
+        return LayerTime(total, i * 0.5, None, None if i % 2 else 1.5, 1)
+
+    layers = [Layer(i, f"l{i}", None if i % 5 == 0 else ("Conv" if i % 2 else "Pool"),  # type: ignore[arg-type]
+                    parameter_type=None if i % 4 else "Convolution", tactic=None if i % 3 else f"t{i}",
+                    stream=None if i % 7 == 0 else i % 2, onnx_nodes=[f"n{i}", "m"][: i % 3],
+                    inputs=[TensorDesc("x", [1], dtype=None if i % 4 == 1 else "FP16"), TensorDesc("z", [2], dtype="INT8")]
+                    if i % 6 else [],
+                    outputs=[TensorDesc("y", [i], dtype=None if i % 8 == 3 else "FP32")], time=time_of(i))
+              for i in range(23)]
+    engine = EngineInfo(layers=layers)
+    whole = table.base_columns(engine)
+    monkeypatch.setattr(table, "STEP", 3)
+    cols = table.base_columns(engine)
+    for key in whole.text:
+        assert list(cols.text[key]) == list(whole.text[key]), key
+    assert cols.text["type"] == [lay.type or "" for lay in layers] and "" in cols.text["type"]
+    assert cols.text["tactic"] == [lay.tactic or "" for lay in layers]
+    assert cols.text["parameter_type"] == [lay.parameter_type or "" for lay in layers]
+    assert cols.text["nodes"] == [", ".join(lay.onnx_nodes) for lay in layers]
+    assert list(cols.text["index"]) == [str(i) for i in range(23)]
+    assert cols.text["precision_in"] == [lay.precision_in or "" for lay in layers]
+    assert cols.text["precision_out"] == [lay.precision_out or "" for lay in layers]
+    assert cols.precision == [lay.precision or "" for lay in layers] == whole.precision
+    for key, field in (("total_ms", "total_ms"), ("average_ms", "average_ms"), ("median_ms", "median_ms")):
+        expected = np.array([None if lay.time is None else getattr(lay.time, field) for lay in layers], dtype=float)
+        np.testing.assert_array_equal(cols.num[key], expected)
+        np.testing.assert_array_equal(whole.num[key], expected)
+    np.testing.assert_array_equal(cols.num["stream"], np.array([lay.stream for lay in layers], dtype=float))
+    np.testing.assert_array_equal(cols.num["percent"], whole.num["percent"])
+    assert np.isnan(cols.num["median_ms"]).all() and not np.isnan(cols.num["percent"][7])
+    # the NaN total is a total given: its type's sum is NaN, as a loop over the layers adds it; None is none
+    by_type = cols.time_by_type
+    assert repr(by_type) == repr(whole.time_by_type) and repr(cols.time_by_precision) == repr(whole.time_by_precision)
+    assert any(name == "Conv" and v != v for name, v in by_type)
+    assert sorted(name for name, _ in by_type) == ["Conv", "Pool", "unknown"]
+    assert repr(cols.time_by_precision) == repr(table.time_by(engine, "precision"))
+    assert repr(by_type) == repr(table.time_by(engine, "type"))
+    assert not any(name == "Pool" and v != v for name, v in by_type)  # a total not given is left out
+    assert cols.types == ["Conv", "Pool"] and cols.precisions == ["FP16", "FP32", "INT8"]
+    assert cols.has_times and list(cols.haystack) == list(whole.haystack)
+
+
 def test_an_engine_from_another_model_is_mapped_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """An engine opened beside a model it was not built from: no layer maps to a node, and the
     rules take the analysis's mapping as done instead of mapping every layer again (2.6 s at

@@ -11,13 +11,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import repeat
-from operator import attrgetter, is_not
+from itertools import compress, count, repeat
+from operator import attrgetter, is_, is_not
 from typing import Any
 
 import numpy as np
 
-from trtstudio.engine.model import SEVERITY_RANK, EngineInfo, Finding, Layer, TensorDesc
+from trtstudio.engine.model import SEVERITY_RANK, EngineInfo, Finding, Layer, LayerTime, TensorDesc
 
 __all__ = ["NUMERIC_KEYS", "SEVERITY_RANK", "LayerColumns", "LazyText", "TensorText", "base_columns", "layer_columns",
            "with_findings"]
@@ -99,7 +99,7 @@ class LazyText(Sequence[str]):
 
     __slots__ = ("_cell_of", "_cells", "_items")
 
-    def __init__(self, items: Sequence[Any], cell_of: Callable[[Any], str]) -> None:
+    def __init__(self, items: Sequence[Any] | np.ndarray, cell_of: Callable[[Any], str]) -> None:
         self._items = items
         self._cell_of = cell_of
         self._cells: list[str | None] = [None] * len(items)
@@ -159,10 +159,183 @@ def _stream_text(v: float) -> str:
     return "" if v != v else str(int(v))
 
 
-def _string_columns(layers: list[Layer], precision_in: list[str], precision_out: list[str]) -> dict[str, Sequence[str]]:
-    """The text columns, column by column (``precision_in`` and ``precision_out``: the layers' own,
-    "" for none); each distinct tensor format and shape is described once (an engine has a few
-    dozen formats and a few hundred shapes)."""
+MAX_BARS = 16  # time_by: beyond this many groups the smallest are summed into "other"
+UNKNOWN = "unknown"
+
+
+def time_by(engine: EngineInfo | None, key: str) -> list[tuple[str, float]]:
+    """Total layer time (ms) grouped by ``"type"`` or ``"precision"``, largest first; layers without
+    a time are left out. Beyond :data:`MAX_BARS` groups the smallest are summed into ``other``."""
+    layers = engine.layers if engine else []
+    names = [lay.type for lay in layers] if key == "type" else [lay.precision for lay in layers]
+    return _grouped_time(names, [None if lay.time is None else lay.time.total_ms for lay in layers])
+
+
+def _grouped_time(names: Sequence[str | None], totals: Sequence[float | None]) -> list[tuple[str, float]]:
+    """:func:`time_by` of the layers with these group names and total times."""
+    if not len(names):
+        return []
+    n = len(names)
+    distinct, code = _codes(names)
+    return _group_sums(distinct, code, (_column(list(totals)),
+                                        np.fromiter(map(is_not, totals, repeat(None)), dtype=bool, count=n)))
+
+
+def _group_sums(distinct: list[str | None], code: np.ndarray, column: tuple[np.ndarray, np.ndarray]) -> list[tuple[str, float]]:
+    """:func:`time_by` of layers in groups: ``distinct`` names, each layer's position among them
+    (``code``, of :func:`_codes`), and their total times as floats with where they are not None
+    (``column``). Summed by numpy in layer order (``bincount`` adds each group's values one after
+    the other, as a Python loop would, so the sums are the same to the last bit): the loop took
+    0.1 s at 300,000 layers."""
+    values, timed = column
+    keys = list(dict.fromkeys(nm or UNKNOWN for nm in distinct))  # None and "" are one group
+    key_of = {k: i for i, k in enumerate(keys)}
+    remap = np.array([key_of[nm or UNKNOWN] for nm in distinct], dtype=np.int64)
+    code = remap[code]
+    groups = np.bincount(code[timed], weights=values[timed], minlength=len(keys))
+    present = np.bincount(code[timed], minlength=len(keys)) > 0
+    sums = {name: float(groups[c]) for name, c in key_of.items() if present[c]}
+    items = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(items) > MAX_BARS:
+        rest = sum(v for _, v in items[MAX_BARS - 1:])
+        items = items[: MAX_BARS - 1] + [("other", rest)]
+    return items
+
+
+def _column(values: list[float | None]) -> np.ndarray:
+    """A float column, NaN for None (numpy converts None to NaN itself: one pass in C)."""
+    return np.array(values, dtype=float)
+
+
+STEP = 4_096  # layers read by one C loop (well under a millisecond): the window's thread gets the GIL between two
+_TIME_KEYS = ("total_ms", "average_ms", "median_ms", "percent")
+
+
+def _first_dtype(tensors: list[TensorDesc]) -> str:
+    """The first set dtype of ``tensors``, "" for none (:meth:`Layer.precisions`' loop)."""
+    for t in tensors:
+        if t.dtype:
+            return t.dtype
+    return ""
+
+
+def _texts(get: Callable[[Any], str | None], items: list[Any]) -> list[str]:
+    """``get(x) or ""`` of each of ``items`` (None found by identity, in C: the strings themselves
+    are not read again)."""
+    values = list(map(get, items))
+    for i in compress(range(len(values)), map(is_, values, repeat(None))):
+        values[i] = ""
+    return values  # type: ignore[return-value]  # no None left
+
+
+def _floats(get: Callable[[Any], Any], items: list[Any]) -> np.ndarray:
+    """``get(x)`` of each of ``items`` as floats, NaN for None (as :func:`_column`), converted by
+    numpy as they are read, without a list of them first."""
+    try:
+        return np.fromiter(map(get, items), dtype=float, count=len(items))
+    except TypeError:  # a numpy whose fromiter refuses None (its array makes it NaN)
+        return _column(list(map(get, items)))
+
+
+class _Codes:
+    """Each name's number among the distinct names given so far, in the order they first came:
+    ``add`` gives the codes of some names (one dictionary lookup each, in C), ``names`` the
+    distinct names and ``dense`` the codes (``add``'s) as their positions among them."""
+
+    __slots__ = ("_first", "_numbers")
+
+    def __init__(self) -> None:
+        self._first: dict[Any, int] = {}  # name -> the number given with its first occurrence
+        self._numbers = count()
+
+    def add(self, names: list[Any]) -> np.ndarray:
+        return np.fromiter(map(self._first.setdefault, names, self._numbers), dtype=np.int64, count=len(names))
+
+    def names(self) -> list[Any]:
+        return list(self._first)
+
+    def dense(self, code: np.ndarray) -> np.ndarray:
+        remap = np.zeros(next(self._numbers), dtype=np.int64)
+        remap[np.fromiter(self._first.values(), dtype=np.int64, count=len(self._first))] = np.arange(len(self._first))
+        return remap[code]
+
+
+def _codes(names: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+    """The distinct ``names`` in the order they first come, and each name's position among them."""
+    codes = _Codes()
+    n = len(names)
+    code = np.empty(n, dtype=np.int64)
+    for a in range(0, n, STEP):
+        code[a:a + STEP] = codes.add(list(names[a:a + STEP]))
+    return codes.names(), codes.dense(code)
+
+
+def layer_columns(engine: EngineInfo | None, findings: Iterable[Finding] | None = None) -> LayerColumns:
+    """The table columns of ``engine`` (``findings``: the analysis's, else ``engine.findings``):
+    :func:`base_columns` with :func:`with_findings`."""
+    return with_findings(base_columns(engine), engine, engine.findings if engine and findings is None else findings)
+
+
+def base_columns(engine: EngineInfo | None) -> LayerColumns:
+    """The table columns of ``engine`` without its findings (severity 0, no findings text, no
+    tooltips): what the window shows while the diagnosis is still running. Its ``haystack`` is
+    made when first read (:class:`_Haystack`); :func:`with_findings` makes it in the worker.
+
+    The layers are read :data:`STEP` at a time, each field of a step's layers by a C loop while
+    they are in the CPU's cache; the precision in and out from the step's tensor lists then. What
+    the time goes on is the memory: each distinct object read is a cache miss (a layer's name,
+    type, tactic, its lists and tensors), so each is read as few times as can be. Each distinct
+    tensor format and shape is described once (an engine has a few dozen formats and a few
+    hundred shapes)."""
+    layers: list[Layer] = engine.layers if engine else []
+    n = len(layers)
+    names: list[str] = []
+    types: list[str] = []
+    parameter_types: list[str] = []
+    tactics: list[str] = []
+    ins: list[list[TensorDesc]] = []
+    outs: list[list[TensorDesc]] = []
+    nodes: list[str] = []
+    indices: list[int] = []
+    precision_in: list[str] = []  # Layer.precision_in, "" for None
+    precision_out: list[str] = []
+    precision: list[str] = []  # Layer.precision, "" for None
+    nums = {key: np.empty(n) for key in NUMERIC_KEYS}
+    timed = np.empty(n, dtype=bool)  # a total time given (not None; NaN counts)
+    type_codes, precision_codes = _Codes(), _Codes()
+    type_code = np.empty(n, dtype=np.int64)
+    precision_code = np.empty(n, dtype=np.int64)
+    for a in range(0, n, STEP):
+        step = layers[a:a + STEP]
+        b = a + len(step)
+        names += map(_NAME, step)
+        step_types = _texts(_TYPE, step)
+        types += step_types
+        type_code[a:b] = type_codes.add(step_types)
+        parameter_types += _texts(_PARAMETER_TYPE, step)
+        tactics += _texts(_TACTIC, step)
+        nodes += map(", ".join, map(_ONNX_NODES, step))
+        step_indices = list(map(_INDEX, step))
+        indices += step_indices
+        nums["index"][a:b] = _column(step_indices)  # type: ignore[arg-type]
+        nums["stream"][a:b] = _floats(_STREAM, step)
+        _time_columns(list(map(_TIME, step)), nums, timed, a, b)
+        step_ins = list(map(_INPUTS, step))
+        step_outs = list(map(_OUTPUTS, step))
+        ins += step_ins
+        outs += step_outs
+        step_in = [(ts[0].dtype or _first_dtype(ts)) if ts else "" for ts in step_ins]
+        step_out = [(ts[0].dtype or _first_dtype(ts)) if ts else "" for ts in step_outs]
+        precision_in += step_in
+        precision_out += step_out
+        step_precision = [pin or pout for pin, pout in zip(step_in, step_out, strict=True)]
+        precision += step_precision
+        precision_code[a:b] = precision_codes.add(step_precision)
+    total = np.nansum(nums["total_ms"]) if n else 0.0
+    missing_pct = np.isnan(nums["percent"]) & ~np.isnan(nums["total_ms"])
+    if total > 0 and missing_pct.any():
+        nums["percent"][missing_pct] = nums["total_ms"][missing_pct] / total * 100.0
+
     formats: dict[tuple[str | None, str | None], str] = {}
     shapes: dict[str, str] = {}
 
@@ -183,135 +356,74 @@ def _string_columns(layers: list[Layer], precision_in: list[str], precision_out:
     def named_format(t: TensorDesc) -> str:
         return f"{t.name}: {t.format or t.dtype or '?'}"
 
-    ins = _fields(layers, "inputs")
-    outs = _fields(layers, "outputs")
-    return {
-        "name": _fields(layers, "name"),
-        "type": _texts(_fields(layers, "type")),
-        "parameter_type": _texts(_fields(layers, "parameter_type")),
+    cols = LayerColumns(has_times=bool(n) and not np.isnan(nums["total_ms"]).all())
+    cols.severity = np.zeros(n, dtype=np.int8)
+    cols.tooltips = [""] * n
+    cols.text = {
+        "name": names,
+        "type": types,
+        "parameter_type": parameter_types,
         "precision_in": precision_in,
         "precision_out": precision_out,
         "in_formats": TensorText(ins, format_of, "; "),
         "in_shapes": TensorText(ins, shape_of, "; "),
         "out_formats": TensorText(outs, format_of, "; "),
         "out_shapes": TensorText(outs, shape_of, "; "),
-        "tactic": _texts(_fields(layers, "tactic")),
-        "nodes": [", ".join(nodes) for nodes in _fields(layers, "onnx_nodes")],
-        "in_formats_full": TensorText(ins, named_format, "\n"),
-        "out_formats_full": TensorText(outs, named_format, "\n"),
+        "tactic": tactics,
+        "nodes": nodes,
+        "findings": [""] * n,
+        "index": LazyText(indices, str),
+        # the number columns' cells from their arrays' numbers (a list of them: 3-5 ms a column)
+        "stream": LazyText(nums["stream"], _stream_text),
+        "total_ms": LazyText(nums["total_ms"], _ms_text),
+        "average_ms": LazyText(nums["average_ms"], _ms_text),
+        "median_ms": LazyText(nums["median_ms"], _ms_text),
+        "percent": LazyText(nums["percent"], _percent_text),
     }
-
-
-MAX_BARS = 16  # time_by: beyond this many groups the smallest are summed into "other"
-UNKNOWN = "unknown"
-
-
-def time_by(engine: EngineInfo | None, key: str) -> list[tuple[str, float]]:
-    """Total layer time (ms) grouped by ``"type"`` or ``"precision"``, largest first; layers without
-    a time are left out. Beyond :data:`MAX_BARS` groups the smallest are summed into ``other``."""
-    layers = engine.layers if engine else []
-    names = [lay.type for lay in layers] if key == "type" else [lay.precision for lay in layers]
-    return _grouped_time(names, [None if lay.time is None else lay.time.total_ms for lay in layers])
-
-
-def _grouped_time(names: Sequence[str | None], totals: Sequence[float | None],
-                  column: tuple[np.ndarray, np.ndarray] | None = None) -> list[tuple[str, float]]:
-    """:func:`time_by` of the layers with these group names and total times. Summed by numpy in
-    layer order (``bincount`` adds each group's values one after the other, as a Python loop
-    would, so the sums are the same to the last bit): the loop took 0.1 s at 300,000 layers.
-    ``column``: the totals as a float array and a mask of those not None, where made already."""
-    if not len(names):
-        return []
-    n = len(names)
-    distinct = list(dict.fromkeys(names))  # in C, as the lookups below
-    keys = list(dict.fromkeys(nm or UNKNOWN for nm in distinct))  # None and "" are one group
-    key_of = {k: i for i, k in enumerate(keys)}
-    remap = np.array([key_of[nm or UNKNOWN] for nm in distinct], dtype=np.int64)
-    code = remap[np.fromiter(map({nm: i for i, nm in enumerate(distinct)}.__getitem__, names), dtype=np.int64, count=n)]
-    # (``column``: the totals as floats, and where they are not None, made already)
-    values, timed = column if column is not None else (
-        _column(list(totals)), np.fromiter(map(is_not, totals, repeat(None)), dtype=bool, count=n))
-    groups = np.bincount(code[timed], weights=values[timed], minlength=len(keys))
-    present = np.bincount(code[timed], minlength=len(keys)) > 0
-    codes = key_of
-    sums = {name: float(groups[c]) for name, c in codes.items() if present[c]}
-    items = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))
-    if len(items) > MAX_BARS:
-        rest = sum(v for _, v in items[MAX_BARS - 1:])
-        items = items[: MAX_BARS - 1] + [("other", rest)]
-    return items
-
-
-def _column(values: list[float | None]) -> np.ndarray:
-    """A float column, NaN for None (numpy converts None to NaN itself: one pass in C)."""
-    return np.array(values, dtype=float)
-
-
-def _fields(items: list[Any], name: str) -> list[Any]:
-    """``item.name`` of each item, None where an item is None. A comprehension, not ``map()``: the
-    window's thread gets the GIL between two items (one C call over 300,000 scattered objects held
-    it 15-50 ms, a stall of the window beside the loader)."""
-    get = attrgetter(name)
-    return [None if x is None else get(x) for x in items]
-
-
-def _texts(values: list[str | None]) -> list[str]:
-    """``values`` with "" for None."""
-    return [v or "" for v in values]
-
-
-def layer_columns(engine: EngineInfo | None, findings: Iterable[Finding] | None = None) -> LayerColumns:
-    """The table columns of ``engine`` (``findings``: the analysis's, else ``engine.findings``):
-    :func:`base_columns` with :func:`with_findings`."""
-    return with_findings(base_columns(engine), engine, engine.findings if engine and findings is None else findings)
-
-
-def base_columns(engine: EngineInfo | None) -> LayerColumns:
-    """The table columns of ``engine`` without its findings (severity 0, no findings text, no
-    tooltips): what the window shows while the diagnosis is still running. Its ``haystack`` is
-    made when first read (:class:`_Haystack`); :func:`with_findings` makes it in the worker."""
-    layers: list[Layer] = engine.layers if engine else []
-    n = len(layers)
-    # Layer.precision_in, precision_out and precision, read in one pass over the tensors
-    pairs = [lay.precisions() for lay in layers]
-    precision_in = [pin or "" for pin, _ in pairs]
-    precision_out = [pout or "" for _, pout in pairs]
-    text = _string_columns(layers, precision_in, precision_out) if layers else {}
-    times = _fields(layers, "time")
-    totals = _fields(times, "total_ms")
-    indices = _fields(layers, "index")
-    nums: dict[str, np.ndarray] = {
-        "index": _column(indices),
-        "stream": _column(_fields(layers, "stream")),
-        "total_ms": _column(totals),
-        "average_ms": _column(_fields(times, "average_ms")),
-        "median_ms": _column(_fields(times, "median_ms")),
-        "percent": _column(_fields(times, "percent")),
-    }
-    total = np.nansum(nums["total_ms"]) if n else 0.0
-    missing_pct = np.isnan(nums["percent"]) & ~np.isnan(nums["total_ms"])
-    if total > 0 and missing_pct.any():
-        nums["percent"][missing_pct] = nums["total_ms"][missing_pct] / total * 100.0
-    cols = LayerColumns(has_times=bool(n) and not np.isnan(nums["total_ms"]).all())
-    cols.severity = np.zeros(n, dtype=np.int8)
-    cols.tooltips = [""] * n
-    text["findings"] = [""] * n
-    text["index"] = [str(i) for i in indices]
-    text["stream"] = LazyText(nums["stream"].tolist(), _stream_text)
-    for key in ("total_ms", "average_ms", "median_ms"):
-        text[key] = LazyText(nums[key].tolist(), _ms_text)
-    text["percent"] = LazyText(nums["percent"].tolist(), _percent_text)
-    cols.tips = {k[:-5]: v for k, v in text.items() if k.endswith("_full")}
-    cols.text = {k: v for k, v in text.items() if not k.endswith("_full")}
+    cols.tips = {"in_formats": TensorText(ins, named_format, "\n"), "out_formats": TensorText(outs, named_format, "\n")}
+    if not n:  # no layers: the findings, index, stream and time columns only (as the table model has always had)
+        cols.text = {k: v for k, v in cols.text.items() if k == "findings" or k in NUMERIC_KEYS}
+        cols.tips = {}
     cols.num = nums
-    cols.precision = [pin or pout for pin, pout in zip(precision_in, precision_out, strict=True)]
-    cols.types = sorted(set(text.get("type", ())) - {""})
-    cols.precisions = sorted(set(cols.precision) - {""})
-    timed = np.fromiter(map(is_not, totals, repeat(None)), dtype=bool, count=n)
-    cols.time_by_type = _grouped_time(text.get("type", []), totals, (nums["total_ms"], timed))
-    cols.time_by_precision = _grouped_time(cols.precision, totals, (nums["total_ms"], timed))
+    cols.precision = precision
+    cols.types = sorted(set(type_codes.names()) - {""})
+    cols.precisions = sorted(set(precision_codes.names()) - {""})
+    column = (nums["total_ms"], timed)
+    cols.time_by_type = _group_sums(type_codes.names(), type_codes.dense(type_code), column) if n else []
+    cols.time_by_precision = _group_sums(precision_codes.names(), precision_codes.dense(precision_code),
+                                         column) if n else []
     cols.haystack = _Haystack(cols.text)
     return cols
+
+
+_NAME, _TYPE, _PARAMETER_TYPE, _TACTIC = attrgetter("name"), attrgetter("type"), attrgetter("parameter_type"), \
+    attrgetter("tactic")
+_INPUTS, _OUTPUTS, _ONNX_NODES = attrgetter("inputs"), attrgetter("outputs"), attrgetter("onnx_nodes")
+_INDEX, _STREAM, _TIME = attrgetter("index"), attrgetter("stream"), attrgetter("time")
+_TIME_FIELDS = tuple((key, attrgetter(key)) for key in _TIME_KEYS)
+
+
+def _time_columns(times: list[LayerTime | None], nums: dict[str, np.ndarray], timed: np.ndarray, a: int, b: int) -> None:
+    """Rows ``a:b`` of the time columns in ``nums`` (NaN where a layer has no time or its time no
+    such field) and of ``timed`` (a total time given) from those layers' ``times``."""
+    given = np.fromiter(map(is_not, times, repeat(None)), dtype=bool, count=b - a)
+    if not given.any():
+        for key in _TIME_KEYS:
+            nums[key][a:b] = np.nan
+        timed[a:b] = False
+        return
+    every = bool(given.all())
+    with_time = times if every else list(compress(times, given.tolist()))
+    for key, get in _TIME_FIELDS:
+        values = _floats(get, with_time)
+        if every:
+            nums[key][a:b] = values
+        else:
+            nums[key][a:b] = np.nan
+            nums[key][a:b][given] = values
+    timed[a:b] = given
+    for i in np.flatnonzero(np.isnan(nums["total_ms"][a:b]) & given).tolist():  # None, or NaN given (a few)
+        timed[a + i] = times[i].total_ms is not None  # type: ignore[union-attr]  # given: not None
 
 
 def _haystack(text: dict[str, Sequence[str]]) -> list[str]:
