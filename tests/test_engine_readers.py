@@ -524,6 +524,8 @@ def test_match_times_reports_unmatched() -> None:
     [
         ("t.graph.json", '{"Layers": [{"Name": "a", "LayerType": "X"}', "truncated JSON at line 1"),
         ("m.graph.json", '{"Layers": [\n{"Name": "a",, }]}', "malformed JSON at line 2, column"),
+        ("c.profile.json", '[{"count": 1},\n  {"name": "conv', "truncated JSON at line 2, column 12: a string starts here and "
+                                                           "runs to the end of the file"),
         ("u.graph.json", '{"Stuff": 1}', "unknown layer schema: expected"),
         ("notes.md", "hello world\n", "not a known TensorRT output"),
         ("v.json", '{"Layers": 3}', "unknown layer schema"),

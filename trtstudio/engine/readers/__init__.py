@@ -220,8 +220,11 @@ def loads_json(path: Path, text: str, pieces: bool = True) -> Any:
     try:
         return jsonio.loads(text)
     except json.JSONDecodeError as exc:
-        what = "truncated JSON" if exc.pos >= len(text.rstrip()) else "malformed JSON"
-        raise InputError(path, f"{what} at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        msg, cut = exc.msg, exc.pos >= len(text.rstrip())
+        if msg == "Unterminated string starting at":  # its position is the string's start; it runs to the end
+            msg, cut = "a string starts here and runs to the end of the file", True
+        what = "truncated JSON" if cut else "malformed JSON"
+        raise InputError(path, f"{what} at line {exc.lineno}, column {exc.colno}: {msg}") from None
     except RecursionError:
         raise InputError(path, "JSON nested too deeply") from None
 
