@@ -239,6 +239,8 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
     # Raw per-inference timings (--exportTimes) win over the summaries printed by trtexec.
     for r in sorted(results, key=lambda r: r.reader.kind != "times"):
         _merge_dict(out.latency_ms, r.info.latency_ms)
+        for key, series in r.info.samples_ms.items():
+            out.samples_ms.setdefault(key, series)
     if primary is not None:
         select_profile(out, profile)
     # Other layer listings that carry times (a log with --dumpProfile) count as profiles too.

@@ -471,6 +471,9 @@ class EngineInfo:
     memory: dict[str, int] = field(default_factory=dict)  # bytes: device_memory, engine_size, weights...
     build_settings: dict[str, Any] = field(default_factory=dict)
     latency_ms: dict[str, float] = field(default_factory=dict)  # from trtexec summaries/exportTimes
+    # per-inference series in ms, in run order, from --exportTimes: "latency" (host latency) and
+    # "compute" (GPU compute); what a diff resamples for its interval (not in to_json)
+    samples_ms: dict[str, list[float]] = field(default_factory=dict, compare=False, repr=False)
     detailed: bool = True  # False for LAYER_NAMES_ONLY layer info
     findings: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # reader warnings for the user

@@ -70,4 +70,5 @@ def read(path: Path, text: str) -> EngineInfo:
     e_key = "endEnqMs" if "endEnqMs" in doc[0] else "endEnqueueMs"
     enq = [float(r[e_key]) - float(r[s_key]) for r in doc if s_key in r and e_key in r]
     out.update(stats(enq, "enqueue_"))
-    return EngineInfo(latency_ms=out)
+    series = {k: v for k, v in (("latency", _col(doc, "latencyMs")), ("compute", _col(doc, "computeMs"))) if v}
+    return EngineInfo(latency_ms=out, samples_ms=series)

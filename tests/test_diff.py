@@ -1,0 +1,210 @@
+"""``trtstudio diff``: alignment on TREx's real engines, time verdicts, provenance, the CI gate.
+
+The TREx engines are read from ``../shared/fixtures/trt-real`` by path (skipped when absent); the
+TensorRT-RTX pair is built here from the bundled model and its FP16 conversion."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from trtstudio.cli import main
+
+TREX = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "trt-real" / "NVIDIA_TensorRT_trex"
+A100 = TREX / "release-11.0" / "examples" / "pytorch" / "resnet" / "A100"
+RTX3090 = TREX / "release-11.0" / "examples" / "tensorflow" / "resnet" / "RTX-3090"
+needs_trex = pytest.mark.skipif(not A100.is_dir(), reason=f"fixtures absent: {A100}")
+HAS_RTX = importlib.util.find_spec("tensorrt_rtx") is not None
+SAMPLE = Path(__file__).resolve().parents[1] / "trtstudio" / "resources" / "sample" / "mobilenetv2_035.onnx"
+
+
+def _diff(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    rc = main(["diff", *args, "--json"])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+def _mobilenet(folder: Path, stem: str) -> str:
+    return ",".join(str(p) for p in sorted(folder.glob(f"{stem}.onnx.engine.*")))
+
+
+PAIRS = [
+    ("A100 fp32 vs fp16", str(A100 / "fp32"), str(A100 / "fp16")),
+    ("A100 fp32 vs qat", str(A100 / "fp32"), str(A100 / "qat")),
+    ("A100 fp32 vs qat-residual", str(A100 / "fp32"), str(A100 / "qat-residual")),
+    ("A100 fp32 vs qat-residual-qgap", str(A100 / "fp32"), str(A100 / "qat-residual-qgap")),
+    ("RTX 3090 fp32 vs qat", str(RTX3090 / "fp32"), str(RTX3090 / "qat")),
+    ("MobileNet QAT, two TensorRT versions", _mobilenet(TREX / "older" / "tests" / "inputs", "mobilenet.qat"),
+     _mobilenet(TREX / "release-11.0" / "tests" / "inputs", "mobilenet.qat")),
+]
+
+
+@needs_trex
+@pytest.mark.parametrize(("what", "base", "other"), PAIRS, ids=[p[0] for p in PAIRS])
+def test_convolutions_align_on_trex_engines(what: str, base: str, other: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = _diff(capsys, base, other)
+    assert rc == 0 and doc["schema"] == "trtstudio.diff/1"
+    pair = doc["diffs"][0]
+    cl = pair["alignment"]["compute_layers"]
+    assert cl["base"] > 0 and cl["base_aligned"] / cl["base"] >= 0.9, (what, cl)
+    assert cl["other_aligned"] / cl["other"] >= 0.9, (what, cl)
+    # every layer of both engines is in exactly one group
+    for side in ("base", "other"):
+        idx = sorted(i for g in pair["groups"] for i in g[f"{side}_index"])
+        assert idx == list(range(len(idx))), side
+    # an unmatched layer says why
+    for side in ("base", "other"):
+        assert all(u["reason"] for u in pair["unmatched"][side])
+
+
+@needs_trex
+def test_qat_residual_aligns_by_structure_and_finds_the_fused_pool(capsys: pytest.CaptureFixture[str]) -> None:
+    """The QAT export renumbers every node: no name is shared, the topology aligns them."""
+    rc, doc = _diff(capsys, str(A100 / "fp32"), str(A100 / "qat-residual"))
+    pair = doc["diffs"][0]
+    by_base = {g["base_layers"][0]: g for g in pair["groups"] if g["base_layers"]}
+    fused = by_base["Conv_0 + Relu_1"]
+    assert fused["change"] == "fused" and fused["base_layers"] == ["Conv_0 + Relu_1", "MaxPool_2"]
+    assert fused["other_layers"][0].startswith("conv1.weight + QuantizeLinear_7 + Conv_9 + MaxPool_12")
+    # the block's second convolution (3x3, no residual in fp32) lines up with its QAT twin, not the next block's
+    assert by_base["Conv_15"]["other_layers"][0].startswith("layer2.0.conv2.weight")
+    assert by_base["Conv_26"]["other_layers"][0].startswith("layer3.0.conv2.weight")
+    assert by_base["Conv_15"]["change"] == "precision"
+    assert by_base["Conv_15"]["base_precision"] == ["FP32"] and by_base["Conv_15"]["other_precision"] == ["INT8"]
+    # Q/DQ layers the export added are format changes, added, with their time
+    qdq = [g for g in pair["groups"] if g["other_layers"] == ["QuantizeLinear_2"]][0]
+    assert qdq["change"] == "format" and not qdq["base_layers"] and qdq["delta_ms"] == pytest.approx(qdq["other_ms"])
+    assert "Q/DQ layer added" in qdq["reason"]
+
+
+@needs_trex
+def test_time_verdict_interval_provenance_and_story(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = _diff(capsys, str(A100 / "fp32"), str(A100 / "fp16"))
+    pair = doc["diffs"][0]
+    s = pair["summary"]
+    timing = json.loads((A100 / "fp32" / "resnet.onnx.engine.timing.json").read_text())
+    import numpy as np
+
+    assert s["metric"] == "gpu_compute" and s["base_samples"] == len(timing)
+    assert s["base_median_ms"] == pytest.approx(float(np.median([r["computeMs"] for r in timing])))
+    low, high = s["interval"]
+    assert low <= s["ratio"] <= high < 1.0 and s["verdict"] == "faster"
+    assert s["throughput"]["base"] == pytest.approx(499.294)
+    # provenance from the engines' own files: the A100 of their metadata; no TensorRT version in them
+    for side in ("base", "other"):
+        prov = pair["provenance"][side]
+        assert prov["gpu"].startswith("NVIDIA A100 80GB PCIe") and prov["tensorrt"] == "not recorded"
+        assert "tensorrt_rtx" not in json.dumps(prov)
+    story = pair["story"][0]
+    assert story.startswith("fp16 cuts") and "GPU time" in story and "NVIDIA A100 80GB PCIe" in story
+    assert "26 groups changed precision" in story and "Conv_0 + Relu_1" in story
+    totals = pair["totals"]
+    assert totals["precision"]["groups"] == 26
+    assert totals["format"]["removed"] == sum(1 for g in pair["groups"] if g["change"] == "format" and not g["other_layers"])
+    assert pair["build"]["verdict"] == "different builds"
+
+
+@needs_trex
+def test_the_same_engine_twice_is_identical(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = _diff(capsys, str(A100 / "qat"), str(A100 / "qat"))
+    pair = doc["diffs"][0]
+    assert {g["change"] for g in pair["groups"]} == {"same"}
+    assert pair["build"]["verdict"] == "identical"
+    assert pair["summary"]["verdict"] == "no significant difference"
+    assert doc["diffs"][0]["other"]["name"] != doc["diffs"][0]["base"]["name"]  # names made unique
+
+
+@needs_trex
+def test_gate_exit_codes_junit_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    junit, md = tmp_path / "diff.xml", tmp_path / "diff.md"
+    # fp32 after fp16 is 2.3x slower: the gate fails, naming the slowest groups
+    rc = main(["diff", str(A100 / "fp16"), str(A100 / "fp32"), "--fail-if-slower", "5", "--junit", str(junit),
+               "--markdown", str(md)])
+    out = capsys.readouterr().out
+    assert rc == 1 and "FAIL: fp32 is slower than fp16 by more than 5 %" in out and "slowest groups:" in out
+    suite = ET.parse(junit).getroot()
+    assert suite.tag == "testsuite" and int(suite.get("tests")) == 2 and int(suite.get("failures")) == 1
+    failure = suite.find("testcase/failure")
+    assert failure is not None and "Conv_0 + Relu_1" in failure.get("message")
+    text = md.read_text()
+    assert text.startswith("# trtstudio diff") and "| fp32 vs fp16 |" in text and "FAIL" in text
+    # the other way round it passes
+    assert main(["diff", str(A100 / "fp32"), str(A100 / "fp16"), "--fail-if-slower", "5"]) == 0
+    capsys.readouterr()
+    # without per-inference timings there is no interval: inconclusive (3)
+    no_times = ",".join(str(p) for p in sorted((A100 / "fp16").glob("*.json")) if "timing" not in p.name)
+    rc = main(["diff", str(A100 / "fp32"), no_times, "--fail-if-slower", "5", "--junit", str(junit)])
+    out = capsys.readouterr().out
+    assert rc == 3 and "inconclusive" in out
+    assert int(ET.parse(junit).getroot().get("skipped")) == 1
+
+
+@needs_trex
+def test_outputs_html_md_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outs = [tmp_path / f"d.{s}" for s in ("html", "md", "json")]
+    args = ["diff", str(A100 / "fp32"), str(A100 / "qat")]
+    for o in outs:
+        args += ["-o", str(o)]
+    assert main(args) == 0
+    capsys.readouterr()
+    page = outs[0].read_text()
+    assert "<h2>qat vs fp32</h2>" in page and "conv1.weight + QuantizeLinear_7 + Conv_9" in page
+    assert json.loads(outs[2].read_text())["schema"] == "trtstudio.diff/1"
+    assert "## qat vs fp32" in outs[1].read_text()
+
+
+def test_bad_sides_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", str(tmp_path / "missing"), str(tmp_path / "also")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["diff", str(empty), str(empty)]) == 2
+    assert "no engine files" in capsys.readouterr().err
+    assert main(["diff", "a", "b", "-o", str(tmp_path / "x.docx")]) == 2
+    assert "unknown output type" in capsys.readouterr().err
+
+
+@needs_trex
+def test_a_folder_of_two_engines_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", str(TREX / "release-11.0" / "tests" / "inputs"), str(A100 / "fp32")]) == 2
+    err = capsys.readouterr().err
+    assert "2 engines" in err and "mobilenet.qat.onnx" in err and "commas" in err
+
+
+@pytest.mark.rtx
+@pytest.mark.skipif(not HAS_RTX, reason="tensorrt_rtx is not installed")
+def test_rtx_builds_of_fp32_and_fp16_models(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two real TensorRT-RTX builds: the bundled MobileNet and its FP16 conversion; their build
+    documents diff by the ONNX node names the build logs carry, and FP16 shows as precision changes."""
+    from trtstudio.precision.convert import convert_float, save_model
+
+    fp32 = tmp_path / "m32.onnx"
+    shutil.copy(SAMPLE, fp32)
+    fp16 = tmp_path / "m16.onnx"
+    save_model(convert_float(str(fp32), "fp16").model, fp16)
+    docs = []
+    for m in (fp32, fp16):
+        doc_path = tmp_path / f"{m.stem}.build.json"
+        rc = main(["build", str(m), "--backend", "rtx", "--target", "sm86", "-o", str(tmp_path / f"{m.stem}.engine"),
+                   "--json"])
+        assert rc == 0
+        doc_path.write_text(capsys.readouterr().out)
+        docs.append(doc_path)
+    rc, doc = _diff(capsys, str(docs[0]), str(docs[1]))
+    assert rc == 0
+    pair = doc["diffs"][0]
+    assert pair["alignment"]["matched_by"].get("nodes", 0) > 0
+    cl = pair["alignment"]["compute_layers"]
+    assert cl["base_aligned"] / cl["base"] >= 0.9
+    prec = [g for g in pair["groups"] if g["change"] == "precision"]
+    assert prec and all("FP16" in g["other_precision"] for g in prec)
+    assert pair["provenance"]["base"]["tensorrt"].startswith("TensorRT-RTX")
+    # the same document twice: one build, identical
+    rc, doc = _diff(capsys, str(docs[0]), str(docs[0]))
+    assert doc["diffs"][0]["build"]["verdict"] == "identical"

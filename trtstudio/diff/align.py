@@ -1,0 +1,497 @@
+"""Aligning the layers of two engines into groups, each with one change label.
+
+Two passes, as the design asks (what the files say first, then structure, never position alone):
+
+1. **Names.** Each layer names the ONNX nodes it covers: ``Layer.onnx_nodes`` where a model mapped
+   it, else the ``[ONNX Layer: ...]`` entries of its metadata, else the parts of its (fused) name
+   (``Conv_0 + Relu_1``, ``PWN(...)``, ``{ForeignNode[first...last]}``, through
+   :func:`trtstudio.engine.mapping.split_name`). Layers of either side that share a node fall in one
+   group (a union-find), so different fusions line up as one group with several layers on a side.
+   Reformat layers (``Reformatting CopyNode for ...``, Q/DQ reformats) match only by their whole name:
+   their name parts point at the layer they feed, not at nodes of their own.
+2. **Structure.** Where the names differ (a QAT export adds Q/DQ nodes and renumbers every node,
+   another exporter names nodes its own way), the layers left over between two groups of pass 1
+   are aligned as sequences of structural signatures (kind of op, input dims without the batch,
+   output channels, kernel, stride, groups: the layer's place in the graph's compute order, as
+   TREx's isomorphism compare matched them), first exactly, then on the kind and output channels
+   alone. A layer left on one side whose op (``MaxPool_2``) the neighbouring group's other side
+   names among its fused parts (``conv1.weight + Conv_9 + MaxPool_12``) joins that group: it was
+   fused there.
+
+Each group gets one change label, the first that holds: ``only_base``/``only_other`` (one side
+empty; ``format`` instead when that side holds reformats only: a reformat added or removed),
+``fused`` (the sides hold different numbers of non-reformat layers), ``precision`` (compute
+precisions differ), ``tactic`` (kernel/tactic names differ), ``format`` (tensor formats differ),
+``same``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from trtstudio.engine.diagnose import is_conv, is_gemm, is_reformat
+from trtstudio.engine.mapping import split_name
+from trtstudio.engine.model import Layer
+
+CHANGES = ("same", "precision", "tactic", "format", "fused", "only_base", "only_other")
+_META_RE = re.compile(r"\[ONNX Layer: ([^\]\x1e\x1f]+)\]")
+_TRAILING_NUM = re.compile(r"[_.:]?\d+$")
+_SKIP_PREFIXES = ("(Unnamed Layer", "Reformatting CopyNode", "ONNXTRT_", "unsqueeze_node_after_", "copied_squeeze_after_")
+
+
+@dataclass(slots=True)
+class ALayer:
+    """One layer as the alignment sees it."""
+
+    pos: int
+    name: str
+    type: str
+    kind: str
+    precision: str | None
+    tactic: str | None
+    time_ms: float | None
+    nodes: tuple[str, ...]
+    sig: tuple[Any, ...]
+    loose: tuple[Any, ...]
+    reformat: bool
+    compute: bool  # a convolution or GEMM (the groups the alignment budget counts)
+    layer: Layer
+    _ops: frozenset[str] | None = None
+
+    @property
+    def ops(self) -> frozenset[str]:
+        """The op types its nodes name (``MaxPool_2`` -> ``maxpool``) and its layer type, lower case."""
+        if self._ops is None:
+            self._ops = frozenset(_op_token(n) for n in self.nodes) | {self.type.lower()}
+        return self._ops
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """Its tensors' formats (types where no format is known), inputs then outputs."""
+        lay = self.layer
+        return tuple(str(t.format or t.dtype or "") for t in (*lay.inputs, *lay.outputs))
+
+
+@dataclass
+class Group:
+    """Aligned layers of both sides (positions in each engine's layer list) and how they matched."""
+
+    base: list[int] = field(default_factory=list)
+    other: list[int] = field(default_factory=list)
+    matched_by: str = "nodes"  # nodes, name, structure, structure-loose, fused, none
+    change: str = "same"
+    reason: str = ""
+
+
+def layer_time(lay: Layer) -> float | None:
+    """A layer's time per inference: its median where the profile has one, else its average."""
+    t = lay.time
+    if t is None:
+        return None
+    return t.median_ms if t.median_ms is not None else t.average_ms
+
+
+def _op_token(name: str) -> str:
+    last = name.rstrip("/").rsplit("/", 1)[-1]
+    return _TRAILING_NUM.sub("", last).lower()
+
+
+def node_names(lay: Layer) -> tuple[str, ...]:
+    """The ONNX node names ``lay`` covers, from the model's mapping, its metadata or its name."""
+    if lay.onnx_nodes:
+        return tuple(lay.onnx_nodes)
+    md = lay.metadata
+    if md and "[ONNX Layer: " in md:
+        found = _META_RE.findall(md)
+        if found:
+            return tuple(dict.fromkeys(n.strip() for n in found))
+    out: list[str] = []
+    for kind, text in split_name(lay.name):
+        if kind == "span":
+            first, _, last = text.partition("...")
+            out += [p for p in (first.strip(), last.strip()) if p]
+        elif not text.startswith(_SKIP_PREFIXES):
+            out.append(text)
+    return tuple(dict.fromkeys(out))
+
+
+def _dims(t: Any) -> tuple[Any, ...]:
+    shape = getattr(t, "shape", None)
+    return tuple(shape[1:]) if isinstance(shape, list) and shape else ()
+
+
+def _kind(lay: Layer) -> str:
+    return "reformat" if is_reformat(lay) else _type_kind(lay.type, lay.parameter_type)
+
+
+@functools.lru_cache(maxsize=1024)
+def _type_kind(type_: str, parameter_type: str | None) -> str:
+    lay = Layer(0, "", type_, parameter_type)
+    if is_conv(lay) or type_ == "correlation":  # a Myelin (TensorRT-RTX) convolution is a "correlation"
+        return "conv"
+    if is_gemm(lay):
+        return "gemm"
+    t = (lay.parameter_type or lay.type or "").lower()
+    for word in ("pool", "elementwise", "activation", "softmax", "shuffle", "noop", "reduce", "concat", "slice",
+                 "resize", "plugin", "myelin", "foreign", "norm", "scale", "matmul"):
+        if word in t:
+            return word
+    return t or "unknown"
+
+
+def _tup(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def to_alayer(pos: int, lay: Layer) -> ALayer:
+    """The alignment's view of ``lay`` (at ``pos`` in its engine)."""
+    kind = _kind(lay)
+    compute = kind in ("conv", "gemm")
+    attrs = lay.attrs if compute else {}  # a SourcedLayer parses its record for them: only where used
+    out_maps = attrs.get("OutMaps") if attrs else None
+    first_in = _dims(lay.inputs[0]) if lay.inputs else ()
+    first_out = _dims(lay.outputs[0]) if lay.outputs else ()
+    if out_maps is None and first_out:
+        out_maps = first_out[0]
+    sig = (kind, first_in, out_maps, _tup(attrs.get("Kernel")), _tup(attrs.get("Stride")), attrs.get("Groups"))
+    return ALayer(pos, lay.name, lay.type, kind, lay.precision, lay.tactic or lay.tactic_value, layer_time(lay),
+                  node_names(lay), sig, (kind, out_maps), kind == "reformat", compute, lay)
+
+
+class _Union:
+    def __init__(self) -> None:
+        self.parent: dict[tuple[int, int], tuple[int, int]] = {}
+
+    def find(self, x: tuple[int, int]) -> tuple[int, int]:
+        parent = self.parent
+        root = parent.setdefault(x, x)
+        while root != parent[root]:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    def union(self, a: tuple[int, int], b: tuple[int, int]) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _by_names(base: Sequence[ALayer], other: Sequence[ALayer]) -> list[Group]:
+    """Pass 1: groups of layers that share ONNX node names (reformats: their whole name)."""
+    u = _Union()
+    owner: dict[str, tuple[int, int]] = {}
+    for side, layers in ((0, base), (1, other)):
+        for a in layers:
+            key = (side, a.pos)
+            u.find(key)
+            names: Iterable[str] = ("\x00" + a.name,) if a.reformat else a.nodes
+            for n in names:
+                prev = owner.get(n)
+                if prev is None:
+                    owner[n] = key
+                else:
+                    u.union(prev, key)
+    comps: dict[tuple[int, int], Group] = {}
+    for side, layers in ((0, base), (1, other)):
+        for a in layers:
+            g = comps.setdefault(u.find((side, a.pos)), Group())
+            (g.other if side else g.base).append(a.pos)
+    out = []
+    for g in comps.values():
+        if not (g.base and g.other):
+            continue
+        # a node shared by convolutions of different shapes (a residual Add fused into another
+        # convolution on each side) is no evidence: the structure pass aligns them
+        if sorted(repr(base[i].sig) for i in g.base if base[i].compute) != \
+                sorted(repr(other[i].sig) for i in g.other if other[i].compute):
+            continue
+        g.matched_by = "name" if all(base[i].reformat for i in g.base) else "nodes"
+        out.append(g)
+    return out
+
+
+def _match_seq(b: list[ALayer], o: list[ALayer], key: str) -> tuple[list[Group], list[ALayer], list[ALayer]]:
+    """Groups of equal signatures in order (difflib's longest matching blocks), and what is left."""
+    sb = [getattr(x, key) for x in b]
+    so = [getattr(x, key) for x in o]
+    sm = difflib.SequenceMatcher(None, sb, so, autojunk=False)
+    groups: list[Group] = []
+    used_b: set[int] = set()
+    used_o: set[int] = set()
+    for blk in sm.get_matching_blocks():
+        for k in range(blk.size):
+            groups.append(Group([b[blk.a + k].pos], [o[blk.b + k].pos], "structure" if key == "sig" else "structure-loose"))
+            used_b.add(blk.a + k)
+            used_o.add(blk.b + k)
+    return groups, [x for i, x in enumerate(b) if i not in used_b], [x for i, x in enumerate(o) if i not in used_o]
+
+
+def _anchors(groups: list[Group]) -> list[tuple[int, int]]:
+    """(last base position, last other position) of the name groups that keep both orders."""
+    pts = sorted((max(g.base), max(g.other)) for g in groups)
+    out: list[tuple[int, int]] = []
+    for b, o in pts:
+        if not out or o > out[-1][1]:
+            out.append((b, o))
+    return out
+
+
+class _Flow:
+    """One engine's layer graph through its tensor names: the layers each layer feeds, seen through
+    reformat and no-op layers (which a QAT export adds and removes around every Q/DQ)."""
+
+    def __init__(self, layers: Sequence[Layer], views: Sequence[ALayer]) -> None:
+        producer: dict[str, int] = {}
+        for i, lay in enumerate(layers):
+            for t in lay.outputs:
+                producer[t.name] = i
+        self.succ: list[list[int]] = [[] for _ in layers]
+        self.roots: list[int] = []
+        for i, lay in enumerate(layers):
+            fed = False
+            for t in lay.inputs:
+                p = producer.get(t.name)
+                if p is None:
+                    fed = True
+                elif p != i and i not in self.succ[p]:
+                    self.succ[p].append(i)
+            if fed or not lay.inputs:
+                self.roots.append(i)
+        self.clear = [v.reformat or v.kind in ("noop", "shuffle") for v in views]
+        self._eff: dict[int, list[int]] = {}
+
+    def after(self, pos: int) -> list[int]:
+        """The layers ``pos`` feeds (-1: the engine's inputs), through transparent layers."""
+        got = self._eff.get(pos)
+        if got is not None:
+            return got
+        out: list[int] = []
+        seen: set[int] = set()
+        stack = list(reversed(self.roots if pos < 0 else self.succ[pos]))
+        while stack:
+            s = stack.pop()
+            if s in seen:
+                continue
+            seen.add(s)
+            if self.clear[s]:
+                stack.extend(reversed(self.succ[s]))
+            else:
+                out.append(s)
+        out.sort()
+        self._eff[pos] = out
+        return out
+
+
+def _pair(cb: list[ALayer], co: list[ALayer], key: str) -> tuple[list[tuple[int, int]], list[ALayer], list[ALayer]]:
+    """Pairs of equal ``key`` signatures, in layer order within each signature; what is left."""
+    by: dict[Any, list[ALayer]] = {}
+    for a in co:
+        by.setdefault(getattr(a, key), []).append(a)
+    pairs: list[tuple[int, int]] = []
+    left_b: list[ALayer] = []
+    for a in cb:
+        lst = by.get(getattr(a, key))
+        if lst:
+            pairs.append((a.pos, lst.pop(0).pos))
+        else:
+            left_b.append(a)
+    used = {o for _, o in pairs}
+    return pairs, left_b, [a for a in co if a.pos not in used]
+
+
+def _by_flow(groups: list[Group], base: list[ALayer], other: list[ALayer], fb: _Flow, fo: _Flow,
+             in_b: set[int], in_o: set[int]) -> None:
+    """Pass 2a: from the engines' inputs and every group matched so far, pair the layers each
+    side's group feeds, by signature (the compute order and topology of the two graphs)."""
+    import heapq
+
+    # in the base engine's layer order (a topological order): a pair reached by a short way round
+    # (a residual branch) waits for the main path before it
+    tick = 0
+    queue: list[tuple[int, int, list[int], list[int], Group | None]] = [(-1, 0, [-1], [-1], None)]
+
+    def push(bs: list[int], os_: list[int], g: Group | None) -> None:
+        nonlocal tick
+        tick += 1
+        heapq.heappush(queue, (min(bs), tick, bs, os_, g))
+
+    for g in list(groups):  # the groups next to a layer not matched yet (most are not, between two builds alike)
+        if any(s not in in_b for b in g.base for s in fb.succ[b]) or any(s not in in_o for o in g.other for s in fo.succ[o]):
+            push(g.base, g.other, g)
+    # layers one side's group feeds while the other's feeds none left (the two engines fused a
+    # residual Add into different convolutions): paired among themselves once the walk stalls
+    pend_b: dict[int, None] = {}
+    pend_o: dict[int, None] = {}
+    while queue or (pend_b and pend_o):
+        if not queue:
+            bs = [b for b in pend_b if b not in in_b]
+            os_ = [o for o in pend_o if o not in in_o]
+            pend_b.clear()
+            pend_o.clear()
+            cb, co, owner = [base[b] for b in sorted(bs)], [other[o] for o in sorted(os_)], None
+        else:
+            _, _, bs, os_, owner = heapq.heappop(queue)
+            cb = [base[s] for s in dict.fromkeys(s for b in bs for s in fb.after(b)) if s not in in_b]
+            co = [other[s] for s in dict.fromkeys(s for o in os_ for s in fo.after(o)) if s not in in_o]
+        if not cb or not co:
+            pend_b.update(dict.fromkeys(a.pos for a in cb))
+            pend_o.update(dict.fromkeys(a.pos for a in co))
+            if not cb and not co:
+                continue
+        pairs, lb, lo = _pair(cb, co, "sig")
+        how = {p: "structure" for p in pairs}
+        if lb and lo:
+            more, lb, lo = _pair(lb, lo, "loose")
+            how.update({p: "structure-loose" for p in more})
+            pairs += more
+        for b, o in pairs:
+            g = Group([b], [o], how[(b, o)])
+            groups.append(g)
+            in_b.add(b)
+            in_o.add(o)
+            push([b], [o], g)
+        if owner is None:
+            continue
+        # one side's layer the other side's group fused in: it joins the group, the walk goes on from it
+        for side, left, mine, opp_layers, used in ((0, lb, owner.base, other, in_b), (1, lo, owner.other, base, in_o)):
+            opp = owner.other if side == 0 else owner.base
+            opp_ops = frozenset().union(*(opp_layers[i].ops for i in opp)) if opp else frozenset()
+            own_ops = frozenset().union(*((base if side == 0 else other)[i].ops for i in mine))
+            for a in left:  # a convolution or GEMM is never fused into another one
+                if not a.compute and (a.ops - {a.type.lower()}) & (opp_ops - own_ops):
+                    mine.append(a.pos)
+                    used.add(a.pos)
+                    if owner.matched_by != "nodes":
+                        owner.matched_by = f"{owner.matched_by}+fused"
+                    if side == 0:
+                        push([a.pos], list(opp), owner)
+                    else:
+                        push(list(opp), [a.pos], owner)
+
+
+def align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple[list[Group], list[ALayer], list[ALayer]]:
+    """The groups of ``base_layers`` and ``other_layers`` (every layer in exactly one group, in base
+    order, one-sided groups placed where they occur) and both sides' :class:`ALayer` views."""
+    base = [to_alayer(i, lay) for i, lay in enumerate(base_layers)]
+    other = [to_alayer(i, lay) for i, lay in enumerate(other_layers)]
+    groups = _by_names(base, other)
+    in_b = {i for g in groups for i in g.base}
+    in_o = {i for g in groups for i in g.other}
+    _by_flow(groups, base, other, _Flow(base_layers, base), _Flow(other_layers, other), in_b, in_o)
+    anchors = [(-1, -1), *_anchors(groups), (len(base), len(other))]
+    for (b0, o0), (b1, o1) in zip(anchors, anchors[1:], strict=False):
+        seg_b = [a for a in base[b0 + 1:b1] if a.pos not in in_b and not a.reformat]
+        seg_o = [a for a in other[o0 + 1:o1] if a.pos not in in_o and not a.reformat]
+        if not seg_b or not seg_o:
+            continue
+        found, seg_b, seg_o = _match_seq(seg_b, seg_o, "sig")
+        more, seg_b, seg_o = _match_seq(seg_b, seg_o, "loose") if seg_b and seg_o else ([], seg_b, seg_o)
+        for g in found + more:
+            in_b.update(g.base)
+            in_o.update(g.other)
+            groups.append(g)
+    # what is left anywhere: the same structure in the same order, across segments
+    pairs, _, _ = _pair([a for a in base if a.pos not in in_b and not a.reformat],
+                        [a for a in other if a.pos not in in_o and not a.reformat], "sig")
+    for b, o in pairs:
+        groups.append(Group([b], [o], "structure"))
+        in_b.add(b)
+        in_o.add(o)
+    _attach_fused(groups, base, other, in_b, in_o)
+    for side, layers, used in ((0, base, in_b), (1, other, in_o)):
+        for a in layers:
+            if a.pos not in used:
+                groups.append(Group([a.pos], [], "none") if side == 0 else Group([], [a.pos], "none"))
+    for g in groups:
+        g.base.sort()
+        g.other.sort()
+        label(g, base, other)
+    # in base order; a group only in other sits after the group that precedes it in other's order
+    placed: list[int] = [-1] * len(other)  # base position of the group of each other layer (-1: none)
+    for g in groups:
+        for p in g.other:
+            placed[p] = g.base[0] if g.base else -1
+    before = [-1] * (len(other) + 1)  # the latest base position placed before each other position
+    for p, b in enumerate(placed):
+        before[p + 1] = max(before[p], b)
+
+    def key(g: Group) -> tuple[float, int]:
+        if g.base:
+            return (g.base[0], g.other[0] if g.other else -1)
+        return (before[g.other[0]] + 0.5, g.other[0])
+    groups.sort(key=key)
+    return groups, base, other
+
+
+def _attach_fused(groups: list[Group], base: list[ALayer], other: list[ALayer], in_b: set[int], in_o: set[int]) -> None:
+    """A layer left on one side joins the neighbouring group whose other side names its op among
+    its fused parts (``MaxPool_2`` beside ``conv1.weight + ... + Conv_9 + MaxPool_12``)."""
+    where: dict[tuple[int, int], Group] = {}
+    for g in groups:
+        for p in g.base:
+            where[(0, p)] = g
+        for p in g.other:
+            where[(1, p)] = g
+    for side, layers, used, opposite in ((0, base, in_b, other), (1, other, in_o, base)):
+        for a in layers:
+            if a.pos in used or a.reformat:
+                continue
+            for step in (-1, 1, -2, 2):
+                near = where.get((side, a.pos + step))
+                if near is None:
+                    continue
+                g = near
+                opp = g.other if side == 0 else g.base
+                mine = g.base if side == 0 else g.other
+                opp_ops = frozenset().union(*(opposite[i].ops for i in opp)) if opp else frozenset()
+                own_ops = frozenset().union(*(layers[i].ops for i in mine)) if mine else frozenset()
+                if (a.ops - {a.type.lower()}) & (opp_ops - own_ops):
+                    mine.append(a.pos)
+                    used.add(a.pos)
+                    where[(side, a.pos)] = g
+                    if g.matched_by != "nodes":
+                        g.matched_by = f"{g.matched_by}+fused"
+                    break
+
+
+def _set(layers: list[ALayer], idx: list[int], attr: str) -> list[str]:
+    if len(idx) == 1:
+        v = getattr(layers[idx[0]], attr)
+        return [str(v)] if v else []
+    return sorted({str(v) for v in (getattr(layers[i], attr) for i in idx) if v})
+
+
+def label(g: Group, base: list[ALayer], other: list[ALayer]) -> None:
+    """Set ``g.change`` (and ``g.reason`` for one-sided groups), see the module docstring."""
+    if not g.base or not g.other:
+        layers, idx, where = (other, g.other, "base") if not g.base else (base, g.base, "other")
+        if all(layers[i].reformat for i in idx):
+            g.change = "format"
+            a = layers[idx[0]]
+            what = "Q/DQ layer" if "quantize" in a.name.lower() else "reformat"
+            g.reason = f"{what} {'added' if not g.base else 'removed'}: {where} has no such layer"
+        else:
+            g.change = "only_other" if not g.base else "only_base"
+            a = layers[idx[0]]
+            nodes = ", ".join(a.nodes[:3]) or a.name
+            g.reason = (f"no layer of {where} covers its ONNX nodes ({nodes}) or has its structure "
+                        f"({a.kind}{'' if a.sig[2] is None else f', {a.sig[2]} out'})")
+        return
+    real_b = [i for i in g.base if not base[i].reformat]
+    real_o = [i for i in g.other if not other[i].reformat]
+    if len(real_b) != len(real_o):
+        g.change = "fused"
+    elif _set(base, real_b or g.base, "precision") != _set(other, real_o or g.other, "precision"):
+        g.change = "precision"
+    elif _set(base, g.base, "tactic") != _set(other, g.other, "tactic"):
+        g.change = "tactic"
+    elif [base[i].formats for i in g.base] != [other[i].formats for i in g.other]:
+        g.change = "format"
+    else:
+        g.change = "same"

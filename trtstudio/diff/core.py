@@ -1,0 +1,332 @@
+"""The diff of two builds: aligned layer groups, a time verdict with its interval, the story.
+
+``diff_sides(base, other)`` is a :class:`PairDiff`; ``diff(base, *others)`` a :class:`Diff` of the
+base against each other side, schema ``trtstudio.diff/1``. Everything here is a pure function of
+the two sides (:mod:`trtstudio.diff.sides`); the command line, the window and ``compare`` show it.
+
+- **Groups** come from :func:`trtstudio.diff.align.align`: each has one change label and both
+  sides' layers, precisions, tactics and times (a layer's median per inference from the profile,
+  else its average), ``delta_ms = other_ms - base_ms``.
+- **Time**: the engine's time per inference is trtexec's per-inference GPU compute time
+  (``--exportTimes``' ``computeMs``; its ``latencyMs`` where that is missing), or a session's run.
+  The ratio other/base of the medians carries a 95 % bootstrap interval (``measure.ratio``):
+  ``faster``/``slower`` where the interval excludes 1.0, ``no significant difference`` where it
+  holds it, ``inconclusive`` where a side has no per-inference samples (then the sums of the layer
+  times are compared, as figures only). A side whose samples vary by more than 10 % (CoV) is named.
+- **Provenance**: each side's GPU and TensorRT from its own files (``engine.provenance``).
+- **Same build?** Two sides built from one model with the same recorded options are ``identical``
+  when every group is ``same``, else a ``nondeterministic build`` with what differs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trtstudio.diff.align import CHANGES, ALayer, Group, align
+from trtstudio.diff.sides import Side, describe
+from trtstudio.engine.provenance import provenance
+from trtstudio.measure.ratio import NO_DIFFERENCE, Ratio, ratio_interval
+from trtstudio.measure.verdict import INCONCLUSIVE
+
+SCHEMA = "trtstudio.diff/1"
+NOISY_COV_PERCENT = 10.0
+IDENTICAL = "identical"
+NONDETERMINISTIC = "nondeterministic build"
+# build options that say nothing about the engine built (timing runs, file names)
+_RUN_KEYS = frozenset(("profile_iterations", "inference_options", "Model", "model", "minTiming", "avgTiming"))
+
+
+def _stats(samples: np.ndarray) -> dict[str, Any]:
+    if not len(samples):
+        return {}
+    mean = float(np.mean(samples))
+    return {"count": int(len(samples)), "median": float(np.median(samples)), "p99": float(np.percentile(samples, 99)),
+            "mean": mean, "cov_percent": float(np.std(samples) / mean * 100) if mean else None}
+
+
+def _ms(layers: list[ALayer], idx: list[int]) -> float | None:
+    t = [v for v in (layers[i].time_ms for i in idx) if v is not None]
+    return float(sum(t)) if t else None
+
+
+def _delta(bms: float | None, oms: float | None, has_base: bool, has_other: bool) -> float | None:
+    if has_base and has_other:
+        return None if bms is None or oms is None else oms - bms
+    if has_other:
+        return oms
+    return None if bms is None else -bms
+
+
+def _uniq(layers: list[ALayer], idx: list[int], attr: str) -> list[str]:
+    if len(idx) == 1:
+        v = getattr(layers[idx[0]], attr)
+        return [str(v)] if v else []
+    return list(dict.fromkeys(str(v) for v in (getattr(layers[i], attr) for i in idx) if v))
+
+
+def _nodes(g: Group, base: list[ALayer], other: list[ALayer]) -> list[str]:
+    if len(g.base) == 1 and len(g.other) == 1 and base[g.base[0]].nodes == other[g.other[0]].nodes:
+        return list(base[g.base[0]].nodes)
+    nodes = list(dict.fromkeys(n for i in g.base for n in base[i].nodes))
+    seen = set(nodes)
+    return nodes + [n for n in dict.fromkeys(n for i in g.other for n in other[i].nodes) if n not in seen]
+
+
+def _group_json(g: Group, base: list[ALayer], other: list[ALayer]) -> dict[str, Any]:
+    bms, oms = _ms(base, g.base), _ms(other, g.other)
+    uniq = _uniq
+    nodes = _nodes(g, base, other)
+    return {
+        "change": g.change, "matched_by": g.matched_by,
+        "base_layers": [base[i].name for i in g.base], "other_layers": [other[i].name for i in g.other],
+        "base_index": list(g.base), "other_index": list(g.other), "onnx_nodes": nodes,
+        "base_ms": bms, "other_ms": oms,
+        # a layer added or removed counts its whole time (the missing side's time is zero)
+        "delta_ms": _delta(bms, oms, bool(g.base), bool(g.other)),
+        "base_precision": uniq(base, g.base, "precision"), "other_precision": uniq(other, g.other, "precision"),
+        "base_tactic": uniq(base, g.base, "tactic"), "other_tactic": uniq(other, g.other, "tactic"),
+        "reason": g.reason or None,
+    }
+
+
+@dataclass
+class PairDiff:
+    """The base against one other side (see the module docstring)."""
+
+    base: Side
+    other: Side
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    totals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    alignment: dict[str, Any] = field(default_factory=dict)
+    build: dict[str, Any] = field(default_factory=dict)
+    memory: dict[str, Any] = field(default_factory=dict)
+    story: list[str] = field(default_factory=list)
+    ratio: Ratio | None = None
+
+    def unmatched(self) -> dict[str, list[dict[str, Any]]]:
+        """Layers with no counterpart, each with the reason."""
+        out: dict[str, list[dict[str, Any]]] = {"base": [], "other": []}
+        for g in self.groups:
+            if not g["other_layers"]:
+                out["base"] += [{"layer": n, "change": g["change"], "reason": g["reason"]} for n in g["base_layers"]]
+            elif not g["base_layers"]:
+                out["other"] += [{"layer": n, "change": g["change"], "reason": g["reason"]} for n in g["other_layers"]]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "base": describe(self.base), "other": describe(self.other),
+            "provenance": {"base": provenance(self.base.engine), "other": provenance(self.other.engine)},
+            "summary": self.summary, "story": self.story, "totals": self.totals, "alignment": self.alignment,
+            "build": self.build, "memory": self.memory, "groups": self.groups, "unmatched": self.unmatched(),
+        }
+
+
+@dataclass
+class Diff:
+    """The base against each other side, in order."""
+
+    pairs: list[PairDiff]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "base": self.pairs[0].base.name if self.pairs else None,
+                "diffs": [p.to_json() for p in self.pairs]}
+
+
+def _summary(base: Side, other: Side, groups: list[dict[str, Any]]) -> tuple[dict[str, Any], Ratio | None]:
+    bs, os_ = _stats(base.samples), _stats(other.samples)
+    metric = base.metric if base.metric == other.metric else f"{base.metric or 'none'} vs {other.metric or 'none'}"
+    out: dict[str, Any] = {"metric": metric, "base_median_ms": bs.get("median"), "other_median_ms": os_.get("median"),
+                           "base_p99_ms": bs.get("p99"), "other_p99_ms": os_.get("p99"),
+                           "base_cov_percent": bs.get("cov_percent"), "other_cov_percent": os_.get("cov_percent"),
+                           "base_samples": bs.get("count", 0), "other_samples": os_.get("count", 0)}
+    thr = [s.engine.latency_ms.get("throughput_qps") for s in (base, other)]
+    out["throughput"] = {"base": thr[0], "other": thr[1], "unit": "inferences/s (trtexec)"}
+    lb = sum(g["base_ms"] or 0.0 for g in groups)
+    lo = sum(g["other_ms"] or 0.0 for g in groups)
+    out["layer_sum_ms"] = {"base": lb or None, "other": lo or None}
+    noisy = [f"{s.name} (CoV {c['cov_percent']:.0f} %)" for s, c in ((base, bs), (other, os_))
+             if c.get("cov_percent") is not None and c["cov_percent"] > NOISY_COV_PERCENT]
+    out["noisy"] = noisy
+    if len(base.samples) >= 2 and len(other.samples) >= 2:
+        r = ratio_interval(base.samples, other.samples, "median")
+        out.update(ratio=r.value, interval=[r.low, r.high] if r.has_interval else None)
+        if not r.has_interval:
+            verdict = INCONCLUSIVE
+        elif not r.significant:
+            verdict = NO_DIFFERENCE
+        else:
+            verdict = "faster" if r.value < 1 else "slower"
+        out["verdict"] = verdict
+        out["text"] = _time_text(base, other, r, verdict, noisy)
+        return out, r
+    out["ratio"] = lo / lb if lb and lo else None
+    out["interval"] = None
+    out["verdict"] = INCONCLUSIVE
+    missing = [s.name for s in (base, other) if len(s.samples) < 2]
+    sums = f" (sums of layer times {lb:.3g} -> {lo:.3g} ms)" if lb and lo else ""
+    out["text"] = (f"inconclusive: {' and '.join(missing)} {'has' if len(missing) == 1 else 'have'} no per-inference timings (trtexec --exportTimes, or a "
+                   f"session's run) to resample{sums}")
+    return out, None
+
+
+def _time_text(base: Side, other: Side, r: Ratio, verdict: str, noisy: list[str]) -> str:
+    what = {"gpu_compute": "GPU compute time", "latency": "latency", "run": "run latency"}.get(base.metric, "time")
+    interval = f"95 % interval {r.low:.3f}-{r.high:.3f}x" if r.has_interval else "no interval"
+    figures = f"median {float(np.median(base.samples)):.3g} -> {float(np.median(other.samples)):.3g} ms, x{r.value:.3f}, {interval}"
+    noise = f"; noisy: {', '.join(noisy)}" if noisy else ""
+    if verdict == NO_DIFFERENCE:
+        return f"{NO_DIFFERENCE} in {what} between {other.name} and {base.name} ({figures}){noise}"
+    if verdict == INCONCLUSIVE:
+        return f"inconclusive: {figures}{noise}"
+    pct = abs(1 - r.value) * 100
+    return f"{other.name} {'cuts' if r.value < 1 else 'adds'} {pct:.0f} % {what} against {base.name} ({figures}){noise}"
+
+
+def _totals(groups: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for ch in CHANGES:
+        gs = [g for g in groups if g["change"] == ch]
+        if not gs:
+            continue
+        b = [g["base_ms"] for g in gs if g["base_ms"] is not None]
+        o = [g["other_ms"] for g in gs if g["other_ms"] is not None]
+        out[ch] = {"groups": len(gs), "base_ms": sum(b) if b else None, "other_ms": sum(o) if o else None,
+                   "delta_ms": (sum(o) if o else 0.0) - (sum(b) if b else 0.0) if (b or o) else None,
+                   "added": sum(1 for g in gs if not g["base_layers"]),
+                   "removed": sum(1 for g in gs if not g["other_layers"])}
+    return out
+
+
+def _alignment(groups: list[Group], base: list[ALayer], other: list[ALayer]) -> dict[str, Any]:
+    conv_b = [a.pos for a in base if a.compute]
+    conv_o = [a.pos for a in other if a.compute]
+    aligned_b = {i for g in groups if g.base and g.other for i in g.base}
+    aligned_o = {i for g in groups if g.base and g.other for i in g.other}
+    return {
+        "groups": len(groups), "aligned_groups": sum(1 for g in groups if g.base and g.other),
+        "matched_by": dict(Counter(g.matched_by for g in groups if g.base and g.other)),
+        "compute_layers": {"base": len(conv_b), "other": len(conv_o),
+                           "base_aligned": sum(1 for i in conv_b if i in aligned_b),
+                           "other_aligned": sum(1 for i in conv_o if i in aligned_o)},
+    }
+
+
+def _build(base: Side, other: Side, groups: list[dict[str, Any]]) -> dict[str, Any]:
+    def opts(s: Side) -> dict[str, Any]:
+        return {k: v for k, v in s.engine.build_settings.items() if k not in _RUN_KEYS}
+    same_model = bool(base.model and other.model and _same_file(base.model, other.model)) or (
+        _model_name(base) is not None and _model_name(base) == _model_name(other))
+    same_opts = opts(base) == opts(other)
+    changed = [g for g in groups if g["change"] != "same"]
+    if not changed:
+        verdict = IDENTICAL
+        text = f"{other.name} and {base.name} are the same engine: every layer, precision, tactic and format matches"
+    elif same_model and same_opts:
+        verdict = NONDETERMINISTIC
+        kinds = Counter(g["change"] for g in changed)
+        text = (f"one model, the same recorded build options, different engines: "
+                f"{', '.join(f'{n} {k}' for k, n in kinds.most_common())} (TensorRT times tactics on the GPU at build "
+                "time: pin them with a timing cache, --timingCacheFile, to build the same engine again)")
+    else:
+        verdict = "different builds"
+        text = f"{len(changed)} of {len(groups)} groups changed"
+    return {"verdict": verdict, "text": text, "same_model": same_model, "same_options": same_opts,
+            "differences": [{"change": g["change"], "base_layers": g["base_layers"], "other_layers": g["other_layers"]}
+                            for g in changed[:200]] if verdict == NONDETERMINISTIC else []}
+
+
+def _same_file(a: str, b: str) -> bool:
+    import hashlib
+    import os
+
+    try:
+        if os.path.samefile(a, b):
+            return True
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            return hashlib.sha256(fa.read()).digest() == hashlib.sha256(fb.read()).digest()
+    except OSError:
+        return False
+
+
+def _model_name(s: Side) -> str | None:
+    m = s.engine.build_settings.get("Model") or s.engine.build_settings.get("model")
+    return str(m) if m else None
+
+
+def _memory(base: Side, other: Side) -> dict[str, Any]:
+    keys = sorted(set(base.engine.memory) | set(other.engine.memory))
+    return {k: {"base": base.engine.memory.get(k), "other": other.engine.memory.get(k)} for k in keys}
+
+
+def _story(p: PairDiff) -> list[str]:
+    s = p.summary
+    prov = provenance(p.other.engine)
+    where = f" on {prov['gpu']}" if prov["gpu"] != "not recorded" else ""
+    first = s["text"]
+    if s.get("ratio") is not None and s["verdict"] in ("faster", "slower"):
+        pct = abs(1 - s["ratio"]) * 100
+        first = (f"{p.other.name} {'cuts' if s['ratio'] < 1 else 'adds'} {pct:.0f} % "
+                 f"{'GPU time' if p.base.metric == 'gpu_compute' else 'latency'} "
+                 f"({s['base_median_ms']:.3g} -> {s['other_median_ms']:.3g} ms{where})")
+    bits = []
+    t = p.totals
+    if "precision" in t:
+        bits.append(f"{t['precision']['groups']} groups changed precision")
+    if "fused" in t:
+        bits.append(f"{t['fused']['groups']} fused differently")
+    if "format" in t:
+        f = t["format"]
+        if f["removed"] or f["added"]:
+            d = f["delta_ms"]
+            bits.append(f"{f['removed']} reformats are gone, {f['added']} new"
+                        + (f" ({d:+.3g} ms)" if d is not None else ""))
+    if "tactic" in t:
+        bits.append(f"{t['tactic']['groups']} changed kernel")
+    timed = [g for g in p.groups if g["delta_ms"] is not None and g["base_layers"] and g["other_layers"]]
+    best = min(timed, key=lambda g: g["delta_ms"], default=None)
+    worst = max(timed, key=lambda g: g["delta_ms"], default=None)
+    if best is not None and best["delta_ms"] < 0:
+        bits.append(f"the largest gain is {best['base_layers'][0]} ({best['delta_ms']:+.3g} ms)")
+    if worst is not None and worst["delta_ms"] > 0:
+        bits.append(f"the largest loss is {worst['base_layers'][0]} ({worst['delta_ms']:+.3g} ms)")
+    out = [first + ("; " + "; ".join(bits) if bits else "") + "."]
+    if p.build["verdict"] in (IDENTICAL, NONDETERMINISTIC):
+        out.append(p.build["text"] + ".")
+    pb, po = provenance(p.base.engine), provenance(p.other.engine)
+    out.append(f"{p.base.name}: {pb['text']}; {p.other.name}: {po['text']} (from the engines' own files).")
+    return out
+
+
+def diff_sides(base: Side, other: Side) -> PairDiff:
+    """The :class:`PairDiff` of ``other`` against ``base``."""
+    from trtstudio.bigdocs.gcpause import gc_paused
+
+    with gc_paused():
+        groups, bv, ov = align(base.engine.layers, other.engine.layers)
+        rows = [_group_json(g, bv, ov) for g in groups]
+    p = PairDiff(base, other, rows)
+    p.summary, p.ratio = _summary(base, other, rows)
+    p.totals = _totals(rows)
+    p.alignment = _alignment(groups, bv, ov)
+    p.build = _build(base, other, rows)
+    p.memory = _memory(base, other)
+    p.story = _story(p)
+    return p
+
+
+def diff(base: Side, *others: Side) -> Diff:
+    """The base against each of ``others``."""
+    if not others:
+        raise ValueError("a diff needs a base and at least one other side")
+    return Diff([diff_sides(base, o) for o in others])
+
+
+def finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and math.isfinite(v)

@@ -1,0 +1,130 @@
+"""A diff for people: text for the terminal, Markdown for a CI job page, a self-contained HTML page.
+
+Story first (the sentences of ``PairDiff.story``), then the time summary with both sides'
+provenance, the totals by change, memory side by side, and the groups (every one in HTML, the
+changed ones in text and Markdown).
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+CHANGE_COLOURS = {"same": "#9e9e9e", "precision": "#1e88e5", "tactic": "#8e24aa", "format": "#fb8c00",
+                  "fused": "#00897b", "only_base": "#e53935", "only_other": "#43a047"}
+
+
+def _ms(v: Any) -> str:
+    return "-" if v is None else f"{v:.3g}"
+
+
+def _delta(v: Any) -> str:
+    return "-" if v is None else f"{v:+.3g}"
+
+
+def _mib(v: Any) -> str:
+    return "-" if v is None else f"{v / 2**20:.3g} MiB"
+
+
+def _names(layers: list[str], n: int = 2, width: int = 60) -> str:
+    text = " | ".join(layers[:n]) + (f" (+{len(layers) - n})" if len(layers) > n else "")
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def text(doc: dict[str, Any], limit: int = 40) -> str:
+    """The terminal view: per pair, the story, totals by change and the changed groups by time at stake."""
+    out: list[str] = []
+    for pair in doc["diffs"]:
+        s = pair["summary"]
+        out.append(f"== {pair['other']['name']} vs {pair['base']['name']}")
+        out += pair["story"]
+        out.append(f"time: {s['text']}")
+        al = pair["alignment"]
+        cl = al["compute_layers"]
+        out.append(f"aligned {al['aligned_groups']} of {al['groups']} groups; convolutions/GEMMs aligned "
+                   f"{cl['base_aligned']}/{cl['base']} (base), {cl['other_aligned']}/{cl['other']} (other)")
+        out.append("by change: " + ", ".join(
+            f"{k} {v['groups']}" + (f" ({_delta(v['delta_ms'])} ms)" if v["delta_ms"] is not None else "")
+            for k, v in pair["totals"].items()))
+        changed = [g for g in pair["groups"] if g["change"] != "same"]
+        changed.sort(key=lambda g: -abs(g["delta_ms"] or 0))
+        if changed:
+            out.append(f"\n  {'change':<11}{'base ms':>9}{'other ms':>10}{'delta':>9}  base layers -> other layers")
+            for g in changed[:limit]:
+                out.append(f"  {g['change']:<11}{_ms(g['base_ms']):>9}{_ms(g['other_ms']):>10}{_delta(g['delta_ms']):>9}  "
+                           f"{_names(g['base_layers']) or '-'} -> {_names(g['other_layers']) or '-'}")
+            if len(changed) > limit:
+                out.append(f"  ... {len(changed) - limit} more changed groups (--json or -o FILE lists all)")
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
+def markdown(doc: dict[str, Any], gates: list[str] | None = None) -> str:
+    """A summary for a CI job page: verdicts, the time table, totals, the ten largest changes."""
+    out = ["# trtstudio diff", ""]
+    out += [f"- {g}" for g in gates or []]
+    if gates:
+        out.append("")
+    out += ["| other vs base | median ms | p99 ms | ratio (95 % interval) | verdict |", "|---|---|---|---|---|"]
+    for pair in doc["diffs"]:
+        s = pair["summary"]
+        iv = s.get("interval")
+        ratio = "-" if s.get("ratio") is None else f"x{s['ratio']:.3f}" + (f" ({iv[0]:.3f}-{iv[1]:.3f})" if iv else "")
+        out.append(f"| {pair['other']['name']} vs {pair['base']['name']} | {_ms(s['base_median_ms'])} -> "
+                   f"{_ms(s['other_median_ms'])} | {_ms(s['base_p99_ms'])} -> {_ms(s['other_p99_ms'])} | {ratio} | "
+                   f"{s['verdict']} |")
+    for pair in doc["diffs"]:
+        out += ["", f"## {pair['other']['name']} vs {pair['base']['name']}", "", *pair["story"], "",
+                "| change | groups | delta ms |", "|---|---|---|"]
+        out += [f"| {k} | {v['groups']} | {_delta(v['delta_ms'])} |" for k, v in pair["totals"].items()]
+        top = sorted((g for g in pair["groups"] if g["delta_ms"] is not None and g["change"] != "same"),
+                     key=lambda g: -abs(g["delta_ms"]))[:10]
+        if top:
+            out += ["", "| change | base layers | other layers | delta ms |", "|---|---|---|---|"]
+            out += [f"| {g['change']} | {_names(g['base_layers']).replace('|', '/')} | "
+                    f"{_names(g['other_layers']).replace('|', '/')} | {_delta(g['delta_ms'])} |" for g in top]
+    return "\n".join(out) + "\n"
+
+
+def html(doc: dict[str, Any]) -> str:
+    """A self-contained HTML page of the diff (every group listed)."""
+    e = escape
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>trtstudio diff</title><style>",
+             "body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
+             "font-size:13px}td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
+             "td.n{text-align:right;font-variant-numeric:tabular-nums}.chip{color:#fff;border-radius:3px;padding:1px 6px}"
+             ".story{font-size:17px}", "</style></head><body><h1>trtstudio diff</h1>"]
+    for pair in doc["diffs"]:
+        s = pair["summary"]
+        pb, po = pair["provenance"]["base"], pair["provenance"]["other"]
+        parts.append(f"<h2>{e(pair['other']['name'])} vs {e(pair['base']['name'])}</h2>")
+        parts += [f"<p class='story'>{e(t)}</p>" for t in pair["story"]]
+        parts.append("<h3>Time</h3><table><tr><th></th><th>base</th><th>other</th></tr>")
+        rows = [("side", pair["base"]["name"], pair["other"]["name"]),
+                ("GPU", pb["gpu"], po["gpu"]), ("TensorRT", pb["tensorrt"], po["tensorrt"]),
+                ("median ms", _ms(s["base_median_ms"]), _ms(s["other_median_ms"])),
+                ("p99 ms", _ms(s["base_p99_ms"]), _ms(s["other_p99_ms"])),
+                ("throughput /s", _ms(s["throughput"]["base"]), _ms(s["throughput"]["other"])),
+                ("sum of layer times ms", _ms(s["layer_sum_ms"]["base"]), _ms(s["layer_sum_ms"]["other"]))]
+        rows += [(f"memory: {k}", _mib(v["base"]), _mib(v["other"])) for k, v in pair["memory"].items()]
+        parts += [f"<tr><th>{e(str(a))}</th><td>{e(str(b))}</td><td>{e(str(c))}</td></tr>" for a, b, c in rows]
+        parts.append(f"</table><p>{e(s['text'])}</p>")
+        parts.append("<h3>By change</h3><table><tr><th>change</th><th>groups</th><th>base ms</th><th>other ms</th>"
+                     "<th>delta ms</th></tr>")
+        for k, v in pair["totals"].items():
+            parts.append(f"<tr><td><span class='chip' style='background:{CHANGE_COLOURS.get(k, '#666')}'>{e(k)}</span></td>"
+                         f"<td class='n'>{v['groups']}</td><td class='n'>{_ms(v['base_ms'])}</td>"
+                         f"<td class='n'>{_ms(v['other_ms'])}</td><td class='n'>{_delta(v['delta_ms'])}</td></tr>")
+        parts.append("</table><h3>Groups</h3><table><tr><th>change</th><th>base layers</th><th>other layers</th>"
+                     "<th>precision</th><th>base ms</th><th>other ms</th><th>delta</th><th>why</th></tr>")
+        for g in pair["groups"]:
+            prec = f"{'/'.join(g['base_precision']) or '-'} -> {'/'.join(g['other_precision']) or '-'}"
+            parts.append(
+                f"<tr><td><span class='chip' style='background:{CHANGE_COLOURS.get(g['change'], '#666')}'>"
+                f"{e(g['change'])}</span></td><td>{'<br>'.join(e(n) for n in g['base_layers']) or '-'}</td>"
+                f"<td>{'<br>'.join(e(n) for n in g['other_layers']) or '-'}</td><td>{e(prec)}</td>"
+                f"<td class='n'>{_ms(g['base_ms'])}</td><td class='n'>{_ms(g['other_ms'])}</td>"
+                f"<td class='n'>{_delta(g['delta_ms'])}</td><td>{e(g['reason'] or g['matched_by'])}</td></tr>")
+        parts.append("</table>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
