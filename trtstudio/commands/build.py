@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 HELP = "build an engine from an ONNX model with TensorRT-RTX or TensorRT and list its layers"
+INPUTS = ("model", "timing_cache?", "calib/")  # checked before the run (cli), copied to a --remote target
 _LEVELS = ("ERROR", "WARNING", "INFO", "VERBOSE")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
 
