@@ -114,7 +114,8 @@ def test_backend_choices_follow_installed_modules(qtbot, sample_model):
     if backend is not None:
         assert installed[backend]
         flags = weak_typing_flags(backend)
-        assert dlg.weak_row.isVisibleTo(dlg) == bool(flags)
+        assert dlg.precision_row.isVisibleTo(dlg)  # builder flags (TensorRT 10) or a converted model
+        assert ("builder flags" in dlg.precision_note.text()) == bool(flags)
     opts = dlg.request()
     assert opts.targets == (["sm86"] if backend == "rtx" else [])
     assert opts.detailed_profiling and opts.tf32
@@ -267,3 +268,43 @@ def test_window_build_and_cli_build_make_the_same_profile(qtbot, tmp_path, capsy
     assert window["shape_plan"] == cli["shape_plan"]
     assert cli["shape_plan"]["inputs"][0]["sources"] == ["default", "model", "metadata imgsz", "metadata imgsz"]
     assert set(window) == set(cli) and len(window["layers"]) == len(cli["layers"]) > 0
+
+
+@pytest.mark.rtx
+@needs_rtx
+def test_fp16_box_builds_the_converted_model(qtbot, sample_model, tmp_path):
+    """FP16 on TensorRT-RTX (strongly typed): the dialog builds the model converted as Precision does,
+    its layers read FP16 and the status says which model was built; INT8 asks for calibration data."""
+    from collections import Counter
+
+    from trtstudio.ui.build_dialog import BuildDialog
+
+    dlg = BuildDialog(str(sample_model))
+    qtbot.addWidget(dlg)
+    dlg.backend_combo.setCurrentIndex(dlg.backend_combo.findData("rtx"))
+    assert "strongly typed" in dlg.precision_note.text()
+    dlg.output_edit.setText(str(tmp_path / "s.engine"))
+    dlg.precision_boxes["int8"].setChecked(True)
+    assert dlg.calib_row.isVisibleTo(dlg)
+    dlg.start_build()
+    assert not dlg.is_building() and "Calibration data" in dlg.status_label.text()
+    dlg.precision_boxes["int8"].setChecked(False)
+    assert not dlg.calib_row.isVisibleTo(dlg)
+    dlg.precision_boxes["fp16"].setChecked(True)
+    dlg.precision_boxes["bf16"].setChecked(True)
+    dlg.start_build()
+    assert not dlg.is_building() and "FP16 or BF16" in dlg.status_label.text()
+    dlg.precision_boxes["bf16"].setChecked(False)
+    with qtbot.waitSignal(dlg.sig_built, timeout=120000) as blocker:
+        dlg.start_build()
+    result = blocker.args[0]
+    built = tmp_path / "s.fp16.onnx"
+    assert result.ok and result.precision.how == "converted" and result.precision.built_model == str(built)
+    assert built.is_file()
+    counts = Counter(lay.precision for lay in result.engine_info.layers if lay.precision)
+    assert counts["FP16"] >= 0.9 * sum(counts.values()), counts
+    qtbot.waitUntil(lambda: not dlg.is_building(), timeout=10000)
+    assert str(built) in dlg.status_label.text() and "converted to FP16" in dlg.status_label.text()
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    assert dlg.grab().save(str(tmp_path / "fp16_dialog.png"))

@@ -32,6 +32,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trtstudio.backends.build_precision import PrecisionStep, flag_step, flags_to_convert, give_precision
 from trtstudio.backends.model_io import UNKNOWN_DIM, OnnxModel, onnx_model, read_onnx
 from trtstudio.backends.trt_parser import AUTO_ORDER as AUTO_ORDER  # re-exported: the "auto" order
 from trtstudio.backends.trt_parser import MODULES as MODULES  # re-exported: backend -> (module, pip hint)
@@ -85,8 +86,10 @@ class BuildOptions:
     (:func:`trtstudio.backends.shapes.plan_shapes`: metadata, graph pins, else defaults with a
     warning; a default batch is ``1..default_max_dim``); shape-tensor inputs get its values. ``targets`` are TensorRT-RTX compute capabilities
     (``sm86``, ``sm120``...); full TensorRT builds for the GPU it runs on and ignores them with a
-    warning. ``fp16``/``int8``/``bf16`` are TensorRT 10's weak-typing flags: applied only when the
-    module has them, else a warning (convert the model's precision instead).
+    warning. ``fp16``/``int8``/``bf16`` are TensorRT 10's weak-typing flags where the module has
+    them; on a strongly typed runtime (TensorRT 11, TensorRT-RTX) the model is converted to that
+    precision as ``trtstudio precision`` does and the converted model is built
+    (:mod:`trtstudio.backends.build_precision`; INT8 needs ``calib``, calibration data).
     """
 
     backend: str = "auto"  # "rtx" | "tensorrt" | "auto"
@@ -101,6 +104,7 @@ class BuildOptions:
     int8: bool = False
     bf16: bool = False
     strongly_typed: bool = False
+    calib: str | None = None  # INT8 calibration data on a strongly typed runtime (folder or samples.py)
     default_max_dim: int = DEFAULT_MAX_DIM
     shapes_source: str | None = None  # how the plan names the user's shapes (None: the CLI's flags)
 
@@ -118,6 +122,7 @@ class BuildOptions:
             "int8": self.int8,
             "bf16": self.bf16,
             "strongly_typed": self.strongly_typed,
+            "calib": self.calib,
         }
 
 
@@ -139,6 +144,7 @@ class BuildResult:
     cancelled: bool = False
     settings: dict[str, Any] = field(default_factory=dict)
     shape_plan: Any = None  # the ShapePlan the profiles were made from (trtstudio.backends.shapes)
+    precision: PrecisionStep | None = None  # how the requested precision was given (None: none asked)
 
     def log_text(self) -> str:
         """The log as one text, headed by a JSON line the rtx_log reader uses for versions/settings."""
@@ -188,6 +194,7 @@ class BuildResult:
             "settings": self.settings,
             "unsupported": self.unsupported,
             "shape_plan": self.shape_plan.to_json() if self.shape_plan is not None else None,
+            "precision": self.precision.to_json() if self.precision is not None else None,
             "layers": layers,
             "warnings": self.warnings + reader_warnings,
             "cancelled": self.cancelled,
@@ -200,6 +207,8 @@ class BuildResult:
         lines: list[str] = []
         if self.shape_plan is not None and self.shape_plan.inputs:
             lines += ["input shapes", self.shape_plan.render_text()]
+        if self.precision is not None:
+            lines.append(self.precision.render_text())
         if self.ok:
             layers, _ = self.layers_json()
             module = self.versions.get("module", "?")
@@ -420,6 +429,7 @@ class _Build:
         self.records: list[LogRecord] = []
         self.log_cb = log
         self.warnings: list[str] = []
+        self.converted: list[str] = []  # precision flags given to the model instead of the builder
         self.logger = _make_logger(trt, self.records, self.t0, log)
         self.result = BuildResult(
             ok=False, log=self.records, versions=versions(trt, name), warnings=self.warnings
@@ -433,6 +443,12 @@ class _Build:
         light = onnx.ModelProto()
         light.graph.node.extend(n for n in self.model.proto.graph.node if n.op_type in ("If", "Loop", "Scan"))
         self.model = OnnxModel(light, self.model.path)
+
+    def note(self, message: str) -> None:
+        """An INFO line of ours in the build log (and to the log callback)."""
+        self.records.append(LogRecord("INFO", message, time.perf_counter() - self.t0, source="trtstudio"))
+        if self.log_cb is not None:
+            self.log_cb("INFO", message)
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -457,17 +473,16 @@ class _Build:
         if hasattr(trt.BuilderFlag, "TF32"):
             (config.set_flag if o.tf32 else config.clear_flag)(trt.BuilderFlag.TF32)
             settings["tf32"] = bool(o.tf32)
+        flagged = []
         for flag in ("fp16", "int8", "bf16"):
-            if getattr(o, flag):
-                member = getattr(trt.BuilderFlag, flag.upper(), None)
-                if member is None:
-                    self.warn(
-                        f"--{flag} ignored: {trt.__name__} is strongly typed (no BuilderFlag.{flag.upper()}); "
-                        "give the model the precision instead (FP16/BF16 weights and casts, Q/DQ for INT8)"
-                    )
-                else:
-                    config.set_flag(member)
-                    settings[flag] = True
+            if getattr(o, flag) and flag not in self.converted:  # converted: given to the model
+                config.set_flag(getattr(trt.BuilderFlag, flag.upper()))
+                settings[flag] = True
+                flagged.append(flag)
+        res = self.result
+        res.precision = res.precision or flag_step(flagged, res.model or "", trt.__name__)
+        if res.precision is not None:
+            settings.update(res.precision.settings())
         settings["targets"] = self._targets(config)
         settings["profiles"] = []
         for given in o.profiles or [{}]:
@@ -559,11 +574,16 @@ def build_engine(
     model = read_onnx(model_path)
     trt, name = import_runtime(options.backend)
     b = _Build(trt, name, options, log, model)
+    b.converted = flags_to_convert(trt, options)
     res = b.result
     res.model = str(model_path)
     res.shape_plan = _plan(model, options)
     for w in res.shape_plan.warnings:
         b.warn(w)
+    if options.calib and "int8" not in b.converted:
+        b.warn(f"calibration data {options.calib} not used: only INT8 on a strongly typed runtime reads it")
+    if b.converted:
+        model_path, model = _give_precision(b, model_path, out_path, progress)
     data, note = placeholder_dims_apart(model, res.shape_plan)
     if note:
         b.warn(note)
@@ -589,6 +609,22 @@ def build_engine(
         if any(r.severity in ("ERROR", "INTERNAL_ERROR") for r in b.records):
             res.error += " | " + _error_text(b.records)
     return _finish(b)
+
+
+def _give_precision(b: _Build, model_path: str | os.PathLike[str], out_path: str | os.PathLike[str] | None,
+                    progress: ProgressFn | None) -> tuple[str, OnnxModel]:
+    """Convert the model to the precision the runtime takes no flag for; (its path, its model)."""
+    precision = b.converted[0]
+    phase = f"Converting the model to {precision.upper()}"
+    if progress is not None:
+        progress(phase, 0, 1)
+    b.note(f"{phase} ({b.trt.__name__} is strongly typed: the precision is the model's)")
+    step = give_precision(model_path, precision, out_path, b.options, b.trt.__name__)
+    b.result.precision = step
+    b.note(step.summary())
+    if progress is not None:
+        progress(phase, 1, 1)
+    return step.built_model, read_onnx(step.built_model)
 
 
 def _build_parsed(b: _Build, net: Any, out_path: str | os.PathLike[str] | None, progress: ProgressFn | None,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 HELP = "build an engine from an ONNX model with TensorRT-RTX or TensorRT and list its layers"
+INPUTS = ("model", "timing_cache?", "calib/")  # checked before the run (cli), copied to a --remote target
 _LEVELS = ("ERROR", "WARNING", "INFO", "VERBOSE")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
 
@@ -41,9 +42,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-shapes", help="profile maximum shapes (name:dims,...)")
     parser.add_argument("--opt-level", type=int, help="builder optimization level 0..5")
     parser.add_argument("--timing-cache", help="timing cache file to read and update")
-    parser.add_argument("--fp16", action="store_true", help="TensorRT 10 weak typing: allow FP16 kernels")
-    parser.add_argument("--int8", action="store_true", help="TensorRT 10 weak typing: allow INT8 kernels")
-    parser.add_argument("--bf16", action="store_true", help="TensorRT 10 weak typing: allow BF16 kernels")
+    parser.add_argument("--fp16", action="store_true",
+                        help="FP16: on TensorRT-RTX/TensorRT 11 (strongly typed) the model is converted as "
+                             "trtstudio precision does (FP16 weights and casts, FP32 islands) and that is built; "
+                             "TensorRT 10: the builder flag")
+    parser.add_argument("--bf16", action="store_true", help="BF16, as --fp16")
+    parser.add_argument("--int8", action="store_true",
+                        help="INT8: strongly typed runtimes need --calib (Q/DQ placed as trtstudio precision "
+                             "does); TensorRT 10: the builder flag")
+    parser.add_argument("--calib", metavar="DIR",
+                        help="calibration data for --int8 on a strongly typed runtime: a folder of .npy/.npz, "
+                             "images, or samples.py")
     parser.add_argument("--no-tf32", action="store_true", help="disable TF32 for FP32 math")
     parser.add_argument("--strongly-typed", action="store_true", help="build a strongly typed network")
     parser.add_argument("--names-only", action="store_true", help="profiling verbosity LAYER_NAMES_ONLY")
@@ -99,7 +108,8 @@ def profiles_from_args(args: argparse.Namespace) -> list[dict[str, tuple[tuple[i
 # request field -> the flag that sets it (errors from the core name fields; the CLI shows flags)
 FIELD_FLAGS = {"shapes": "--shapes/--min-shapes/--opt-shapes/--max-shapes", "targets": "--target",
                "output": "--output", "opt_level": "--opt-level", "workspace_bytes": "--workspace",
-               "timing_cache": "--timing-cache", "model": "MODEL"}
+               "timing_cache": "--timing-cache", "model": "MODEL", "fp16": "--fp16", "bf16": "--bf16",
+               "int8": "--int8", "calib": "--calib"}
 
 
 def request_from_args(args: argparse.Namespace) -> Any:
@@ -123,6 +133,7 @@ def request_from_args(args: argparse.Namespace) -> Any:
         int8=args.int8,
         bf16=args.bf16,
         strongly_typed=args.strongly_typed,
+        calib=args.calib,
     )
 
 

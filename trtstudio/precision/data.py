@@ -75,6 +75,28 @@ def _batch_dynamic(shape: list[int | str]) -> bool:
     return bool(shape) and not (isinstance(shape[0], int) and shape[0] > 0)
 
 
+def planned_specs(model: str, specs: list[dict[str, Any]],
+                   shapes: dict[str, tuple[int, ...]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Input specs with the user's shapes, and the shape plan's sizes for the other dynamic dims
+    (metadata imgsz, graph pins, defaults; see :mod:`trtstudio.backends.shapes`) and the plan's
+    warnings. A dynamic batch dimension stays dynamic, so samples can still be batched."""
+    from trtstudio.backends.shapes import plan_shapes
+
+    plan = plan_shapes(model, shapes, probe=True)
+    out = []
+    for s in specs:
+        if s["name"] in shapes:
+            out.append(dict(s, shape=list(shapes[s["name"]])))
+            continue
+        planned = plan.get(s["name"])
+        if planned is None or len(planned.opt) != len(s["shape"]):
+            out.append(s)
+            continue
+        dims = [d if (isinstance(d, int) and d > 0) or axis == 0 else planned.opt[axis] for axis, d in enumerate(s["shape"])]
+        out.append(dict(s, shape=dims))
+    return out, list(plan.warnings)
+
+
 def check_sample(source: str, index: int, sample: dict[str, Any], specs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     """Check one sample against the model inputs and return it with arrays cast to the input dtypes."""
     names = [s["name"] for s in specs]

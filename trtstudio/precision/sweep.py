@@ -281,28 +281,6 @@ def make_variant(model: str, name: str, out_dir: Path, calib: list[dict[str, np.
     return q.model_path, q.name_map, notes, {k: v for k, v in q.to_json().items() if k not in ("notes", "model_path")}
 
 
-def _planned_specs(model: str, specs: list[dict[str, Any]],
-                   shapes: dict[str, tuple[int, ...]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Input specs with the user's shapes, and the shape plan's sizes for the other dynamic dims
-    (metadata imgsz, graph pins, defaults; see :mod:`trtstudio.backends.shapes`) and the plan's
-    warnings. A dynamic batch dimension stays dynamic, so samples can still be batched."""
-    from trtstudio.backends.shapes import plan_shapes
-
-    plan = plan_shapes(model, shapes, probe=True)
-    out = []
-    for s in specs:
-        if s["name"] in shapes:
-            out.append(dict(s, shape=list(shapes[s["name"]])))
-            continue
-        planned = plan.get(s["name"])
-        if planned is None or len(planned.opt) != len(s["shape"]):
-            out.append(s)
-            continue
-        dims = [d if (isinstance(d, int) and d > 0) or axis == 0 else planned.opt[axis] for axis, d in enumerate(s["shape"])]
-        out.append(dict(s, shape=dims))
-    return out, list(plan.warnings)
-
-
 @dataclass
 class _Inputs:
     """What every variant of one sweep shares: input specs, data, where files go, notes so far."""
@@ -318,9 +296,9 @@ class _Inputs:
 
 def _inputs(model: str, opts: SweepOptions, variants: tuple[str, ...]) -> _Inputs:
     """Input specs (with the shape plan), the calibration and validation samples, the output folder."""
-    from trtstudio.precision.data import load_samples, model_inputs, random_samples
+    from trtstudio.precision.data import load_samples, model_inputs, planned_specs, random_samples
 
-    specs, plan_warnings = _planned_specs(model, model_inputs(model), opts.shapes)
+    specs, plan_warnings = planned_specs(model, model_inputs(model), opts.shapes)
     out_dir = Path(opts.out_dir) if opts.out_dir else Path(model).with_suffix("").parent / f"{Path(model).stem}.precision"
     out_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = list(plan_warnings)

@@ -47,6 +47,7 @@ from PySide6.QtWidgets import (
 )
 
 from trtstudio.backends.build import DEFAULT_MAX_DIM, MODULES, BuildResult
+from trtstudio.backends.build_precision import flags_to_convert
 from trtstudio.backends.build_request import BuildRequest
 from trtstudio.backends.shapes import parse_dims
 from trtstudio.backends.shapes.text import shape_text
@@ -61,7 +62,8 @@ LOG_BATCH_S = 0.05  # the worker sends log lines in batches at most this often
 # request field -> the form's label (errors from the core name fields; the dialog shows labels)
 FIELD_LABELS = {"shapes": "Optimization profile", "targets": "Targets", "output": "Engine file",
                 "opt_level": "Optimization level", "workspace_bytes": "Workspace limit", "timing_cache": "Timing cache",
-                "model": "Model"}
+                "model": "Model", "fp16": "Precision", "bf16": "Precision", "int8": "Precision",
+                "calib": "Calibration data"}
 
 
 def installed_backends() -> dict[str, bool]:
@@ -151,6 +153,7 @@ class BuildDialog(WorkerDialog):
         self._own_log = log_panel is None
         self.log_panel = log_panel if log_panel is not None else LogPanel()
         self._installed = installed_backends()
+        self._weak_flags: dict[str, bool] = {}  # backend -> has TensorRT 10's precision builder flags
         self._build_form()
         self._fill_profiles()
         self._on_backend_changed()
@@ -201,14 +204,25 @@ class BuildDialog(WorkerDialog):
         self.tf32_check = QCheckBox("TF32 for FP32 math")
         self.tf32_check.setChecked(True)
         self.strong_check = QCheckBox("Strongly typed network")
-        self.weak_boxes = {f: QCheckBox(f.upper()) for f in ("fp16", "int8", "bf16")}
-        self.weak_row = QWidget()
-        weak = QHBoxLayout(self.weak_row)
-        weak.setContentsMargins(0, 0, 0, 0)
-        for box in self.weak_boxes.values():
-            weak.addWidget(box)
-        weak.addWidget(QLabel("(TensorRT 10 weak typing; deprecated)"))
-        weak.addStretch(1)
+        self.precision_boxes = {f: QCheckBox(f.upper()) for f in ("fp16", "bf16", "int8")}
+        self.precision_row = QWidget()
+        row = QHBoxLayout(self.precision_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        for box in self.precision_boxes.values():
+            row.addWidget(box)
+        self.precision_note = QLabel()
+        self.precision_note.setWordWrap(True)
+        row.addWidget(self.precision_note, 1)
+        self.calib_edit = QLineEdit()
+        self.calib_edit.setPlaceholderText("INT8: a folder of .npy/.npz or images, or samples.py")
+        calib_button = QPushButton("…")
+        calib_button.clicked.connect(self._on_calib_browse)
+        self.calib_row = QWidget()
+        calib = QHBoxLayout(self.calib_row)
+        calib.setContentsMargins(0, 0, 0, 0)
+        calib.addWidget(self.calib_edit, 1)
+        calib.addWidget(calib_button)
+        self.precision_boxes["int8"].toggled.connect(self._on_precision_changed)
 
         form = QFormLayout()
         form.addRow("Backend", self.backend_combo)
@@ -220,8 +234,10 @@ class BuildDialog(WorkerDialog):
         form.addRow("", self.detailed_check)
         form.addRow("", self.tf32_check)
         form.addRow("", self.strong_check)
-        self._weak_label = QLabel("Precision flags")
-        form.addRow(self._weak_label, self.weak_row)
+        self._precision_label = QLabel("Precision")
+        form.addRow(self._precision_label, self.precision_row)
+        self._calib_label = QLabel("Calibration data")
+        form.addRow(self._calib_label, self.calib_row)
         self._lay_out(form, self._build_profile_box(), self._build_buttons())
 
     def _build_profile_box(self) -> QGroupBox:
@@ -367,7 +383,7 @@ class BuildDialog(WorkerDialog):
         targets = [t for t, box in self.target_boxes.items() if box.isChecked()]
         if backend == "rtx" and not targets:
             raise FieldError("targets", "choose at least one compute-capability target")
-        weak = {f: box.isChecked() and not self.weak_row.isHidden() for f, box in self.weak_boxes.items()}
+        precision = {f: box.isChecked() and not self.precision_row.isHidden() for f, box in self.precision_boxes.items()}
         request = BuildRequest(
             model=self.model_path,
             output=self.output_edit.text().strip(),
@@ -381,9 +397,16 @@ class BuildDialog(WorkerDialog):
             tf32=self.tf32_check.isChecked(),
             strongly_typed=self.strong_check.isChecked(),
             shapes_source="the build dialog",
-            **weak,
+            calib=self.calib_edit.text().strip() or None if precision["int8"] else None,
+            **precision,
         )
         request.validate()
+        if any(precision.values()) and not self._weak_flags.get(backend, False):
+            if precision["int8"] and not request.calib:
+                raise FieldError("calib", f"INT8 on {MODULES[backend][0]} (strongly typed) comes from Q/DQ nodes "
+                                          "placed with calibration data: choose a folder of .npy/.npz or images, "
+                                          "or make an INT8 model with Precision and build that")
+            flags_to_convert(importlib.import_module(MODULES[backend][0]), request)  # FP16 with BF16...
         return request
 
     @Slot()
@@ -392,12 +415,31 @@ class BuildDialog(WorkerDialog):
         for box in self.target_boxes.values():
             box.setEnabled(backend == "rtx")
         flags = weak_typing_flags(backend) if backend else []
-        for f, box in self.weak_boxes.items():
-            box.setVisible(f in flags)
-        self.weak_row.setVisible(bool(flags))
-        self._weak_label.setVisible(bool(flags))
+        if backend:
+            self._weak_flags[backend] = bool(flags)
+        self.precision_row.setVisible(bool(backend))
+        self._precision_label.setVisible(bool(backend))
+        self.precision_note.setText(
+            "(TensorRT 10 builder flags; deprecated)" if flags else
+            "(strongly typed: the model is converted as Precision does — FP16/BF16 weights and casts, "
+            "FP32 islands kept — and that model is built)")
+        self._on_precision_changed()
         if not backend:
             self._show_status("No TensorRT backend is installed: pip install tensorrt-rtx-cu13", error=True)
+
+    @Slot()
+    def _on_precision_changed(self) -> None:
+        """The calibration data row, for INT8 on a strongly typed runtime."""
+        backend = self.backend_combo.currentData()
+        show = bool(backend) and self.precision_boxes["int8"].isChecked() and not self._weak_flags.get(backend, False)
+        self.calib_row.setVisible(show)
+        self._calib_label.setVisible(show)
+
+    @Slot()
+    def _on_calib_browse(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Calibration data", self.calib_edit.text())
+        if path:
+            self.calib_edit.setText(path)
 
     @Slot()
     def _on_cache_browse(self) -> None:
@@ -486,7 +528,8 @@ class BuildDialog(WorkerDialog):
             self.progress.setFormat("done")
             self.phase_label.setText("Built")
             self._show_status(f"Built {result.engine_path} ({result.engine_bytes} bytes, {n} layers) "
-                              f"in {result.seconds:.1f} s")
+                              f"in {result.seconds:.1f} s"
+                              + (f"\n{result.precision.summary()}" if result.precision is not None else ""))
             self.log_panel.append("INFO", f"trtstudio: built {result.engine_path} in {result.seconds:.1f} s")
             if not self._closing:
                 self.sig_built.emit(result)

@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from trtstudio.profiling.present import Baseline, baseline_from_session, present_figures
+from trtstudio.profiling.present import Baseline, PresentFigures, baseline_from_session, run_headline
 from trtstudio.ui.workers import error_text, run_in_thread
 
 REFRESH_MS = 250
@@ -44,6 +44,12 @@ class PresentView(QWidget):
         self.w = window
         self.baseline: Baseline | None = None
         self._workers: list[Any] = []
+        self._figures = PresentFigures()
+        self._summary: dict[str, Any] | None = None  # the At a glance summary last computed
+        self._summary_run: Any = None  # the run data it was computed with (None: no run)
+        self._summary_done = False
+        self._summary_error: str | None = None
+        self.last_figures: dict[str, Any] = {}  # what the last frame showed (profiling.present's figures)
         self.setWindowTitle("trtstudio - Present")
         self.setStyleSheet("background: white; color: #1b1b1b;")
         self._build()
@@ -109,26 +115,51 @@ class PresentView(QWidget):
         self.baseline = baseline
         self.refresh()
 
+    def current_run(self) -> Any:
+        """The run the live panel shows: the active run, else the last one that ended (None: none yet)."""
+        ws = self.w.workspace
+        active = ws.active_runs()
+        return active[-1] if active else (ws.runs[-1] if ws.runs else None)
+
     def refresh(self) -> None:
-        """One frame: the figures and the plot from the last samples of the live run."""
+        """One frame: the headline, the figures and the plot from the last samples of the live run."""
         buf = self.samples()
         snap = buf.snapshot(last_n=2000) if buf is not None and buf.count else {"t_s": np.zeros(0),
                                                                                  "latency_ms": np.zeros(0)}
-        fig = present_figures(snap["t_s"], snap["latency_ms"], self.baseline)
+        entry = self.current_run()
+        fig = self._figures(snap["t_s"], snap["latency_ms"], self.baseline, run=id(entry))
+        self.last_figures = fig
         now, base = fig["now"], fig["baseline"]
+        self.headline.setText(self._headline(fig, entry))
         self.figures["median"][0].setText(f"{now['median_ms']:.3g} ms" if now else "–")
         self.figures["p99"][0].setText(f"{now['p99_ms']:.3g} ms" if now else "–")
         self.figures["throughput"][0].setText(f"{now['throughput']:,.0f}" if now and "throughput" in now else "–")
         self.figures["baseline"][0].setText(f"{base['median_ms']:.3g} ms" if base else "–")
         self.figures["baseline"][1].setText(f"baseline median ({fig['baseline_name']})" if base else
                                             "no baseline: choose a saved session")
-        self.change.setText(fig["text"] if now else "No run yet: start one (F5) to see it live.")
+        self.change.setText(fig["text"] if now or (entry is not None and entry.active)
+                            else "No run yet: start one (F5) to see it live.")
         self.curve.setData(snap["latency_ms"])
         if base:
             self.base_line.setValue(base["median_ms"])
             self.base_line.show()
         else:
             self.base_line.hide()
+
+    def _headline(self, fig: dict[str, Any], entry: Any) -> str:
+        """The live run while one is going; after it, the At a glance headline once it sums that run
+        up (until then the run's own figures); with no run, the summary's."""
+        if entry is not None and entry.active:
+            return run_headline(fig, entry.label(), live=True)
+        last = self.w.workspace.last_run()
+        fresh = self._summary_done and self._summary_run is (last.data if last is not None else None)
+        if fresh and self._summary:
+            return str(self._summary["headline"]["text"])
+        if entry is not None and fig["now"] is not None:
+            return run_headline(fig, entry.label(), live=False)
+        if self._summary_done and not self._summary:
+            return self._summary_error or "Open a model, an engine or a run to sum up."
+        return str(self._summary["headline"]["text"]) if self._summary else "summing up..."
 
     def start(self) -> None:
         """Show full screen, compute the At a glance summary in a worker (again whenever a run ends or
@@ -147,19 +178,25 @@ class PresentView(QWidget):
     def resummarize(self) -> None:
         """Compute the At a glance summary of the workspace in a worker."""
         inputs = self.w.workspace.report_inputs()
-        self._workers.append(run_in_thread(lambda _s: _summary(inputs), on_done=self._on_summary,
-                                           on_error=lambda e: self.headline.setText(error_text(e)), name="present"))
+        run = inputs.get("run")
+        self._workers.append(run_in_thread(lambda _s: _summary(inputs), on_done=lambda s: self._on_summary(s, run),
+                                           on_error=self._on_summary_error, name="present"))
 
     def _on_workspace_changed(self, ws: Any) -> None:
-        last = ws.last_run()
-        if last is None or not last.active:  # a run ended (or the engine changed): sum up again
+        if not ws.active_runs():  # a run ended (or the engine changed): sum up again
             self.resummarize()
 
-    def _on_summary(self, s: dict[str, Any] | None) -> None:
+    def _on_summary_error(self, exc: BaseException) -> None:
+        self._summary_error = error_text(exc)
+        self._on_summary(None, None)
+
+    def _on_summary(self, s: dict[str, Any] | None, run: Any = None) -> None:
+        self._summary, self._summary_run, self._summary_done = s, run, True
+        if s is not None:
+            self._summary_error = None
+        self.refresh()
         if not s:
-            self.headline.setText("Open a model, an engine or a run to sum up.")
             return
-        self.headline.setText(s["headline"]["text"])
         parts = []
         if s["time_by_type"]:
             what = "time" if s.get("timed") else "layers"
