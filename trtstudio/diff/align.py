@@ -30,7 +30,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,52 +163,49 @@ def to_alayer(pos: int, lay: Layer) -> ALayer:
                   node_names(lay), sig, (kind, out_maps), kind == "reformat", compute, lay)
 
 
-class _Union:
-    def __init__(self) -> None:
-        self.parent: dict[tuple[int, int], tuple[int, int]] = {}
-
-    def find(self, x: tuple[int, int]) -> tuple[int, int]:
-        parent = self.parent
-        root = parent.setdefault(x, x)
-        while root != parent[root]:
-            root = parent[root]
-        while parent[x] != root:
-            parent[x], x = root, parent[x]
-        return root
-
-    def union(self, a: tuple[int, int], b: tuple[int, int]) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
-
-
 def _by_names(base: Sequence[ALayer], other: Sequence[ALayer]) -> list[Group]:
-    """Pass 1: groups of layers that share ONNX node names (reformats: their whole name)."""
-    u = _Union()
-    owner: dict[str, tuple[int, int]] = {}
-    for side, layers in ((0, base), (1, other)):
+    """Pass 1: groups of layers that share ONNX node names (reformats: their whole name). A
+    union-find over integers (base layer p is p, other layer p is len(base) + p)."""
+    nb = len(base)
+    parent = list(range(nb + len(other)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    owner: dict[str, int] = {}
+    linked: set[int] = set()
+    setdefault = owner.setdefault
+    for offset, layers in ((0, base), (nb, other)):
         for a in layers:
-            key = (side, a.pos)
-            u.find(key)
-            names: Iterable[str] = ("\x00" + a.name,) if a.reformat else a.nodes
-            for n in names:
-                prev = owner.get(n)
-                if prev is None:
-                    owner[n] = key
-                else:
-                    u.union(prev, key)
-    comps: dict[tuple[int, int], Group] = {}
-    for side, layers in ((0, base), (1, other)):
-        for a in layers:
-            g = comps.setdefault(u.find((side, a.pos)), Group())
-            (g.other if side else g.base).append(a.pos)
+            key = offset + a.pos
+            for n in (("\x00" + a.name,) if a.reformat else a.nodes):
+                prev = setdefault(n, key)
+                if prev != key:
+                    ra, rb = find(prev), find(key)
+                    if ra != rb:
+                        parent[max(ra, rb)] = min(ra, rb)
+                    linked.add(prev)
+                    linked.add(key)
+    comps: dict[int, Group] = {}
+    for k in sorted(linked):
+        g = comps.get(r := find(k))
+        if g is None:
+            g = comps[r] = Group()
+        (g.base if k < nb else g.other).append(k if k < nb else k - nb)
     out = []
     for g in comps.values():
         if not (g.base and g.other):
             continue
         # a node shared by convolutions of different shapes (a residual Add fused into another
         # convolution on each side) is no evidence: the structure pass aligns them
-        if sorted(repr(base[i].sig) for i in g.base if base[i].compute) != \
+        if len(g.base) == 1 and len(g.other) == 1:
+            a, o = base[g.base[0]], other[g.other[0]]
+            if (a.compute or o.compute) and (a.sig != o.sig or a.compute != o.compute):
+                continue
+        elif sorted(repr(base[i].sig) for i in g.base if base[i].compute) != \
                 sorted(repr(other[i].sig) for i in g.other if other[i].compute):
             continue
         g.matched_by = "name" if all(base[i].reformat for i in g.base) else "nodes"
@@ -483,6 +480,12 @@ def label(g: Group, base: list[ALayer], other: list[ALayer]) -> None:
             g.reason = (f"no layer of {where} covers its ONNX nodes ({nodes}) or has its structure "
                         f"({a.kind}{'' if a.sig[2] is None else f', {a.sig[2]} out'})")
         return
+    if len(g.base) == 1 and len(g.other) == 1:  # most groups: one layer a side
+        a, o = base[g.base[0]], other[g.other[0]]
+        if a.reformat == o.reformat:
+            g.change = ("precision" if a.precision != o.precision else "tactic" if a.tactic != o.tactic
+                        else "format" if a.formats != o.formats else "same")
+            return
     real_b = [i for i in g.base if not base[i].reformat]
     real_o = [i for i in g.other if not other[i].reformat]
     if len(real_b) != len(real_o):

@@ -78,6 +78,18 @@ def _nodes(g: Group, base: list[ALayer], other: list[ALayer]) -> list[str]:
 
 
 def _group_json(g: Group, base: list[ALayer], other: list[ALayer]) -> dict[str, Any]:
+    if len(g.base) == 1 and len(g.other) == 1:  # most groups: one layer a side
+        a, o = base[g.base[0]], other[g.other[0]]
+        bms, oms = a.time_ms, o.time_ms
+        return {
+            "change": g.change, "matched_by": g.matched_by, "base_layers": [a.name], "other_layers": [o.name],
+            "base_index": [a.pos], "other_index": [o.pos],
+            "onnx_nodes": list(a.nodes) if a.nodes == o.nodes else _nodes(g, base, other),
+            "base_ms": bms, "other_ms": oms, "delta_ms": None if bms is None or oms is None else oms - bms,
+            "base_precision": [a.precision] if a.precision else [], "other_precision": [o.precision] if o.precision else [],
+            "base_tactic": [str(a.tactic)] if a.tactic else [], "other_tactic": [str(o.tactic)] if o.tactic else [],
+            "reason": g.reason or None,
+        }
     bms, oms = _ms(base, g.base), _ms(other, g.other)
     uniq = _uniq
     nodes = _nodes(g, base, other)
