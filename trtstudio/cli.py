@@ -20,7 +20,7 @@ from typing import Any
 from trtstudio import __version__
 
 # Order is the order shown in --help.
-COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "diff", "precision", "scenario",
+COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "diff", "explain", "precision", "scenario",
             "triton", "triton-config", "remote")
 
 # Arguments that name input files, checked (stat only: pipes, devices, unreadable files refused)
