@@ -12,6 +12,7 @@ CATEGORIES: dict[str, tuple[str, str]] = {
     "elementwise": ("Elementwise", "#d08b2c"),
     "control": ("Control flow", "#8e5ea2"),
     "quantization": ("Quantization", "#b5487d"),
+    "reformat": ("Reformat", "#e07b00"),
     "custom": ("Custom domain", "#2b2b2b"),
     "other": ("Other", "#6b7f99"),
 }
@@ -39,7 +40,22 @@ _OPS: dict[str, set[str]] = {
     "control": {"If", "Loop", "Scan", "SequenceMap"},
     "quantization": {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"},
 }
-_BY_OP = {op: cat for cat, ops in _OPS.items() for op in ops}
+# TensorRT and TensorRT-RTX layer types (``LayerType`` of the inspector, the build log's type), so an
+# engine's own graph (engine.layer_graph) is coloured as its ONNX graph would be
+_ENGINE_OPS: dict[str, set[str]] = {
+    "compute": {"CaskConvolution", "CaskGemmConvolution", "CudaDepthwiseConvolution", "FusedConvActConvolution",
+                "ConvActPool", "CublasConvolution", "CudnnConvolution", "CaskDeconvolution", "Convolution",
+                "Deconvolution", "MatrixMultiply", "FullyConnected", "CaskGemm", "gemm", "correlation", "Myelin",
+                "runtime_fusion", "runtime_function"},
+    "pooling": {"CaskPooling", "TiledPooling", "CudaPooling", "CudnnPooling", "Pooling", "maxpool", "Reduce"},
+    "activation": {"Activation", "CudaSoftMax", "SoftMax", "CaskSoftMax"},
+    "elementwise": {"ElementWise", "PointWise", "PointWiseV2", "kgen", "Scale"},
+    "shape": {"Shuffle", "NoOp", "Slice", "Padding", "Concatenation", "Gather", "shape_call", "Resize"},
+    "reformat": {"Reformat"},
+    "control": {"wait", "signal"},
+    "custom": {"PluginV2", "PluginV3"},
+}
+_BY_OP = {op: cat for cat, ops in (*_OPS.items(), *_ENGINE_OPS.items()) for op in ops}
 
 
 def category(op_type: str, domain: str = "") -> str:
