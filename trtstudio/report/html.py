@@ -13,7 +13,7 @@ from typing import Any
 
 from trtstudio.graph.params import parameters_text
 from trtstudio.report import plots
-from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_num, fmt_pct, fmt_value
+from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_ms3, fmt_num, fmt_pct, fmt_sig, fmt_value
 from trtstudio.report.glance_html import GLANCE_CSS
 
 CSS = """
@@ -120,15 +120,21 @@ def page(title: str, subtitle: str, body: Iterable[str]) -> str:
 
 
 def summary_cards(rep: Any) -> list[tuple[str, str]]:
-    """The key figures shown first (and on the comparison page)."""
+    """The key figures shown first (and on the comparison page), three significant digits each
+    (full precision in the Latency section and the JSON)."""
     items: list[tuple[str, str]] = []
     run = rep.run or {}
     lat = run.get("latency_ms") or {}
+    eng_lat = (rep.engine or {}).get("latency_ms") or {}
     if lat.get("count"):
-        items += [("median latency", fmt_ms(lat.get("median"))), ("p99 latency", fmt_ms(lat.get("p99"))),
-                  ("mean latency", fmt_ms(lat.get("mean")))]
+        items += [("median latency", fmt_ms3(lat.get("median"))), ("p99 latency", fmt_ms3(lat.get("p99"))),
+                  ("mean latency", fmt_ms3(lat.get("mean")))]
         tp = run.get("throughput") or {}
-        items.append(("throughput", f"{fmt_num(tp.get('inferences_per_s'), 1)} inf/s"))
+        items.append(("throughput", fmt_sig(tp.get("inferences_per_s"), unit="inferences/s")))
+    elif isinstance(eng_lat, dict) and eng_lat.get("median") is not None:  # trtexec's, in the engine's files
+        items += [("median (trtexec)", fmt_ms3(eng_lat.get("median"))), ("p99 (trtexec)", fmt_ms3(eng_lat.get("p99")))]
+        if eng_lat.get("throughput_qps") is not None:
+            items.append(("throughput (trtexec)", fmt_sig(eng_lat.get("throughput_qps"), unit="inferences/s")))
     if rep.engine:
         items.append(("engine layers", fmt_num(rep.engine.get("layers"))))
         if rep.engine.get("engine_size_bytes"):
@@ -146,6 +152,7 @@ def summary_cards(rep: Any) -> list[tuple[str, str]]:
 
 
 def _environment(env: dict[str, Any]) -> str:
+    """The machine that wrote the report (its GPUs and packages), which is not the engine's."""
     rows = [(k, env[k]) for k in ("os", "platform", "python", "cpu", "cpu_count") if env.get(k) is not None]
     if env.get("host_memory_bytes"):
         rows.append(("host memory", fmt_bytes(env["host_memory_bytes"])))
@@ -156,7 +163,21 @@ def _environment(env: dict[str, Any]) -> str:
         rows.append(("GPU", "none found (NVML not available)"))
     for k, v in (env.get("versions") or {}).items():
         rows.append((k, v if v else "not installed"))
-    return table(("", ""), [(k, str(v)) for k, v in rows])
+    note = ('<p class="muted">The machine that wrote this report. The engine\'s own GPU and TensorRT, from its '
+            'files, are under Build settings (Engine provenance).</p>')
+    return note + table(("", ""), [(k, str(v)) for k, v in rows])
+
+
+def _provenance(rep: Any) -> str:
+    """The engine's GPU, TensorRT and CUDA as its own files name them (``not recorded`` where silent)."""
+    from trtstudio.report.summary import engine_provenance
+
+    prov = engine_provenance(rep)
+    if not prov:
+        return ""
+    rows = [("GPU", prov.get("gpu")), ("TensorRT", prov.get("tensorrt")), ("CUDA", prov.get("cuda") or "not recorded")]
+    return ("<h3>Engine provenance</h3><p class=\"muted\">From the engine's own files, not the machine that wrote "
+            "this report.</p>" + table(("", ""), [(k, str(v)) for k, v in rows]))
 
 
 def _parameters(m: dict[str, Any]) -> str:
@@ -190,7 +211,7 @@ def _model(rep: Any, images: Images) -> str:
 
 def _build(rep: Any) -> str:
     b = rep.build or {}
-    parts = []
+    parts = [_provenance(rep)]
     settings = b.get("settings") or {}
     if settings:
         parts.append(kv_table(sorted(settings.items())))
@@ -361,7 +382,8 @@ def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[s
 
     glance = at_a_glance(rep)  # from the report's own sections, never from a stored copy
     body = [section("At a glance", glance_html(glance, cards(summary_cards(rep))), "summary")]
-    body.append(section("Environment", _environment(rep.environment), "environment"))
+    body.append(section("Environment (the machine that wrote this report)", _environment(rep.environment),
+                        "environment"))
     if rep.model or rep.graph_picture:
         body.append(section("Model", _model(rep, images), "model"))
     if rep.build or rep.engine:
