@@ -428,7 +428,7 @@ def write_html(rep: Any, path: Path) -> list[Path]:
 
 
 def _per_s(v: float | None) -> str:
-    text = fmt_num(v, 1)
+    text = fmt_sig(v)
     return text if text == "\u2013" else f"{text}/s"
 
 
@@ -439,13 +439,16 @@ def _fmt_speed(v: float | None) -> str:
 
 
 def _comparison_summary(comp: Any, images: Images) -> str:
-    from trtstudio.report.compare import speedup_text
+    from trtstudio.report.compare import prov_text, speedup_text
 
     rows = []
     for s in comp.summary:
         acc = s.get("accuracy") or {}
-        rows.append((s["name"], fmt_ms(s["median_ms"]), fmt_ms(s["p99_ms"]), speedup_text(s),
-                     _per_s(s["inferences_per_s"]), fmt_bytes(s["engine_size_bytes"]),
+        prov = s.get("provenance") or {}
+        rows.append((s["name"], fmt_ms3(s["median_ms"]), fmt_ms3(s["p99_ms"]), speedup_text(s),
+                     _per_s(s["inferences_per_s"]),
+                     prov_text(prov) if prov else "\u2013",
+                     fmt_bytes(s["engine_size_bytes"]),
                      fmt_bytes(s["memory_peak_bytes"]),
                      f"{acc['metric']} {fmt_num(acc['value'], 6) if isinstance(acc.get('value'), float) else acc.get('value')}" if acc else "\u2013",
                      ", ".join(f"{k} {n}" for k, n in (s.get("precisions") or {}).items())))
@@ -456,8 +459,9 @@ def _comparison_summary(comp: Any, images: Images) -> str:
     parts = [f'<p class="headline" style="font-size:16px">{escape(" ".join(story))}</p>' if story else "",
              f"<p>Baseline: <b>{escape(comp.baseline)}</b>; {escape(rule)}.</p>",
              f'<ul class="verdicts">{"".join(verdicts)}</ul>' if verdicts else "",
-             table(("variant", "median", "p99", "speed-up (95% interval)", "throughput", "engine size", "peak memory",
-                    "accuracy", "layers by precision"), rows, num=(1, 2, 3, 4, 5, 6))]
+             table(("variant", "median", "p99", "speed-up (95% interval)", "throughput",
+                    "engine GPU, TensorRT (its files)", "engine size", "peak memory",
+                    "accuracy", "layers by precision"), rows, num=(1, 2, 3, 4, 6, 7))]
     med = [(s["name"], s["median_ms"]) for s in comp.summary if s["median_ms"] is not None]
     if med:
         notes = [speedup_text(s) for s in comp.summary if s["median_ms"] is not None]
@@ -474,9 +478,13 @@ def _comparison_summary(comp: Any, images: Images) -> str:
         if not d["rows"]:
             parts.append(f"<p>{escape(d['b'])} vs {escape(d['a'])}: {_NO_LAYERS}</p>")
             continue
-        parts.append(f"<p>{escape(d['b'])} vs {escape(d['a'])}: {d['summary']['matched']} matched layer groups, "
-                     f"{c['precision']} precision changes, {c['tactic']} tactic changes, {c['fusion']} fusion changes, "
-                     f"{c['only_a']} only in {escape(d['a'])}, {c['only_b']} only in {escape(d['b'])}.</p>")
+        conv = (d["summary"].get("alignment") or {}).get("compute_layers") or {}
+        aligned = (f" ({conv['base_aligned']} of {conv['base']} convolutions/GEMMs of {escape(d['a'])} aligned)"
+                   if conv.get("base") else "")
+        parts.append(f"<p>{escape(d['b'])} vs {escape(d['a'])}: {d['summary']['matched']} aligned layer groups{aligned}, "
+                     f"{c['precision']} precision changes, {c['tactic']} tactic changes, {c['fused']} fused differently, "
+                     f"{c['format']} format changes, {c['only_base']} only in {escape(d['a'])}, "
+                     f"{c['only_other']} only in {escape(d['b'])}.</p>")
     return "".join(parts)
 
 
@@ -516,16 +524,16 @@ def _comparison_accuracy(comp: Any) -> str:
 
 def _layer_diff_table(d: dict[str, Any], changed_only: bool, max_rows: int | None = None) -> str:
     rows, classes = [], []
-    chosen = [r for r in d["rows"] if r["changes"] or not changed_only]
+    chosen = [r for r in d["rows"] if r["change"] != "same" or not changed_only]
     shown, more = _first(chosen, max_rows, "rows", "the HTML and JSON comparisons")
     for r in shown:
         rows.append((", ".join(r["onnx_nodes"][:4]) + (" ..." if len(r["onnx_nodes"]) > 4 else ""),
-                     "; ".join(r["a_layers"]), "/".join(r["a_precision"]), fmt_ms(r["a_time_ms"]),
-                     "; ".join(r["b_layers"]), "/".join(r["b_precision"]), fmt_ms(r["b_time_ms"]),
-                     fmt_ms(r["delta_ms"]), ", ".join(r["changes"])))
-        classes.append("warning" if "precision" in r["changes"] else ("info" if r["changes"] else None))
+                     "; ".join(r["base_layers"]), "/".join(r["base_precision"]), fmt_ms(r["base_ms"]),
+                     "; ".join(r["other_layers"]), "/".join(r["other_precision"]), fmt_ms(r["other_ms"]),
+                     fmt_ms(r["delta_ms"]), r["change"] + (f": {r['reason']}" if r.get("reason") else "")))
+        classes.append("warning" if r["change"] == "precision" else ("info" if r["change"] != "same" else None))
     return table(("ONNX nodes", f"{d['a']} layers", "precision", "time", f"{d['b']} layers", "precision", "time", "delta",
-                  "changes"), rows, num=(3, 6, 7), cls="layers", row_classes=classes) + more
+                  "change"), rows, num=(3, 6, 7), cls="layers", row_classes=classes) + more
 
 
 def render_comparison(comp: Any, inline: bool = True,
@@ -538,7 +546,7 @@ def render_comparison(comp: Any, inline: bool = True,
     acc = _comparison_accuracy(comp)
     body.append(section("Accuracy", acc or "<p>No accuracy results in these inputs.</p>", "accuracy"))
     for i, d in enumerate(comp.layer_diffs):
-        changed = sum(1 for r in d["rows"] if r["changes"])
+        changed = sum(1 for r in d["rows"] if r["change"] != "same")
         if not d["rows"]:
             text = f"<p>{_NO_LAYERS.capitalize()}</p>"
         elif not changed:
