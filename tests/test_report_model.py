@@ -106,7 +106,7 @@ def test_report_from_ort_run_of_small_model(small_model: Path, tmp_path: Path) -
     for key in ("median", "p99", "mean"):
         assert fmt_ms(saved["run"]["latency_ms"][key]) in text
     assert fmt_ms(saved["top_layers"][0]["time_ms"]) in text
-    assert {"At a glance", "Environment", "Model", "Latency", "Memory", "Slowest layers", "Layers", "Accuracy",
+    assert {"At a glance", "Environment (the machine that wrote this report)", "Model", "Latency", "Memory", "Slowest layers", "Layers", "Accuracy",
             "Warnings"} <= set(section_titles(text))
     assert "max_abs_error" in text and "0.012500" in text
 

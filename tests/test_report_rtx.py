@@ -90,13 +90,13 @@ def test_rtx_fp32_vs_fp16_comparison_lines_up_layers_by_onnx_node(builds: dict) 
     for conv in convs:
         hits = [r for r in rows if conv in r["onnx_nodes"]]
         assert len(hits) == 1, conv
-        assert hits[0]["a_layers"] and hits[0]["b_layers"], conv
-    changed = [r for r in rows if "precision" in r["changes"]]
+        assert hits[0]["base_layers"] and hits[0]["other_layers"], conv
+    changed = [r for r in rows if r["change"] == "precision"]
     assert len(changed) >= len(convs) // 2
-    assert all(r["a_precision"] == ["FP32"] and any("FP16" in p for p in r["b_precision"]) for r in changed
-               if r["a_layers"] and r["b_layers"] and "Cast" not in r["b_types"])
+    assert all(r["base_precision"] == ["FP32"] and any("FP16" in p for p in r["other_precision"]) for r in changed
+               if r["base_layers"] and r["other_layers"] and not any("cast" in n.lower() for n in r["other_layers"]))
     assert diff["summary"]["changes"]["precision"] == len(changed)
-    assert any("cast_in_input" in r["onnx_nodes"] for r in rows if r["b_layers"])  # the inserted Cast shows on B's side
+    assert any("cast_in_input" in r["onnx_nodes"] for r in rows if r["other_layers"])  # the inserted Cast shows on B's side
     sizes = {v["name"]: v["engine_size_ratio"] for v in comp.to_json()["variants"]}
     assert sizes["FP32"] == pytest.approx(1.0) and sizes["FP16"] < 0.9
 

@@ -109,26 +109,32 @@ def test_bad_session_files_raise_input_error(tmp_path: Path, content: bytes, mes
         load_session(tmp_path / "missing.trtstudio")
 
 
-def test_layer_diff_matches_through_onnx_nodes() -> None:
+def test_layer_diff_of_report_rows_stands_on_the_diff_core() -> None:
+    """Report JSON inputs (layer rows, no engine object) are aligned by trtstudio.diff: groups through
+    the ONNX nodes, one change label each (diff's names), times and deltas per group."""
     a = [
-        {"name": "conv1 + relu", "onnx_nodes": ["conv1", "relu"], "precision": "FP32", "tactic": "k1", "time_ms": 1.0, "type": "Conv"},
-        {"name": "conv2", "onnx_nodes": ["conv2"], "precision": "FP32", "tactic": "k2", "time_ms": 2.0, "type": "Conv"},
-        {"name": "Reformat 1", "onnx_nodes": [], "precision": "FP32", "tactic": None, "time_ms": 0.1, "type": "Reformat"},
+        {"index": 0, "name": "conv1 + relu", "onnx_nodes": ["conv1", "relu"], "precision": "FP32", "tactic": "k1", "time_ms": 1.0, "type": "Conv"},
+        {"index": 1, "name": "conv2", "onnx_nodes": ["conv2"], "precision": "FP32", "tactic": "k2", "time_ms": 2.0, "type": "Conv"},
+        {"index": 2, "name": "Reformat 1", "onnx_nodes": [], "precision": "FP32", "tactic": None, "time_ms": 0.1, "type": "Reformat"},
     ]
     b = [
-        {"name": "conv1_myl", "onnx_nodes": ["conv1"], "precision": "FP16", "tactic": "k1h", "time_ms": 0.4, "type": "Conv"},
-        {"name": "relu_myl", "onnx_nodes": ["relu"], "precision": "FP16", "tactic": "k3", "time_ms": 0.1, "type": "Act"},
-        {"name": "conv2_myl", "onnx_nodes": ["conv2"], "precision": "FP32", "tactic": "k2", "time_ms": 2.5, "type": "Conv"},
-        {"name": "cast", "onnx_nodes": ["cast_in"], "precision": "FP16", "tactic": None, "time_ms": 0.05, "type": "Cast"},
+        {"index": 0, "name": "conv1_myl", "onnx_nodes": ["conv1"], "precision": "FP16", "tactic": "k1h", "time_ms": 0.4, "type": "Conv"},
+        {"index": 1, "name": "relu_myl", "onnx_nodes": ["relu"], "precision": "FP16", "tactic": "k3", "time_ms": 0.1, "type": "Act"},
+        {"index": 2, "name": "conv2_myl", "onnx_nodes": ["conv2"], "precision": "FP32", "tactic": "k2", "time_ms": 2.5, "type": "Conv"},
+        {"index": 3, "name": "cast", "onnx_nodes": ["cast_in"], "precision": "FP16", "tactic": None, "time_ms": 0.05, "type": "Cast"},
     ]
-    rows = layer_diff(a, b)
-    first = rows[0]
-    assert first["a_layers"] == ["conv1 + relu"] and first["b_layers"] == ["conv1_myl", "relu_myl"]
-    assert set(first["changes"]) == {"precision", "tactic", "fusion"}
-    assert first["delta_ms"] == pytest.approx(-0.5)
-    second = rows[1]
-    assert second["changes"] == [] and second["delta_ms"] == pytest.approx(0.5)
-    assert rows[2]["changes"] == ["only_a"] and rows[3]["changes"] == ["only_b"]
+    d = layer_diff(Report("A", "now", layers=a), Report("B", "now", layers=b), "A", "B")
+    rows = {tuple(r["base_layers"]) or tuple(r["other_layers"]): r for r in d["rows"]}
+    first = rows[("conv1 + relu",)]
+    assert first["other_layers"] == ["conv1_myl", "relu_myl"] and first["change"] == "fused"
+    assert first["delta_ms"] == pytest.approx(-0.5) and first["matched_by"] == "nodes"
+    second = rows[("conv2",)]
+    assert second["change"] == "same" and second["delta_ms"] == pytest.approx(0.5)
+    assert rows[("Reformat 1",)]["change"] == "format" and rows[("Reformat 1",)]["other_layers"] == []
+    assert rows[("cast",)]["change"] == "only_other" and rows[("cast",)]["base_layers"] == []
+    assert d["summary"]["changes"] == {"precision": 0, "tactic": 0, "format": 1, "fused": 1, "only_base": 0,
+                                       "only_other": 1}
+    assert d["unmatched"]["other"][0]["layer"] == "cast"
 
 
 def test_compare_two_real_runs(small_model: Path, tmp_path: Path) -> None:
@@ -137,7 +143,7 @@ def test_compare_two_real_runs(small_model: Path, tmp_path: Path) -> None:
                          accuracy={"max_abs_error": 0.0})
     comp = compare([fast, other], ["one", "two"])
     doc = comp.to_json()
-    assert doc["schema"] == "trtstudio.comparison/1" and doc["baseline"] == "one"
+    assert doc["schema"] == "trtstudio.comparison/2" and doc["baseline"] == "one"
     v0, v1 = doc["variants"]
     assert v0["speedup"]["median"] == pytest.approx(1.0)
     assert v1["speedup"]["median"] == pytest.approx(v0["latency_ms"]["median"] / v1["latency_ms"]["median"])

@@ -178,3 +178,82 @@ def test_comparison_tells_the_story_first(sample_model, tmp_path):
 
     html, _ = render_comparison(comp)
     assert html.index(sentence.split(" (")[0]) < html.index("<table")  # the story before the tables
+
+
+@pytest.fixture
+def a100(trt_real):
+    d = trt_real / "NVIDIA_TensorRT_trex/release-11.0/examples/pytorch/resnet/A100"
+    if not d.is_dir():
+        pytest.skip("TREx A100 fixture absent")
+    return d
+
+
+def test_an_engines_headline_names_its_own_gpu_and_runtime_and_trtexec_throughput(a100, tmp_path):
+    """Issue 43 item 5: an A100 engine read here says where its figures come from (its own files),
+    not this machine's GPU or runtime; trtexec's throughput from its metadata is in the headline."""
+    import json
+
+    from trtstudio.engine.load import load_engine
+    from trtstudio.engine.provenance import provenance
+    from trtstudio.report.model import collect_environment
+    from trtstudio.report.writers import write_report
+
+    files = sorted(str(p) for p in (a100 / "fp32").glob("*.json"))
+    rep = build_report(engine=files)
+    h = at_a_glance(rep)["headline"]
+    info = load_engine(files)
+    prov = provenance(info)
+    assert h["source"] == "engine profile" and h["provenance"] == "the engine's files"
+    assert h["hardware"] == prov["gpu"] and "A100" in h["hardware"]
+    assert h["runtime"] == prov["tensorrt"] == "not recorded"  # the files name no TensorRT version
+    assert h["throughput"] == pytest.approx(info.latency_ms["throughput_qps"])
+    here = collect_environment()["versions"]
+    for name in ("tensorrt_rtx", "tensorrt"):
+        if here.get(name):
+            assert here[name] not in h["text"]  # never this machine's runtime
+    assert "TensorRT version not recorded" in h["text"] and "A100" in h["text"]
+    assert f"{info.latency_ms['throughput_qps']:.0f} inferences/s" in h["text"]
+    # three significant digits in the sentence
+    assert f"Median {info.latency_ms['median']:.3g} ms" in h["text"]
+    # the JSON keeps full precision and the provenance; a report JSON written before it was stored agrees
+    out = tmp_path / "r.json"
+    write_report(rep, out)
+    doc = json.loads(out.read_text())
+    assert doc["summary"]["headline"]["median_ms"] == info.latency_ms["median"]
+    assert doc["engine"]["provenance"]["gpu"] == prov["gpu"]
+    from trtstudio.report.model import Report
+
+    del doc["engine"]["provenance"]
+    assert at_a_glance(Report.from_json(doc))["headline"]["hardware"] == prov["gpu"]
+
+
+def test_at_a_glance_has_three_significant_digits_and_the_detail_keeps_full_precision(a100):
+    """Issue 43 item 6: '1.99 ms', not '1.9907 ms', in At a glance (cards, sentence, tables); the
+    Latency/Layers sections and the JSON keep every digit; the Environment says whose it is."""
+    import re
+
+    from trtstudio.report.fmt import fmt_ms, sig
+    from trtstudio.report.html import render_report
+    from trtstudio.report.markdown import render_markdown
+
+    rep = build_report(engine=sorted(str(p) for p in (a100 / "fp32").glob("*.json")))
+    html, _ = render_report(rep)
+    glance = html.split('id="summary"', 1)[1].split("<section", 1)[0]
+    s = at_a_glance(rep)
+    med = rep.engine["latency_ms"]["median"]
+    assert f"{sig(med)} ms" in glance and fmt_ms(med) not in glance
+    for t in s["top_layers"]:
+        assert f"{sig(t['time_ms'])} ms" in glance
+    # no figure in At a glance carries more than three significant digits (shares are percentages)
+    for num in re.findall(r"(\d+\.\d+) ms", glance):
+        assert len(num.replace(".", "").lstrip("0")) <= 3, num
+    for num in re.findall(r"(\d[\d,.]*) inferences/s", glance):
+        assert len(num.replace(",", "").replace(".", "").lstrip("0")) <= 3, num
+    layers = html.split('id="layers"', 1)[1]
+    assert fmt_ms(rep.layers[0]["time_ms"]) in layers  # the detail: four decimals
+    md = render_markdown(rep).split("## ", 2)[1]
+    assert f"{sig(s['top_layers'][0]['time_ms'])} ms" in md
+    env = html.split('id="environment"', 1)[1].split("</section>", 1)[0]
+    assert "the machine that wrote this report" in env and "A100" not in env
+    build = html.split('id="build"', 1)[1].split("</section>", 1)[0]
+    assert "Engine provenance" in build and "A100" in build

@@ -1,4 +1,6 @@
-"""``trtstudio compare``: compare two or more runs/engines (sessions or report JSON files)."""
+"""``trtstudio compare``: compare two or more runs/engines (sessions, report JSON files, or engine
+files: a folder of one engine's files or files joined with commas, as ``trtstudio diff`` takes
+them; trtexec's per-inference times in them count as a run)."""
 
 from __future__ import annotations
 
@@ -7,32 +9,44 @@ from typing import Any
 
 from trtstudio.commands._args import add_json, add_labels
 
-HELP = "compare sessions (FP32 vs FP16 vs INT8, two builds): latency, speed-ups, memory, accuracy, layer diff"
+INPUTS: tuple[str, ...] = ()  # sessions, report JSON, folders or comma lists: _load checks each
+HELP = ("compare sessions or engine files (FP32 vs FP16 vs INT8, two builds): latency, speed-ups, memory, accuracy, "
+        "layer diff")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Flags of ``trtstudio compare``."""
-    parser.add_argument("inputs", nargs="+", metavar="SESSION", help=".trtstudio sessions or report .json files; the first is the baseline")
+    parser.add_argument("inputs", nargs="+", metavar="INPUT",
+                        help=".trtstudio sessions, report .json files, or engine files (a folder of one engine's "
+                             "files, or its files joined with commas, as trtstudio diff takes them); the first is "
+                             "the baseline")
     parser.add_argument("-o", "--output", metavar="OUT", help="comparison file: .html, .pdf or .json")
     add_labels(parser)
-    add_json(parser, "trtstudio.comparison/1; trtstudio.triton-comparison/1 for Triton sessions")
+    add_json(parser, "trtstudio.comparison/2; trtstudio.triton-comparison/1 for Triton sessions")
 
 
 def _load(path: str) -> Any:
+    """The report of one input: a session, a report JSON, or an engine side (``diff.sides.load_side``)."""
     from pathlib import Path
 
     from trtstudio.errors import InputError
-    from trtstudio.filekinds import ENGINE, classify
+    from trtstudio.filekinds import ENGINE, SESSION, classify
     from trtstudio.report.model import Report
-    from trtstudio.report.session import load_session
+    from trtstudio.report.session import NotASession, load_session
 
     p = Path(path)
+    if p.is_dir() or ("," in path and not p.exists()):
+        return _engine_report(path)
+    if not p.exists():
+        raise InputError(p, "no such file or folder")
+    if not p.is_file():
+        raise InputError(p, "not a regular file")
     if p.suffix.lower() == ".json" and classify(p) == ENGINE:  # a report JSON (Triton sessions: _run_triton)
         from trtstudio.jsonio import read_json_file
 
         doc = read_json_file(p, "report JSON")
         if not isinstance(doc, dict) or doc.get("schema") != "trtstudio.report/1":
-            raise InputError(p, "not a trtstudio report JSON (schema trtstudio.report/1)")
+            return _engine_report(path)  # an engine's own file (graph/layer JSON, profile, timings)
         try:
             from trtstudio.report.compare import compare
 
@@ -41,11 +55,30 @@ def _load(path: str) -> Any:
             return rep
         except (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError) as exc:
             raise InputError(p, f"damaged report JSON: {type(exc).__name__}: {exc}") from None
-    return Report.from_session(load_session(p))
+    try:
+        return Report.from_session(load_session(p))
+    except NotASession:
+        if classify(p) == SESSION:
+            raise
+        return _engine_report(path)
+
+
+def _engine_report(spec: str) -> Any:
+    """The report of one engine's files (a folder, a comma list or one file; an ONNX model among or
+    beside them maps its layers), with the engine object for the layer diff."""
+    from trtstudio.diff.sides import load_side
+    from trtstudio.report.model import Report, make_session
+
+    side = load_side(spec)
+    session = make_session(model=side.model, engine=side.engine, title=side.name)
+    session.engines[0].paths = list(side.paths)
+    return Report.from_session(session)
 
 
 def run(args: argparse.Namespace) -> int:
     """Load, compare, write; exit 2 for bad input."""
+    import os
+
     from trtstudio.commands._args import labels
     from trtstudio.commands._emit import emit
     from trtstudio.errors import InputError
@@ -54,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
     from trtstudio.report.writers import COMPARISON_WRITERS, write_comparison
 
     if len(args.inputs) < 2:
-        raise InputError(None, "compare needs at least two sessions")
-    if any(classify(p) == TRITON for p in args.inputs):
+        raise InputError(None, "compare needs at least two inputs (sessions, report JSON or engine files)")
+    if any(os.path.isfile(p) and classify(p) == TRITON for p in args.inputs):
         return _run_triton(args)
     if not args.output and not args.json:
         raise InputError(None, "give -o OUT (.html, .pdf, .json) or --json")
@@ -71,12 +104,15 @@ def run(args: argparse.Namespace) -> int:
 def render_text(doc: dict[str, Any]) -> str:
     """One line per input: its median latency and its speed-up over the first with its interval;
     then each verdict and the comparison's warnings."""
-    from trtstudio.report.compare import speedup_text
+    from trtstudio.report.compare import prov_text, speedup_text
 
     lines = [" ".join(doc["story"])] if doc.get("story") else []
     for s in doc["summary"]:
         med = s["median_ms"]
-        lines.append(f"{s['name']:<30} median {'-' if med is None else f'{med:.4f} ms':>12}  speed-up {speedup_text(s)}")
+        prov = s.get("provenance") or {}
+        where = f"  ({prov_text(prov)})" if prov else ""
+        lines.append(f"{s['name']:<30} median {'-' if med is None else f'{med:.4f} ms':>12}  speed-up {speedup_text(s)}"
+                     f"{where}")
     lines += [f"{s['verdict']}: {s['verdict_text']}" for s in doc["summary"] if s.get("verdict_text")]
     lines += [f"warning: {w}" for w in doc.get("warnings") or []]
     return "\n".join(lines)

@@ -1,19 +1,26 @@
-"""Comparisons of two or more reports (FP32 vs FP16 vs INT8, two builds): schema ``trtstudio.comparison/1``.
+"""Comparisons of two or more reports (FP32 vs FP16 vs INT8, two builds): schema ``trtstudio.comparison/2``.
 
 For each variant: latency percentiles, throughput, speed-ups against the baseline (the first
-variant; ``> 1`` means faster), peak memory, engine size and device memory, accuracy, and the
-layer mix by precision. The median speed-up carries its 95% interval (``measure.ratio``: the ratio
-is variant / baseline latency, the speed-up its inverse, bootstrapped over both runs' samples) and
-a ``Verdict``: ``faster``, ``slower``, ``no significant difference`` (the interval holds 1.0) or
-``inconclusive`` (no samples to resample: report JSON inputs). Inputs whose latency varies much
-(coefficient of variation over ``NOISY_COV_PERCENT``) are warned about in that verdict's text and in
-the warnings. For each variant after the first, a layer-level diff against the
-baseline: layers are matched through the ONNX nodes they were built from (a layer of A and a layer
-of B that share a node fall in the same row, so different fusions line up as one row with several
-layers on a side); layers without ONNX nodes match by name. A row is marked ``precision`` when
-the precisions differ, ``tactic`` when the tactic/kernel names differ, ``fusion`` when a side has
-a different number of layers, ``only_a``/``only_b`` when one side has nothing; it carries both
-times and the delta. ``summary`` is the one-page table fit for a slide.
+variant; ``> 1`` means faster), peak memory, engine size and device memory, accuracy, the layer
+mix by precision, and ``provenance``: the engine's GPU and TensorRT from its own files
+(``engine.provenance``; ``not recorded`` where they are silent). A variant without a run whose
+engine files hold trtexec's per-inference times (``--exportTimes``) counts those as its run
+(``timing`` says which figure they are) and trtexec's throughput as its throughput. The median
+speed-up carries its 95% interval (``measure.ratio``: the ratio is variant / baseline latency, the
+speed-up its inverse, bootstrapped over both runs' samples) and a ``Verdict``: ``faster``,
+``slower``, ``no significant difference`` (the interval holds 1.0) or ``inconclusive`` (no samples
+to resample: report JSON inputs). Inputs whose latency varies much (coefficient of variation over
+``NOISY_COV_PERCENT``) are warned about in that verdict's text and in the warnings.
+
+For each variant after the first, the layer diff against the baseline is ``trtstudio diff``'s
+(:func:`trtstudio.diff.core.diff_sides`, one comparison core): groups aligned by the ONNX nodes the
+layers name, then by the structure of the two layer graphs, each with one change label (``same``,
+``precision``, ``tactic``, ``format``, ``fused``, ``only_base``, ``only_other``) and the diff's
+row fields (``base_layers``, ``other_layers``, ``base_ms``, ``other_ms``, ``delta_ms``,
+``base_precision``, ...). Schema 1 had ``a_*``/``b_*`` fields and the labels ``fusion``,
+``only_a``, ``only_b``: they are ``fused``, ``only_base``, ``only_other`` now. A report JSON input
+(no engine object) is aligned through layers rebuilt from its rows. ``summary`` is the one-page
+table fit for a slide.
 """
 
 from __future__ import annotations
@@ -24,12 +31,16 @@ from typing import Any
 
 import numpy as np
 
+from trtstudio.diff.align import CHANGES
+from trtstudio.diff.core import PairDiff, diff_sides
+from trtstudio.diff.sides import Side
+from trtstudio.engine.model import EngineInfo, Layer, LayerTime, TensorDesc
 from trtstudio.measure.ratio import NO_DIFFERENCE, Ratio, ratio_interval, ratio_of, speedup_of
 from trtstudio.measure.verdict import INCONCLUSIVE, Verdict
-from trtstudio.profiling.stats import stat
+from trtstudio.profiling.stats import latency_stats, stat
 from trtstudio.report.model import Report, _clean, now_iso
 
-SCHEMA = "trtstudio.comparison/1"
+SCHEMA = "trtstudio.comparison/2"
 PCTS = ("mean", "median", "p90", "p95", "p99", "p999", "min", "max")
 _MEM_KEYS = ("process_gpu_bytes", "gpu_used_bytes", "host_rss_bytes")
 NOISY_COV_PERCENT = 10.0  # latency CV above which a comparison's input is called noisy
@@ -78,6 +89,12 @@ def speedup_text(row: dict[str, Any]) -> str:
     return f"{text} ({mark}{low:.2f}-{high:.2f}x)"
 
 
+def prov_text(prov: dict[str, Any]) -> str:
+    """'NVIDIA A100 80GB PCIe (SM 8.0), TensorRT not recorded': an engine's GPU and TensorRT as its files name them."""
+    gpu, trt = str(prov.get("gpu") or "not recorded"), str(prov.get("tensorrt") or "not recorded")
+    return f"{'GPU not recorded' if gpu == 'not recorded' else gpu}, {'TensorRT not recorded' if trt == 'not recorded' else trt}"
+
+
 def _peak_memory(rep: Report) -> tuple[str | None, int | None]:
     for key in _MEM_KEYS:
         v = rep.memory.get(key)
@@ -87,9 +104,24 @@ def _peak_memory(rep: Report) -> tuple[str | None, int | None]:
 
 
 def variant_of(rep: Report, name: str) -> dict[str, Any]:
-    """One column of the comparison: the figures of one report."""
+    """One column of the comparison: the figures of one report. Without a run, the per-inference
+    times in the engine's own files (trtexec) are its latency (``timing`` says which), trtexec's
+    throughput its throughput; ``provenance``: the engine's GPU and TensorRT from its files."""
+    from trtstudio.report.summary import engine_provenance
+
     run = rep.run or {}
     lat = dict(run.get("latency_ms") or {})
+    throughput = dict(run.get("throughput") or {})
+    backend, timing = run.get("backend"), "run" if lat.get("count") else None
+    samples, metric = _samples_of(rep)
+    if not lat.get("count") and samples.size:
+        lat = latency_stats(samples)
+        backend, timing = "trtexec", {"gpu_compute": "GPU compute time per inference (trtexec --exportTimes)",
+                                      "latency": "latency per inference (trtexec --exportTimes)"}.get(metric, metric)
+        qps = (rep.engine or {}).get("latency_ms", {}).get("throughput_qps")
+        if qps is not None:
+            throughput = {"inferences_per_s": qps, "source": "trtexec (the engine's metadata)"}
+    prov = engine_provenance(rep)
     mem_key, mem_peak = _peak_memory(rep)
     build_mem = (rep.build or {}).get("memory") or {}
     by_prec: dict[str, int] = {}
@@ -97,9 +129,10 @@ def variant_of(rep: Report, name: str) -> dict[str, Any]:
         if r.get("precision"):
             by_prec[str(r["precision"])] = by_prec.get(str(r["precision"]), 0) + 1
     return {
-        "name": name, "title": rep.title, "backend": run.get("backend"),
+        "name": name, "title": rep.title, "backend": backend, "timing": timing,
+        "provenance": None if prov is None else {k: prov.get(k) for k in ("gpu", "tensorrt", "cuda")},
         "latency_ms": {k: lat.get(k) for k in ("count", *PCTS, "std", "cov")},
-        "throughput": dict(run.get("throughput") or {}),
+        "throughput": throughput,
         "memory_key": mem_key, "memory_peak_bytes": mem_peak,
         "engine_size_bytes": (rep.engine or {}).get("engine_size_bytes") or build_mem.get("engine_size"),
         "device_memory_bytes": build_mem.get("device_memory"),
@@ -110,101 +143,82 @@ def variant_of(rep: Report, name: str) -> dict[str, Any]:
     }
 
 
-class _Union:
-    def __init__(self) -> None:
-        self.parent: dict[Any, Any] = {}
-
-    def find(self, x: Any) -> Any:
-        p = self.parent.setdefault(x, x)
-        while p != self.parent[p]:
-            self.parent[p] = self.parent[self.parent[p]]
-            p = self.parent[p]
-        self.parent[x] = p
-        return p
-
-    def union(self, a: Any, b: Any) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
+def _samples_of(rep: Report) -> tuple[np.ndarray, str]:
+    """(latency samples, what they are): the run's, else the per-inference times in the engine's
+    own files (trtexec ``--exportTimes``: GPU compute, else latency), which count as a run."""
+    samples = _samples(rep)
+    if samples.size or rep.engine_info is None:
+        return samples, "run" if samples.size else ""
+    for key, metric in (("compute", "gpu_compute"), ("latency", "latency")):
+        series = rep.engine_info.samples_ms.get(key)
+        if series:
+            return np.asarray(series, dtype=np.float64), metric
+    return samples, ""
 
 
-def _join(values: Sequence[Any]) -> str:
-    return ", ".join(dict.fromkeys(str(v) for v in values if v))
+def _layers_of(rep: Report) -> list[Layer]:
+    """The report's engine layers: its engine object where it was made from one (a session, engine
+    files), else layers rebuilt from its layer rows (a report JSON: names, types, precisions,
+    tactics, ONNX nodes and times, no tensors, so the alignment goes by names and layer kinds)."""
+    if rep.engine_info is not None and rep.engine_info.layers:
+        return list(rep.engine_info.layers)
+    return _layers_from_rows(rep)
 
 
-def layer_diff(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of matched layers of A and B (see the module docstring), in A's layer order."""
-    u = _Union()
-    node_owner: dict[str, tuple[str, int]] = {}
-    for side, rows in (("a", a_rows), ("b", b_rows)):
-        for i, r in enumerate(rows):
-            key = (side, i)
-            u.find(key)
-            for n in r.get("onnx_nodes") or []:
-                other = node_owner.get(n)
-                if other is None:
-                    node_owner[n] = key
-                else:
-                    u.union(other, key)
-    # layers without nodes: match by name
-    b_by_name: dict[str, int] = {}
-    for i, r in enumerate(b_rows):
-        if not r.get("onnx_nodes"):
-            b_by_name.setdefault(str(r["name"]), i)
-    for i, r in enumerate(a_rows):
-        if not r.get("onnx_nodes") and str(r["name"]) in b_by_name:
-            u.union(("a", i), ("b", b_by_name[str(r["name"])]))
-    groups: dict[Any, dict[str, list[int]]] = {}
-    for side, rows in (("a", a_rows), ("b", b_rows)):
-        for i in range(len(rows)):
-            groups.setdefault(u.find((side, i)), {"a": [], "b": []})[side].append(i)
-    out: list[dict[str, Any]] = []
-    for g in groups.values():
-        ra = [a_rows[i] for i in g["a"]]
-        rb = [b_rows[i] for i in g["b"]]
-        nodes = list(dict.fromkeys(n for r in ra + rb for n in r.get("onnx_nodes") or []))
-        ta = [r["time_ms"] for r in ra if r.get("time_ms") is not None]
-        tb = [r["time_ms"] for r in rb if r.get("time_ms") is not None]
-        time_a = float(sum(ta)) if ta else None
-        time_b = float(sum(tb)) if tb else None
-        pa = sorted({str(r.get("precision")) for r in ra if r.get("precision")})
-        pb = sorted({str(r.get("precision")) for r in rb if r.get("precision")})
-        tac_a = sorted({str(r.get("tactic")) for r in ra if r.get("tactic")})
-        tac_b = sorted({str(r.get("tactic")) for r in rb if r.get("tactic")})
-        changes = []
-        if not ra:
-            changes.append("only_b")
-        elif not rb:
-            changes.append("only_a")
-        else:
-            if pa != pb:
-                changes.append("precision")
-            if tac_a != tac_b:
-                changes.append("tactic")
-            if len(ra) != len(rb):
-                changes.append("fusion")
-        out.append({
-            "onnx_nodes": nodes,
-            "a_layers": [r["name"] for r in ra], "b_layers": [r["name"] for r in rb],
-            "a_index": g["a"][0] if g["a"] else None, "b_index": g["b"][0] if g["b"] else None,
-            "a_types": _join([r.get("type") for r in ra]), "b_types": _join([r.get("type") for r in rb]),
-            "a_precision": pa, "b_precision": pb, "a_tactics": tac_a, "b_tactics": tac_b,
-            "a_time_ms": time_a, "b_time_ms": time_b,
-            "delta_ms": None if time_a is None or time_b is None else time_b - time_a,
-            "changes": changes,
-        })
-    big = 1 << 40
-    out.sort(key=lambda r: (r["a_index"] if r["a_index"] is not None else big,
-                            r["b_index"] if r["b_index"] is not None else big))
+def _layers_from_rows(rep: Report) -> list[Layer]:
+    out = []
+    for i, r in enumerate(rep.layers):
+        p_in = r.get("precision_in") or r.get("precision")
+        p_out = r.get("precision_out") or p_in
+        t = r.get("time_ms")
+        out.append(Layer(int(r["index"]) if isinstance(r.get("index"), int) else i, str(r.get("name")),
+                         str(r.get("type") or "Unknown"), None,
+                         [TensorDesc(name="", dtype=str(p_in))] if p_in else [],
+                         [TensorDesc(name="", dtype=str(p_out))] if p_out else [],
+                         str(r["tactic"]) if r.get("tactic") else None,
+                         onnx_nodes=[str(n) for n in r.get("onnx_nodes") or []],
+                         time=LayerTime(average_ms=float(t)) if t is not None else None))
     return out
 
 
-def _diff_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    counts = {k: sum(1 for r in rows if k in r["changes"]) for k in ("precision", "tactic", "fusion", "only_a", "only_b")}
-    matched = sum(1 for r in rows if r["a_layers"] and r["b_layers"])
-    return {"rows": len(rows), "matched": matched, "changes": counts,
-            "precision_changes": [f"{', '.join(r['onnx_nodes'][:3])}: {'/'.join(r['a_precision'])} -> {'/'.join(r['b_precision'])}"
-                                  for r in rows if "precision" in r["changes"]][:50]}
+def side_of(rep: Report, name: str, rows_only: bool = False) -> Side:
+    """A report as one side of :mod:`trtstudio.diff` (its engine, its samples); ``rows_only``: its
+    layers rebuilt from its rows even where it has the engine object (beside a report JSON input,
+    so that both sides' layers say the same things: names, kinds, precisions, no tensors)."""
+    engine = rep.engine_info if rep.engine_info is not None and not rows_only else None
+    if engine is None or (not engine.layers and rep.layers):
+        engine = EngineInfo(layers=_layers_from_rows(rep) if rows_only else _layers_of(rep))
+    samples, metric = _samples_of(rep)
+    files = (rep.engine or {}).get("files") or []
+    return Side(name, engine, [str(f) for f in files], None, samples, metric, (rep.run or {}).get("backend"))
+
+
+def _names(layers: list[str], most: int = 2) -> str:
+    return " + ".join(layers[:most]) + (f" (+{len(layers) - most})" if len(layers) > most else "")
+
+
+def _precision_change(g: dict[str, Any]) -> str:
+    """'Conv_0 + Relu_1: FP32 -> FP16' (the base's layers; the other's where they are named otherwise)."""
+    base, other = g["base_layers"], g["other_layers"]
+    where = _names(base) + ("" if other == base else f" / {_names(other)}")
+    return f"{where}: {'/'.join(g['base_precision']) or '?'} -> {'/'.join(g['other_precision']) or '?'}"
+
+
+def _diff_summary(p: PairDiff) -> dict[str, Any]:
+    rows = p.groups
+    counts = {k: sum(1 for r in rows if r["change"] == k) for k in CHANGES if k != "same"}
+    return {"rows": len(rows), "matched": sum(1 for r in rows if r["base_layers"] and r["other_layers"]),
+            "changes": counts, "alignment": p.alignment, "totals": p.totals,
+            "precision_changes": [_precision_change(r) for r in rows if r["change"] == "precision"][:50]}
+
+
+def layer_diff(base: Report, other: Report, base_name: str = "a", other_name: str = "b") -> dict[str, Any]:
+    """The layer diff of ``other`` against ``base``: :func:`trtstudio.diff.core.diff_sides` (the one
+    comparison core ``trtstudio diff`` stands on), its groups as rows (see the module docstring)."""
+    rows_only = base.engine_info is None or other.engine_info is None
+    p = diff_sides(side_of(base, base_name, rows_only), side_of(other, other_name, rows_only))
+    return {"a": base_name, "b": other_name, "summary": _diff_summary(p), "rows": p.groups,
+            "unmatched": p.unmatched(), "story": p.story, "build": p.build}
 
 
 @dataclass
@@ -249,7 +263,7 @@ def _compare(reports: Sequence[Report], names: Sequence[str] | None, title: str 
     variants = [variant_of(r, n) for r, n in zip(reports, labels, strict=True)]
     base = variants[0]
     bl = base["latency_ms"]
-    base_samples = _samples(reports[0])
+    base_samples = _samples_of(reports[0])[0]
     for i, (rep, v) in enumerate(zip(reports, variants, strict=True)):
         lat = v["latency_ms"]
         v["speedup"] = {k: speedup_of(bl.get(k), lat.get(k)) for k in ("mean", "median", "p99")}
@@ -257,7 +271,7 @@ def _compare(reports: Sequence[Report], names: Sequence[str] | None, title: str 
         v["engine_size_ratio"] = ratio_of(base["engine_size_bytes"], v["engine_size_bytes"])
         v["speedup_interval"], v["verdict"] = None, None
         if i and lat.get("count") and bl.get("count"):
-            verdict, sp = speedup_verdict(base["name"], base_samples, v["name"], _samples(rep),
+            verdict, sp = speedup_verdict(base["name"], base_samples, v["name"], _samples_of(rep)[0],
                                           [stat(bl, "cov"), stat(lat, "cov")])
             v["speedup_interval"], v["verdict"] = sp.to_json(), verdict.to_json()
     summary = []
@@ -272,12 +286,9 @@ def _compare(reports: Sequence[Report], names: Sequence[str] | None, title: str 
             "inferences_per_s": v["throughput"].get("inferences_per_s"),
             "engine_size_bytes": v["engine_size_bytes"], "memory_peak_bytes": v["memory_peak_bytes"],
             "accuracy": None if head is None else {"metric": head[0], "value": head[1]},
-            "precisions": v["layers_by_precision"],
+            "precisions": v["layers_by_precision"], "timing": v["timing"], "provenance": v["provenance"],
         })
-    diffs = []
-    for rep, v in zip(reports[1:], variants[1:], strict=True):
-        rows = layer_diff(reports[0].layers, rep.layers)
-        diffs.append({"a": base["name"], "b": v["name"], "summary": _diff_summary(rows), "rows": rows})
+    diffs = [layer_diff(reports[0], rep, base["name"], v["name"]) for rep, v in zip(reports[1:], variants[1:], strict=True)]
     warnings = []
     for v in variants:
         cov = stat(v["latency_ms"], "cov")
@@ -294,6 +305,6 @@ def _compare(reports: Sequence[Report], names: Sequence[str] | None, title: str 
     from trtstudio.report import story
 
     comp.story = story.story(comp)
-    comp.charts = {k: v for k, v in (("latency", story.distributions([_samples(r) for r in reports], labels)),
+    comp.charts = {k: v for k, v in (("latency", story.distributions([_samples_of(r)[0] for r in reports], labels)),
                                      ("time_by_type", story.time_by_type(list(reports), labels))) if v}
     return comp

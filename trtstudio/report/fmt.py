@@ -16,6 +16,36 @@ def fmt_ms(v: float | None) -> str:
     return "\u2013" if _bad(v) else f"{float(v):.4f} ms"  # type: ignore[arg-type]
 
 
+def sig(v: float, digits: int = 3) -> str:
+    """``v`` with ``digits`` significant digits, trailing zeros kept (``94.1``, ``1.98``, ``0.470``,
+    ``10.1``); at or above ``10**digits`` a whole number with thousands separators (``1,235``)."""
+    x = float(v)
+    if x == 0:
+        return "0"
+    for _ in range(2):  # once more where rounding adds a digit (9.996 -> 10.0)
+        decimals = digits - 1 - math.floor(math.log10(abs(x)))
+        if decimals <= 0:
+            return f"{x:,.0f}"
+        rounded = round(x, decimals)
+        if rounded == 0 or math.floor(math.log10(abs(rounded))) == math.floor(math.log10(abs(x))):
+            return f"{rounded:.{decimals}f}"
+        x = rounded
+    return f"{x:,.0f}"
+
+
+def fmt_sig(v: Any, digits: int = 3, unit: str = "") -> str:
+    """At a glance figures: :func:`sig` with a unit (``fmt_sig(1.9753, unit="ms")`` is ``1.98 ms``);
+    an en dash when unknown."""
+    if _bad(v) or isinstance(v, bool) or not isinstance(v, (int, float)):
+        return "\u2013"
+    return sig(v, digits) + (f" {unit}" if unit else "")
+
+
+def fmt_ms3(v: float | None) -> str:
+    """Milliseconds with three significant digits (``94.1 ms``, ``1.98 ms``), for At a glance."""
+    return fmt_sig(v, 3, "ms")
+
+
 def fmt_num(v: Any, digits: int = 4) -> str:
     """A number with ``digits`` decimals (ints as ints); text stays text."""
     if _bad(v):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from trtstudio.report.fmt import fmt_ms, fmt_num
+from trtstudio.report.fmt import fmt_ms3, fmt_num
 
 GLANCE_CSS = """
 .glance .headline { font-size: 16px; margin: 6px 0 10px 0; }
@@ -34,7 +34,7 @@ def _pct(share: float | None) -> str:
 
 
 def _ms(ms: float | None, why: str = "not measured") -> str:
-    return _missing(why) if ms is None else escape(fmt_ms(ms))
+    return _missing(why) if ms is None else escape(fmt_ms3(ms))
 
 
 def _time_table(s: dict[str, Any]) -> str:
@@ -92,7 +92,7 @@ def _next_steps(s: dict[str, Any]) -> str:
     items = []
     for st in s["next_steps"]:
         gain = st["estimated_gain_ms"]
-        what = "blocking" if st.get("blocking") else (f"up to {fmt_ms(gain)}" if gain is not None else "gain not estimated")
+        what = "blocking" if st.get("blocking") else (f"up to {fmt_ms3(gain)}" if gain is not None else "gain not estimated")
         items.append(f"<li>{escape(st['action'])} <b>({escape(what)})</b><br><span class=basis>{escape(st['basis'])}</span></li>")
     return f"<ol>{''.join(items)}</ol>"
 

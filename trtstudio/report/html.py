@@ -13,7 +13,7 @@ from typing import Any
 
 from trtstudio.graph.params import parameters_text
 from trtstudio.report import plots
-from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_num, fmt_pct, fmt_value
+from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_ms3, fmt_num, fmt_pct, fmt_sig, fmt_value
 from trtstudio.report.glance_html import GLANCE_CSS
 
 CSS = """
@@ -120,15 +120,21 @@ def page(title: str, subtitle: str, body: Iterable[str]) -> str:
 
 
 def summary_cards(rep: Any) -> list[tuple[str, str]]:
-    """The key figures shown first (and on the comparison page)."""
+    """The key figures shown first (and on the comparison page), three significant digits each
+    (full precision in the Latency section and the JSON)."""
     items: list[tuple[str, str]] = []
     run = rep.run or {}
     lat = run.get("latency_ms") or {}
+    eng_lat = (rep.engine or {}).get("latency_ms") or {}
     if lat.get("count"):
-        items += [("median latency", fmt_ms(lat.get("median"))), ("p99 latency", fmt_ms(lat.get("p99"))),
-                  ("mean latency", fmt_ms(lat.get("mean")))]
+        items += [("median latency", fmt_ms3(lat.get("median"))), ("p99 latency", fmt_ms3(lat.get("p99"))),
+                  ("mean latency", fmt_ms3(lat.get("mean")))]
         tp = run.get("throughput") or {}
-        items.append(("throughput", f"{fmt_num(tp.get('inferences_per_s'), 1)} inf/s"))
+        items.append(("throughput", fmt_sig(tp.get("inferences_per_s"), unit="inferences/s")))
+    elif isinstance(eng_lat, dict) and eng_lat.get("median") is not None:  # trtexec's, in the engine's files
+        items += [("median (trtexec)", fmt_ms3(eng_lat.get("median"))), ("p99 (trtexec)", fmt_ms3(eng_lat.get("p99")))]
+        if eng_lat.get("throughput_qps") is not None:
+            items.append(("throughput (trtexec)", fmt_sig(eng_lat.get("throughput_qps"), unit="inferences/s")))
     if rep.engine:
         items.append(("engine layers", fmt_num(rep.engine.get("layers"))))
         if rep.engine.get("engine_size_bytes"):
@@ -146,6 +152,7 @@ def summary_cards(rep: Any) -> list[tuple[str, str]]:
 
 
 def _environment(env: dict[str, Any]) -> str:
+    """The machine that wrote the report (its GPUs and packages), which is not the engine's."""
     rows = [(k, env[k]) for k in ("os", "platform", "python", "cpu", "cpu_count") if env.get(k) is not None]
     if env.get("host_memory_bytes"):
         rows.append(("host memory", fmt_bytes(env["host_memory_bytes"])))
@@ -156,7 +163,21 @@ def _environment(env: dict[str, Any]) -> str:
         rows.append(("GPU", "none found (NVML not available)"))
     for k, v in (env.get("versions") or {}).items():
         rows.append((k, v if v else "not installed"))
-    return table(("", ""), [(k, str(v)) for k, v in rows])
+    note = ('<p class="muted">The machine that wrote this report. The engine\'s own GPU and TensorRT, from its '
+            'files, are under Build settings (Engine provenance).</p>')
+    return note + table(("", ""), [(k, str(v)) for k, v in rows])
+
+
+def _provenance(rep: Any) -> str:
+    """The engine's GPU, TensorRT and CUDA as its own files name them (``not recorded`` where silent)."""
+    from trtstudio.report.summary import engine_provenance
+
+    prov = engine_provenance(rep)
+    if not prov:
+        return ""
+    rows = [("GPU", prov.get("gpu")), ("TensorRT", prov.get("tensorrt")), ("CUDA", prov.get("cuda") or "not recorded")]
+    return ("<h3>Engine provenance</h3><p class=\"muted\">From the engine's own files, not the machine that wrote "
+            "this report.</p>" + table(("", ""), [(k, str(v)) for k, v in rows]))
 
 
 def _parameters(m: dict[str, Any]) -> str:
@@ -190,7 +211,7 @@ def _model(rep: Any, images: Images) -> str:
 
 def _build(rep: Any) -> str:
     b = rep.build or {}
-    parts = []
+    parts = [_provenance(rep)]
     settings = b.get("settings") or {}
     if settings:
         parts.append(kv_table(sorted(settings.items())))
@@ -361,7 +382,8 @@ def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[s
 
     glance = at_a_glance(rep)  # from the report's own sections, never from a stored copy
     body = [section("At a glance", glance_html(glance, cards(summary_cards(rep))), "summary")]
-    body.append(section("Environment", _environment(rep.environment), "environment"))
+    body.append(section("Environment (the machine that wrote this report)", _environment(rep.environment),
+                        "environment"))
     if rep.model or rep.graph_picture:
         body.append(section("Model", _model(rep, images), "model"))
     if rep.build or rep.engine:
@@ -406,7 +428,7 @@ def write_html(rep: Any, path: Path) -> list[Path]:
 
 
 def _per_s(v: float | None) -> str:
-    text = fmt_num(v, 1)
+    text = fmt_sig(v)
     return text if text == "\u2013" else f"{text}/s"
 
 
@@ -417,13 +439,16 @@ def _fmt_speed(v: float | None) -> str:
 
 
 def _comparison_summary(comp: Any, images: Images) -> str:
-    from trtstudio.report.compare import speedup_text
+    from trtstudio.report.compare import prov_text, speedup_text
 
     rows = []
     for s in comp.summary:
         acc = s.get("accuracy") or {}
-        rows.append((s["name"], fmt_ms(s["median_ms"]), fmt_ms(s["p99_ms"]), speedup_text(s),
-                     _per_s(s["inferences_per_s"]), fmt_bytes(s["engine_size_bytes"]),
+        prov = s.get("provenance") or {}
+        rows.append((s["name"], fmt_ms3(s["median_ms"]), fmt_ms3(s["p99_ms"]), speedup_text(s),
+                     _per_s(s["inferences_per_s"]),
+                     prov_text(prov) if prov else "\u2013",
+                     fmt_bytes(s["engine_size_bytes"]),
                      fmt_bytes(s["memory_peak_bytes"]),
                      f"{acc['metric']} {fmt_num(acc['value'], 6) if isinstance(acc.get('value'), float) else acc.get('value')}" if acc else "\u2013",
                      ", ".join(f"{k} {n}" for k, n in (s.get("precisions") or {}).items())))
@@ -434,8 +459,9 @@ def _comparison_summary(comp: Any, images: Images) -> str:
     parts = [f'<p class="headline" style="font-size:16px">{escape(" ".join(story))}</p>' if story else "",
              f"<p>Baseline: <b>{escape(comp.baseline)}</b>; {escape(rule)}.</p>",
              f'<ul class="verdicts">{"".join(verdicts)}</ul>' if verdicts else "",
-             table(("variant", "median", "p99", "speed-up (95% interval)", "throughput", "engine size", "peak memory",
-                    "accuracy", "layers by precision"), rows, num=(1, 2, 3, 4, 5, 6))]
+             table(("variant", "median", "p99", "speed-up (95% interval)", "throughput",
+                    "engine GPU, TensorRT (its files)", "engine size", "peak memory",
+                    "accuracy", "layers by precision"), rows, num=(1, 2, 3, 4, 6, 7))]
     med = [(s["name"], s["median_ms"]) for s in comp.summary if s["median_ms"] is not None]
     if med:
         notes = [speedup_text(s) for s in comp.summary if s["median_ms"] is not None]
@@ -452,9 +478,13 @@ def _comparison_summary(comp: Any, images: Images) -> str:
         if not d["rows"]:
             parts.append(f"<p>{escape(d['b'])} vs {escape(d['a'])}: {_NO_LAYERS}</p>")
             continue
-        parts.append(f"<p>{escape(d['b'])} vs {escape(d['a'])}: {d['summary']['matched']} matched layer groups, "
-                     f"{c['precision']} precision changes, {c['tactic']} tactic changes, {c['fusion']} fusion changes, "
-                     f"{c['only_a']} only in {escape(d['a'])}, {c['only_b']} only in {escape(d['b'])}.</p>")
+        conv = (d["summary"].get("alignment") or {}).get("compute_layers") or {}
+        aligned = (f" ({conv['base_aligned']} of {conv['base']} convolutions/GEMMs of {escape(d['a'])} aligned)"
+                   if conv.get("base") else "")
+        parts.append(f"<p>{escape(d['b'])} vs {escape(d['a'])}: {d['summary']['matched']} aligned layer groups{aligned}, "
+                     f"{c['precision']} precision changes, {c['tactic']} tactic changes, {c['fused']} fused differently, "
+                     f"{c['format']} format changes, {c['only_base']} only in {escape(d['a'])}, "
+                     f"{c['only_other']} only in {escape(d['b'])}.</p>")
     return "".join(parts)
 
 
@@ -494,16 +524,16 @@ def _comparison_accuracy(comp: Any) -> str:
 
 def _layer_diff_table(d: dict[str, Any], changed_only: bool, max_rows: int | None = None) -> str:
     rows, classes = [], []
-    chosen = [r for r in d["rows"] if r["changes"] or not changed_only]
+    chosen = [r for r in d["rows"] if r["change"] != "same" or not changed_only]
     shown, more = _first(chosen, max_rows, "rows", "the HTML and JSON comparisons")
     for r in shown:
         rows.append((", ".join(r["onnx_nodes"][:4]) + (" ..." if len(r["onnx_nodes"]) > 4 else ""),
-                     "; ".join(r["a_layers"]), "/".join(r["a_precision"]), fmt_ms(r["a_time_ms"]),
-                     "; ".join(r["b_layers"]), "/".join(r["b_precision"]), fmt_ms(r["b_time_ms"]),
-                     fmt_ms(r["delta_ms"]), ", ".join(r["changes"])))
-        classes.append("warning" if "precision" in r["changes"] else ("info" if r["changes"] else None))
+                     "; ".join(r["base_layers"]), "/".join(r["base_precision"]), fmt_ms(r["base_ms"]),
+                     "; ".join(r["other_layers"]), "/".join(r["other_precision"]), fmt_ms(r["other_ms"]),
+                     fmt_ms(r["delta_ms"]), r["change"] + (f": {r['reason']}" if r.get("reason") else "")))
+        classes.append("warning" if r["change"] == "precision" else ("info" if r["change"] != "same" else None))
     return table(("ONNX nodes", f"{d['a']} layers", "precision", "time", f"{d['b']} layers", "precision", "time", "delta",
-                  "changes"), rows, num=(3, 6, 7), cls="layers", row_classes=classes) + more
+                  "change"), rows, num=(3, 6, 7), cls="layers", row_classes=classes) + more
 
 
 def render_comparison(comp: Any, inline: bool = True,
@@ -516,7 +546,7 @@ def render_comparison(comp: Any, inline: bool = True,
     acc = _comparison_accuracy(comp)
     body.append(section("Accuracy", acc or "<p>No accuracy results in these inputs.</p>", "accuracy"))
     for i, d in enumerate(comp.layer_diffs):
-        changed = sum(1 for r in d["rows"] if r["changes"])
+        changed = sum(1 for r in d["rows"] if r["change"] != "same")
         if not d["rows"]:
             text = f"<p>{_NO_LAYERS.capitalize()}</p>"
         elif not changed:

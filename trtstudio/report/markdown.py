@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from trtstudio.report.fmt import fmt_ms, fmt_num
+from trtstudio.report.fmt import fmt_ms, fmt_ms3, fmt_num
 
 DASH = "\u2013"
 
@@ -35,16 +35,16 @@ def _glance(s: dict[str, Any]) -> list[str]:
             " (no per-layer profile: the layer mix by count)"
         out += ["**Where the time goes**" + how, "",
                 md_table(("layer type", "layers", "time", "share"),
-                         [(t["type"], t["layers"], fmt_ms(t["time_ms"]) if timed else DASH, _pct(t["share"]))
+                         [(t["type"], t["layers"], fmt_ms3(t["time_ms"]) if timed else DASH, _pct(t["share"]))
                           for t in s["time_by_type"]]), ""]
     if s["top_layers"]:
         out += [md_table(("slowest layer", "type", "time", "share", "ONNX nodes"),
-                         [(t["name"], t["type"], fmt_ms(t["time_ms"]), _pct(t["share"]),
+                         [(t["name"], t["type"], fmt_ms3(t["time_ms"]), _pct(t["share"]),
                            ", ".join(t["onnx_nodes"][:4])) for t in s["top_layers"]]), ""]
     f = s["findings_by_severity"]
     if f["by_rule"]:
         out += ["**What is wrong**", "", md_table(("rule", "severity", "count", "time at stake", "share"),
-                                                  [(e["rule"], e["severity"], e["count"], fmt_ms(e["time_ms"]),
+                                                  [(e["rule"], e["severity"], e["count"], fmt_ms3(e["time_ms"]),
                                                     _pct(e["share"])) for e in f["by_rule"]]), ""]
         if f["rejected_nodes"]:
             out += ["Rejected by TensorRT: " + ", ".join(f["rejected_nodes"][:10]), ""]
@@ -56,7 +56,7 @@ def _glance(s: dict[str, Any]) -> list[str]:
         out += ["**Next steps**", ""]
         for k, st in enumerate(s["next_steps"], start=1):
             gain = ("blocking" if st.get("blocking") else
-                    f"up to {fmt_ms(st['estimated_gain_ms'])}" if st["estimated_gain_ms"] is not None else "gain not estimated")
+                    f"up to {fmt_ms3(st['estimated_gain_ms'])}" if st["estimated_gain_ms"] is not None else "gain not estimated")
             out.append(f"{k}. {st['action']} ({gain}). _{st['basis']}_")
         out.append("")
     return out

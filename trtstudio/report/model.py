@@ -26,6 +26,7 @@ import numpy as np
 
 from trtstudio import __version__
 from trtstudio.engine.model import EngineInfo
+from trtstudio.engine.provenance import provenance
 from trtstudio.jsonio import strict
 from trtstudio.report import plots
 from trtstudio.report.session import EngineRecord, Picture, RunData, Session, write_session
@@ -34,6 +35,7 @@ SCHEMA = "trtstudio.report/1"
 TOP_N = 15
 GRAPH_SVG_MAX_NODES = 1500
 _SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1}
+_NOT_JSON = frozenset(("samples", "engine_info"))
 
 # distribution names tried, in order, for each version shown
 _DISTS: dict[str, tuple[str, ...]] = {
@@ -356,16 +358,18 @@ class Report:
     # the run's per-node profile rows when the engine has no per-layer times (At a glance reads them)
     run_profile: list[dict[str, Any]] = field(default_factory=list)
     samples: np.ndarray | None = field(default=None, repr=False, compare=False)  # raw latencies (CSV), not in JSON
+    # the engine the report was made of (compare aligns its layers through trtstudio.diff), not in JSON
+    engine_info: EngineInfo | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        """The report as one JSON-ready document (without the raw samples)."""
-        doc = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "samples"}
+        """The report as one JSON-ready document (without the raw samples and the engine object)."""
+        doc = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_JSON}
         return _clean({"schema": SCHEMA, **doc})  # type: ignore[no-any-return]
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Report:
         """Inverse of ``to_json`` (for redrawing a saved report JSON)."""
-        names = {f.name for f in fields(cls)} - {"samples"}
+        names = {f.name for f in fields(cls)} - _NOT_JSON
         return cls(**{k: v for k, v in doc.items() if k in names})
 
     @classmethod
@@ -399,7 +403,10 @@ class Report:
                 "io_tensors": [t.to_json() for t in info.io_tensors], "latency_ms": info.latency_ms,
                 "total_layer_time_ms": info.total_time_ms,
                 "engine_size_bytes": info.memory.get("engine_size"),
+                # the engine's GPU and TensorRT from its own files, not this machine's
+                "provenance": provenance(info),
             }
+            rep.engine_info = info
             rep.findings = [{**f.to_json(), "layer_index": f.layer_index} for f in info.findings]
             warnings += info.warnings
         elif s.build_settings:

@@ -103,6 +103,13 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     return out
 
 
+def bar_text(v: float) -> str:
+    """A bar's value label: three significant digits (``1.99``, ``0.862``), as At a glance shows figures."""
+    from trtstudio.report.fmt import sig
+
+    return sig(v) if math.isfinite(v) else str(v)
+
+
 def tick_text(v: float) -> str:
     """Short tick label."""
     if v == 0:
@@ -258,7 +265,7 @@ def svg_bars(labels: Sequence[str], values: Sequence[float], title: str, unit: s
         note = f" {notes[i]}" if notes else ""
         parts.append(f'<text x="{label_w - 6}" y="{y + 12}" font-size="10" text-anchor="end">{escape(text)}</text>')
         parts.append(f'<rect x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{row - 5}" fill="{COLORS[i % len(COLORS)] if notes else COLORS[0]}"/>')
-        parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 12}" font-size="10">{tick_text(float(v))} {escape(unit)}{escape(note)}</text>')
+        parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 12}" font-size="10">{bar_text(float(v))} {escape(unit)}{escape(note)}</text>')
     return _svg(parts, width, height, title)
 
 
@@ -374,7 +381,7 @@ def svg_grouped_bars(categories: Sequence[str], series: dict[str, Sequence[float
             w = max(v / vmax * bar_w, 0.0)
             y = y0 + k * row
             parts.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{row - 2}" fill="{COLORS[k % len(COLORS)]}"/>')
-            parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 10}" font-size="9">{tick_text(v)} {escape(unit)}</text>')
+            parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 10}" font-size="9">{bar_text(v)} {escape(unit)}</text>')
     ly = _PAD_T + group * len(categories) + 4
     for k, name in enumerate(names):
         parts.append(f'<rect x="{label_w}" y="{ly + 14 * k}" width="10" height="10" fill="{COLORS[k % len(COLORS)]}"/>'

@@ -66,9 +66,9 @@ def story(comp: Any) -> list[str]:
         out.append(f"{v['name']} {clause}{(' ' + acc) if acc else ''} against {base['name']}.")
     for d in comp.layer_diffs:
         c = d["summary"]["changes"]
-        if d["rows"] and (c.get("precision") or c.get("fusion")):
+        if d["rows"] and (c.get("precision") or c.get("fused")):
             out.append(f"{d['b']} changes the precision of {c.get('precision', 0)} and the fusion of "
-                       f"{c.get('fusion', 0)} layer groups of {d['a']}.")
+                       f"{c.get('fused', 0)} layer groups of {d['a']}.")
     return out
 
 

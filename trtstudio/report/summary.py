@@ -7,7 +7,11 @@ shows: its layer rows, findings, run statistics, memory verdict and accuracy) an
     {headline, time_by_type, top_layers, findings_by_severity, verdicts, next_steps}
 
 - ``headline``: median and p99 latency, throughput, at which shapes, on which hardware and runtime,
-  with ``text`` saying it in one sentence.
+  with ``text`` saying it in one sentence. Where the figures come from decides the hardware and
+  runtime named: a run's are the machine's and backend's that ran it; an engine's own profile
+  (trtexec's timings and throughput) names the GPU and TensorRT of the engine's files
+  (``engine.provenance``: ``not recorded`` where they are silent), never the machine writing the
+  report. Figures in sentences and tables have three significant digits (``report.fmt.sig``).
 - ``time_by_type`` / ``top_layers``: where the time goes (the top layer types and the top 5 layers
   with their share and the ONNX nodes they came from); without any time, the layer mix by count.
 - ``findings_by_severity``: counts per severity and per rule, with the time at stake where the
@@ -24,6 +28,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+from trtstudio.report.fmt import fmt_ms3, fmt_sig
 
 TOP_TYPES = 5
 NO_PROFILE = "layer count (no profile)"  # the basis of "where the time goes" without any per-layer time
@@ -74,20 +80,39 @@ def _num(x: Any) -> float | None:
 
 
 def _fmt_ms(ms: float | None) -> str:
-    if ms is None:
-        return "–"
-    return f"{ms:.3g} ms" if ms < 100 else f"{ms:,.0f} ms"
+    return fmt_ms3(ms)
 
 
 def _hardware(rep: Any) -> str:
+    """Where a run ran: its remote target, else the GPUs (else the CPU) of the session's machine."""
+    target = _d(_d(_d(rep.run).get("config")).get("remote")).get("target")
+    if target:
+        return str(target)
     env = _d(rep.environment)
     gpus = [str(g["name"]) for g in _l(env.get("gpus")) if isinstance(g, dict) and g.get("name")]
     if gpus:
         return str(gpus[0]) + (f" (+{len(gpus) - 1})" if len(gpus) > 1 else "")
-    device = _d(_d(rep.build).get("device"))
-    if isinstance(device, dict) and device.get("name"):
-        return str(device["name"])
     return str(env.get("cpu") or "unknown hardware")
+
+
+def engine_provenance(rep: Any) -> dict[str, Any] | None:
+    """The engine's GPU and TensorRT from its own files (``engine.provenance``): the report's stored
+    ``engine.provenance``, else worked out from its build section (reports written before it was
+    stored); None without an engine."""
+    eng = _d(rep.engine)
+    if not eng and not _d(rep.build).get("device") and not _d(rep.build).get("versions"):
+        return None
+    stored = _d(eng.get("provenance"))
+    if stored.get("gpu") and stored.get("tensorrt"):
+        return stored
+    from trtstudio.engine.model import EngineInfo
+    from trtstudio.engine.provenance import provenance
+
+    build = _d(rep.build)
+    info = EngineInfo(versions={str(k): str(v) for k, v in _d(build.get("versions")).items() if v},
+                      device=_d(build.get("device")), build_settings=_d(build.get("settings")),
+                      sources=[str(x) for x in _l(eng.get("sources"))])
+    return provenance(info)
 
 
 def _runtime(rep: Any) -> str | None:
@@ -123,23 +148,51 @@ def headline(rep: Any) -> dict[str, Any]:
     p99 = _num(lat.get("p99"))
     tp = run.get("throughput")
     throughput = _num(tp.get("inferences_per_s") if isinstance(tp, dict) else tp)
+    if source == "engine profile":  # trtexec's throughput, in the engine's own metadata
+        throughput = _num(lat.get("throughput_qps"))
     shapes = run.get("shapes") if isinstance(run.get("shapes"), dict) and run.get("shapes") else None
+    prov = engine_provenance(rep)
+    from_engine = source == "engine profile" or (median is None and prov is not None)
+    hardware = str(prov["gpu"]) if from_engine and prov else _hardware(rep)
+    runtime = str(prov["tensorrt"]) if from_engine and prov else _runtime(rep)
     out = {"median_ms": median, "p99_ms": p99, "throughput": throughput, "shapes": shapes,
-           "batch": _batch(shapes), "hardware": _hardware(rep), "runtime": _runtime(rep),
-           "samples": run.get("samples") if isinstance(run.get("samples"), int) else None,
-           "source": source if (median is not None) else None}
+           "batch": _batch(shapes), "hardware": hardware, "runtime": runtime,
+           "samples": run.get("samples") if isinstance(run.get("samples"), int) else _count(lat),
+           "source": source if (median is not None) else None,
+           "provenance": "the engine's files" if from_engine else "the run"}
+    if prov is not None:
+        out["engine_provenance"] = {k: prov.get(k) for k in ("gpu", "tensorrt", "cuda")}
     if median is None:
         layers = len(_l(rep.layers))
-        out["text"] = (f"No latency measured; the engine has {layers:,} layers." if layers
+        built = f" ({_engine_where(hardware, str(runtime))})" if prov is not None else ""
+        out["text"] = (f"No latency measured; the engine has {layers:,} layers{built}." if layers
                        else "No latency measured and no engine: nothing to sum up yet.")
         return out
     parts = [f"Median {_fmt_ms(median)}, p99 {_fmt_ms(p99)}"]
     if throughput is not None:
-        parts.append(f"{throughput:,.0f} inferences/s")
-    where = [f"at {_shapes_text(shapes)}" if _shapes_text(shapes) else None, f"on {out['hardware']}",
-             f"with {out['runtime']}" if out["runtime"] else None]
+        parts.append(f"{fmt_sig(throughput)} inferences/s")
+    where: list[str | None]
+    if from_engine:
+        where = [f"(trtexec, from the engine's files) {_engine_where(hardware, str(runtime))}"]
+    else:
+        where = [f"at {_shapes_text(shapes)}" if _shapes_text(shapes) else None, f"on {hardware}",
+                 f"with {runtime}" if runtime else None]
     out["text"] = ", ".join(parts) + " " + " ".join(w for w in where if w) + "."
     return out
+
+
+def _count(lat: dict[str, Any]) -> int | None:
+    n = _num(lat.get("count"))
+    return int(n) if n is not None else None
+
+
+def _engine_where(gpu: str, runtime: str) -> str:
+    """'on NVIDIA A100 80GB PCIe (SM 8.0), TensorRT version not recorded': the engine's files' words."""
+    from trtstudio.engine.provenance import NOT_RECORDED
+
+    g = f"on {gpu}" if gpu != NOT_RECORDED else "GPU not recorded"
+    r = f"with {runtime}" if runtime != NOT_RECORDED else "TensorRT version not recorded"
+    return f"{g}, {r}"
 
 
 def _batch(shapes: Any) -> int | None:

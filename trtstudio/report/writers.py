@@ -195,7 +195,7 @@ def _comparison_html(comp: Any, path: Path, what: str | None = None) -> list[Pat
     return [atomic_write(path, lambda fh: fh.write(text))]
 
 
-@COMPARISON_WRITERS.register("json", (".json",), "schema trtstudio.comparison/1")
+@COMPARISON_WRITERS.register("json", (".json",), "schema trtstudio.comparison/2")
 def _comparison_json(comp: Any, path: Path, what: str | None = None) -> list[Path]:
     return write_json_doc(comp.to_json(), path)
 

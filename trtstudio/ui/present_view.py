@@ -206,6 +206,11 @@ class PresentView(QWidget):
             parts.append("Findings: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n))
         if s["next_steps"]:
             parts.append("Next: " + s["next_steps"][0]["action"])
+        prov = s["headline"].get("engine_provenance")
+        if prov:  # the engine's GPU and TensorRT from its own files, never this machine's
+            from trtstudio.report.compare import prov_text
+
+            parts.append(f"Engine: {prov_text(prov)} (from its files)")
         self.glance.setText("\n".join(parts))
 
     def _on_baseline_button_clicked(self) -> None:
