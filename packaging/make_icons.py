@@ -1,4 +1,7 @@
-"""Render trtstudio/resources/icons/trtstudio.svg to the hicolor PNG sizes under packaging/icons/.
+"""Render the icons under trtstudio/resources/icons/ to the hicolor PNG sizes under packaging/icons/:
+the app (``trtstudio.svg`` -> ``apps/trtstudio.png``) and its session document
+(``trtstudio-session.svg`` -> ``mimetypes/application-x-trtstudio-session.png``, the icon named by
+``trtstudio-mime.xml``).
 
 Uses PySide6's QSvgRenderer when it is installed (it is, with trtstudio), else cairosvg, else the
 ``rsvg-convert`` command. Run from anywhere: ``python packaging/make_icons.py``.
@@ -17,13 +20,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SVG = ROOT / "trtstudio" / "resources" / "icons" / "trtstudio.svg"
+SESSION_SVG = ROOT / "trtstudio" / "resources" / "icons" / "trtstudio-session.svg"
 OUT = ROOT / "packaging" / "icons" / "hicolor"
 SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
+SESSION_ICON = "application-x-trtstudio-session"  # the icon name of MIME type application/x-trtstudio-session
 
 
-def png_path(size: int, out: Path = OUT) -> Path:
-    """Where the PNG of one size goes: ``<out>/<n>x<n>/apps/trtstudio.png`` (freedesktop hicolor layout)."""
-    return out / f"{size}x{size}" / "apps" / "trtstudio.png"
+def png_path(size: int, out: Path = OUT, context: str = "apps", name: str = "trtstudio") -> Path:
+    """Where the PNG of one size goes: ``<out>/<n>x<n>/<context>/<name>.png`` (freedesktop hicolor
+    layout; the app's icon by default)."""
+    return out / f"{size}x{size}" / context / f"{name}.png"
 
 
 def _render_qt(svg: Path, size: int, dest: Path) -> None:
@@ -71,16 +77,18 @@ def pick_renderer() -> tuple[str, Callable[[Path, int, Path], None]]:
 def main(argv: list[str] | None = None) -> int:
     """Render every size; print one line per PNG written."""
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--svg", type=Path, default=SVG)
+    ap.add_argument("--svg", type=Path, default=SVG, help="the app's icon")
+    ap.add_argument("--session-svg", type=Path, default=SESSION_SVG, help="the session document's icon")
     ap.add_argument("--out", type=Path, default=OUT, help="hicolor folder (default packaging/icons/hicolor)")
     args = ap.parse_args(argv)
     name, render = pick_renderer()
-    for size in SIZES:
-        dest = png_path(size, args.out)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        render(args.svg, size, dest)
-        print(f"{name}: {dest.relative_to(args.out.parent) if dest.is_relative_to(args.out.parent) else dest} "
-              f"({dest.stat().st_size} bytes)")
+    for svg, context, icon in ((args.svg, "apps", "trtstudio"), (args.session_svg, "mimetypes", SESSION_ICON)):
+        for size in SIZES:
+            dest = png_path(size, args.out, context, icon)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            render(svg, size, dest)
+            print(f"{name}: {dest.relative_to(args.out.parent) if dest.is_relative_to(args.out.parent) else dest} "
+                  f"({dest.stat().st_size} bytes)")
     return 0
 
 

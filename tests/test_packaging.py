@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "packaging"
 SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SESSION_MIME = "application/x-trtstudio-session"  # a .trtstudio session, the app's own document
+SESSION_ICON = "application-x-trtstudio-session"
 
 
 def png_header(path: Path) -> tuple[int, int, int, int]:
@@ -47,7 +49,7 @@ def test_desktop_file_has_the_required_keys() -> None:
     assert entry["Exec"] == "trtstudio gui %F"
     assert entry["Icon"] == "trtstudio"
     assert entry["Terminal"] == "false"
-    assert "application/x-onnx" in entry["MimeType"].split(";")
+    assert {"application/x-onnx", SESSION_MIME} <= set(entry["MimeType"].split(";"))
     for key in ("MimeType", "Categories", "Keywords"):
         assert entry[key].endswith(";"), f"{key} list must end with ';'"
     assert "Development" in entry["Categories"].split(";")
@@ -65,29 +67,66 @@ def test_metainfo_is_appstream_for_the_desktop_file() -> None:
     assert launchable is not None and launchable.get("type") == "desktop-id"
     assert (PKG / (launchable.text or "")).is_file(), "launchable names a .desktop file that is not here"
     assert root.findtext("provides/binary") == "trtstudio"
-    assert root.findtext("provides/mediatype") == "application/x-onnx"
+    assert [m.text for m in root.findall("provides/mediatype")] == ["application/x-onnx", SESSION_MIME]
     releases = [r.get("version") for r in root.findall("releases/release")]
     assert trtstudio.__version__ in releases, "the current version has no <release>"
 
 
-def test_mime_type_registers_onnx() -> None:
+def test_mime_type_registers_onnx_and_sessions() -> None:
     ns = {"m": "http://www.freedesktop.org/standards/shared-mime-info"}
     root = ET.parse(PKG / "trtstudio-mime.xml").getroot()
-    types = {t.get("type"): [g.get("pattern") for g in t.findall("m:glob", ns)] for t in root.findall("m:mime-type", ns)}
-    assert types.get("application/x-onnx") == ["*.onnx"]
+    types = {t.get("type"): t for t in root.findall("m:mime-type", ns)}
+    assert [g.get("pattern") for g in types["application/x-onnx"].findall("m:glob", ns)] == ["*.onnx"]
+    session = types[SESSION_MIME]
+    assert [g.get("pattern") for g in session.findall("m:glob", ns)] == ["*.trtstudio"]
+    assert session.find("m:icon", ns).get("name") == SESSION_ICON  # type: ignore[union-attr]
+    from trtstudio.filekinds import SESSION_SUFFIX
+    from trtstudio.report.session import SCHEMA
+
+    assert SESSION_SUFFIX == ".trtstudio"
+    magic = session.find("m:magic/m:match", ns)
+    assert magic is not None and magic.get("value") == f'"{SCHEMA}"'  # what save_session writes near the top
 
 
+def test_a_real_mime_database_knows_sessions_by_name_and_by_content(tmp_path: Path) -> None:
+    """shared-mime-info's update-mime-database builds the database from our XML; Qt's QMimeDatabase
+    (as a file manager's) then names a session file, and a session without its suffix by its content."""
+    if shutil.which("update-mime-database") is None:
+        pytest.skip("update-mime-database not installed (Debian: shared-mime-info)")
+    if importlib.util.find_spec("PySide6") is None:
+        pytest.skip("PySide6 not installed")
+    (tmp_path / "share" / "mime" / "packages").mkdir(parents=True)
+    shutil.copy(PKG / "trtstudio-mime.xml", tmp_path / "share" / "mime" / "packages")
+    subprocess.run(["update-mime-database", str(tmp_path / "share" / "mime")], check=True, capture_output=True)
+    from trtstudio.report.session import SCHEMA
+
+    body = f'{{\n  "schema": "{SCHEMA}",\n  "title": null\n}}\n'
+    (tmp_path / "run.trtstudio").write_text(body)
+    (tmp_path / "run-copy").write_text(body)  # no suffix: the content decides
+    code = ("import sys; from PySide6.QtCore import QMimeDatabase; db = QMimeDatabase()\n"
+            "for f in sys.argv[1:]:\n    m = db.mimeTypeForFile(f); print(m.name(), m.iconName())")
+    env = {"XDG_DATA_DIRS": str(tmp_path / "share"), "XDG_DATA_HOME": str(tmp_path / "home"),
+           "QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "run.trtstudio"), str(tmp_path / "run-copy"),
+                          str(ROOT / "trtstudio" / "resources" / "sample" / "mobilenetv2_035.onnx")],
+                         capture_output=True, text=True, env=env, timeout=60, check=True).stdout.split("\n")
+    assert out[:3] == [f"{SESSION_MIME} {SESSION_ICON}", f"{SESSION_MIME} {SESSION_ICON}",
+                       "application/x-onnx application-x-onnx"]
+
+
+@pytest.mark.parametrize("icon", ["apps/trtstudio", f"mimetypes/{SESSION_ICON}"])
 @pytest.mark.parametrize("size", SIZES)
-def test_icon_png_at_every_size(size: int) -> None:
-    path = PKG / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "trtstudio.png"
+def test_icon_png_at_every_size(size: int, icon: str) -> None:
+    path = PKG / "icons" / "hicolor" / f"{size}x{size}" / f"{icon}.png"
     assert path.is_file()
     width, height, depth, colour = png_header(path)
     assert (width, height) == (size, size)
     assert depth == 8 and colour == 6, "expected 8-bit RGBA (transparent corners)"
 
 
-def test_svg_icon_is_square_svg() -> None:
-    root = ET.parse(ROOT / "trtstudio" / "resources" / "icons" / "trtstudio.svg").getroot()
+@pytest.mark.parametrize("name", ["trtstudio.svg", "trtstudio-session.svg"])
+def test_svg_icon_is_square_svg(name: str) -> None:
+    root = ET.parse(ROOT / "trtstudio" / "resources" / "icons" / name).getroot()
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     _, _, w, h = (float(v) for v in (root.get("viewBox") or "").split())
     assert w == h > 0
@@ -110,10 +149,12 @@ def test_make_icons_renders_every_size(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     for size in SIZES:
-        out = tmp_path / "hicolor" / f"{size}x{size}" / "apps" / "trtstudio.png"
-        assert png_header(out)[:2] == (size, size)
+        for icon in ("apps/trtstudio", f"mimetypes/{SESSION_ICON}"):
+            out = tmp_path / "hicolor" / f"{size}x{size}" / f"{icon}.png"
+            assert png_header(out)[:2] == (size, size)
     # A rendered icon is not blank: the 64 px PNG compresses to more than a flat image would.
     assert (tmp_path / "hicolor" / "64x64" / "apps" / "trtstudio.png").stat().st_size > 1000
+    assert (tmp_path / "hicolor" / "64x64" / "mimetypes" / f"{SESSION_ICON}.png").stat().st_size > 1000
 
 
 def _spec_list(name: str) -> list[str]:

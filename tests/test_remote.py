@@ -213,6 +213,65 @@ def test_setup_installs_this_trtstudio_and_its_core_into_a_bare_python(server, s
     assert subprocess.run([str(py), "-c", "import trtstudio.remote.agent"], check=False, cwd=tmp_path).returncode == 0
 
 
+@pytest.fixture(scope="module")
+def installed_here(tmp_path_factory) -> Path:
+    """A trtstudio installed from a wheel (not editable, no source checkout) into a throwaway venv:
+    the README's ``pip install`` as a user has it. Its ``trtstudio`` script is returned."""
+    root = tmp_path_factory.mktemp("installed")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}  # nothing of this checkout
+    src = Path(__file__).resolve().parents[1]
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(root / "dist"), str(src)],
+                           capture_output=True, text=True, check=False)
+    wheels = sorted((root / "dist").glob("trtstudio-*.whl"))
+    if built.returncode != 0 or not wheels:
+        pytest.skip(f"could not build a wheel of this checkout: {built.stderr.strip()[-300:]}")
+    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
+    inst = subprocess.run([str(root / "venv" / "bin" / "pip"), "install", "-q", str(wheels[0])],
+                          capture_output=True, text=True, env=env, cwd=root, check=False)
+    if inst.returncode != 0:
+        pytest.skip(f"no package index reachable for trtstudio's dependencies: {inst.stderr.strip()[-300:]}")
+    return root / "venv" / "bin" / "trtstudio"
+
+
+@pytest.mark.slow
+def test_setup_from_a_wheel_install_and_check_names_a_missing_dependency(server, installed_here, tmp_path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["TRTSTUDIO_SSH_CONFIG"] = str(server.config)
+    here_py = installed_here.parent / "python"
+    where = subprocess.run([str(here_py), "-c", "import trtstudio; print(trtstudio.__file__)"], capture_output=True,
+                           text=True, env=env, cwd=tmp_path, check=True).stdout.strip()
+    assert "site-packages" in where and not (Path(where).parents[1] / "pyproject.toml").exists()
+    venv = tmp_path / "target-venv"  # the target's Python: no trtstudio, no numpy
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    url = f"ssh://trtstudio-test?python={venv / 'bin' / 'python'}"
+
+    def cli(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(installed_here), *argv], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              timeout=900, check=False)
+
+    bare = cli("remote", "setup", url)  # trtstudio goes there, its dependencies do not
+    assert bare.returncode == 2 and bare.stderr.count("\n") == 1, bare.stderr
+    assert "'numpy'" in bare.stderr and "--with-deps" in bare.stderr and "source checkout" not in bare.stderr
+    check = cli("remote", "check", url)
+    assert check.returncode == 2 and "dependency 'numpy' is not" in check.stderr
+    assert check.stderr.rstrip().endswith(f"run: trtstudio remote setup {url} --with-deps")
+    res = cli("remote", "setup", url, "--with-deps", "--json")
+    if res.returncode != 0 and "could not download" in res.stderr:
+        pytest.skip(f"no package index reachable: {res.stderr.strip()}")
+    assert res.returncode == 0, res.stderr
+    version = subprocess.run([str(here_py), "-c", "import importlib.metadata as m; print(m.version('trtstudio'))"],
+                             capture_output=True, text=True, env=env, cwd=tmp_path, check=True).stdout.strip()
+    assert json.loads(res.stdout)["installed"] == f"trtstudio-{version}-py3-none-any.whl"
+    doc = json.loads(cli("remote", "check", url, "--json").stdout)
+    assert doc["missing_deps"] == [] and doc["target"] == "trtstudio-test" and doc["checks"]
+    # the target runs the same files as here, and pip made its script from the packed entry points
+    there = subprocess.run([str(venv / "bin" / "python"), "-c", "import trtstudio.remote.setup as s; print(s.__file__)"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, check=True).stdout.strip()
+    assert Path(there).read_bytes() == (Path(where).parent / "remote" / "setup.py").read_bytes()
+    assert subprocess.run([str(venv / "bin" / "trtstudio"), "--version"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, check=False).stdout.strip() == cli("--version").stdout.strip()
+
+
 @pytest.mark.gui
 def test_the_window_profiles_on_an_ssh_target(qtbot, server, ssh_env, tiny) -> None:
     pytest.importorskip("PySide6")

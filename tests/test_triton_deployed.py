@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,76 @@ def test_without_metrics_the_breakdown_is_left_out_and_nothing_fails(pytriton: S
     doc = _doc(_cli(f"grpc://127.0.0.1:{pytriton.grpc}", "identity", "--window", "0.3", "--metrics", "none", "--json"))
     assert doc["breakdown_source"] is None and doc["steps"][0]["requests"] > 0
     assert "server_us" not in doc["steps"][0] and doc["recommendation"]["value"] == 1
+
+
+def _three_free_ports(start: int = 18300) -> tuple[int, int, int]:
+    """HTTP, gRPC and metrics ports in a row (PyTriton's own offsets), from ``start`` up."""
+    import socket
+
+    for base in range(start, start + 300, 3):
+        socks = [socket.socket() for _ in range(3)]
+        try:
+            for i, sock in enumerate(socks):
+                sock.bind(("127.0.0.1", base + i))
+            return base, base + 1, base + 2
+        except OSError:
+            continue
+        finally:
+            for sock in socks:
+                sock.close()
+    pytest.skip(f"no three free ports in a row from {start}")
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def own_ports(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """PyTriton's restrictions on ports of its own (HTTP 18300, metrics 18302 where free), not 8000-8002."""
+    s = _server(tmp_path_factory.mktemp("own-ports"), security="pytriton", ports=_three_free_ports())
+    yield s
+    s.stop()
+
+
+def test_metrics_candidates_keep_the_default_offset() -> None:
+    from trtstudio.triton.client import metrics_candidates, metrics_url
+
+    assert metrics_candidates("localhost:18300") == ["http://localhost:18302/metrics", "http://localhost:8002/metrics"]
+    assert metrics_candidates("10.0.0.5:18301", "grpc") == ["http://10.0.0.5:18302/metrics", "http://10.0.0.5:8002/metrics"]
+    assert metrics_candidates("h:8000") == ["http://h:8002/metrics"] == metrics_candidates("h:8001", "grpc")
+    assert metrics_url("h:18300") == "http://h:8002/metrics" and metrics_url("h:1", "m:9/metrics") == "http://m:9/metrics"
+
+
+def test_a_server_on_its_own_ports_finds_its_metrics_page(own_ports: Server) -> None:
+    """No --metrics: the page at the HTTP port + 2 (and for gRPC, its port + 1) gives the breakdown."""
+    page = _metrics(own_ports)
+    assert own_ports.metrics == own_ports.http + 2 and _answers(page)
+    for url in (f"127.0.0.1:{own_ports.http}", f"grpc://127.0.0.1:{own_ports.grpc}"):
+        doc = _doc(_cli(url, "identity", "--concurrency", "2", "--window", "0.3", "--json"))
+        assert doc["breakdown_source"] == "metrics" and not doc["error"], doc["notes"]
+        assert doc["settings"]["metrics_url"] == page and page in doc["notes"][-1]
+        assert doc["steps"][0]["server_requests"] == doc["steps"][0]["requests"] > 0
+        assert "metrics" in doc["steps"][0]  # the GPU/counter figures of the step came from the page found
+
+
+def test_no_metrics_page_found_says_which_were_tried_and_names_the_flag(pytriton: Server) -> None:
+    """The default fixture's metrics port is a free one, not HTTP + 2: with nothing on 8002 either,
+    the note names both pages tried and --metrics; given with --metrics, the same server's page works."""
+    tried = [f"http://127.0.0.1:{pytriton.http + 2}/metrics", "http://127.0.0.1:8002/metrics"]
+    if pytriton.metrics == pytriton.http + 2 or any(_answers(u) for u in tried):
+        pytest.skip("a metrics page answers at one of the default places here")
+    r = _cli(f"127.0.0.1:{pytriton.http}", "identity", "--window", "0.3")
+    assert r.returncode == 0 and "server breakdown from: none" in r.stdout, r.stderr
+    note = " ".join(r.stdout.split())
+    assert f"no metrics page answered at {tried[0]} or {tried[1]}" in note and "--metrics URL" in note
+    doc = _doc(_cli(f"127.0.0.1:{pytriton.http}", "identity", "--window", "0.3", "--metrics",
+                    f"127.0.0.1:{pytriton.metrics}/metrics", "--json"))
+    assert doc["breakdown_source"] == "metrics" and doc["settings"]["metrics_url"] == _metrics(pytriton)
 
 
 def test_metrics_counters_agree_with_the_statistics_api(pytriton: Server) -> None:

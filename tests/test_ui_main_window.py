@@ -540,3 +540,151 @@ def test_a_pytorch_file_goes_to_the_live_profile_panel(qtbot, window: MainWindow
     assert panel._model == str(pt2)
     assert panel.backend_combo.currentData() == default_backend(str(pt2)) == "torch"
     assert window.engine is None and not errors
+
+
+# -- a session is the app's own document ---------------------------------------------------------
+@pytest.fixture
+def saved_session(sample_model: Path, tmp_path: Path) -> Path:
+    """A session as `trtstudio profile --session` writes it (a real ONNX Runtime run of the sample),
+    its model beside it under a relative path (both moved together since)."""
+    pytest.importorskip("onnxruntime")
+    import shutil
+
+    folder = tmp_path / "shared-run"
+    folder.mkdir()
+    shutil.copy(sample_model, folder / "model.onnx")
+    res = subprocess.run([sys.executable, "-m", "trtstudio", "profile", "model.onnx", "--backend", "ort",
+                          "--iterations", "150", "--session", "run.trtstudio"], capture_output=True, text=True,
+                         cwd=folder, timeout=300, env={**__import__("os").environ,
+                                                       "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert res.returncode == 0, res.stderr
+    return folder / "run.trtstudio"
+
+
+def _saved_run_drawn(win: MainWindow, n: int) -> bool:
+    panel = win.profile_panel
+    return (panel is not None and panel.live.samples is not None and panel.live.samples.count == n
+            and panel.live.stat_labels["count"].text() == str(n))
+
+
+def test_a_session_opens_from_a_drop_file_open_and_recent_files(qtbot, window: MainWindow, saved_session: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dropped on the window, a session brings its model (found beside it), its run drawn in the
+    Live profile panels with the saved statistics, and goes first in File > Open recent; File > Open
+    offers sessions and opens one; a recent session opens in a new window."""
+    from trtstudio.report import load_session
+
+    saved = load_session(saved_session).runs[-1]
+    errors: list[str] = []
+    window.sig_error.connect(errors.append)
+    with qtbot.waitSignal(window.sig_session_loaded, timeout=60000), \
+            qtbot.waitSignal(window.sig_model_loaded, timeout=60000):
+        _drop(window, [saved_session])
+    assert window.model.path == str(saved_session.parent / "model.onnx") and errors == []
+    qtbot.waitUntil(lambda: _saved_run_drawn(window, 150), timeout=60000)
+    assert window.profile_panel.live.statistics()["latency_ms"]["median"] == saved.stats["latency_ms"]["median"]
+    snap = window.profile_panel.live.samples.snapshot()
+    assert np.allclose(snap["latency_ms"], saved.latency_ms.astype(np.float64))
+    run = window.workspace.runs[-1]
+    assert run.status == "finished" and run.data.latency_ms.size == 150
+    assert window.recent_files()[0] == str(saved_session.resolve())
+    window.recent_menu.aboutToShow.emit()
+    first = window.recent_menu.actions()[0]
+    assert first.text() == f"{saved_session.resolve()}  (session)" and first.isEnabled()
+
+    from trtstudio.ui import main_window as mw
+
+    asked: list[str] = []
+
+    def chosen(_parent, _title, _folder, filters):  # the user picks the session in File > Open's dialog
+        asked.append(filters)
+        return str(saved_session), ""
+
+    monkeypatch.setattr(mw.QFileDialog, "getOpenFileName", chosen)
+    other = MainWindow()
+    qtbot.addWidget(other)
+    other.show()
+    with qtbot.waitSignal(other.sig_session_loaded, timeout=60000), qtbot.waitSignal(other.sig_model_loaded, timeout=60000):
+        other.act_open.trigger()
+    assert "*.trtstudio" in asked[0].split(";;")[0] and "trtstudio sessions (*.trtstudio)" in asked[0]
+    qtbot.waitUntil(lambda: _saved_run_drawn(other, 150), timeout=60000)
+    other.shutdown()
+
+    again = MainWindow()
+    qtbot.addWidget(again)
+    again.show()
+    again.recent_menu.aboutToShow.emit()
+    with qtbot.waitSignal(again.sig_session_loaded, timeout=60000):
+        again.recent_menu.actions()[0].trigger()
+    assert again.sessions.session is not None and len(again.workspace.runs) == 1
+    again.shutdown()
+
+
+def test_gui_opens_a_session_from_the_command_line(saved_session: Path, tmp_path: Path) -> None:
+    """`trtstudio gui run.trtstudio` (what the desktop file runs for a double-clicked session);
+    files that cannot go with it are one line each."""
+    shot = tmp_path / "session.png"
+    res = subprocess.run([sys.executable, "-m", "trtstudio", "gui", str(saved_session), "--screenshot", str(shot),
+                          "--size", "1600x1000"], capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stderr
+    assert shot.stat().st_size > 20_000
+    from PySide6.QtGui import QImage
+
+    assert QImage(str(shot)).size().width() == 1600
+    bad = tmp_path / "broken.trtstudio"
+    bad.write_text('{"schema": "trtstudio.layers/1"}')
+    other = tmp_path / "other.trtstudio"
+    other.write_text("{}")
+    for argv, blamed in (([str(bad), "--screenshot", str(tmp_path / "x.png")], bad),
+                         ([str(saved_session), str(other)], other),
+                         ([str(saved_session), str(saved_session.parent / "model.onnx")], saved_session.parent / "model.onnx")):
+        r = subprocess.run([sys.executable, "-m", "trtstudio", "gui", *argv], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and r.stderr.startswith(f"error: {blamed}:") and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_a_session_without_its_model_still_shows_its_run(qtbot, saved_session: Path, tmp_path: Path) -> None:
+    """The session sent alone: the window says the model is missing and draws the saved run all the
+    same (the plot panels come without a model to wait for)."""
+    import shutil
+
+    alone = tmp_path / "alone" / "run.trtstudio"
+    alone.parent.mkdir()
+    shutil.copy(saved_session, alone)
+    win = MainWindow(defer_plots=True)  # as `trtstudio gui FILE` makes it
+    qtbot.addWidget(win)
+    win.show()
+    errors: list[str] = []
+    win.sig_error.connect(errors.append)
+    with qtbot.waitSignal(win.sig_session_loaded, timeout=60000):
+        win.open_session(str(alone))
+    assert win.model is None
+    qtbot.waitUntil(lambda: _saved_run_drawn(win, 150), timeout=60000)
+    status = win.statusBar().currentMessage()
+    assert "session model model.onnx is missing" in status and "saved run" in status and errors == []
+    win.shutdown()
+
+
+def test_a_session_whose_model_is_gone_still_shows_its_engine(qtbot, window: MainWindow, sample_model: Path,
+                                                             tmp_path: Path) -> None:
+    """Model and RTX build log opened, saved as a session, the model deleted: the session's engine
+    is analysed without it and its table shows every layer."""
+    import shutil
+
+    model = tmp_path / "gone.onnx"
+    shutil.copy(sample_model, model)
+    _open(qtbot, window, model)
+    with qtbot.waitSignal(window.sig_engine_loaded, timeout=60000):
+        window.open_engine([str(sample_model.with_name("mobilenetv2_035.rtx-sm86.build.log"))])
+    sess = tmp_path / "engine.trtstudio"
+    with qtbot.waitSignal(window.sig_session_saved, timeout=60000):
+        window.save_session(str(sess))
+    model.unlink()
+    other = MainWindow()
+    qtbot.addWidget(other)
+    other.show()
+    with qtbot.waitSignal(other.sig_session_loaded, timeout=60000):
+        other.open_path(str(sess))
+    table = other.engine_tabs.layer_table
+    qtbot.waitUntil(lambda: table.model.rowCount() == 56, timeout=60000)
+    assert other.model is None and len(other.engine.layers) == 56
+    other.shutdown()

@@ -59,11 +59,12 @@ class Server:
     ``security``: ``open`` (no restricted API), ``pytriton`` (PyTriton's defaults; ``token`` is the
     token it generated) or ``token=VALUE`` (``restrict_more``: APIs restricted besides PyTriton's,
     e.g. ``metadata``). ``grpc_tls``: (certificate, key) PEM files: the gRPC
-    endpoint serves TLS only."""
+    endpoint serves TLS only. ``ports``: (HTTP, gRPC, metrics), free ones when not given."""
 
     def __init__(self, log_dir: Path, ready_s: float = 180.0, security: str = "open",
-                 grpc_tls: tuple[Path, Path] | None = None, restrict_more: str | None = None) -> None:
-        self.http, self.grpc, self.metrics = free_ports(3)
+                 grpc_tls: tuple[Path, Path] | None = None, restrict_more: str | None = None,
+                 ports: tuple[int, int, int] | None = None) -> None:
+        self.http, self.grpc, self.metrics = ports or free_ports(3)
         self.log = log_dir / f"triton-{self.http}.log"
         self.token = security.split("=", 1)[1] if security.startswith("token=") else None
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}

@@ -79,3 +79,22 @@ def model_and_engines(paths: Iterable[str], refuse: Mapping[str, str] | None = N
     if len(models) > 1:
         raise InputError(models[1], "only one ONNX model can be opened at a time")
     return (models[0] if models else None), kinds.get(ENGINE, [])
+
+
+def session_among(paths: Iterable[str]) -> str | None:
+    """The ``.trtstudio`` session among ``paths`` (None when there is none), as ``trtstudio gui``
+    opens it. InputError naming the file for a second session, or a session given with other files
+    (a session brings its own model and engine files)."""
+    from trtstudio.errors import InputError
+
+    paths = list(paths)
+    sessions = [p for p in paths if classify(p, sniff=False) == SESSION]
+    if not sessions:
+        return None
+    if len(sessions) > 1:
+        raise InputError(sessions[1], "only one session can be opened at a time")
+    others = [p for p in paths if p != sessions[0]]
+    if others:
+        raise InputError(others[0], f"a session opens on its own (it holds its model and engine): open {sessions[0]} "
+                                    "alone, then this file from the window's File > Open")
+    return sessions[0]

@@ -1,4 +1,4 @@
-"""``trtstudio gui [MODEL.onnx] [ENGINE FILES...] [--screenshot OUT.png]``."""
+"""``trtstudio gui [MODEL.onnx] [ENGINE FILES...] [--screenshot OUT.png]``, or ``trtstudio gui RUN.trtstudio``."""
 
 from __future__ import annotations
 
@@ -6,31 +6,36 @@ import argparse
 
 from trtstudio.commands._args import add_window
 
-HELP = "open the main window on a model and/or engine files"
+HELP = "open the main window on a model and/or engine files, or on a saved session"
 
 # what the window cannot open from its command line, and what to do instead
 REFUSE = {
     "torch": "is a PyTorch file: profile it with `trtstudio profile` (or open it in the window's Live profile panel)",
-    "session": "is a trtstudio session: open it with File > Open session, or `trtstudio report` it",
     "triton": "is a Triton sweep session: `trtstudio compare` it",
 }
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="*", help="an ONNX model and/or TensorRT outputs (layer JSON, profile, logs, engine)")
+    p.add_argument("files", nargs="*", help="an ONNX model and/or TensorRT outputs (layer JSON, profile, logs, "
+                                            "engine), or one .trtstudio session")
     add_window(p, "window size for --screenshot (default 1600x1000)")
 
 
 def run(args: argparse.Namespace) -> int:
     from trtstudio.commands._args import parse_size
-    from trtstudio.filekinds import model_and_engines
+    from trtstudio.filekinds import model_and_engines, session_among
 
-    model, engine = model_and_engines(args.files, REFUSE)
+    session = session_among(args.files)
+    model, engine = model_and_engines(args.files, REFUSE) if session is None else (None, [])
     size = parse_size(args.size)
     if args.screenshot and model:
         from trtstudio.graph.model import load_model
 
         load_model(model, infer_shapes=False)  # fail fast with the one-line error before Qt starts
+    if args.screenshot and session:
+        from trtstudio.report import load_session
+
+        load_session(session)  # the same: a file that is not a session is one line before Qt starts
     from trtstudio.ui.app import run_gui
 
-    return run_gui(model, engine, screenshot=args.screenshot, size=size)
+    return run_gui(model, engine, screenshot=args.screenshot, size=size, session=session)

@@ -1,8 +1,8 @@
 """``trtstudio remote check|setup ssh://[user@]host[:port]``: what a target can run; install trtstudio there.
 
 ``check`` prints the target's environment report over SSH (GPU, driver, TensorRT, ONNX Runtime,
-L4T/JetPack and tegrastats on a Jetson). ``setup`` builds a wheel of this trtstudio here, copies it
-over the SSH channel and installs it with the target's Python (``pip install --no-deps
+L4T/JetPack and tegrastats on a Jetson). ``setup`` builds a wheel of this trtstudio here (from its
+source checkout, or its installed files and metadata packed again), copies it over the SSH channel and installs it with the target's Python (``pip install --no-deps
 --no-index``: the target needs no internet); ``--with-deps`` also downloads the core's
 dependencies here for the target's platform and installs them the same way.
 """

@@ -44,7 +44,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--duration", type=float, help="cap each step at this many seconds")
     p.add_argument("--requests", type=int, help="cap each step at this many requests")
     p.add_argument("--latency-budget", type=float, metavar="MS", help="recommend the best step with p99 <= MS")
-    p.add_argument("--metrics", default="auto", help="Prometheus URL (default HOST:8002/metrics; 'none' to skip)")
+    p.add_argument("--metrics", default="auto", metavar="URL",
+                   help="the server's Prometheus /metrics page (default: the first that answers of HOST:HTTP port + 2 "
+                        "and HOST:8002; 'none' to skip)")
     p.add_argument("--timeout", type=float, default=10.0, help="per-request timeout in seconds (default 10)")
     p.add_argument("--header", action="append", default=[], metavar="NAME=VALUE",
                    help="send this header with every request (repeatable): access tokens, auth, e.g. "

@@ -1,15 +1,19 @@
 """``trtstudio remote check`` and ``remote setup``: what a target can run, and installing trtstudio there.
 
 The target needs Python 3.10+ and trtstudio's core (no Qt). ``setup`` builds a wheel of the
-trtstudio running here (``pip wheel`` of its source checkout, or a wheel the user names), copies
-it through the SSH channel and installs it with ``pip install --no-deps --no-index``, so the
+trtstudio running here (``pip wheel`` of its source checkout; else the installed distribution's
+files and metadata packed again, as ``pip install`` or a wheel left them; or a wheel the user
+names), copies it through the SSH channel and installs it with ``pip install --no-deps --no-index``, so the
 target needs no internet. ``--with-deps`` downloads the core's dependencies here (PyPI, for the
 target's Python version and CPU) and installs them the same way.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,7 +38,12 @@ def facts(target: Target) -> dict[str, Any]:
         if msg.get("kind") == "hello":
             return msg
     err = first_line(proc.stderr)
-    if "No module named" in err or proc.returncode == 127:
+    gone = re.search(r"No module named '([\w.]+)'", err)
+    if gone and gone.group(1).split(".")[0] != "trtstudio":  # trtstudio is there, one of its dependencies not
+        raise RemoteError(target.url, f"trtstudio is installed for {target.python} there but its dependency "
+                                      f"'{gone.group(1).split('.')[0]}' is not; "
+                                      f"run: trtstudio remote setup {target.url} --with-deps")
+    if gone or proc.returncode == 127:
         raise RemoteError(target.url, f"trtstudio is not installed for {target.python} there ({err or 'not found'}); "
                                       f"run: trtstudio remote setup {target.url}")
     raise RemoteError(target.url, f"the target did not answer with its facts: {err or f'exit {proc.returncode}'}")
@@ -61,10 +70,11 @@ def check(url: str) -> dict[str, Any]:
 
 
 def build_wheel(out: Path) -> Path:
-    """A wheel of the trtstudio running here, from its source checkout."""
+    """A wheel of the trtstudio running here: from its source checkout when it runs from one, else
+    its installed distribution packed again (:func:`wheel_from_distribution`)."""
     root = Path(trtstudio.__file__).resolve().parents[1]
     if not (root / "pyproject.toml").is_file():
-        raise RemoteError(None, "this trtstudio was not installed from a source checkout; give its wheel with --wheel")
+        return wheel_from_distribution(out)
     base = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(root)]
     proc = subprocess.run(base, capture_output=True, check=False)
     if proc.returncode != 0:  # no index reachable for the build backend: try the one installed here
@@ -73,6 +83,70 @@ def build_wheel(out: Path) -> Path:
     if proc.returncode != 0 or not wheels:
         raise RemoteError(None, f"could not build a wheel of trtstudio here: {first_line(proc.stderr)}")
     return wheels[-1]
+
+
+# what pip writes at install time (not part of a wheel); RECORD is written afresh
+_INSTALL_ONLY = {"INSTALLER", "REQUESTED", "RECORD", "direct_url.json"}
+
+
+def _running_distribution() -> Any:
+    """The installed distribution whose files are the trtstudio running here (not another copy of it
+    on the path, nor an editable install pointing elsewhere)."""
+    from importlib import metadata
+
+    here = Path(trtstudio.__file__).resolve()
+    for dist in metadata.distributions(name="trtstudio"):
+        try:
+            if Path(str(dist.locate_file("trtstudio/__init__.py"))).resolve() == here and any(
+                    str(f).replace("\\", "/") == "trtstudio/__init__.py" for f in dist.files or ()):
+                return dist
+        except OSError:
+            continue
+    raise RemoteError(None, f"the trtstudio running here ({here.parent}) has neither a source checkout nor "
+                            "installed metadata to pack; give its wheel with --wheel")
+
+
+def _add(zf: Any, rel: str, data: bytes) -> str:
+    """Write one file into the wheel; its RECORD line."""
+    zf.writestr(rel, data)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{rel},sha256={digest},{len(data)}"
+
+
+def wheel_from_distribution(out: Path) -> Path:
+    """Pack the installed trtstudio again as a wheel: the files its RECORD lists inside site-packages
+    (the package and its ``.dist-info``: METADATA, WHEEL, entry points, licences), without byte code,
+    the scripts pip generated or install-time files; a new RECORD with each file's hash and size."""
+    import zipfile
+
+    dist = _running_distribution()
+    rels = sorted({str(f).replace("\\", "/") for f in dist.files or ()})
+    info_name = next((r.split("/")[0] for r in rels if r.endswith(".dist-info/METADATA") and r.count("/") == 1), "")
+    if not info_name:
+        raise RemoteError(None, "the installed trtstudio has no METADATA to pack; give its wheel with --wheel")
+    wheel_meta = dist.read_text("WHEEL") or \
+        "Wheel-Version: 1.0\nGenerator: trtstudio\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    tags = [ln.split(":", 1)[1].strip() for ln in wheel_meta.splitlines() if ln.startswith("Tag:")]
+    keep = [r for r in rels if not r.startswith("../") and "__pycache__/" not in r and not r.endswith(".pyc")
+            and not (r.startswith(info_name + "/") and r.split("/", 1)[1] in _INSTALL_ONLY)]
+    if "trtstudio/__init__.py" not in keep:
+        raise RemoteError(None, "the installed trtstudio's RECORD lists no package files; give its wheel with --wheel")
+    parts = zip(*(t.split("-") for t in tags or ["py3-none-any"]), strict=True)  # python, abi, platform
+    tag = "-".join(".".join(sorted(set(p))) for p in parts)
+    target = out / f"{info_name[:-len('.dist-info')]}-{tag}.whl"
+    record = []
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+        for rel in keep:
+            src = Path(str(dist.locate_file(rel)))
+            if not src.is_file():
+                raise RemoteError(str(src), "listed in the installed trtstudio's RECORD but missing; "
+                                            "reinstall trtstudio or give its wheel with --wheel")
+            record.append(_add(zf, rel, src.read_bytes()))
+        if f"{info_name}/WHEEL" not in keep:
+            record.append(_add(zf, f"{info_name}/WHEEL", wheel_meta.encode()))
+        record.append(f"{info_name}/RECORD,,")
+        zf.writestr(f"{info_name}/RECORD", "\n".join(record) + "\n")
+    return target
 
 
 def _pip_install(target: Target, wheels: list[str]) -> None:

@@ -468,11 +468,35 @@ def scrape_metrics(url: str, model: str | None = None, timeout_s: float = 2.0, v
 
 
 def metrics_url(server_url: str, given: str | None = None) -> str:
-    """``given`` or ``http://HOST:8002/metrics``."""
+    """``given`` (``http://`` added when it has no scheme) or ``http://HOST:8002/metrics``."""
     if given:
         return given if "://" in given else f"http://{given}"
-    host = server_url.rsplit(":", 1)[0]
-    return f"http://{host}:8002/metrics"
+    return metrics_candidates(server_url)[-1]
+
+
+METRICS_PORT = 8002  # Triton's and PyTriton's default: HTTP 8000, gRPC 8001, metrics 8002
+
+
+def metrics_candidates(server_url: str, protocol: str = "http") -> list[str]:
+    """Where a server's /metrics page may be, in the order to try: its HTTP port + 2 (its gRPC port
+    + 1), the offset both Triton's and PyTriton's defaults keep, then Triton's default 8002."""
+    host, _, port = server_url.rpartition(":")
+    ports = [int(port) + (2 if protocol == "http" else 1)] if port.isdigit() else []
+    return [f"http://{host}:{p}/metrics" for p in dict.fromkeys([*ports, METRICS_PORT])]
+
+
+def find_metrics(server_url: str, protocol: str, model: str | None = None, version: str = "",
+                 connection: Connection | None = None) -> tuple[str | None, list[str]]:
+    """The first of :func:`metrics_candidates` whose page answers (None when none does), and the
+    candidates tried."""
+    tried = metrics_candidates(server_url, protocol)
+    for url in tried:
+        if scrape_metrics(url, model, 2.0, version, connection, metrics_headers(url, server_url, connection)) is not None:
+            return url, tried
+    return None, tried
+
+
+METRICS_HINT = "give the page with --metrics URL (Metrics in the window's Triton dialog)"
 
 
 # -- inputs -------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ class TritonRequest:
     duration_s: float | None = None
     max_requests: int | None = None
     latency_budget_ms: float | None = None
-    metrics: str | None = "auto"  # a /metrics URL, "auto" (HOST:8002) or None
+    metrics: str | None = "auto"  # a /metrics URL, "auto" (HTTP port + 2, else HOST:8002) or None
     timeout_s: float = 10.0
     headers: dict[str, str] = field(default_factory=dict)
     ssl: bool = False

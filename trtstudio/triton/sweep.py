@@ -27,10 +27,12 @@ import numpy as np
 
 from trtstudio.triton import SCHEMA
 from trtstudio.triton.client import (
+    METRICS_HINT,
     Connection,
     ModelInfo,
     TritonTarget,
     _exc_text,
+    find_metrics,
     import_tritonclient,
     is_restricted,
     metrics_headers,
@@ -208,6 +210,7 @@ class LoadGenerator:
         self.url, self.protocol, self.info, self.timeout_s = url, protocol, info, timeout_s
         self.connection = connection or Connection()
         self.metrics_url = metrics_url
+        self.metrics_tried: list[str] = []  # the pages probed where none was given and none answered
         self.counters: str | None = "statistics"  # or "metrics", or None: no server breakdown
         mod = import_tritonclient(protocol)
         self._inputs = []
@@ -286,9 +289,13 @@ class LoadGenerator:
                     f"nv_inference_queue/compute_input/compute_infer/compute_output_duration_us over "
                     f"nv_inference_request_success)")
         self.counters = None
-        closed = "no metrics page was read" if not self.metrics_url else \
-            f"the metrics page {self.metrics_url} did not answer with counters of model {self.info.name!r}"
-        return f"{why} and {closed}: the server breakdown is left out"
+        if self.metrics_url:
+            closed = f"the metrics page {self.metrics_url} did not answer with counters of model {self.info.name!r}"
+        elif self.metrics_tried:
+            closed = f"no metrics page answered at {' or '.join(self.metrics_tried)}"
+        else:
+            closed = "no metrics page was read"
+        return f"{why} and {closed}: the server breakdown is left out; {METRICS_HINT}"
 
     # -- load shapes ---------------------------------------------------------------------------
 
@@ -555,7 +562,8 @@ def run_sweep(url: str, model: str, settings: SweepSettings, *, version: str = "
               on_notes: Callable[[list[str], str | None], None] | None = None) -> SweepResult:
     """Run every step of ``settings``; raises InputError before the load for bad URL/model/inputs.
 
-    ``metrics``: a /metrics URL, ``"auto"`` (HOST:8002) or None. ``connection``: headers and TLS
+    ``metrics``: a /metrics URL, ``"auto"`` (the first that answers of the server's HTTP port + 2
+    and HOST:8002) or None. ``connection``: headers and TLS
     (only its ``recorded()`` form, without header values, goes into the document). ``should_stop``
     is polled each window (cooperative stop); ``on_window``/``on_step`` are called from this thread,
     ``on_notes(notes, breakdown_source)`` once before the first step.
@@ -564,13 +572,19 @@ def run_sweep(url: str, model: str, settings: SweepSettings, *, version: str = "
                                           settings.timeout_s, connection)
     target.close()
     conn = target.connection  # with TLS on where the URL's scheme asks for it
-    murl = metrics_url(target.url, None if metrics == "auto" else metrics) if metrics else None
+    tried: list[str] = []
+    if metrics == "auto":  # the HTTP port + 2, then 8002
+        murl, tried = find_metrics(target.url, target.protocol, model, info.version, conn)
+        tried = [] if murl else tried
+    else:
+        murl = metrics_url(target.url, metrics) if metrics else None
     recorded = {k: getattr(settings, k) for k in settings.__dataclass_fields__}
     result = SweepResult(server=server, model=info.to_json() | {"input_shapes": {k: list(v.shape) for k, v in feeds.items()}},
                          settings=recorded | {"metrics_url": murl, "protocol": target.protocol,
                                               "connection": conn.recorded()},
                          notes=list(target.notes))
     gen = LoadGenerator(target.url, target.protocol, info, feeds, settings.timeout_s, conn, murl)
+    gen.metrics_tried = tried
     sent = metrics_headers(murl or "", target.url, conn)
 
     async def scrape() -> dict[str, float] | None:
@@ -581,6 +595,9 @@ def run_sweep(url: str, model: str, settings: SweepSettings, *, version: str = "
         try:
             note = await gen.choose_counters()
             result.notes += [note] if note else []
+            if not note and tried:  # the statistics answered; the GPU figures need the metrics page
+                result.notes.append(f"no metrics page answered at {' or '.join(tried)}: the GPU figures are left "
+                                    f"out; {METRICS_HINT}")
             result.breakdown_source = gen.counters
             if on_notes is not None:
                 on_notes(list(result.notes), gen.counters)

@@ -25,7 +25,7 @@ class ActionSpec(NamedTuple):
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
-    ActionSpec("&File", "&Open model...", Key.Open, "open_dialog", "open"),
+    ActionSpec("&File", "&Open model or session...", Key.Open, "open_dialog", "open"),
     ActionSpec("&File", "Open &engine files...", "Ctrl+E", "open_engine_dialog"),
     ActionSpec("&File", "Open &recent", None, "@recent"),
     ActionSpec("&File", "-"),

@@ -133,8 +133,10 @@ def platform_problem(env: dict[str, str] | None = None) -> str | None:
 
 
 def run_gui(model: str | None = None, engine_files: list[str] | None = None, *, screenshot: str | None = None,
-            size: tuple[int, int] = (1600, 1000), demo: bool = False, profile_seconds: float = 0.0) -> int:
-    """Open the main window; with ``screenshot`` render offscreen, save a PNG and exit."""
+            size: tuple[int, int] = (1600, 1000), demo: bool = False, profile_seconds: float = 0.0,
+            session: str | None = None) -> int:
+    """Open the main window (on ``session``, a .trtstudio file, when given); with ``screenshot``
+    render offscreen, save a PNG and exit."""
     if screenshot and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
@@ -149,7 +151,7 @@ def run_gui(model: str | None = None, engine_files: list[str] | None = None, *, 
 
     # With a model to open, the plot panels wait until it is on screen (pyqtgraph and the panels
     # took 0.3 s of the GUI thread before the load could start, and 0.7 s of the first frame).
-    win = MainWindow(defer_plots=bool(model))
+    win = MainWindow(defer_plots=bool(model or session))
     win.resize(*size)
     errors: list[str] = []
     win.sig_error.connect(errors.append)
@@ -157,6 +159,8 @@ def run_gui(model: str | None = None, engine_files: list[str] | None = None, *, 
         win.open_model(model)
     if engine_files:
         win.open_engine(engine_files)
+    if session:
+        win.open_session(session)
     win.show()
     if demo:
         from PySide6.QtCore import QTimer

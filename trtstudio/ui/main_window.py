@@ -187,10 +187,13 @@ class MainWindow(QMainWindow):
         return a.mapping if a is not None else None
 
     # ---- opening ------------------------------------------------------------------------
+    OPEN_FILTERS = ("Models and sessions (*.onnx *.trtstudio *.pt2 *.pt *.pth *.ts *.torchscript *.jit);;"
+                    "ONNX models (*.onnx);;trtstudio sessions (*.trtstudio);;"
+                    "PyTorch files (*.pt2 *.pt *.pth *.ts *.torchscript *.jit);;All files (*)")
+
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open model", self.prefs.last_dir(),
-                                              "ONNX models (*.onnx);;PyTorch files (*.pt2 *.pt *.pth *.ts "
-                                              "*.torchscript *.jit);;All files (*)")
+        """File > Open: a model or a saved session (each opened by its kind, as a drop is)."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open model or session", self.prefs.last_dir(), self.OPEN_FILTERS)
         if path:
             self.open_path(path)
 

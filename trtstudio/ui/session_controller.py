@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QBuffer, QIODevice, QObject, Signal
+from PySide6.QtCore import QBuffer, QIODevice, QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog
 
 
@@ -109,14 +109,60 @@ class SessionController(QObject):
             return load_session(path)
 
         def done(session: Any) -> None:
-            self.w.prefs.remember(path)
             self.session = session
             model_path = self.w.workspace.apply_session(session)
-            if model_path and os.path.exists(model_path):
-                self.w.open_model(model_path)
-            elif model_path:
-                self.w.statusBar().showMessage(
-                    f"session model {model_path} is missing; engine and run restored", 10000)
+            found = find_session_model(path, model_path) if model_path else None
+            missing = f"session model {model_path} is missing" if model_path and not found else ""
+            if found:
+                self.w.open_model(found)
+            else:
+                self.w.start_plots()  # no model to wait for: the panels come now
+                self.w.loader.reanalyze()  # the engine's table and findings without a model (else after it)
+                if missing:
+                    self.w.statusBar().showMessage(f"{missing}; engine and run restored", 10000)
+            self.w.prefs.remember(path)  # after its model: the session goes first in Open recent
+            saved = [r for r in session.runs if r.latency_ms.size]
+            if saved:
+                self.w.busy(+1)  # until the run is drawn (a --screenshot waits for it)
+                self._show_saved_run(saved[-1], f"{Path(path).name}: " + (f"{missing}; " if missing else ""), 0)
             self.sig_session_loaded.emit(session)
 
         self.w.loader.work(f"Opening {Path(path).name}...", work, done)
+
+    def _show_saved_run(self, run: Any, source: str, tries: int) -> None:
+        """Draw a session's run in the Live profile panels once they are made: its latencies in
+        order (on a time axis of their running sum: a run's inferences follow each other) and its
+        whole-run statistics, as when the run ended. Holds one busy count until then; ``source``
+        starts the status line that says so."""
+        panel = self.w.profile_panel
+        if panel is None or self.w.plots_pending():
+            if tries < 1200 and not (panel is None and self.w.stager.state == "built"):
+                QTimer.singleShot(50, self, lambda: self._show_saved_run(run, source, tries + 1))
+                return
+            self.w.busy(-1)  # no Live profile panel here (or it never came): the run stays in reports
+            return
+        self.w.busy(-1)
+        if panel.is_running():  # a run started meanwhile: it keeps the panels
+            return
+        from trtstudio.profiling.samples import SampleBuffer
+
+        lat = run.latency_ms.astype("float64")
+        buf = SampleBuffer()  # the live run's ring: its last 100,000 samples are drawn, as during a run
+        start = max(0, lat.size - buf.capacity)
+        for t, ms in zip(lat.cumsum()[start:] / 1e3, lat[start:], strict=True):
+            buf.append(float(t), float(ms))
+        panel.live.attach(buf)
+        panel.live.finish(run.stats or None)
+        self.w.statusBar().showMessage(
+            f"{source}saved run {run.name!r} ({run.backend or '?'}, {lat.size} inferences) in Live profile", 10000)
+
+
+def find_session_model(session_path: str, model_path: str) -> str | None:
+    """The session's model file: its path as recorded (absolute, or relative to the folder the
+    window runs in), else beside the session file under that relative path or that name (a session
+    and its model moved or sent together). None when none of them is there."""
+    folder = Path(session_path).resolve().parent
+    for cand in (Path(model_path), folder / model_path, folder / Path(model_path).name):
+        if cand.is_file():
+            return str(cand)
+    return None

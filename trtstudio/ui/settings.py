@@ -66,13 +66,16 @@ class AppSettings:
         st.setValue("recent/last_dir", os.path.dirname(full))
 
     def fill_recent_menu(self, menu: Any, open_path: Any) -> None:
-        """Fill File > Open recent: one action per file (disabled when gone), ``open_path(path)`` on click."""
+        """Fill File > Open recent: one action per file, models and sessions alike (a session says
+        so; disabled when gone), ``open_path(path)`` on click."""
+        from trtstudio.filekinds import SESSION, classify
+
         menu.clear()
         files = self.recent_files()
         if not files:
             menu.addAction("(none)").setEnabled(False)
         for path in files:
-            act = menu.addAction(path)
+            act = menu.addAction(f"{path}  (session)" if classify(path, sniff=False) == SESSION else path)
             act.setEnabled(os.path.exists(path))
             act.triggered.connect(lambda _=False, p=path: open_path(p))
 

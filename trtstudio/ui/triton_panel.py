@@ -135,7 +135,7 @@ class TritonDialog(WorkerDialog):
         model_row.addWidget(self.model_edit, 1)
         model_row.addWidget(self.version_edit)
         self.metrics_edit = QLineEdit()
-        self.metrics_edit.setPlaceholderText("auto: HOST:8002/metrics; 'none' to skip")
+        self.metrics_edit.setPlaceholderText("auto: HTTP port + 2, else HOST:8002; 'none' to skip")
         self.protocol_combo = QComboBox()
         self.protocol_combo.addItems(["auto (8001 = gRPC)", "http", "grpc"])
         self.headers_edit = QPlainTextEdit()
