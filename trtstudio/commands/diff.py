@@ -94,13 +94,13 @@ def run(args: argparse.Namespace) -> int:
         doc["gate"] = {"fail_if_slower_percent": args.fail_if_slower, "exit": gates.worst([c for c, _ in results]),
                        "results": [{"other": p["other"]["name"], "exit": c, "text": t}
                                    for p, (c, t) in zip(doc["diffs"], results, strict=True)]}
+    from trtstudio.diff.render import markdown, write, write_text
+
     written = [write(doc, out, [t for _, t in results]) for out in args.output]
     if args.junit:
-        written.append(_write_text(args.junit, gates.junit_xml(doc, args.fail_if_slower)))
+        written.append(write_text(args.junit, gates.junit_xml(doc, args.fail_if_slower)))
     if args.markdown:
-        from trtstudio.diff.render import markdown
-
-        written.append(_write_text(args.markdown, markdown(doc, [t for _, t in results])))
+        written.append(write_text(args.markdown, markdown(doc, [t for _, t in results])))
     rc = emit(doc, args.json, _render, written=written)
     return doc["gate"]["exit"] if results else rc
 
@@ -120,35 +120,3 @@ def _render(doc: dict[str, Any]) -> str:
     for r in (doc.get("gate") or {}).get("results", []):
         out += f"\n{r['text']}"
     return out
-
-
-def _write_text(path: str, content: str) -> str:
-    from trtstudio.report.session import atomic_write
-
-    def put(fh: Any) -> None:
-        fh.write(content)
-
-    atomic_write(path, put)
-    return path
-
-
-def write(doc: dict[str, Any], path: str, gate_lines: list[str]) -> str:
-    """Write the diff as ``path``'s suffix asks (.html, .pdf, .md, .json)."""
-    from pathlib import Path
-
-    from trtstudio.diff import render
-
-    suffix = Path(path).suffix.lower()
-    if suffix == ".json":
-        from trtstudio.jsonio import dumps_text
-
-        return _write_text(path, dumps_text(doc, indent=2, where=path))
-    if suffix == ".md":
-        return _write_text(path, render.markdown(doc, gate_lines))
-    page = render.html(doc)
-    if suffix == ".pdf":
-        from trtstudio.report.pdf import write_pdf
-
-        write_pdf(page, {}, path, title="trtstudio diff")
-        return path
-    return _write_text(path, page)

@@ -128,3 +128,34 @@ def html(doc: dict[str, Any]) -> str:
         parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def write_text(path: str, content: str) -> str:
+    """Write ``content`` to ``path`` atomically (a temporary file beside it, then replaced)."""
+    from trtstudio.report.session import atomic_write
+
+    def put(fh: Any) -> None:
+        fh.write(content)
+
+    atomic_write(path, put)
+    return path
+
+
+def write(doc: dict[str, Any], path: str, gate_lines: list[str]) -> str:
+    """Write the diff as ``path``'s suffix asks (.html, .pdf, .md, .json); returns the path."""
+    from pathlib import Path
+
+    suffix = Path(path).suffix.lower()
+    if suffix == ".json":
+        from trtstudio.jsonio import dumps_text
+
+        return write_text(path, dumps_text(doc, indent=2, where=path))
+    if suffix == ".md":
+        return write_text(path, markdown(doc, gate_lines))
+    page = html(doc)
+    if suffix == ".pdf":
+        from trtstudio.report.pdf import write_pdf
+
+        write_pdf(page, {}, path, title="trtstudio diff")
+        return path
+    return write_text(path, page)

@@ -16,6 +16,8 @@ No Qt here, except ``trtstudio.report.pdf`` (documented there), imported only wh
 
 from __future__ import annotations
 
+import sys as _sys
+import types as _types
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -36,3 +38,15 @@ def __getattr__(name: str) -> Any:
     value = getattr(import_module(f"trtstudio.report.{home}"), name)
     globals()[name] = value
     return value
+
+
+class _CallableModule(_types.ModuleType):
+    """``trtstudio.report(model=..., engine=..., run=...)`` is the public API's function
+    (:func:`trtstudio.api.report`) whether Python has bound the name to this package (once
+    imported) or to the function."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return import_module("trtstudio.api").report(*args, **kwargs)  # on first use (PEP 562, as above)
+
+
+_sys.modules[__name__].__class__ = _CallableModule
