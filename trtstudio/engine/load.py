@@ -273,4 +273,9 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
                 f"(e.g. {unmatched[0]!r})"
             )
     out.finite = finite
+    if out.layers:
+        from trtstudio.engine.summary import add_layer_memory, fill_io_tensors
+
+        fill_io_tensors(out)  # TensorRT 8's Bindings name the engine's I/O only: the layers say the rest
+        add_layer_memory(out)  # TREx's weights and activations, beside TensorRT's own figures
     return out

@@ -99,6 +99,34 @@ class MappingResult:
         }
 
 
+OTHER_MODEL_SHARE = 0.2  # below this share of its layers mapped, an engine was probably built from another model
+
+
+def _is_reformat(lay: Layer) -> bool:
+    return (lay.type == "Reformat" or lay.name.startswith(_REFORMAT_PREFIX) or " reformatter " in lay.name
+            or bool(lay.own_attrs().get("reformat")))
+
+
+def mapped_share(engine: EngineInfo) -> tuple[int, int]:
+    """``(mapped, counted)``: how many of the engine's layers that are not reformats (a reformat
+    maps through the layer it feeds, so says nothing of its own) have ONNX nodes."""
+    counted = mapped = 0
+    for lay in engine.layers:
+        if not _is_reformat(lay):
+            counted += 1
+            if lay.onnx_nodes:
+                mapped += 1
+    return mapped, counted
+
+
+def other_model(engine: EngineInfo) -> tuple[int, int] | None:
+    """``(mapped, counted)`` of :func:`mapped_share` where under :data:`OTHER_MODEL_SHARE` of the
+    layers map (the ONNX model is probably not the one the engine was built from), else None.
+    Call it on an engine mapped to a model (``map_layers``)."""
+    mapped, counted = mapped_share(engine)
+    return (mapped, counted) if counted and mapped < OTHER_MODEL_SHARE * counted else None
+
+
 def _split_top(s: str, seps: frozenset[str]) -> list[str]:
     """Split ``s`` at the separators in ``seps`` that are outside any bracket."""
     depth = 0

@@ -1,0 +1,317 @@
+"""The engine summary TREx gave (``trex.summary_dict``): I/O tensors, layers, average time, weights
+and activations, computed from the layer information.
+
+:func:`layer_memory` sums, as TREx's ``EnginePlan`` does (``trex/layer.py``, ``engine_plan.py``),
+over the layers that are neither ``Constant`` nor ``NoOp``:
+
+``layer_weights``
+    each layer's ``Weights`` count times the size of its type (``Int8`` 1, ``Half`` 2, ``Float`` 4 ...);
+``layer_bias``
+    the same for ``Bias``, counted apart (TREx leaves it out of its Weights figure);
+``layer_activations``
+    each layer's input plus output tensor sizes (elements times the size of the tensor's type): a
+    tensor counts once for the layer that writes it and once for each that reads it, so this is
+    the traffic the layers' I/O amounts to, not a peak of device memory;
+``layer_constants``
+    the weights of ``Constant`` layers (TREx leaves them out; given apart here).
+
+Bytes, each key only where the layers record something to sum (a names-only listing, or a
+TensorRT 10 engine whose Myelin regions list no weights, gives no key rather than a zero). A tensor
+with a dynamic (-1) or symbolic dimension, or no known type, adds nothing (TREx sized an unknown
+format at 0 bytes too). These keys sit beside the ones the readers fill from TensorRT's own
+figures (``weights`` and ``activation`` from trtexec's "Total Weights/Activation Memory",
+``device_memory``, ``engine_size``): those are never replaced.
+
+:func:`fill_io_tensors` gives the engine's I/O tensors that the file named only (TensorRT 8's
+``Bindings`` is a list of names) the shape, type and format of the layer tensor of that name;
+:func:`summary` is the TREx summary as numbers and texts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from itertools import chain, repeat
+from operator import attrgetter, methodcaller
+from typing import Any
+
+import msgspec
+
+from trtstudio.engine.model import EngineInfo, Layer, TensorDesc
+
+MEMORY_KEYS = ("layer_weights", "layer_bias", "layer_activations", "layer_constants")
+MIB = 1024 * 1024
+
+# bytes per element of a tensor dtype (Layer tensors' normalised dtypes)
+DTYPE_BYTES: dict[str, float] = {
+    "FP64": 8, "INT64": 8, "FP32": 4, "INT32": 4, "FP16": 2, "BF16": 2, "INT8": 1, "UINT8": 1, "FP8": 1,
+    "BOOL": 1, "INT4": 0.5, "FP4": 0.5,
+}
+# bytes per element of a Weights/Bias "Type" as the inspector writes it (TREx's table and its
+# older spellings), lower-cased
+WEIGHT_TYPE_BYTES: dict[str, float] = {
+    "int8": 1, "half": 2, "float": 4, "int32": 4, "fp16": 2, "fp32": 4, "bfloat16": 2, "bf16": 2,
+    "fp8": 1, "uint8": 1, "bool": 1, "int64": 8, "double": 8, "int4": 0.5, "fp4": 0.5,
+}
+_SKIPPED = frozenset(("Constant", "NoOp"))
+
+
+def _kind(lay: Layer) -> str:
+    """TREx's layer type: the ParameterType, else the LayerType."""
+    ptype = lay.parameter_type
+    return ptype if type(ptype) is str and ptype else lay.type
+
+
+def tensor_bytes(t: TensorDesc) -> float | None:
+    """Elements times the size of the tensor's type; None for an unknown type or a shape that is
+    not all known, non-negative integers."""
+    size = DTYPE_BYTES.get(t.dtype or "")
+    shape = t.shape
+    if size is None or shape is None:
+        return None
+    n = 1
+    for d in shape:
+        if type(d) is not int or d < 0:
+            return None
+        n *= d
+    return n * size
+
+
+def _constant_bytes(value: Any) -> float | None:
+    """A ``Weights``/``Bias`` record ``{"Type": "Int8", "Count": 864}`` in bytes (None otherwise)."""
+    if not isinstance(value, dict):
+        return None
+    count, typ = value.get("Count"), value.get("Type")
+    if type(count) is not int or count < 0 or not isinstance(typ, str):
+        return None
+    size = WEIGHT_TYPE_BYTES.get(typ.lower())
+    return None if size is None else count * size
+
+
+def layer_memory(layers: list[Layer]) -> dict[str, int]:
+    """The :data:`MEMORY_KEYS` of ``layers`` (see the module docstring), in bytes. A layer's
+    ``Weights``/``Bias`` come from :meth:`Layer.constants` (the fast reader decoded them: no record
+    is parsed); the tensors are sized by numpy, :data:`STEP` layers at a time (each C loop short:
+    the window's thread gets the GIL between two), 0.1 s at 50,000 layers."""
+    sums: dict[str, float] = {}
+    for a in range(0, len(layers), STEP):
+        _add_step(layers[a:a + STEP], sums)
+    return {k: int(math.ceil(sums[k])) for k in MEMORY_KEYS if k in sums}
+
+
+def _add_step(step: list[Layer], sums: dict[str, float]) -> None:
+    """Add the sums of the layers ``step`` to ``sums``."""
+    kinds = list(map(_kind, step))
+    unset = msgspec.UNSET
+    for kind, (w, b) in zip(kinds, map(methodcaller("constants"), step), strict=True):
+        if w is unset and b is unset or kind == "NoOp":
+            continue
+        wb = None if w is unset else _constant_bytes(w)
+        if wb is not None:
+            wkey = "layer_constants" if kind == "Constant" else "layer_weights"
+            sums[wkey] = sums.get(wkey, 0.0) + wb
+        bb = None if b is unset or kind == "Constant" else _constant_bytes(b)
+        if bb is not None:
+            sums["layer_bias"] = sums.get("layer_bias", 0.0) + bb
+    kept = step if _SKIPPED.isdisjoint(kinds) else [lay for lay, k in zip(step, kinds, strict=True) if k not in _SKIPPED]
+    act = activation_bytes(chain.from_iterable(chain(map(_INPUTS, kept), map(_OUTPUTS, kept))))
+    if act is not None:
+        sums["layer_activations"] = sums.get("layer_activations", 0.0) + act
+
+
+def activation_bytes(tensors: Iterable[TensorDesc]) -> float | None:
+    """The summed :func:`tensor_bytes` of ``tensors`` (those that have a size); None when none has."""
+    import numpy as np
+
+    ts = list(tensors)
+    shapes = list(map(_SHAPE, ts))
+    if None in shapes or not all(shapes) or not set(map(type, chain.from_iterable(shapes))) <= {int}:
+        # a shape unknown, symbolic or empty (a scalar): each tensor on its own
+        sized = [x for x in map(tensor_bytes, ts) if x is not None]
+        return float(sum(sized)) if sized else None
+    size = np.fromiter(map(_DTYPE_BYTES_GET, map(_DTYPE, ts), repeat(math.nan)), dtype=float, count=len(ts))
+    lowest = np.fromiter(map(min, shapes), dtype=np.int64, count=len(ts))
+    count = np.fromiter(map(math.prod, shapes), dtype=float, count=len(ts))
+    ok = (lowest >= 0) & ~np.isnan(size)
+    return float((count[ok] * size[ok]).sum()) if ok.any() else None
+
+
+STEP = 4_096
+_INPUTS, _OUTPUTS, _SHAPE, _DTYPE = attrgetter("inputs"), attrgetter("outputs"), attrgetter("shape"), attrgetter("dtype")
+_NAME = attrgetter("name")
+_DTYPE_BYTES_GET = DTYPE_BYTES.get
+
+
+def add_layer_memory(engine: EngineInfo) -> EngineInfo:
+    """``engine`` with :func:`layer_memory` in a new ``memory`` dict (the keys the readers filled
+    kept as they are); the same object, changed in place."""
+    if engine.detailed and engine.layers:
+        engine.memory = {**layer_memory(engine.layers), **engine.memory}
+    return engine
+
+
+def fill_io_tensors(engine: EngineInfo) -> None:
+    """Give each I/O tensor without a shape, type or format those of the layer tensor of its name
+    (the first layer reading it, else the last writing it): TensorRT 8's ``Bindings`` name them only.
+    New TensorDesc objects: the readers' are not changed. The first and last :data:`NEAR_IO` layers
+    are searched first (an engine's inputs are read at its start, its outputs written at its end)."""
+    missing = [i for i, t in enumerate(engine.io_tensors) if t.shape is None or t.dtype is None or t.format is None]
+    if not missing or not engine.layers:
+        return
+    wanted = {engine.io_tensors[i].name for i in missing}
+    layers = engine.layers
+    found: dict[str, TensorDesc] = {}
+    for head, tail in ((layers[:NEAR_IO], layers[-NEAR_IO:]), (layers, layers)):
+        for lay in head:
+            for t in lay.inputs:
+                if t.name in wanted:
+                    found.setdefault(t.name, t)
+        for lay in reversed(tail):
+            for t in lay.outputs:
+                if t.name in wanted:
+                    found.setdefault(t.name, t)
+        if len(found) == len(wanted) or len(layers) <= NEAR_IO:
+            break
+    io = list(engine.io_tensors)
+    for i in missing:
+        src = found.get(io[i].name)
+        if src is not None:
+            t = io[i]
+            io[i] = msgspec.structs.replace(t, shape=t.shape if t.shape is not None else src.shape,
+                            dtype=t.dtype or src.dtype, format=t.format or src.format, raw=t.raw or src.raw,
+                            location=t.location or src.location)
+    engine.io_tensors = io
+
+
+NEAR_IO = 64
+
+
+def io_roles(engine: EngineInfo) -> dict[str, str]:
+    """Each I/O tensor's ``"input"`` or ``"output"``: what the file said (TensorRT 11's IOMode),
+    else whether a layer reads the tensor (an input) or only writes it (an output); tensors no
+    layer names are left out."""
+    roles: dict[str, str] = {}
+    for t in engine.io_tensors:
+        if t.raw in ("Input", "Output"):
+            roles[t.name] = t.raw.lower()
+    rest = {t.name for t in engine.io_tensors} - roles.keys()
+    if rest:
+        read = set(map(_NAME, chain.from_iterable(map(_INPUTS, engine.layers))))
+        written = set(map(_NAME, chain.from_iterable(map(_OUTPUTS, engine.layers))))
+        for name in rest:
+            if name in read:
+                roles[name] = "input"
+            elif name in written:
+                roles[name] = "output"
+    return roles
+
+
+def tensor_text(t: TensorDesc) -> str:
+    """``input1: [1, 3, 224, 224]xFP32 NCHW`` as TREx prints a binding (TREx's short format
+    names where it has one: the layer table's :func:`trtstudio.engine.table.format_text` otherwise)."""
+    shape = "?" if t.shape is None else "[" + ", ".join(str(d) for d in t.shape) + "]"
+    return f"{t.name}: {shape}x{short_format(t)}"
+
+
+# TREx's short names of TensorRT's format texts (trex/activations.py, the common ones)
+_SHORT_FORMATS = {
+    "row major linear fp32": "FP32 NCHW", "row major linear fp16 format": "FP16 NCHW",
+    "row major linear int32": "INT32 NCHW", "row major int8 format": "Int8 NCHW",
+    "row major linear bfloat16 format": "BF16 NCHW", "row major linear fp8 format": "FP8 NCHW",
+    "row major linear int64 format": "Int64 NCHW", "row major linear uint8 format": "UInt8 NCHW",
+    "row major linear bool": "Bool", "channel major fp32 format": "FP32 NHWC",
+    "channel major fp16 format": "FP16 NHWC", "channel major int8 format": "Int8 NHWC",
+    "four wide channel vectorized row major int8 format": "Int8 NC/4HW4",
+    "thirty-two wide channel vectorized row major int8 format": "Int8 NC/32HW32",
+    "thirty-two wide channel vectorized row major fp16 format": "FP16 NC/32HW32",
+    "thirty-two wide channel vectorized row major fp32 format": "FP32 NC/32HW32",
+    "two wide channel vectorized row major fp16 format": "FP16 NC/2HW2",
+    "sixteen wide channel vectorized row major fp16 format": "FP16 NC16HW",
+    "channel major fp16 format where channel % 8 == 0": "FP16 NHWC8",
+    "channel major fp16 format where channel % 4 == 0": "FP16 NHWC4",
+    "channel major fp32 format where channel % 4 == 0": "FP32 NHWC4",
+}
+
+
+def short_format(t: TensorDesc) -> str:
+    """TREx's short name of the tensor's format (``FP32 NCHW``), else the layer table's."""
+    fmt = (t.format or "").replace(".", "").strip().lower()
+    short = _SHORT_FORMATS.get(fmt)
+    if short is not None:
+        return short
+    from trtstudio.engine.table import format_text  # numpy: only for formats TREx had no name for
+
+    return format_text(t)
+
+
+def average_time_ms(engine: EngineInfo) -> float | None:
+    """The sum of the layers' average times (TREx's "Average time"; ``NoOp``/``Constant``
+    layers, which TREx drops, take no time); None without per-layer averages."""
+    avgs = [lay.time.average_ms for lay in engine.layers
+            if lay.time is not None and lay.time.average_ms is not None and _kind(lay) not in _SKIPPED]
+    return float(sum(avgs)) if avgs else None
+
+
+def summary(engine: EngineInfo) -> dict[str, Any]:
+    """TREx's engine summary as numbers: ``inputs``/``outputs`` (TensorDesc JSON with ``text``),
+    ``layers`` (without the ``Constant``/``NoOp`` layers TREx drops; ``layers_all`` with them),
+    ``average_time_ms``, and the :data:`MEMORY_KEYS` of ``engine.memory`` (bytes; absent when not
+    known) with the TREx texts ``weights_text``/``activations_text`` (MiB to one decimal, "MB" as TREx
+    wrote it)."""
+    inputs: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []
+    roles = io_roles(engine)
+    for t in engine.io_tensors:
+        role = roles.get(t.name)
+        entry = {**t.to_json(), "text": tensor_text(t)}
+        (outputs if role == "output" else inputs).append(entry)
+    out: dict[str, Any] = {
+        "inputs": inputs,
+        "outputs": outputs,
+        "layers": sum(1 for lay in engine.layers if _kind(lay) not in _SKIPPED),
+        "layers_all": len(engine.layers),
+        "average_time_ms": average_time_ms(engine),
+    }
+    mem = engine.memory
+    for key in MEMORY_KEYS:
+        if key in mem:
+            out[key] = mem[key]
+    if "layer_weights" in mem:
+        out["weights_text"] = f"{mem['layer_weights'] / MIB:.1f} MB"
+    if "layer_activations" in mem:
+        out["activations_text"] = f"{mem['layer_activations'] / MIB:.1f} MB"
+    return out
+
+
+def summary_lines(engine: EngineInfo) -> list[str]:
+    """:func:`summary` as the lines ``trtstudio layers`` prints (TREx's keys and texts)."""
+    s = summary(engine)
+    lines = []
+    for key, title in (("inputs", "inputs"), ("outputs", "outputs")):
+        if s[key]:
+            lines.append(f"{title}: " + "; ".join(e["text"] for e in s[key]))
+    parts = [f"{s['layers']} layers" + (f" ({s['layers_all']} with Constant/NoOp)" if s["layers_all"] != s["layers"] else "")]
+    if s["average_time_ms"] is not None:
+        parts.append(f"average time {s['average_time_ms']:.3f} ms")
+    if "weights_text" in s:
+        parts.append(f"weights {s['weights_text']}" + (
+            f" (+ bias {s['layer_bias'] / MIB:.2f} MB)" if s.get("layer_bias") else ""))
+    if "activations_text" in s:
+        parts.append(f"activations {s['activations_text']} (layer inputs + outputs)")
+    lines.append("engine: " + ", ".join(parts))
+    return lines
+
+
+def mapping_text(engine: EngineInfo, mapping: Any) -> str:
+    """How the layers of ``engine`` (mapped by ``mapping``, a MappingResult) map to the model's
+    nodes; where too few map, that the model is probably another (and not that its nodes without
+    a layer were folded away)."""
+    from trtstudio.engine.mapping import other_model
+
+    mapped = len(engine.layers) - len(mapping.unmapped_layers)
+    head = f"mapped {mapped} of {len(engine.layers)} layers to ONNX nodes"
+    other = other_model(engine)
+    if other is not None:
+        return (f"{head} ({other[0]} of {other[1]} not counting reformats): the model is probably not the one "
+                "the engine was built from")
+    return f"{head}; {len(mapping.unmapped_nodes)} nodes have no layer (folded or fused away)"
