@@ -41,7 +41,11 @@ class LayerColumns:
     types: list[str] = field(default_factory=list)  # distinct layer types, sorted (the filter's choices)
     precisions: list[str] = field(default_factory=list)  # distinct precisions, sorted
     time_by_type: list[tuple[str, float]] = field(default_factory=list)  # see time_by
-    time_by_precision: list[tuple[str, float]] = field(default_factory=list)
+    time_by_precision: list[tuple[str, float]] = field(default_factory=list)  # by compute precision (Layer.precision)
+    # the detail of time_by_precision: per compute precision, its layers' time by the pair of
+    # input and output precision ("INT8 -> FP16"; one precision where they agree), largest first
+    # (made with the findings: with_findings)
+    time_by_precision_pairs: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.severity.size)
@@ -164,11 +168,66 @@ UNKNOWN = "unknown"
 
 
 def time_by(engine: EngineInfo | None, key: str) -> list[tuple[str, float]]:
-    """Total layer time (ms) grouped by ``"type"`` or ``"precision"``, largest first; layers without
-    a time are left out. Beyond :data:`MAX_BARS` groups the smallest are summed into ``other``."""
+    """Total layer time (ms) grouped by ``"type"`` or ``"precision"`` (the compute precision,
+    :attr:`Layer.precision`: an INT8 convolution with FP16 output is INT8), largest first; layers
+    without a time are left out. Beyond :data:`MAX_BARS` groups the smallest are summed into ``other``.
+    :func:`precision_pairs` gives each precision's detail."""
     layers = engine.layers if engine else []
     names = [lay.type for lay in layers] if key == "type" else [lay.precision for lay in layers]
     return _grouped_time(names, [None if lay.time is None else lay.time.total_ms for lay in layers])
+
+
+def pair_text(pin: str | None, pout: str | None) -> str:
+    """``INT8 -> FP16`` for a layer whose output precision differs from its input's, else the one
+    precision (``unknown`` for none)."""
+    if pin and pout and pin != pout:
+        return f"{pin} -> {pout}"
+    return pin or pout or UNKNOWN
+
+
+def precision_pairs(precision_in: Sequence[str | None], precision_out: Sequence[str | None],
+                    totals: Sequence[float | None] | np.ndarray) -> dict[str, list[tuple[str, float]]]:
+    """Per compute precision (the input's, else the output's), its layers' total time (ms) by
+    :func:`pair_text` of their input and output precision, largest first (timed layers only)."""
+    pairs = list(zip(precision_in, precision_out, strict=True))
+    distinct, code = _codes(pairs)
+    values = totals if isinstance(totals, np.ndarray) else _column(list(totals))
+    timed = ~np.isnan(values)
+    sums = np.bincount(code[timed], weights=values[timed], minlength=len(distinct))
+    present = np.bincount(code[timed], minlength=len(distinct)) > 0
+    out: dict[str, dict[str, float]] = {}
+    for c, (pin, pout) in enumerate(distinct):
+        if present[c]:
+            group = out.setdefault(pin or pout or UNKNOWN, {})
+            text = pair_text(pin, pout)
+            group[text] = group.get(text, 0.0) + float(sums[c])
+    return {k: sorted(v.items(), key=lambda kv: (-kv[1], kv[0])) for k, v in out.items()}
+
+
+def precision_detail(engine: EngineInfo | None) -> list[dict[str, Any]]:
+    """Where the time goes by compute precision, with the in -> out pairs as a detail: rows
+    ``{"precision", "time_ms", "percent", "layers", "pairs": [{"pair", "time_ms", "layers"}]}``,
+    largest first, of the timed layers (what a report's "time by precision" shows: a QAT engine's
+    INT8 convolutions with FP16 output count as INT8)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for lay in engine.layers if engine else []:
+        t = lay.time.total_ms if lay.time is not None else None
+        if t is None or t != t:
+            continue
+        pin, pout = lay.precisions()
+        row = rows.setdefault(pin or pout or UNKNOWN, {"time_ms": 0.0, "layers": 0, "pairs": {}})
+        row["time_ms"] += t
+        row["layers"] += 1
+        pair = row["pairs"].setdefault(pair_text(pin, pout), [0.0, 0])
+        pair[0] += t
+        pair[1] += 1
+    total = sum(r["time_ms"] for r in rows.values())
+    out = [{"precision": k, "time_ms": r["time_ms"], "percent": 100.0 * r["time_ms"] / total if total > 0 else None,
+            "layers": r["layers"],
+            "pairs": [{"pair": p, "time_ms": v[0], "layers": v[1]}
+                      for p, v in sorted(r["pairs"].items(), key=lambda kv: (-kv[1][0], kv[0]))]}
+           for k, r in rows.items()]
+    return sorted(out, key=lambda d: (-d["time_ms"], d["precision"]))
 
 
 def _grouped_time(names: Sequence[str | None], totals: Sequence[float | None]) -> list[tuple[str, float]]:
@@ -477,4 +536,8 @@ def with_findings(cols: LayerColumns, engine: EngineInfo | None, findings: Itera
     haystack = cols.haystack
     if isinstance(haystack, _Haystack):
         haystack = haystack.made()  # made once, shared (no cell of it changes after)
-    return replace(cols, text=text, severity=severity, tooltips=tooltips, haystack=haystack)
+    pairs = cols.time_by_precision_pairs
+    if not pairs and cols.has_times and "precision_in" in cols.text:  # here, off the table's first showing
+        pairs = precision_pairs(cols.text["precision_in"], cols.text["precision_out"], cols.num["total_ms"])
+    return replace(cols, text=text, severity=severity, tooltips=tooltips, haystack=haystack,
+                   time_by_precision_pairs=pairs)
