@@ -57,6 +57,9 @@ class Analysis:
     unsupported: list[dict[str, Any]] = field(default_factory=list)
     layer_nodes: LayerNodes | None = field(default=None, compare=False, repr=False)  # with columns and a graph
     pending: bool = False  # mapped, not yet diagnosed (engine.analysis.mapped): no findings yet
+    # TREx's engine summary (engine.summary.summary) with "mapping" (engine.summary.mapping_text)
+    # where there is a model: made with the findings where the table is made (the window)
+    summary: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def total_time_ms(self) -> float | None:
@@ -277,8 +280,16 @@ def _diagnosed(partial: Analysis, graph: Any, unsupported: Iterable[dict[str, An
         from trtstudio.engine.table import with_findings
 
         cols = with_findings(cols, eng, findings)
+    summary = None
+    if cols is not None:  # the window's analysis: its summary made here, off the GUI thread
+        from trtstudio.engine.summary import mapping_text
+        from trtstudio.engine.summary import summary as engine_summary
+
+        summary = engine_summary(eng)
+        if partial.mapping is not None:
+            summary["mapping"] = mapping_text(eng, partial.mapping)
     return replace(partial, engine=eng, findings=findings, node_severity=node_severity, columns=cols,
-                   unsupported=unsupported_list, pending=False)
+                   unsupported=unsupported_list, pending=False, summary=summary)
 
 
 def _base_columns(engine: EngineInfo) -> LayerColumns:
