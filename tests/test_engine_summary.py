@@ -124,3 +124,30 @@ def test_layers_prints_and_writes_the_summary(capsys: pytest.CaptureFixture[str]
     assert f"{mem['layer_activations'] / 2**20:.1f} MB" == TREX_EXPECTED["Activations"]
     assert doc["engine"]["io_tensors"][0] == {"name": "input1", "shape": [1, 3, 224, 224], "dtype": "FP32",
                                               "format": "Row major linear FP32"}
+
+
+@needs_fixtures
+def test_time_by_precision_is_by_compute_precision_with_pairs_as_detail() -> None:
+    from trtstudio.engine.table import layer_columns, precision_detail
+
+    eng = load_engine([f"{MOBILENET}.graph.json", f"{MOBILENET}.profile.json"])
+    rows = {r["precision"]: r for r in precision_detail(eng)}
+    # straight from the files: a layer's compute precision is its first input's type, as TREx reads it
+    doc = json.loads(Path(f"{MOBILENET}.graph.json").read_text())
+    prof = {r["name"]: r["timeMs"] for r in json.loads(Path(f"{MOBILENET}.profile.json").read_text())[1:]}
+    word = {"Int8": "INT8", "FP16": "FP16", "FP32": "FP32"}
+    expected: dict[str, float] = {}
+    pairs: dict[tuple[str, str], float] = {}
+    for rec in doc["Layers"]:
+        pin = next(v for k, v in word.items() if k in rec["Inputs"][0]["Format/Datatype"])
+        pout = next(v for k, v in word.items() if k in rec["Outputs"][0]["Format/Datatype"])
+        expected[pin] = expected.get(pin, 0.0) + prof[rec["Name"]]
+        pairs[(pin, pout)] = pairs.get((pin, pout), 0.0) + prof[rec["Name"]]
+    assert {k: r["time_ms"] for k, r in rows.items()} == pytest.approx(expected)
+    int8 = {p["pair"]: p["time_ms"] for p in rows["INT8"]["pairs"]}
+    assert int8 == pytest.approx({("INT8" if b == "INT8" else f"INT8 -> {b}"): t for (a, b), t in pairs.items()
+                                  if a == "INT8"})
+    assert sum(r["percent"] for r in rows.values()) == pytest.approx(100.0)
+    cols = layer_columns(eng)  # the table's (and the chart's) split is the same
+    assert dict(cols.time_by_precision) == pytest.approx(expected)
+    assert dict(cols.time_by_precision_pairs["INT8"]) == pytest.approx(int8)

@@ -74,7 +74,10 @@ def tensor_bytes(t: TensorDesc) -> float | None:
         if type(d) is not int or d < 0:
             return None
         n *= d
-    return n * size
+    return n * size if n <= _MOST_ELEMENTS else None  # beyond: a damaged shape, not a tensor
+
+
+_MOST_ELEMENTS = 1 << 60
 
 
 def _constant_bytes(value: Any) -> float | None:
@@ -82,7 +85,7 @@ def _constant_bytes(value: Any) -> float | None:
     if not isinstance(value, dict):
         return None
     count, typ = value.get("Count"), value.get("Type")
-    if type(count) is not int or count < 0 or not isinstance(typ, str):
+    if type(count) is not int or not 0 <= count <= _MOST_ELEMENTS or not isinstance(typ, str):
         return None
     size = WEIGHT_TYPE_BYTES.get(typ.lower())
     return None if size is None else count * size
@@ -130,9 +133,13 @@ def activation_bytes(tensors: Iterable[TensorDesc]) -> float | None:
         sized = [x for x in map(tensor_bytes, ts) if x is not None]
         return float(sum(sized)) if sized else None
     size = np.fromiter(map(_DTYPE_BYTES_GET, map(_DTYPE, ts), repeat(math.nan)), dtype=float, count=len(ts))
-    lowest = np.fromiter(map(min, shapes), dtype=np.int64, count=len(ts))
-    count = np.fromiter(map(math.prod, shapes), dtype=float, count=len(ts))
-    ok = (lowest >= 0) & ~np.isnan(size)
+    try:
+        lowest = np.fromiter(map(min, shapes), dtype=np.int64, count=len(ts))
+        count = np.fromiter(map(math.prod, shapes), dtype=float, count=len(ts))
+    except OverflowError:  # a dimension beyond 64 bits, a product beyond a float: a damaged shape somewhere
+        sized = [x for x in map(tensor_bytes, ts) if x is not None]
+        return float(sum(sized)) if sized else None
+    ok = (lowest >= 0) & ~np.isnan(size) & (count <= _MOST_ELEMENTS)
     return float((count[ok] * size[ok]).sum()) if ok.any() else None
 
 
