@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from trtstudio.cli import main
+from trtstudio.engine.analysis import analyze
 from trtstudio.engine.load import load_engine
 from trtstudio.engine.model import EngineInfo, Layer, TensorDesc
 from trtstudio.engine.readers import _fast
@@ -46,7 +47,7 @@ def _raw_sums(doc: dict) -> tuple[int, int, int]:  # type: ignore[type-arg]
 
 @needs_fixtures
 def test_trex_mobilenet_summary_is_trexs() -> None:
-    eng = load_engine([f"{MOBILENET}.graph.json", f"{MOBILENET}.profile.json"])
+    eng = analyze(load_engine([f"{MOBILENET}.graph.json", f"{MOBILENET}.profile.json"])).engine
     s = summary(eng)
     got = {"Inputs": "; ".join(t["text"] for t in s["inputs"]), "Average time": f"{s['average_time_ms']:.3f} ms",
            "Layers": str(s["layers"]), "Weights": s["weights_text"], "Activations": s["activations_text"]}
@@ -79,12 +80,14 @@ def test_the_fast_reader_sums_the_constants_without_parsing_a_record() -> None:
 @needs_fixtures
 def test_tensorrts_own_memory_figures_are_kept_beside_the_layer_sums() -> None:
     log = HACKATHON / "result-04.log"  # trtexec --dumpLayerInfo with "Total Weights Memory: ... bytes"
-    eng = load_engine([log])
+    read = load_engine([log])
+    assert not set(MEMORY_KEYS) & read.memory.keys()  # the analysis adds them, to a copy
+    eng = analyze(read).engine
     text = log.read_text(errors="replace")
     assert f"Total Weights Memory: {eng.memory['weights']} bytes" in text
     assert f"Total Activation Memory: {eng.memory['activation']} bytes" in text
     assert 0 < eng.memory["layer_weights"] != eng.memory["weights"]
-    names_only = load_engine([HACKATHON / "result-05.log"])  # a names-only listing: nothing to sum
+    names_only = analyze(load_engine([HACKATHON / "result-05.log"])).engine  # a names-only listing: nothing to sum
     assert not names_only.detailed and not set(MEMORY_KEYS) & names_only.memory.keys()
 
 

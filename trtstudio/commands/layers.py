@@ -128,11 +128,15 @@ def _read(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def _mapped_head(engine: Any, graph: Any) -> list[tuple[str, Any]]:
     """In the forked child: the document's first keys, up to the layers, mapped to ``graph`` as
-    ``analyze`` maps them in the parent (the rules do not change the layers)."""
+    ``analyze`` maps them in the parent (the rules do not change the layers), with the layer sums
+    the diagnosis adds to the engine's memory."""
     if graph is not None:
         from trtstudio.engine.mapping import map_layers
 
         map_layers(engine, graph)
+    from trtstudio.engine.summary import add_layer_memory
+
+    add_layer_memory(engine)  # as the diagnosis adds it in the parent
     return engine.json_pieces()[:5]
 
 

@@ -326,8 +326,7 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
             )
     out.finite = finite
     if out.layers:
-        from trtstudio.engine.summary import add_layer_memory, fill_io_tensors
+        from trtstudio.engine.summary import fill_io_tensors
 
         fill_io_tensors(out)  # TensorRT 8's Bindings name the engine's I/O only: the layers say the rest
-        add_layer_memory(out)  # TREx's weights and activations, beside TensorRT's own figures
     return out

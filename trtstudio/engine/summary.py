@@ -20,7 +20,10 @@ TensorRT 10 engine whose Myelin regions list no weights, gives no key rather tha
 with a dynamic (-1) or symbolic dimension, or no known type, adds nothing (TREx sized an unknown
 format at 0 bytes too). These keys sit beside the ones the readers fill from TensorRT's own
 figures (``weights`` and ``activation`` from trtexec's "Total Weights/Activation Memory",
-``device_memory``, ``engine_size``): those are never replaced.
+``device_memory``, ``engine_size``): those are never replaced. The analysis adds them
+(``engine.analysis.diagnosed``, so every ``analyze`` caller: ``layers``, reports, the window's
+second stage), not ``load_engine``: 0.4 s at 300,000 layers is the diagnosis's to spend, not the
+table's first showing.
 
 :func:`fill_io_tensors` gives the engine's I/O tensors that the file named only (TensorRT 8's
 ``Bindings`` is a list of names) the shape, type and format of the layer tensor of that name;
@@ -30,14 +33,15 @@ figures (``weights`` and ``activation`` from trtexec's "Total Weights/Activation
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 from operator import attrgetter, methodcaller
 from typing import Any
 
 import msgspec
 
-from trtstudio.engine.model import EngineInfo, Layer, TensorDesc
+from trtstudio.engine.model import DocRecord, EngineInfo, Layer, SourcedLayer, TensorDesc, own_attrs_of
 
 MEMORY_KEYS = ("layer_weights", "layer_bias", "layer_activations", "layer_constants")
 MIB = 1024 * 1024
@@ -104,10 +108,14 @@ def layer_memory(layers: list[Layer]) -> dict[str, int]:
 
 def _add_step(step: list[Layer], sums: dict[str, float]) -> None:
     """Add the sums of the layers ``step`` to ``sums``."""
-    kinds = list(map(_kind, step))
+    types = list(map(_TYPE, step))
+    ptypes = list(map(_PARAMETER_TYPE, step))
+    skipped = not (_SKIPPED.isdisjoint(types) and _SKIPPED.isdisjoint(filter(_is_str, ptypes)))
     unset = msgspec.UNSET
-    for kind, (w, b) in zip(kinds, map(methodcaller("constants"), step), strict=True):
-        if w is unset and b is unset or kind == "NoOp":
+    for i, (w, b) in _constants(step):
+        ptype = ptypes[i]
+        kind = ptype if type(ptype) is str and ptype else types[i]
+        if kind == "NoOp":
             continue
         wb = None if w is unset else _constant_bytes(w)
         if wb is not None:
@@ -116,35 +124,69 @@ def _add_step(step: list[Layer], sums: dict[str, float]) -> None:
         bb = None if b is unset or kind == "Constant" else _constant_bytes(b)
         if bb is not None:
             sums["layer_bias"] = sums.get("layer_bias", 0.0) + bb
-    kept = step if _SKIPPED.isdisjoint(kinds) else [lay for lay, k in zip(step, kinds, strict=True) if k not in _SKIPPED]
+    kept = [lay for lay in step if _kind(lay) not in _SKIPPED] if skipped else step
     act = activation_bytes(chain.from_iterable(chain(map(_INPUTS, kept), map(_OUTPUTS, kept))))
     if act is not None:
         sums["layer_activations"] = sums.get("layer_activations", 0.0) + act
 
 
+def _constants(step: list[Layer]) -> list[tuple[int, tuple[Any, Any]]]:
+    """(position in ``step``, :meth:`Layer.constants`) of the layers that have a ``Weights`` or
+    ``Bias``, found in C where it can: the records a fast reader decoded (``DocRecord.constants``),
+    the attrs of plain layers; a layer of another kind is asked."""
+    kinds = set(map(type, step))
+    if kinds == {SourcedLayer}:
+        sources = list(map(_SOURCE, step))
+        if set(map(type, sources)) == {DocRecord}:
+            consts = list(map(_CONSTANTS, sources))  # None where the record has neither
+            return [(i, consts[i]) for i in compress(range(len(step)), consts)]
+    elif kinds == {Layer}:
+        attrs = list(own_attrs_of(step))
+        has = list(map(operator.or_, map(operator.contains, attrs, repeat("Weights")),
+                       map(operator.contains, attrs, repeat("Bias"))))
+        return [(i, step[i].constants()) for i in compress(range(len(step)), has)]
+    unset = msgspec.UNSET
+    return [(i, c) for i, c in enumerate(map(methodcaller("constants"), step)) if c[0] is not unset or c[1] is not unset]
+
+
+def _is_str(x: Any) -> bool:
+    return type(x) is str
+
+
 def activation_bytes(tensors: Iterable[TensorDesc]) -> float | None:
-    """The summed :func:`tensor_bytes` of ``tensors`` (those that have a size); None when none has."""
+    """The summed :func:`tensor_bytes` of ``tensors`` (those that have a size); None when none has.
+    The dimensions of every shape go to numpy in one pass (each shape's product and least
+    dimension by ``reduceat``); where one is not a number (None, a symbolic name), each tensor is
+    sized on its own."""
     import numpy as np
 
     ts = list(tensors)
+    if not ts:
+        return None
     shapes = list(map(_SHAPE, ts))
-    if None in shapes or not all(shapes) or not set(map(type, chain.from_iterable(shapes))) <= {int}:
-        # a shape unknown, symbolic or empty (a scalar): each tensor on its own
-        sized = [x for x in map(tensor_bytes, ts) if x is not None]
-        return float(sum(sized)) if sized else None
-    size = np.fromiter(map(_DTYPE_BYTES_GET, map(_DTYPE, ts), repeat(math.nan)), dtype=float, count=len(ts))
     try:
-        lowest = np.fromiter(map(min, shapes), dtype=np.int64, count=len(ts))
-        count = np.fromiter(map(math.prod, shapes), dtype=float, count=len(ts))
-    except OverflowError:  # a dimension beyond 64 bits, a product beyond a float: a damaged shape somewhere
+        dims = np.fromiter(chain(chain.from_iterable(shapes), (1.0,)), dtype=float)  # 1.0: reduceat's end
+        lens = np.fromiter(map(len, shapes), dtype=np.int64, count=len(ts))
+    except (TypeError, ValueError, OverflowError):  # a shape unknown (None), symbolic or not a list
         sized = [x for x in map(tensor_bytes, ts) if x is not None]
         return float(sum(sized)) if sized else None
+    starts = np.zeros(len(ts), dtype=np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    with np.errstate(over="ignore", invalid="ignore"):
+        count = np.multiply.reduceat(dims, starts)
+        lowest = np.minimum.reduceat(dims, starts)
+    scalar = lens == 0  # reduceat gives the next dimension for an empty run: a scalar is one element
+    count[scalar] = 1.0
+    lowest[scalar] = 0.0
+    size = np.fromiter(map(_DTYPE_BYTES_GET, map(_DTYPE, ts), repeat(math.nan)), dtype=float, count=len(ts))
     ok = (lowest >= 0) & ~np.isnan(size) & (count <= _MOST_ELEMENTS)
     return float((count[ok] * size[ok]).sum()) if ok.any() else None
 
 
 STEP = 4_096
 _INPUTS, _OUTPUTS, _SHAPE, _DTYPE = attrgetter("inputs"), attrgetter("outputs"), attrgetter("shape"), attrgetter("dtype")
+_TYPE, _PARAMETER_TYPE, _SOURCE, _CONSTANTS = (attrgetter("type"), attrgetter("parameter_type"), attrgetter("source"),
+                                               attrgetter("constants"))
 _NAME = attrgetter("name")
 _DTYPE_BYTES_GET = DTYPE_BYTES.get
 
