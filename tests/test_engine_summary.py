@@ -154,3 +154,24 @@ def test_time_by_precision_is_by_compute_precision_with_pairs_as_detail() -> Non
     cols = layer_columns(eng)  # the table's (and the chart's) split is the same
     assert dict(cols.time_by_precision) == pytest.approx(expected)
     assert dict(cols.time_by_precision_pairs["INT8"]) == pytest.approx(int8)
+
+
+def test_io_roles_from_the_layers_an_output_read_again_included() -> None:
+    from trtstudio.engine.summary import NEAR_IO, fill_io_tensors, io_roles
+
+    def t(name: str) -> TensorDesc:
+        return TensorDesc(name, [1, 4], "FP16", "Row major linear FP16 format")
+
+    middle = [Layer(i, f"mid{i}", "Pointwise", inputs=[t(f"m{i}")], outputs=[t(f"m{i + 1}")]) for i in range(NEAR_IO * 3)]
+    layers = [Layer(0, "first", "Pointwise", inputs=[t("x")], outputs=[t("m0")]), *middle,
+              Layer(0, "head", "Pointwise", inputs=[t(f"m{NEAR_IO * 3}")], outputs=[t("y")]),  # y: an output...
+              Layer(0, "tail", "Pointwise", inputs=[t("y")], outputs=[t("z")])]  # ... read again
+    eng = EngineInfo(layers=layers, io_tensors=[TensorDesc("z"), TensorDesc("y"), TensorDesc("x"),
+                                                TensorDesc(f"m{NEAR_IO}"), TensorDesc("nowhere")])
+    assert io_roles(eng) == {"x": "input", "y": "output", "z": "output", f"m{NEAR_IO}": "output"}
+    assert summary(eng)["inputs"][0]["text"] == "x: ?x?"  # named only
+    fill_io_tensors(eng)  # as load_engine does: from the layers that read and write them
+    s = summary(eng)
+    assert [e["name"] for e in s["inputs"]] == ["x", "nowhere"] and [e["name"] for e in s["outputs"]] == [
+        "z", "y", f"m{NEAR_IO}"]
+    assert s["inputs"][0]["text"] == "x: [1, 4]xFP16 NCHW"

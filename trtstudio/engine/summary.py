@@ -237,21 +237,29 @@ NEAR_IO = 64
 
 def io_roles(engine: EngineInfo) -> dict[str, str]:
     """Each I/O tensor's ``"input"`` or ``"output"``: what the file said (TensorRT 11's IOMode),
-    else whether a layer reads the tensor (an input) or only writes it (an output); tensors no
-    layer names are left out."""
+    else whether a layer writes the tensor (an output, whatever reads it after) or only reads it
+    (an input); tensors no layer names are left out."""
     roles: dict[str, str] = {}
     for t in engine.io_tensors:
         if t.raw in ("Input", "Output"):
             roles[t.name] = t.raw.lower()
     rest = {t.name for t in engine.io_tensors} - roles.keys()
-    if rest:
-        read = set(map(_NAME, chain.from_iterable(map(_INPUTS, engine.layers))))
-        written = set(map(_NAME, chain.from_iterable(map(_OUTPUTS, engine.layers))))
-        for name in rest:
-            if name in read:
-                roles[name] = "input"
-            elif name in written:
-                roles[name] = "output"
+    layers = engine.layers
+    # No layer writes an engine input; a layer writes each output (which later layers may read
+    # too). Layers come in execution order, so the first and last NEAR_IO layers are asked first:
+    # a tensor written there is an output, one read there and written by none of the layers
+    # before it an input; every layer for what they leave.
+    for head, tail in ((layers[:NEAR_IO], layers[-NEAR_IO:]), (layers, layers)):
+        if not rest:
+            break
+        written_tail = set(map(_NAME, chain.from_iterable(map(_OUTPUTS, tail))))
+        for name in rest & written_tail:
+            roles[name] = "output"
+        rest -= roles.keys()
+        written_head = written_tail if head is tail else set(map(_NAME, chain.from_iterable(map(_OUTPUTS, head))))
+        for name in rest & (set(map(_NAME, chain.from_iterable(map(_INPUTS, head)))) - written_head):
+            roles[name] = "input"
+        rest -= roles.keys()
     return roles
 
 
@@ -293,12 +301,23 @@ def short_format(t: TensorDesc) -> str:
     return format_text(t)
 
 
-def average_time_ms(engine: EngineInfo) -> float | None:
+def _kept(layers: list[Layer]) -> list[Layer]:
+    """``layers`` without the ``Constant``/``NoOp`` ones TREx drops (found in C where none is)."""
+    if _SKIPPED.isdisjoint(map(_TYPE, layers)) and _SKIPPED.isdisjoint(filter(_is_str, map(_PARAMETER_TYPE, layers))):
+        return layers
+    return [lay for lay in layers if _kind(lay) not in _SKIPPED]
+
+
+def average_time_ms(engine: EngineInfo, kept: list[Layer] | None = None) -> float | None:
     """The sum of the layers' average times (TREx's "Average time"; ``NoOp``/``Constant``
-    layers, which TREx drops, take no time); None without per-layer averages."""
-    avgs = [lay.time.average_ms for lay in engine.layers
-            if lay.time is not None and lay.time.average_ms is not None and _kind(lay) not in _SKIPPED]
+    layers, which TREx drops, take no time; ``kept``: the others, where known); None without
+    per-layer averages."""
+    times = filter(None, map(_TIME, _kept(engine.layers) if kept is None else kept))
+    avgs = [v for v in map(_AVERAGE, times) if v is not None]
     return float(sum(avgs)) if avgs else None
+
+
+_TIME, _AVERAGE = attrgetter("time"), attrgetter("average_ms")
 
 
 def summary(engine: EngineInfo) -> dict[str, Any]:
@@ -314,12 +333,13 @@ def summary(engine: EngineInfo) -> dict[str, Any]:
         role = roles.get(t.name)
         entry = {**t.to_json(), "text": tensor_text(t)}
         (outputs if role == "output" else inputs).append(entry)
+    kept = _kept(engine.layers)
     out: dict[str, Any] = {
         "inputs": inputs,
         "outputs": outputs,
-        "layers": sum(1 for lay in engine.layers if _kind(lay) not in _SKIPPED),
+        "layers": len(kept),
         "layers_all": len(engine.layers),
-        "average_time_ms": average_time_ms(engine),
+        "average_time_ms": average_time_ms(engine, kept),
     }
     mem = engine.memory
     for key in MEMORY_KEYS:
