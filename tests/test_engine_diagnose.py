@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from trtstudio.cli import main
-from trtstudio.engine.diagnose import diagnose, uses_tensor_cores
+from trtstudio.engine.diagnose import TIME_INFO_SHARE, TIME_WARN_SHARE, by_time, diagnose, uses_tensor_cores
 from trtstudio.engine.load import load_engine
 from trtstudio.engine.model import EngineInfo, Finding, Layer, LayerTime, TensorDesc
 from trtstudio.graph.model import load_model
@@ -90,13 +90,18 @@ def test_trex_qat_int8_findings() -> None:
     fs = diagnose(eng)
     pf = kinds(fs, "precision_fallback")
     unfused = [f.layer for f in pf if "Q/DQ not fused" in f.message]
-    assert unfused == qdq_names
+    # the quantize of the network's FP32 input (QuantizeLinear_2 reads input.1) is required, not unfused
+    assert qdq_names[0] == "QuantizeLinear_2" and doc["Layers"][0]["Inputs"][0]["Name"] == doc["Bindings"][0]
+    assert unfused == qdq_names[1:]
     # QDQ-origin layers are not double-reported as reformats
     assert not set(f.layer for f in kinds(fs, "reformat")) & set(qdq_names)
     conv1 = [f for f in kinds(fs, "no_tensor_cores") if f.layer_index == 1]
     assert conv1 and "int8x4" in conv1[0].message
     requant = [f for f in pf if "re-quantized by" in f.message]
-    assert requant and all(f.severity == "warning" for f in requant)
+    # a re-quantized output is a warning, unless its layer holds under TIME_INFO_SHARE of the time
+    shares = {f.layer_index: eng.layers[f.layer_index].time.percent for f in requant}
+    assert requant and min(shares.values()) < TIME_INFO_SHARE <= max(shares.values())
+    assert all(f.severity == ("info" if shares[f.layer_index] < TIME_INFO_SHARE else "warning") for f in requant)
     island = [f for f in pf if "FP32 island" in f.message]
     assert [f.layer for f in island] == ["MaxPool_12"]
     conv_reformat = [f for f in kinds(fs, "reformat") if f.layer == "Reformatting CopyNode for Output Tensor 0 to MaxPool_12"]
@@ -112,7 +117,11 @@ def test_trex_qat_residual_variants_fuse_more() -> None:
     plain = unfused("qat", "resnet-qat")
     residual = unfused("qat-residual", "resnet-qat-residual")
     qgap = unfused("qat-residual-qgap", "resnet-qat-residual-qgap")
-    assert plain > residual > qgap >= 1
+    assert plain > residual > qgap == 0
+    # qgap's one Q/DQ layer left is the quantize of the network's FP32 input: required, not a finding
+    doc = json.loads((A100 / "qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.graph.json").read_text())
+    qdq = [rec for rec in doc["Layers"] if rec.get("Origin") == "QDQ"]
+    assert len(qdq) == 1 and qdq[0]["Inputs"][0]["Name"] in doc["Bindings"]
 
 
 @needs_fixtures
@@ -264,8 +273,15 @@ def test_int8_conv_float_output_severity() -> None:
     )
     pf = {f.layer: f for f in kinds(diagnose(eng), "precision_fallback")}
     assert pf["q_in"].severity == "warning" and "QuantizeLinear_9" in pf["q_in"].message
-    assert pf["last"].severity == "info"
+    assert "last" not in pf  # its FP32 output is the network's output (a classifier's logits): nothing to fuse
     assert "Q/DQ not fused" in pf["QuantizeLinear_9"].message
+    # the same float output read by another layer is the last INT8 layer of a region: info
+    mid = _engine(
+        _conv("last", "x", "a", "INT8", "FP32", TC16),
+        Layer(0, "pool", type="CaskPooling", inputs=[_t("a", "FP32")], outputs=[_t("y", "FP32")]),
+        io=("x", "y"),
+    )
+    assert [(f.layer, f.severity) for f in kinds(diagnose(mid), "precision_fallback")] == [("last", "info")]
     # an INT8 -> INT8 conv is what we want: no finding
     ok = _engine(_conv("good", "x", "y", "INT8", "INT8", TC16))
     assert not kinds(diagnose(ok), "precision_fallback")
@@ -349,3 +365,80 @@ def test_layers_cli_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     notonnx = tmp_path / "m.onnx"
     notonnx.write_text("nope")
     assert main(["layers", str(SAMPLE / "mobilenetv2_035.rtx-sm86.build.log"), "--onnx", str(notonnx)]) == 2
+
+
+def test_required_quantize_and_dequantize_at_the_engine_boundary_are_no_findings() -> None:
+    eng = _engine(
+        _reformat("QuantizeLinear_in", "x", "x8", "FP32", "INT8", origin="QDQ"),  # reads the engine input
+        _conv("c1", "x8", "a", "INT8", "INT8", TC16),
+        _reformat("QuantizeLinear_mid", "a", "a2", "FP16", "INT8", origin="QDQ"),
+        _conv("c2", "a2", "b", "INT8", "INT8", TC16),
+        _reformat("DequantizeLinear_out", "b", "b32", "INT8", "FP32", origin="QDQ"),
+        Layer(0, "squeeze", type="NoOp", inputs=[_t("b32", "FP32")], outputs=[_t("y", "FP32")]),  # then the output
+        io=("x", "y"),
+    )
+    unfused = [f.layer for f in kinds(diagnose(eng), "precision_fallback") if "Q/DQ not fused" in f.message]
+    assert unfused == ["QuantizeLinear_mid"]
+    # without the engine's I/O named, the tensors no layer writes or reads are its I/O all the same
+    eng.io_tensors = []
+    assert [f.layer for f in kinds(diagnose(eng), "precision_fallback")] == ["QuantizeLinear_mid"]
+
+
+def test_severity_follows_the_time_at_stake() -> None:
+    # three unaligned convolutions (a warning by the rule) holding 90 %, 8.5 % and 1.5 % of the time
+    eng = _engine(
+        _conv("big", "x", "a", "FP16", "FP16", TC16, c=60, ms=90.0),
+        _conv("mid", "a", "b", "FP16", "FP16", TC16, c=60, ms=8.5),
+        _conv("small", "b", "y", "FP16", "FP16", TC16, c=60, ms=1.5),
+        io=("x", "y"),
+    )
+    un = {f.layer: f.severity for f in kinds(diagnose(eng), "unaligned_channels")}
+    assert un == {"big": "warning", "mid": "warning", "small": "info"}
+    # an info finding (a cheap same-type reformat) on a layer holding 20 % of the time is raised
+    hot = _engine(
+        _conv("c1", "x", "a", "FP16", "FP16", TC16, ms=4.0),
+        _reformat("hot", "a", "b", "FP16", "FP16", ms=1.0),
+        _conv("c2", "b", "y", "FP16", "FP16", TC16, ms=0.0),
+        io=("x", "y"),
+    )
+    (ref,) = kinds(diagnose(hot), "reformat")
+    assert ref.layer == "hot" and ref.severity == "warning"
+    # the thresholds: raised at TIME_WARN_SHARE, lowered under TIME_INFO_SHARE, errors and engine findings kept
+    fs = [Finding("k", "info", "m", layer_index=0), Finding("k", "warning", "m", layer_index=1),
+          Finding("k", "error", "m", layer_index=1), Finding("k", "warning", "m")]
+    lays = _engine(Layer(0, "a", time=LayerTime(total_ms=TIME_WARN_SHARE)),
+                   Layer(0, "b", time=LayerTime(total_ms=TIME_INFO_SHARE * 0.99)),
+                   Layer(0, "c", time=LayerTime(total_ms=100.0 - TIME_WARN_SHARE - TIME_INFO_SHARE * 0.99)))
+    assert [f.severity for f in by_time(fs, lays)] == ["warning", "info", "error", "warning"]
+    # without a profile the rules' severities stand
+    untimed = _engine(_conv("small", "x", "y", "FP16", "FP16", TC16, c=60))
+    assert [f.severity for f in kinds(diagnose(untimed), "unaligned_channels")] == ["warning"]
+
+
+@needs_fixtures
+def test_a_model_that_is_not_the_engines_is_said_to_be_another(tmp_path: Path) -> None:
+    from onnx_models import conv_net
+
+    from trtstudio.engine.analysis import analyze
+    from trtstudio.engine.summary import mapping_text
+
+    model = tmp_path / "conv.onnx"
+    onnx.save(conv_net(), str(model))
+    path = A100 / "fp32/resnet.onnx.engine.graph.json"
+    recs = json.loads(path.read_text())["Layers"]
+    counted = sum(1 for r in recs if r["LayerType"] != "Reformat" and not r["Name"].startswith("Reformatting CopyNode"))
+    a = analyze(load_engine([path]), load_model(model))
+    (other,) = kinds(a.findings, "other_model")
+    assert other.severity == "warning" and f"only 0 of {counted} " in other.message and "not the one" in other.message
+    # an engine built from conv_net (its layers named after its nodes, one node folded): no such finding
+    own = _engine(_conv("/conv1/Conv + /relu/Relu", "x", "r1", "FP16", "FP16", TC16),
+                  _conv("/conv2/Conv + /add/Add", "r1", "a1", "FP16", "FP16", TC16),
+                  Layer(0, "/pool/GlobalAveragePool", type="CaskPooling", inputs=[_t("a1", "FP16")],
+                        outputs=[_t("p1", "FP16")]),
+                  Layer(0, "/fc/Gemm", type="CaskGemm", inputs=[_t("p1", "FP16")], outputs=[_t("y", "FP16")]),
+                  io=("x", "y"))
+    b = analyze(own, load_model(model))
+    assert not kinds(b.findings, "other_model")
+    assert mapping_text(b.engine, b.mapping).endswith("1 nodes have no layer (folded or fused away)")
+    text = mapping_text(a.engine, a.mapping)
+    assert "probably not the one the engine was built from" in text and "folded" not in text

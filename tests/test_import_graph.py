@@ -135,3 +135,9 @@ def test_report_model_and_session_do_not_import_each_other() -> None:
     graph = grimp.build_graph("trtstudio", exclude_type_checking_imports=True)
     assert "trtstudio.report.model" not in graph.find_modules_directly_imported_by("trtstudio.report.session")
     assert not graph.find_shortest_chain(importer="trtstudio.report.session", imported="trtstudio.report.model")
+
+
+def test_graph_paint_and_graph_view_do_not_import_each_other_even_for_types() -> None:
+    graph = grimp.build_graph("trtstudio", exclude_type_checking_imports=False)
+    assert not graph.find_shortest_chain(importer="trtstudio.ui.graph_paint", imported="trtstudio.ui.graph_view")
+    assert "trtstudio.ui.graph_paint" in graph.find_modules_directly_imported_by("trtstudio.ui.graph_view")

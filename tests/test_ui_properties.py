@@ -54,3 +54,39 @@ def test_a_kv_cache_model_lists_every_input_a_huge_model_the_first(qtbot, nodes:
     text = panel.summary.toPlainText()
     assert text.count("past_key_values.") == listed + 1  # and the one output
     assert (f"... {150 - listed:,} more" in text) == (listed < 150)
+
+
+def test_a_model_that_is_not_the_engines_says_so_instead_of_folded(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """TREx's A100 ResNet engine beside a small conv net: no layer maps, so a node without a layer
+    is not 'folded or removed' but the sign of another model, in Properties and in the legend."""
+    pytest.importorskip("PySide6")
+    import sys
+
+    from trtstudio.engine.analysis import analyze
+    from trtstudio.engine.load import load_engine
+    from trtstudio.engine.overlay import NO_LAYER_OTHER_MODEL, overlay
+    from trtstudio.graph.display import build_display
+    from trtstudio.graph.model import load_model
+    from trtstudio.ui.properties_view import ModelPanel
+
+    graph_json = (Path(__file__).resolve().parents[2] / "shared/fixtures/trt-real/NVIDIA_TensorRT_trex/release-11.0"
+                  / "examples/pytorch/resnet/A100/fp32/resnet.onnx.engine.graph.json")
+    if not graph_json.is_file():
+        pytest.skip("TREx fixtures absent")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from onnx_models import conv_net
+
+    path = tmp_path / "conv.onnx"
+    onnx.save(conv_net(), str(path))
+    model = load_model(path)
+    analysis = analyze(load_engine([graph_json]), model, columns=True)
+    dg = build_display(model.graph)
+    panel = ModelPanel()
+    qtbot.addWidget(panel)
+    node_item = next(i for i in range(dg.n) if dg.node_index(i) is not None)
+    panel.show_properties(dg, node_item, analysis)
+    rows = {panel.props.topLevelItem(i).text(0): panel.props.topLevelItem(i).text(1)
+            for i in range(panel.props.topLevelItemCount())}
+    assert rows["Engine layers"] == "none (the model is probably not the engine's)"
+    ov = overlay(analysis, model.graph.nodes, "Precision")
+    assert ov is not None and all(ov.folded) and ov.legend[-1][0] == NO_LAYER_OTHER_MODEL

@@ -67,12 +67,13 @@ def _table(engine: Any, by_layer: dict[int, list[str]]) -> list[str]:
 
 
 def _summary(engine: Any, mapping: Any) -> list[str]:
+    from trtstudio.engine.summary import summary_lines
+
     lines = [f"{len(engine.layers)} layers from {', '.join(engine.sources)} ({', '.join(engine.formats)})"]
+    lines += summary_lines(engine)  # TREx's summary: I/O, layers, average time, weights, activations
     avgs = [lay.time.average_ms for lay in engine.layers if lay.time and lay.time.average_ms is not None]
     total = engine.total_time_ms
-    if avgs:
-        lines.append(f"sum of layer average times: {sum(avgs):.4f} ms per inference")
-    elif total is not None:
+    if not avgs and total is not None:  # with averages the summary's "average time" is their sum
         lines.append(f"sum of layer times: {total:.4f} ms")
     for k in ("mean", "median", "compute_mean"):
         if k in engine.latency_ms:
@@ -81,9 +82,9 @@ def _summary(engine: Any, mapping: Any) -> list[str]:
     if engine.versions:
         lines.append("versions: " + ", ".join(f"{k} {v}" for k, v in engine.versions.items()))
     if mapping is not None:
-        mapped = len(engine.layers) - len(mapping.unmapped_layers)
-        lines.append(f"mapped {mapped} of {len(engine.layers)} layers to ONNX nodes; "
-                     f"{len(mapping.unmapped_nodes)} nodes have no layer (folded or fused away)")
+        from trtstudio.engine.summary import mapping_text
+
+        lines.append(mapping_text(engine, mapping))
     return lines
 
 
@@ -127,11 +128,15 @@ def _read(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def _mapped_head(engine: Any, graph: Any) -> list[tuple[str, Any]]:
     """In the forked child: the document's first keys, up to the layers, mapped to ``graph`` as
-    ``analyze`` maps them in the parent (the rules do not change the layers)."""
+    ``analyze`` maps them in the parent (the rules do not change the layers), with the layer sums
+    the diagnosis adds to the engine's memory."""
     if graph is not None:
         from trtstudio.engine.mapping import map_layers
 
         map_layers(engine, graph)
+    from trtstudio.engine.summary import add_layer_memory
+
+    add_layer_memory(engine)  # as the diagnosis adds it in the parent
     return engine.json_pieces()[:5]
 
 

@@ -65,11 +65,46 @@ def request_from_args(args: argparse.Namespace) -> Any:
     )
 
 
+# what each kind of engine output is, for a file given to profile that is not a model to run
+_OUTPUT_KINDS = {
+    "times": "trtexec's per-inference times (--exportTimes)",
+    "profile": "a per-layer profile (trtexec --exportProfile)",
+    "layers": "an engine's layer information (--exportLayerInfo)",
+    "log": "a TensorRT log",
+    "metadata": "engine metadata (TREx)",
+}
+
+
+def refuse_engine_outputs(path: str) -> None:
+    """InputError for a file that describes an engine instead of being one (a timing, profile or
+    layer JSON, a log, metadata), saying what it is and which commands read it."""
+    from pathlib import Path
+
+    from trtstudio.errors import InputError
+    from trtstudio.filekinds import ENGINE, classify
+
+    p = Path(path)
+    if classify(p) != ENGINE or not p.is_file():
+        return  # a model, or a file the backends refuse themselves (missing: their message)
+    from trtstudio.engine.readers import find_reader
+
+    try:
+        kind = find_reader(p).kind
+    except InputError:
+        return  # not a TensorRT output the readers know: the backend says what it makes of it
+    if kind in _OUTPUT_KINDS:
+        beside = "" if kind == "layers" else " beside the engine's layer information"
+        raise InputError(p, f"is {_OUTPUT_KINDS[kind]}, a record of an engine, not a model or engine to run: read "
+                            f"it with `trtstudio layers {p.name}` or `trtstudio report {p.name}`{beside}; "
+                            "profile the .onnx model or the engine plan")
+
+
 def profile(args: argparse.Namespace) -> dict[str, Any]:
     """Run the profile ``args`` describe (``run_profile``, as the window does) and return its document."""
     from trtstudio.errors import FieldError
     from trtstudio.profiling.session import run_profile
 
+    refuse_engine_outputs(str(args.model))
     try:
         request = request_from_args(args)
         outcome = run_profile(request)

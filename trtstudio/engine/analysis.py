@@ -6,7 +6,9 @@ views need per ONNX node (the layers it became, the worst finding, the time it a
 when asked, the layer table's columns. ``trtstudio layers``, the reports and the window all call
 it; the window calls its two parts (:func:`mapped`, then :func:`diagnosed`) in the worker that
 reads the engine, and shows the first (the table without findings, ``pending``) while the second
-runs, so the GUI thread only receives finished :class:`Analysis` objects.
+runs, so the GUI thread only receives finished :class:`Analysis` objects. The diagnosis also
+adds TREx's layer sums to the engine's memory (``engine.summary.add_layer_memory``: the
+``layer_*`` keys of ``Analysis.engine.memory``).
 
 The engine given is not changed: the analysis holds a copy whose layers carry ``onnx_nodes``
 (without a graph the copy shares the layers: nothing writes into them).
@@ -57,6 +59,9 @@ class Analysis:
     unsupported: list[dict[str, Any]] = field(default_factory=list)
     layer_nodes: LayerNodes | None = field(default=None, compare=False, repr=False)  # with columns and a graph
     pending: bool = False  # mapped, not yet diagnosed (engine.analysis.mapped): no findings yet
+    # TREx's engine summary (engine.summary.summary) with "mapping" (engine.summary.mapping_text)
+    # where there is a model: made with the findings where the table is made (the window)
+    summary: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def total_time_ms(self) -> float | None:
@@ -256,6 +261,9 @@ def _diagnosed(partial: Analysis, graph: Any, unsupported: Iterable[dict[str, An
     if partial.columns is not None and hasattr(partial.columns.haystack, "made"):
         partial.columns.haystack.made()  # first: a filter typed while the rules run needs it, off the GUI thread
     eng = copy.copy(partial.engine)  # the partial's engine keeps its (empty) findings
+    from trtstudio.engine.summary import add_layer_memory
+
+    add_layer_memory(eng)  # TREx's weights and activations: a new memory dict (0.4 s at 300,000 layers, here)
     unsupported_list = [dict(u) for u in (unsupported or ())]
     findings = diagnose(eng, g, unsupported_list, model_precision=model_precision, mapped=partial.mapping is not None)
     if machine is not None:
@@ -277,8 +285,16 @@ def _diagnosed(partial: Analysis, graph: Any, unsupported: Iterable[dict[str, An
         from trtstudio.engine.table import with_findings
 
         cols = with_findings(cols, eng, findings)
+    summary = None
+    if cols is not None:  # the window's analysis: its summary made here, off the GUI thread
+        from trtstudio.engine.summary import mapping_text
+        from trtstudio.engine.summary import summary as engine_summary
+
+        summary = engine_summary(eng)
+        if partial.mapping is not None:
+            summary["mapping"] = mapping_text(eng, partial.mapping)
     return replace(partial, engine=eng, findings=findings, node_severity=node_severity, columns=cols,
-                   unsupported=unsupported_list, pending=False)
+                   unsupported=unsupported_list, pending=False, summary=summary)
 
 
 def _base_columns(engine: EngineInfo) -> LayerColumns:

@@ -55,6 +55,26 @@ Rules
 ``names_only`` (warning)
     Engine-level: the layer information has names only (``detailed=False``): rebuild with
     ``--profilingVerbosity=detailed``.
+``other_model`` (warning)
+    Engine-level, with a model: under ``mapping.OTHER_MODEL_SHARE`` (20 %) of the layers that are not
+    reformats map to its nodes, so the model is probably not the one the engine was built from
+    (and its nodes without a layer were not folded away: the models differ).
+
+Not findings: the quantize of a network's float input and the dequantize of its output (a Q/DQ
+layer reading an engine input, or writing an engine output, through layers that only move data)
+are required, not Q/DQ left unfused; an INT8 layer whose float output is the engine's output (a
+classifier's logits) has nothing to hand INT8 to.
+
+Severity
+--------
+
+Each rule gives the severity its kind deserves (above); then the time at stake decides, where a
+profile gives the layer's time share (:func:`by_time`): a layer finding at or above
+``TIME_WARN_SHARE`` (5 %) of the engine's time is raised to ``warning``, one below
+``TIME_INFO_SHARE`` (2 %, the share at which the reformat and Q/DQ rules already warn) lowered to
+``info``; in between the rule's own severity stands. Findings without a layer (engine-level, the
+parser's errors, this machine's checks) and errors keep theirs: a layer that costs 18 % of the time
+is not a footnote, and one that costs 1 % is not what to fix first.
 """
 
 from __future__ import annotations
@@ -194,6 +214,7 @@ class _Ctx:
         self.io = {t.name for t in engine.io_tensors}
         self._producer: dict[str, Layer] | None = None  # made when a rule first walks the engine
         self._reformat_ids: set[int] | None = None
+        self._shape_ids: set[int] | None = None
         self._consumers: dict[str, list[Layer]] | None = None
         self._written_read: tuple[set[str], set[str]] | None = None  # tensor names some layer writes / reads
         # One classification pass (_classify); the rules then walk only the layers they are about.
@@ -351,6 +372,44 @@ class _Ctx:
 
     def share(self, lay: Layer) -> float | None:
         return _share(lay, self.total)
+
+    def _passes_through(self, lay: Layer) -> bool:
+        """A layer that only moves or reshapes data (a reformat that is not a Q/DQ, a NoOp, a shape op)."""
+        if self._shape_ids is None:
+            self._shape_ids = set(map(id, self.shape_ops))
+        return (id(lay) in self.reformat_ids and id(lay) not in self._qdq_ids) or lay.type == "NoOp" or (
+            id(lay) in self._shape_ids)
+
+    def feeds_engine_output(self, lay: Layer, depth: int = 4) -> bool:
+        """Whether every output of ``lay`` is an engine output, directly or through layers that only
+        move data (:meth:`_passes_through`, at most ``depth`` of them)."""
+        if not lay.outputs:
+            return False
+        for t in lay.outputs:
+            if t.name in self.io:
+                continue
+            readers = self.consumers.get(t.name, ())
+            if not readers:
+                continue  # read by no layer: an output of the engine
+            if depth <= 0 or not all(self._passes_through(c) and self.feeds_engine_output(c, depth - 1)
+                                     for c in readers):
+                return False
+        return True
+
+    def reads_engine_input(self, lay: Layer, depth: int = 4) -> bool:
+        """Whether every input of ``lay`` is an engine input, directly or through layers that only
+        move data (at most ``depth`` of them)."""
+        if not lay.inputs:
+            return False
+        for t in lay.inputs:
+            if t.name in self.io:
+                continue
+            p = self.producer.get(t.name)
+            if p is None:
+                continue  # written by no layer: an input of the engine (or a weight)
+            if depth <= 0 or not (self._passes_through(p) and self.reads_engine_input(p, depth - 1)):
+                return False
+        return True
 
     def is_qdq_layer(self, lay: Layer) -> bool:
         """A quantize/dequantize that runs as its own layer."""
@@ -526,13 +585,19 @@ def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
                     _ISLAND_HINT,
                 ))
         elif pin == "INT8" and pout in FLOAT and id(lay) in conv_gemm:
+            if ctx.feeds_engine_output(lay):
+                continue  # the network's own float output (a classifier's logits): nothing to fuse
             if requantized_by is None:
                 requantized_by = _requantizer(ctx)
             requant = requantized_by(lay)
             tail = (f"; its output is re-quantized by {requant.name}, a separate layer" if requant else "")
             append(_finding("precision_fallback", "warning" if requant else "info", lay,
-                            f"{lay.name} is an INT8 {lay.type} with {pout} output{tail}", _INT8_OUT_HINT))
+                            f"{lay.name} is an INT8 {lay.type} with {pout} output{tail}{_share_text(_share(lay, total))}",
+                            _INT8_OUT_HINT))
     for lay, pin, pout in zip(ctx.qdq, ctx.qdq_in, ctx.qdq_out, strict=True):
+        if (pout in LOW and pin not in LOW and ctx.reads_engine_input(lay)) or (
+                pin in LOW and pout not in LOW and ctx.feeds_engine_output(lay)):
+            continue  # quantizing the network's float input (dequantizing its output) is required
         share = _share(lay, total)
         sev = "warning" if share is not None and share >= REFORMAT_WARN_SHARE else "info"
         conv = f" ({pin} -> {pout})" if pin and pout else ""
@@ -719,6 +784,52 @@ def _shape_ops(ctx: _Ctx) -> list[Finding]:
     )]
 
 
+def _other_model(ctx: _Ctx) -> list[Finding]:
+    from trtstudio.engine.mapping import OTHER_MODEL_SHARE, other_model
+
+    found = other_model(ctx.engine)
+    if found is None:
+        return []
+    mapped, counted = found
+    return [Finding(
+        kind="other_model",
+        severity="warning",
+        message=(f"only {mapped} of {counted} engine layers (reformats not counted) map to nodes of the ONNX model, "
+                 f"under {OTHER_MODEL_SHARE:.0%}: the model is probably not the one the engine was built from"),
+        hint=("open the ONNX model the engine was built from (the file given to trtexec --onnx or the parser); "
+              "a model exported again, or simplified, has other node names. Nodes without a layer say nothing "
+              "about folding while the models differ"),
+    )]
+
+
+TIME_WARN_SHARE = 5.0  # a layer finding at or above this share of the time is at least a warning
+TIME_INFO_SHARE = 2.0  # ... and below this share at most info (needs a profile; errors stay errors)
+
+
+def by_time(findings: list[Finding], engine: EngineInfo) -> list[Finding]:
+    """The findings with their severity set by the time at stake (see "Severity" in the module
+    docstring): a finding about a layer holding >= :data:`TIME_WARN_SHARE` % of the engine's time
+    becomes a warning, one about a layer under :data:`TIME_INFO_SHARE` % info. Findings without a
+    layer, layers without a time, and errors keep their severity. The list is changed in place
+    (and returned)."""
+    total = engine.total_time_ms
+    pos: dict[int, Layer] | None = None
+    for f in findings:
+        if f.layer_index is None or f.severity == "error":
+            continue
+        if pos is None:
+            pos = {lay.index: lay for lay in engine.layers}
+        lay = pos.get(f.layer_index)
+        share = _share(lay, total) if lay is not None else None
+        if share is None:
+            continue
+        if share >= TIME_WARN_SHARE:
+            f.severity = "warning"
+        elif share < TIME_INFO_SHARE:
+            f.severity = "info"
+    return findings
+
+
 def diagnose(
     engine: EngineInfo,
     graph: Any = None,
@@ -768,4 +879,6 @@ def _diagnose(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, An
     findings += _alignment(ctx)
     findings += _regions(ctx, graph)
     findings += _shape_ops(ctx)
-    return findings
+    if graph is not None:
+        findings += _other_model(ctx)
+    return by_time(findings, engine)

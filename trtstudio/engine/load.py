@@ -126,6 +126,56 @@ def select_profile(info: EngineInfo, profile: int = 0) -> None:
     info.layers = kept
 
 
+SAME_ENGINE_SHARE = 0.9  # two listings of one engine share at least this share of their layer names and precisions
+
+
+def _refuse_two_engines(primary: ReadResult, parts: list[ReadResult]) -> None:
+    """InputError naming both files where another layer listing among ``parts`` (a second graph
+    JSON, a log's layer listing) is not of ``primary``'s engine: two engines' files merged would
+    show one engine's layers with the other's details, the last file's winning. Of one engine
+    where at least :data:`SAME_ENGINE_SHARE` of the layer names (the longer listing's) are in
+    both, and, both listings detailed, as many of those layers compute in the same precisions
+    (an FP32 and an FP16 build of one model share most names)."""
+    for r in parts:
+        if r is primary or not r.info.layers:
+            continue
+        why = _other_engine(primary.info.layers, r.info.layers, primary.info.detailed and r.info.detailed)
+        if why:
+            raise InputError(r.path, f"describes another engine than {primary.path} ({why}); give one engine's files, "
+                                     f"and {_compare_hint(primary.path, r.path)}")
+
+
+def _other_engine(a: list[Layer], b: list[Layer], detailed: bool) -> str:
+    """Why layer listings ``a`` and ``b`` are not of one engine ("" where they are)."""
+    def first_by_name(layers: list[Layer]) -> dict[str, Layer]:
+        return {base_name(lay.name): lay for lay in reversed(layers)}  # "[profile N]" markers aside
+
+    by_a, by_b = first_by_name(a), first_by_name(b)
+    common = by_a.keys() & by_b.keys()
+    most = max(len(by_a), len(by_b))
+    if len(common) < SAME_ENGINE_SHARE * most:
+        return f"{len(common)} of {most} layer names in common"
+    if detailed:
+        differ = sum(1 for n in common if _precisions(by_a[n]) != _precisions(by_b[n]))
+        if differ > (1 - SAME_ENGINE_SHARE) * len(common):
+            return f"{differ} of the {len(common)} layers of the same name compute in other precisions"
+    return ""
+
+
+def _precisions(lay: Layer) -> tuple[str | None, str | None]:
+    return lay.precisions()
+
+
+def _compare_hint(a: Path, b: Path) -> str:
+    """How to compare the engines of files ``a`` and ``b`` with the commands this trtstudio has."""
+    import importlib.util
+
+    if importlib.util.find_spec("trtstudio.commands.diff") is not None:
+        return f"compare the two with `trtstudio diff {a} {b}`"
+    return ("to compare the two, write a report of each engine's files (`trtstudio report FILES -o a.json`, the "
+            "other's into b.json) and run `trtstudio compare a.json b.json`")
+
+
 def _merge_dict(dst: dict, src: dict) -> None:  # type: ignore[type-arg]
     for k, v in src.items():
         dst.setdefault(k, v)
@@ -220,6 +270,8 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
     primary: ReadResult | None = None
     if layer_parts:
         primary = max(layer_parts, key=lambda r: (r.info.detailed, len(r.info.layers)))
+        if len(layer_parts) > 1:
+            _refuse_two_engines(primary, layer_parts)
         out.layers = primary.info.layers
         out.detailed = primary.info.detailed
         out.io_tensors = list(primary.info.io_tensors)
@@ -275,4 +327,8 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
                 f"(e.g. {unmatched[0]!r})"
             )
     out.finite = finite
+    if out.layers:
+        from trtstudio.engine.summary import fill_io_tensors
+
+        fill_io_tensors(out)  # TensorRT 8's Bindings name the engine's I/O only: the layers say the rest
     return out

@@ -36,12 +36,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, filterfalse
+from itertools import chain, compress, filterfalse, repeat
 from operator import attrgetter
 from typing import Any, Protocol, cast
 
 from trtstudio.bigdocs.gcpause import gc_paused
-from trtstudio.engine.model import EngineInfo, Layer
+from trtstudio.engine.model import EngineInfo, Layer, own_attrs_of
 from trtstudio.engine.readers._common import base_name
 
 CONF_METADATA = 1.0
@@ -97,6 +97,42 @@ class MappingResult:
             "unmapped_layers": self.unmapped_layers,
             "by_confidence": {str(k): v for k, v in sorted(self.by_confidence.items(), reverse=True)},
         }
+
+
+OTHER_MODEL_SHARE = 0.2  # below this share of its layers mapped, an engine was probably built from another model
+
+
+def mapped_share(engine: EngineInfo) -> tuple[int, int]:
+    """``(mapped, counted)``: how many of the engine's layers that are not reformats (a reformat
+    maps through the layer it feeds, so says nothing of its own; ``diagnose.is_reformat``'s test)
+    have ONNX nodes. Each test is a C loop over the layers (300,000s)."""
+    import numpy as np
+
+    layers = engine.layers
+    n = len(layers)
+    names = list(map(_NAME, layers))
+
+    def flags(values: Any) -> np.ndarray:
+        return np.fromiter(values, dtype=bool, count=n)
+
+    reformat = flags(map(operator.eq, map(_TYPE, layers), repeat("Reformat")))
+    reformat |= flags(map(str.startswith, names, repeat(_REFORMAT_PREFIX)))
+    reformat |= flags(map(operator.contains, names, repeat(" reformatter ")))
+    reformat |= flags(map(bool, map(_GET_REFORMAT, own_attrs_of(layers))))
+    mapped = flags(map(bool, map(_ONNX_NODES, layers)))
+    return int((mapped & ~reformat).sum()), int(n - reformat.sum())
+
+
+_NAME, _TYPE, _ONNX_NODES = attrgetter("name"), attrgetter("type"), attrgetter("onnx_nodes")
+_GET_REFORMAT = operator.methodcaller("get", "reformat")
+
+
+def other_model(engine: EngineInfo) -> tuple[int, int] | None:
+    """``(mapped, counted)`` of :func:`mapped_share` where under :data:`OTHER_MODEL_SHARE` of the
+    layers map (the ONNX model is probably not the one the engine was built from), else None.
+    Call it on an engine mapped to a model (``map_layers``)."""
+    mapped, counted = mapped_share(engine)
+    return (mapped, counted) if counted and mapped < OTHER_MODEL_SHARE * counted else None
 
 
 def _split_top(s: str, seps: frozenset[str]) -> list[str]:

@@ -99,6 +99,12 @@ class Layer:
         whose reader decoded it answers without parsing its record."""
         return self.attrs.get("Groups")
 
+    def constants(self) -> tuple[Any, Any]:
+        """``(attrs["Weights"], attrs["Bias"])``, ``msgspec.UNSET`` for a key the layer has not:
+        what a :class:`SourcedLayer` whose reader decoded them answers without parsing its record."""
+        attrs = self.attrs
+        return attrs.get("Weights", msgspec.UNSET), attrs.get("Bias", msgspec.UNSET)
+
     @property
     def precision(self) -> str | None:
         """The layer's compute precision: its first input's dtype (the input/weight type, as TREx reads
@@ -230,14 +236,17 @@ GROUPS_IN_ATTRS: Any = object()  # DocRecord.groups: the record's Groups is read
 class DocRecord:
     """Record ``index`` of :class:`DocRecords`, and the record's ``Groups`` as its reader
     decoded it (``UNSET`` where it has none; :data:`GROUPS_IN_ATTRS` where the value could parse
-    otherwise from the record): the one extra key the rules read."""
+    otherwise from the record): the one extra key the rules read. ``constants``: the record's
+    ``Weights`` and ``Bias`` as its reader decoded them (``(weights, bias)``, each ``UNSET``
+    where the record has none; None where it has neither), which the engine summary sums
+    (:func:`trtstudio.engine.summary.layer_memory`) without parsing the record."""
 
-    __slots__ = ("groups", "index", "records")
+    __slots__ = ("constants", "groups", "index", "records")
 
-    def __init__(self, records: DocRecords, index: int, groups: Any) -> None:
+    def __init__(self, records: DocRecords, index: int, groups: Any, constants: tuple[Any, Any] | None = None) -> None:
         if not (groups is msgspec.UNSET or groups is None or (type(groups) is int and -(1 << 63) <= groups < 1 << 64)):
             groups = GROUPS_IN_ATTRS  # the record's parser (orjson) reads what is not an int of 64 bits its own way
-        self.records, self.index, self.groups = records, index, groups
+        self.records, self.index, self.groups, self.constants = records, index, groups, constants
 
 
 class _SharedRecord:
@@ -313,6 +322,13 @@ class SourcedLayer(Layer):
         if type(rec) is DocRecord and rec.groups is not GROUPS_IN_ATTRS:
             return None if rec.groups is msgspec.UNSET else rec.groups
         return self.attrs.get("Groups")
+
+    def constants(self) -> tuple[Any, Any]:
+        src = self.source
+        rec = src.raw if type(src) is _SharedRecord else src
+        if type(rec) is DocRecord:
+            return rec.constants if rec.constants is not None else (msgspec.UNSET, msgspec.UNSET)
+        return Layer.constants(self)
 
     def shallow_copy(self) -> Layer:
         out = SourcedLayer(self.index, self.name, self.type, self.parameter_type, self.inputs, self.outputs,

@@ -71,10 +71,20 @@ def overlay(analysis: Analysis, nodes: Sequence[Any], mode: str) -> Overlay | No
             colors.append(heat(min(1.0, share * 10)))
         else:
             colors.append(SEVERITY_COLORS.get(analysis.node_severity.get(node.name, ""), NO_FINDING_COLOR))
-    return Overlay(colors, folded, _legend(mode, used))
+    return Overlay(colors, folded, _legend(mode, used, other_model(analysis)))
 
 
-def _legend(mode: str, used: set[str]) -> list[tuple[str, str]]:
+def other_model(analysis: Analysis) -> bool:
+    """Whether the analysis found its model is probably not the engine's (``other_model``):
+    then a node without a layer says nothing about folding."""
+    return any(f.kind == "other_model" for f in analysis.findings)
+
+
+NO_LAYER = "no engine layer (folded)"
+NO_LAYER_OTHER_MODEL = "no engine layer (the model is probably not the engine's)"
+
+
+def _legend(mode: str, used: set[str], other: bool = False) -> list[tuple[str, str]]:
     legend: list[tuple[str, str]]
     if mode == "Precision":
         legend = [(p, c) for p, c in PRECISION_COLORS.items() if p in used]
@@ -84,7 +94,7 @@ def _legend(mode: str, used: set[str]) -> list[tuple[str, str]]:
         legend = [(s, SEVERITY_COLORS[s]) for s in ("error", "warning", "info")] + [("no finding", NO_FINDING_COLOR)]
     else:
         legend = [("colour = engine layer", FUSED_COLORS[0])]
-    legend.append(("no engine layer (folded)", NO_LAYER_COLOR))
+    legend.append((NO_LAYER_OTHER_MODEL if other else NO_LAYER, NO_LAYER_COLOR))
     return legend
 
 
@@ -132,7 +142,7 @@ def _by_columns(analysis: Analysis, mode: str, total: float) -> tuple[list[str],
         names = list(compress(ln.names, mapped.tolist()))
         out[mapped] = np.fromiter(map(SEVERITY_COLORS.get, map(analysis.node_severity.get, names, repeat("")),
                                       repeat(NO_FINDING_COLOR)), dtype=object, count=len(names))
-    return out.tolist(), folded.tolist(), _legend(mode, used)
+    return out.tolist(), folded.tolist(), _legend(mode, used, other_model(analysis))
 
 
 def error_overlay(nodes: Sequence[Any], errors: dict[str, float]) -> Overlay | None:

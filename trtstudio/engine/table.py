@@ -41,7 +41,11 @@ class LayerColumns:
     types: list[str] = field(default_factory=list)  # distinct layer types, sorted (the filter's choices)
     precisions: list[str] = field(default_factory=list)  # distinct precisions, sorted
     time_by_type: list[tuple[str, float]] = field(default_factory=list)  # see time_by
-    time_by_precision: list[tuple[str, float]] = field(default_factory=list)
+    time_by_precision: list[tuple[str, float]] = field(default_factory=list)  # by compute precision (Layer.precision)
+    # the detail of time_by_precision: per compute precision, its layers' time by the pair of
+    # input and output precision ("INT8 -> FP16"; one precision where they agree), largest first
+    # (made with the findings: with_findings)
+    time_by_precision_pairs: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.severity.size)
@@ -164,11 +168,66 @@ UNKNOWN = "unknown"
 
 
 def time_by(engine: EngineInfo | None, key: str) -> list[tuple[str, float]]:
-    """Total layer time (ms) grouped by ``"type"`` or ``"precision"``, largest first; layers without
-    a time are left out. Beyond :data:`MAX_BARS` groups the smallest are summed into ``other``."""
+    """Total layer time (ms) grouped by ``"type"`` or ``"precision"`` (the compute precision,
+    :attr:`Layer.precision`: an INT8 convolution with FP16 output is INT8), largest first; layers
+    without a time are left out. Beyond :data:`MAX_BARS` groups the smallest are summed into ``other``.
+    :func:`precision_pairs` gives each precision's detail."""
     layers = engine.layers if engine else []
     names = [lay.type for lay in layers] if key == "type" else [lay.precision for lay in layers]
     return _grouped_time(names, [None if lay.time is None else lay.time.total_ms for lay in layers])
+
+
+def pair_text(pin: str | None, pout: str | None) -> str:
+    """``INT8 -> FP16`` for a layer whose output precision differs from its input's, else the one
+    precision (``unknown`` for none)."""
+    if pin and pout and pin != pout:
+        return f"{pin} -> {pout}"
+    return pin or pout or UNKNOWN
+
+
+def precision_pairs(precision_in: Sequence[str | None], precision_out: Sequence[str | None],
+                    totals: Sequence[float | None] | np.ndarray) -> dict[str, list[tuple[str, float]]]:
+    """Per compute precision (the input's, else the output's), its layers' total time (ms) by
+    :func:`pair_text` of their input and output precision, largest first (timed layers only)."""
+    pairs = list(zip(precision_in, precision_out, strict=True))
+    distinct, code = _codes(pairs)
+    values = totals if isinstance(totals, np.ndarray) else _column(list(totals))
+    timed = ~np.isnan(values)
+    sums = np.bincount(code[timed], weights=values[timed], minlength=len(distinct))
+    present = np.bincount(code[timed], minlength=len(distinct)) > 0
+    out: dict[str, dict[str, float]] = {}
+    for c, (pin, pout) in enumerate(distinct):
+        if present[c]:
+            group = out.setdefault(pin or pout or UNKNOWN, {})
+            text = pair_text(pin, pout)
+            group[text] = group.get(text, 0.0) + float(sums[c])
+    return {k: sorted(v.items(), key=lambda kv: (-kv[1], kv[0])) for k, v in out.items()}
+
+
+def precision_detail(engine: EngineInfo | None) -> list[dict[str, Any]]:
+    """Where the time goes by compute precision, with the in -> out pairs as a detail: rows
+    ``{"precision", "time_ms", "percent", "layers", "pairs": [{"pair", "time_ms", "layers"}]}``,
+    largest first, of the timed layers (what a report's "time by precision" shows: a QAT engine's
+    INT8 convolutions with FP16 output count as INT8)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for lay in engine.layers if engine else []:
+        t = lay.time.total_ms if lay.time is not None else None
+        if t is None or t != t:
+            continue
+        pin, pout = lay.precisions()
+        row = rows.setdefault(pin or pout or UNKNOWN, {"time_ms": 0.0, "layers": 0, "pairs": {}})
+        row["time_ms"] += t
+        row["layers"] += 1
+        pair = row["pairs"].setdefault(pair_text(pin, pout), [0.0, 0])
+        pair[0] += t
+        pair[1] += 1
+    total = sum(r["time_ms"] for r in rows.values())
+    out = [{"precision": k, "time_ms": r["time_ms"], "percent": 100.0 * r["time_ms"] / total if total > 0 else None,
+            "layers": r["layers"],
+            "pairs": [{"pair": p, "time_ms": v[0], "layers": v[1]}
+                      for p, v in sorted(r["pairs"].items(), key=lambda kv: (-kv[1][0], kv[0]))]}
+           for k, r in rows.items()]
+    return sorted(out, key=lambda d: (-d["time_ms"], d["precision"]))
 
 
 def _grouped_time(names: Sequence[str | None], totals: Sequence[float | None]) -> list[tuple[str, float]]:
@@ -281,61 +340,122 @@ def base_columns(engine: EngineInfo | None) -> LayerColumns:
     tooltips): what the window shows while the diagnosis is still running. Its ``haystack`` is
     made when first read (:class:`_Haystack`); :func:`with_findings` makes it in the worker.
 
-    The layers are read :data:`STEP` at a time, each field of a step's layers by a C loop while
-    they are in the CPU's cache; the precision in and out from the step's tensor lists then. What
-    the time goes on is the memory: each distinct object read is a cache miss (a layer's name,
-    type, tactic, its lists and tensors), so each is read as few times as can be. Each distinct
-    tensor format and shape is described once (an engine has a few dozen formats and a few
-    hundred shapes)."""
+    The layers are read once (:func:`_read_layers`); each distinct tensor format and shape is
+    described once (:func:`_tensor_columns`: an engine has a few dozen formats and a few hundred
+    shapes), each tensor's cell when it is first shown."""
     layers: list[Layer] = engine.layers if engine else []
     n = len(layers)
-    names: list[str] = []
-    types: list[str] = []
-    parameter_types: list[str] = []
-    tactics: list[str] = []
-    ins: list[list[TensorDesc]] = []
-    outs: list[list[TensorDesc]] = []
-    nodes: list[str] = []
-    indices: list[int] = []
-    precision_in: list[str] = []  # Layer.precision_in, "" for None
-    precision_out: list[str] = []
-    precision: list[str] = []  # Layer.precision, "" for None
-    nums = {key: np.empty(n) for key in NUMERIC_KEYS}
-    timed = np.empty(n, dtype=bool)  # a total time given (not None; NaN counts)
-    type_codes, precision_codes = _Codes(), _Codes()
-    type_code = np.empty(n, dtype=np.int64)
-    precision_code = np.empty(n, dtype=np.int64)
-    for a in range(0, n, STEP):
-        step = layers[a:a + STEP]
-        b = a + len(step)
-        names += map(_NAME, step)
-        step_types = _texts(_TYPE, step)
-        types += step_types
-        type_code[a:b] = type_codes.add(step_types)
-        parameter_types += _texts(_PARAMETER_TYPE, step)
-        tactics += _texts(_TACTIC, step)
-        nodes += map(", ".join, map(_ONNX_NODES, step))
-        step_indices = list(map(_INDEX, step))
-        indices += step_indices
-        nums["index"][a:b] = _column(step_indices)  # type: ignore[arg-type]
-        nums["stream"][a:b] = _floats(_STREAM, step)
-        _time_columns(list(map(_TIME, step)), nums, timed, a, b)
-        step_ins = list(map(_INPUTS, step))
-        step_outs = list(map(_OUTPUTS, step))
-        ins += step_ins
-        outs += step_outs
-        step_in = [(ts[0].dtype or _first_dtype(ts)) if ts else "" for ts in step_ins]
-        step_out = [(ts[0].dtype or _first_dtype(ts)) if ts else "" for ts in step_outs]
-        precision_in += step_in
-        precision_out += step_out
-        step_precision = [pin or pout for pin, pout in zip(step_in, step_out, strict=True)]
-        precision += step_precision
-        precision_code[a:b] = precision_codes.add(step_precision)
+    r = _read_layers(layers)
+    nums = r.nums
     total = np.nansum(nums["total_ms"]) if n else 0.0
     missing_pct = np.isnan(nums["percent"]) & ~np.isnan(nums["total_ms"])
     if total > 0 and missing_pct.any():
         nums["percent"][missing_pct] = nums["total_ms"][missing_pct] / total * 100.0
 
+    cols = LayerColumns(has_times=bool(n) and not np.isnan(nums["total_ms"]).all())
+    cols.severity = np.zeros(n, dtype=np.int8)
+    cols.tooltips = [""] * n
+    tensor_text, tensor_tips = _tensor_columns(r.ins, r.outs)
+    cols.text = {
+        "name": r.names,
+        "type": r.types,
+        "parameter_type": r.parameter_types,
+        "precision_in": r.precision_in,
+        "precision_out": r.precision_out,
+        **tensor_text,
+        "tactic": r.tactics,
+        "nodes": r.nodes,
+        "findings": [""] * n,
+        "index": LazyText(r.indices, str),
+        # the number columns' cells from their arrays' numbers (a list of them: 3-5 ms a column)
+        "stream": LazyText(nums["stream"], _stream_text),
+        "total_ms": LazyText(nums["total_ms"], _ms_text),
+        "average_ms": LazyText(nums["average_ms"], _ms_text),
+        "median_ms": LazyText(nums["median_ms"], _ms_text),
+        "percent": LazyText(nums["percent"], _percent_text),
+    }
+    cols.tips = tensor_tips
+    if not n:  # no layers: the findings, index, stream and time columns only (as the table model has always had)
+        cols.text = {k: v for k, v in cols.text.items() if k == "findings" or k in NUMERIC_KEYS}
+        cols.tips = {}
+    cols.num = nums
+    cols.precision = r.precision
+    cols.types = sorted(set(r.type_codes.names()) - {""})
+    cols.precisions = sorted(set(r.precision_codes.names()) - {""})
+    column = (nums["total_ms"], r.timed)
+    cols.time_by_type = _group_sums(r.type_codes.names(), r.type_codes.dense(r.type_code), column) if n else []
+    cols.time_by_precision = _group_sums(r.precision_codes.names(), r.precision_codes.dense(r.precision_code),
+                                         column) if n else []
+    cols.haystack = _Haystack(cols.text)
+    return cols
+
+
+@dataclass(slots=True)
+class _Read:
+    """What :func:`_read_layers` read of the layers: their fields as lists ("" for None), their
+    numbers as arrays (NaN for None), their types and precisions as codes."""
+
+    names: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+    parameter_types: list[str] = field(default_factory=list)
+    tactics: list[str] = field(default_factory=list)
+    ins: list[list[TensorDesc]] = field(default_factory=list)
+    outs: list[list[TensorDesc]] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    indices: list[int] = field(default_factory=list)
+    precision_in: list[str] = field(default_factory=list)  # Layer.precision_in, "" for None
+    precision_out: list[str] = field(default_factory=list)
+    precision: list[str] = field(default_factory=list)  # Layer.precision, "" for None
+    nums: dict[str, np.ndarray] = field(default_factory=dict)
+    timed: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))  # a total time given (NaN counts)
+    type_codes: _Codes = field(default_factory=lambda: _Codes())
+    precision_codes: _Codes = field(default_factory=lambda: _Codes())
+    type_code: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    precision_code: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+
+
+def _read_layers(layers: list[Layer]) -> _Read:
+    """The layers' fields, read :data:`STEP` layers at a time, each field of a step's layers by a
+    C loop while they are in the CPU's cache; the precision in and out from the step's tensor
+    lists then. What the time goes on is the memory: each distinct object read is a cache miss (a
+    layer's name, type, tactic, its lists and tensors), so each is read as few times as can be."""
+    n = len(layers)
+    r = _Read(nums={key: np.empty(n) for key in NUMERIC_KEYS}, timed=np.empty(n, dtype=bool),
+              type_code=np.empty(n, dtype=np.int64), precision_code=np.empty(n, dtype=np.int64))
+    nums = r.nums
+    for a in range(0, n, STEP):
+        step = layers[a:a + STEP]
+        b = a + len(step)
+        r.names += map(_NAME, step)
+        step_types = _texts(_TYPE, step)
+        r.types += step_types
+        r.type_code[a:b] = r.type_codes.add(step_types)
+        r.parameter_types += _texts(_PARAMETER_TYPE, step)
+        r.tactics += _texts(_TACTIC, step)
+        r.nodes += map(", ".join, map(_ONNX_NODES, step))
+        step_indices = list(map(_INDEX, step))
+        r.indices += step_indices
+        nums["index"][a:b] = _column(step_indices)  # type: ignore[arg-type]
+        nums["stream"][a:b] = _floats(_STREAM, step)
+        _time_columns(list(map(_TIME, step)), nums, r.timed, a, b)
+        step_ins = list(map(_INPUTS, step))
+        step_outs = list(map(_OUTPUTS, step))
+        r.ins += step_ins
+        r.outs += step_outs
+        step_in = [(ts[0].dtype or _first_dtype(ts)) if ts else "" for ts in step_ins]
+        step_out = [(ts[0].dtype or _first_dtype(ts)) if ts else "" for ts in step_outs]
+        r.precision_in += step_in
+        r.precision_out += step_out
+        step_precision = [pin or pout for pin, pout in zip(step_in, step_out, strict=True)]
+        r.precision += step_precision
+        r.precision_code[a:b] = r.precision_codes.add(step_precision)
+    return r
+
+
+def _tensor_columns(ins: list[list[TensorDesc]],
+                    outs: list[list[TensorDesc]]) -> tuple[dict[str, Sequence[str]], dict[str, Sequence[str]]]:
+    """The tensor text columns (formats and shapes of the inputs and outputs) and their tips, each
+    cell made when first read, each distinct format and shape described once."""
     formats: dict[tuple[str | None, str | None], str] = {}
     shapes: dict[str, str] = {}
 
@@ -356,44 +476,15 @@ def base_columns(engine: EngineInfo | None) -> LayerColumns:
     def named_format(t: TensorDesc) -> str:
         return f"{t.name}: {t.format or t.dtype or '?'}"
 
-    cols = LayerColumns(has_times=bool(n) and not np.isnan(nums["total_ms"]).all())
-    cols.severity = np.zeros(n, dtype=np.int8)
-    cols.tooltips = [""] * n
-    cols.text = {
-        "name": names,
-        "type": types,
-        "parameter_type": parameter_types,
-        "precision_in": precision_in,
-        "precision_out": precision_out,
+    text: dict[str, Sequence[str]] = {
         "in_formats": TensorText(ins, format_of, "; "),
         "in_shapes": TensorText(ins, shape_of, "; "),
         "out_formats": TensorText(outs, format_of, "; "),
         "out_shapes": TensorText(outs, shape_of, "; "),
-        "tactic": tactics,
-        "nodes": nodes,
-        "findings": [""] * n,
-        "index": LazyText(indices, str),
-        # the number columns' cells from their arrays' numbers (a list of them: 3-5 ms a column)
-        "stream": LazyText(nums["stream"], _stream_text),
-        "total_ms": LazyText(nums["total_ms"], _ms_text),
-        "average_ms": LazyText(nums["average_ms"], _ms_text),
-        "median_ms": LazyText(nums["median_ms"], _ms_text),
-        "percent": LazyText(nums["percent"], _percent_text),
     }
-    cols.tips = {"in_formats": TensorText(ins, named_format, "\n"), "out_formats": TensorText(outs, named_format, "\n")}
-    if not n:  # no layers: the findings, index, stream and time columns only (as the table model has always had)
-        cols.text = {k: v for k, v in cols.text.items() if k == "findings" or k in NUMERIC_KEYS}
-        cols.tips = {}
-    cols.num = nums
-    cols.precision = precision
-    cols.types = sorted(set(type_codes.names()) - {""})
-    cols.precisions = sorted(set(precision_codes.names()) - {""})
-    column = (nums["total_ms"], timed)
-    cols.time_by_type = _group_sums(type_codes.names(), type_codes.dense(type_code), column) if n else []
-    cols.time_by_precision = _group_sums(precision_codes.names(), precision_codes.dense(precision_code),
-                                         column) if n else []
-    cols.haystack = _Haystack(cols.text)
-    return cols
+    tips: dict[str, Sequence[str]] = {"in_formats": TensorText(ins, named_format, "\n"),
+                                      "out_formats": TensorText(outs, named_format, "\n")}
+    return text, tips
 
 
 _NAME, _TYPE, _PARAMETER_TYPE, _TACTIC = attrgetter("name"), attrgetter("type"), attrgetter("parameter_type"), \
@@ -477,4 +568,8 @@ def with_findings(cols: LayerColumns, engine: EngineInfo | None, findings: Itera
     haystack = cols.haystack
     if isinstance(haystack, _Haystack):
         haystack = haystack.made()  # made once, shared (no cell of it changes after)
-    return replace(cols, text=text, severity=severity, tooltips=tooltips, haystack=haystack)
+    pairs = cols.time_by_precision_pairs
+    if not pairs and cols.has_times and "precision_in" in cols.text:  # here, off the table's first showing
+        pairs = precision_pairs(cols.text["precision_in"], cols.text["precision_out"], cols.num["total_ms"])
+    return replace(cols, text=text, severity=severity, tooltips=tooltips, haystack=haystack,
+                   time_by_precision_pairs=pairs)

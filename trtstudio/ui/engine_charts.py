@@ -7,7 +7,7 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from trtstudio.engine.model import EngineInfo
-from trtstudio.engine.table import LayerColumns, time_by
+from trtstudio.engine.table import LayerColumns, precision_pairs, time_by
 from trtstudio.palette import OTHER_PRECISION_COLOR, PRECISION_COLORS
 from trtstudio.ui.plots import pg
 
@@ -32,12 +32,18 @@ class _BarChart(pg.PlotWidget):
             self.getAxis(axis).setPen("#888")
         self.item: pg.BarGraphItem | None = None
         self.data: list[tuple[str, float]] = []
+        self.details: dict[str, list[tuple[str, float]]] = {}
         self._labels: list[pg.TextItem] = []
 
-    def set_bars(self, data: list[tuple[str, float]], colors: list[str], total: float) -> None:
+    def set_bars(self, data: list[tuple[str, float]], colors: list[str], total: float,
+                 details: dict[str, list[tuple[str, float]]] | None = None) -> None:
+        """One bar per ``(label, ms)`` of ``data``; ``details``: per label, its parts (the in -> out
+        precision pairs of a compute precision), named beside its bar and listed in the tooltip."""
         self.clear()
         self._labels = []
         self.data = data
+        self.details = details or {}
+        self.setToolTip(_details_tip(data, self.details))
         if not data:
             self.item = None
             return
@@ -52,14 +58,31 @@ class _BarChart(pg.PlotWidget):
         metrics = QFontMetrics(left.style.get("tickFont") or self.font())
         left.setWidth(min(260, max(metrics.horizontalAdvance(name) for name, _ in data) + 16))
         vmax = float(widths.max()) if n else 1.0
-        for yy, (_, v) in zip(y, data, strict=True):
+        for yy, (name, v) in zip(y, data, strict=True):
             pct = v / total * 100.0 if total > 0 else 0.0
-            label = pg.TextItem(f"{v:.4g} ms  {pct:.1f} %", color="#222", anchor=(0, 0.5))
+            parts = [p for p in self.details.get(name, []) if p[1] > 0]
+            more = ("\n" + ", ".join(f"{p} {t:.4g}" for p, t in parts[:PARTS_SHOWN])
+                    + (", ..." if len(parts) > PARTS_SHOWN else "")) if len(parts) > 1 else ""
+            label = pg.TextItem(f"{v:.4g} ms  {pct:.1f} %{more}", color="#222", anchor=(0, 0.5))
             label.setPos(float(v), float(yy))
             self.addItem(label)
             self._labels.append(label)
-        self.setXRange(0, vmax * 1.6, padding=0)
+        self.setXRange(0, vmax * (2.4 if self.details else 1.6), padding=0)  # room for the labels (and parts)
         self.setYRange(-0.6, n - 0.4, padding=0)
+
+
+PARTS_SHOWN = 2  # parts of a bar named beside it (the tooltip lists them all)
+
+
+def _details_tip(data: list[tuple[str, float]], details: dict[str, list[tuple[str, float]]]) -> str:
+    """The tooltip of a chart whose bars have parts: each bar's parts, in ms."""
+    lines = []
+    for name, v in data:
+        parts = details.get(name)
+        if parts:
+            lines.append(f"{name}: {v:.4g} ms")
+            lines += [f"    {p}: {t:.4g} ms" for p, t in parts]
+    return "\n".join(lines)
 
 
 class EngineChartsView(QWidget):
@@ -71,7 +94,7 @@ class EngineChartsView(QWidget):
         self.message = QLabel("Load an engine with per-layer times (a profile) to see where the time goes.")
         self.message.setWordWrap(True)
         self.by_type = _BarChart("Time by layer type")
-        self.by_precision = _BarChart("Time by precision")
+        self.by_precision = _BarChart("Time by compute precision")
         charts = QHBoxLayout()
         charts.addWidget(self.by_type, 3)
         charts.addWidget(self.by_precision, 2)
@@ -91,11 +114,15 @@ class EngineChartsView(QWidget):
             total = (engine.total_time_ms if engine else None) or 0.0
         if columns is not None:
             by_type, by_prec = columns.time_by_type, columns.time_by_precision
+            pairs = columns.time_by_precision_pairs  # made with the findings: none yet while they are pending
         else:
             by_type, by_prec = time_by(engine, "type"), time_by(engine, "precision")
+            lays = engine.layers if engine else []
+            pairs = precision_pairs([lay.precision_in for lay in lays], [lay.precision_out for lay in lays],
+                                    [lay.time.total_ms if lay.time else None for lay in lays]) if by_prec else {}
         self.by_type.set_bars(by_type, [TYPE_COLOR] * len(by_type), total)
         self.by_precision.set_bars(
-            by_prec, [PRECISION_COLORS.get(name, OTHER_PRECISION_COLOR) for name, _ in by_prec], total)
+            by_prec, [PRECISION_COLORS.get(name, OTHER_PRECISION_COLOR) for name, _ in by_prec], total, pairs)
         if engine is None:
             self.message.setText("No engine loaded.")
         elif not by_type:
@@ -107,6 +134,11 @@ class EngineChartsView(QWidget):
             self.message.setText(f"Per-layer time of {n} layers, {total:.4g} ms in all "
                                  f"(sum over the profiled runs).")
         self.message.setVisible(True)
+
+    def parts(self, which: str = "precision") -> dict[str, list[tuple[str, float]]]:
+        """The parts of the bars shown (the in -> out precision pairs of each compute precision)."""
+        chart = self.by_type if which == "type" else self.by_precision
+        return dict(chart.details)
 
     def bars(self, which: str) -> list[tuple[str, float]]:
         """The bars shown as (label, ms): ``which`` is ``"type"`` or ``"precision"``."""

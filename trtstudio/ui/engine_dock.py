@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTabWidget, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTabWidget, QTextBrowser, QWidget
 
 from trtstudio.palette import SEVERITY_COLORS
 from trtstudio.ui.tables import RowsTable, rows_only_header, size_columns_to_texts
@@ -61,6 +62,49 @@ class FindingsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.UserRole:
             return f.layer_index, list(f.nodes)
         return None
+
+
+def _mib(n: Any) -> str:
+    return "not recorded" if not isinstance(n, (int, float)) else f"{n / 2**20:.1f} MiB"
+
+
+def summary_html(engine: Any, summary: dict[str, Any] | None, pending: bool = False) -> str:
+    """The Summary tab's page: ``summary`` (``engine.summary.summary`` of ``engine``, with its
+    ``mapping`` line), or while ``pending`` a line saying it comes with the findings."""
+    from trtstudio.engine.summary import MIB
+
+    esc = html.escape
+    rows: list[tuple[str, str]] = []
+    if summary is None:
+        rows.append(("Layers", f"{len(engine.layers):,}"))
+        note = "<p><i>the summary comes with the findings...</i></p>" if pending else ""
+    else:
+        note = ""
+        for key, title in (("inputs", "Inputs"), ("outputs", "Outputs")):
+            for i, t in enumerate(summary.get(key) or []):
+                rows.append((title if i == 0 else "", t["text"]))
+        all_layers = summary.get("layers_all", summary["layers"])
+        rows.append(("Layers", f"{summary['layers']:,}" + (f" ({all_layers:,} with Constant/NoOp)"
+                                                           if all_layers != summary["layers"] else "")))
+        avg = summary.get("average_time_ms")
+        rows.append(("Average time", "not recorded (no profile)" if avg is None else f"{avg:.3f} ms"))
+        rows.append(("Weights", summary.get("weights_text", "not recorded") + (
+            f" (+ bias {summary['layer_bias'] / MIB:.2f} MB)" if summary.get("layer_bias") else "")))
+        rows.append(("Activations", summary.get("activations_text", "not recorded")
+                     + (" (layer inputs + outputs)" if "activations_text" in summary else "")))
+        if summary.get("mapping"):
+            rows.append(("ONNX model", summary["mapping"]))
+    versions = getattr(engine, "versions", {}) or {}
+    device = getattr(engine, "device", {}) or {}
+    memory = getattr(engine, "memory", {}) or {}
+    rows.append(("Runtime", ", ".join(f"{k} {v}" for k, v in versions.items()) or "not recorded"))
+    rows.append(("GPU", str(device.get("name") or "not recorded")))
+    for key, title in (("engine_size", "Engine size"), ("device_memory", "Device memory"),
+                       ("weights", "Weights memory (TensorRT)"), ("activation", "Activation memory (TensorRT)")):
+        if key in memory:
+            rows.append((title, _mib(memory[key])))
+    body = "".join(f"<tr><td><b>{esc(k)}</b></td><td>{esc(v)}</td></tr>" for k, v in rows)
+    return f"<table cellspacing=3>{body}</table>{note}"
 
 
 LOG_SLICE = 20_000  # log lines tagged and added per event-loop turn
@@ -119,6 +163,9 @@ class EngineTabs(QTabWidget):
         self.findings_view.clicked.connect(self._on_findings_view_clicked)
         self._sized = False
         self.addTab(self.findings_view, "Findings")
+        self.summary_view = QTextBrowser()  # TREx's engine summary (engine.summary), from the analysis
+        self.summary_view.setOpenExternalLinks(False)
+        self.addTab(self.summary_view, "Summary")
         try:
             from trtstudio.ui.log_panel import LogPanel
 
@@ -211,6 +258,7 @@ class EngineTabs(QTabWidget):
         findings = list(analysis.findings) if analysis is not None else []
         pending = analysis is not None and analysis.pending  # the diagnosis is still running
         self.setTabText(self.indexOf(self.findings_view), "Findings (…)" if pending else f"Findings ({len(findings)})")
+        self.show_summary(analysis, eng)
         # The charts and the findings follow on later event-loop turns: with 50,000 layers each
         # part takes tens of milliseconds, and together they held the GUI thread a quarter second.
         QTimer.singleShot(0, lambda: self._show_rest(gen, eng, columns, findings))
@@ -225,6 +273,17 @@ class EngineTabs(QTabWidget):
         if self.charts is not None:
             self.charts.set_engine(engine, columns)
         QTimer.singleShot(0, lambda: self._show_findings(gen, findings, not diagnosis))
+
+    def show_summary(self, analysis: Any, engine: Any = None) -> None:
+        """The Summary tab: ``analysis.summary`` (TREx's I/O, layers, average time, weights and
+        activations, with the mapping to the model), what the engine's files recorded of its
+        runtime, GPU and memory ("not recorded" where they are silent)."""
+        summary = getattr(analysis, "summary", None)
+        eng = analysis.engine if analysis is not None else engine
+        if eng is None:
+            self.summary_view.setHtml("")
+            return
+        self.summary_view.setHtml(summary_html(eng, summary, pending=analysis is not None and analysis.pending))
 
     def _show_findings(self, gen: int, findings: list[Any], log: bool = True) -> None:
         if gen != self._gen:

@@ -8,17 +8,45 @@ the node count; text is dropped below a readable scale.
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from PySide6.QtCore import QByteArray, QDataStream, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QPen
 
 from trtstudio.graph.display import DisplayGraph
+from trtstudio.ui.graph_colors import NodeColors
 from trtstudio.ui.graph_legend import BADGE_COLOR
 
-if TYPE_CHECKING:
-    from trtstudio.ui.graph_view import GraphView
+
+class PaintedView(Protocol):
+    """What :class:`GraphPainter` reads of the view it paints (``graph_view.GraphView`` is one):
+    the display graph, the camera, the colours and the marks. The painter knows the view by this
+    alone, so the view's module imports the painter's and not the other way round."""
+
+    dg: DisplayGraph | None
+    scale: float
+    offset: QPointF
+    dark: bool
+    selected: set[int]
+    flagged: set[int]
+    colors: NodeColors
+
+    @property
+    def highlight(self) -> set[int]: ...
+
+    @property
+    def folded(self) -> np.ndarray | None: ...
+
+    def fill_color(self, i: int) -> QColor: ...
+
+    def width(self) -> int: ...
+
+    def viewport_height(self) -> float: ...
+
+    def to_view(self, x: float, y: float) -> QPointF: ...
+
+    def visible_scene_rect(self) -> QRectF: ...
 
 SELECT_COLOR = QColor("#ffb000")
 HIGHLIGHT_COLOR = QColor("#1e88e5")  # search hits
@@ -121,7 +149,7 @@ def _band(seg: np.ndarray, top: float, bottom: float) -> np.ndarray:
 class GraphPainter:
     """Draws the graph of ``view`` (its display graph, camera, colours and marks) with a QPainter."""
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: PaintedView) -> None:
         self.view = view
         self.font = QFont()
         self.font.setPointSizeF(9)

@@ -150,8 +150,12 @@ class ModelPanel(QTabWidget):
                 for k, g in node.subgraphs.items():
                     add(s, k, f"{g.name}: {len(g.nodes)} nodes")
             if analysis is not None and analysis.mapping is not None:
+                from trtstudio.engine.overlay import other_model
+
                 layers = analysis.layers_of(node.name)
-                lay_item = add(self.props, "Engine layers", len(layers) if layers else "none (folded or removed)")
+                none = "none (the model is probably not the engine's)" if not layers and other_model(analysis) else (
+                    "none (folded or removed)")
+                lay_item = add(self.props, "Engine layers", len(layers) if layers else none)
                 for li in layers[:MAX_LAYERS_LISTED]:
                     layer = analysis.engine.layers[li]
                     add(lay_item, layer.name, f"{layer.type} {layer.precision or ''}")

@@ -64,6 +64,8 @@ class _LayerWithMore(_Layer, forbid_unknown_fields=False, gc=False):
     rules read: see :meth:`~trtstudio.engine.model.Layer.groups`)."""
 
     Groups: Any = _UNSET
+    Weights: Any = _UNSET  # a constant's {"Type", "Count"}: summed by engine.summary.layer_memory
+    Bias: Any = _UNSET
 
 
 class _Doc(msgspec.Struct, gc=False):
@@ -298,7 +300,9 @@ def _add_layers(recs: list[_Layer], start: int, raws: DocRecords | None,
             append(Layer(*args))
         else:
             lay = SourcedLayer(*args)
-            lay.source = DocRecord(raws, i, r.Groups)  # type: ignore[attr-defined]  # a _LayerWithMore
+            w, b = r.Weights, r.Bias  # type: ignore[attr-defined]  # a _LayerWithMore
+            lay.source = DocRecord(raws, i, r.Groups,  # type: ignore[attr-defined]
+                                   None if w is _UNSET and b is _UNSET else (w, b))
             append(lay)
 
 
