@@ -30,7 +30,7 @@ def test_two_engines_graphs_are_refused_naming_both(pair: tuple[Path, Path]) -> 
         load_engine(list(pair))
     line = err.value.one_line()
     assert str(pair[0]) in line and str(pair[1]) in line and "another engine" in line
-    assert "trtstudio compare" in line and "\n" not in line
+    assert f"trtstudio diff {pair[0]} {pair[1]}" in line and "\n" not in line
 
 
 @needs_fixtures

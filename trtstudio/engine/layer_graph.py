@@ -6,8 +6,8 @@ makes a :class:`trtstudio.graph.model.Model` whose graph has one node per layer 
 type, name: the layer name, in layer order), one tensor per layer input/output (its shape, its
 precision as dtype, its format kept in ``formats``), the engine's inputs and outputs as graph inputs
 and outputs: the same display, layout, search and selection as an ONNX graph. Each node is named
-exactly as its layer, so :func:`trtstudio.engine.mapping.map_layers` maps every layer to its own
-node (confidence 0.9) and the table selects the graph and back; reformats, plugins and fallbacks
+after its layer, and :func:`trtstudio.engine.mapping.map_layers` maps every layer of that engine to
+its own node (the graph's ``engine_layers``), so the table selects the graph and back; reformats, plugins and fallbacks
 are painted by their findings like any node.
 
 Tensors the files do not connect (a names-only layer listing, a log without tensor names) leave
@@ -60,6 +60,7 @@ def layer_graph(engine: EngineInfo) -> Graph:
     g = Graph(name="engine", nodes=nodes, tensors=tensors, inputs=inputs, outputs=outputs, initializers={})
     g.node_by_name = {n.name: n.index for n in nodes}
     g.formats = formats  # type: ignore[attr-defined]
+    g.engine_layers = engine.layers  # type: ignore[attr-defined]  # engine.mapping maps each layer to its node
     return g
 
 

@@ -140,9 +140,10 @@ def _refuse_two_engines(primary: ReadResult, parts: list[ReadResult]) -> None:
         if r is primary or not r.info.layers:
             continue
         why = _other_engine(primary.info.layers, r.info.layers, primary.info.detailed and r.info.detailed)
-        if why:
+        if why:  # the diff's sides in the order the files were given
+            first, second = (primary.path, r.path) if parts.index(primary) < parts.index(r) else (r.path, primary.path)
             raise InputError(r.path, f"describes another engine than {primary.path} ({why}); give one engine's files, "
-                                     f"and {_compare_hint(primary.path, r.path)}")
+                                     f"and {_compare_hint(first, second)}")
 
 
 def _other_engine(a: list[Layer], b: list[Layer], detailed: bool) -> str:
@@ -167,13 +168,8 @@ def _precisions(lay: Layer) -> tuple[str | None, str | None]:
 
 
 def _compare_hint(a: Path, b: Path) -> str:
-    """How to compare the engines of files ``a`` and ``b`` with the commands this trtstudio has."""
-    import importlib.util
-
-    if importlib.util.find_spec("trtstudio.commands.diff") is not None:
-        return f"compare the two with `trtstudio diff {a} {b}`"
-    return ("to compare the two, write a report of each engine's files (`trtstudio report FILES -o a.json`, the "
-            "other's into b.json) and run `trtstudio compare a.json b.json`")
+    """How to compare the engines of files ``a`` and ``b``."""
+    return f"compare the two with `trtstudio diff {a} {b}`"
 
 
 def _merge_dict(dst: dict, src: dict) -> None:  # type: ignore[type-arg]

@@ -387,8 +387,24 @@ def map_layers(engine: EngineInfo, graph: Any) -> MappingResult:
     optionally ``node_by_name`` and ``tensors``. Returns the node -> layers index and what stayed
     unmapped. Layers are changed in place.
     """
+    g = getattr(graph, "graph", graph)
+    own = getattr(g, "engine_layers", None)  # the engine's own graph (engine.layer_graph): of these layers?
+    if own is not None and len(own) == len(engine.layers) and all(
+            a.name == b.name for a, b in zip(own, engine.layers, strict=True)):
+        return _own_graph(engine, g)
     with gc_paused():
         return _map_layers(engine, Resolver(graph))
+
+
+def _own_graph(engine: EngineInfo, graph: Any) -> MappingResult:
+    """Each layer to its own node of the engine's layer graph (one node per layer, in order)."""
+    result = MappingResult()
+    for pos, (lay, node) in enumerate(zip(engine.layers, graph.nodes, strict=True)):
+        lay.onnx_nodes = [node.name]
+        lay.mapping_confidence = CONF_METADATA
+        result.node_layers[node.name] = [pos]
+    result.by_confidence[CONF_METADATA] = len(engine.layers)
+    return result
 
 
 def _plain_metadata(md: str) -> bool:
