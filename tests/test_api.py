@@ -74,8 +74,14 @@ def test_plan_summary_charts_provenance_and_html() -> None:
     assert plan.time_by_precision() == {"FP32": pytest.approx(sum(by_type.values()))}
     s = plan.summary()
     assert {"headline", "time_by_type", "top_layers"} <= set(s)
-    for svg in (plan.plot_layers(), plan.plot_time_by_type(), plan.plot_time_by_precision(), plan.excerpt(0)):
+    for svg in (plan.plot_layers(), plan.plot_time_by_type(), plan.plot_time_by_precision(), plan.excerpt(0),
+                plan.plot_memory(), plan.plot_macs()):
         assert svg.text.startswith("<svg") and svg.text.endswith("</svg>")
+    # ResNet-18 is 1.8 GMAC per 224x224 image; these engines run batch 32
+    macs = plan.conv_macs()
+    assert sum(r["macs"] for r in macs) / 32 == pytest.approx(1.81e9, rel=0.01)
+    mem = plan.memory_by_layer()
+    assert sum(r["activations"] for r in mem) == plan.engine.memory["layer_activations"]
     _check_html(plan._repr_html_())
 
 

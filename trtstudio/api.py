@@ -17,10 +17,10 @@ comparison plots in notebook cells)::
 
 Every object shows itself in Jupyter (``_repr_html_``) and draws its plots as SVG (``plot_*``
 methods return an :class:`SVG`, shown inline and saved with ``.save(path)``), without a display
-server. Nothing here computes what the core does not: ``open_engine`` is ``engine.load.load_engine``
-+ ``engine.analysis.analyze`` (what ``trtstudio layers`` runs), ``diff`` is ``diff.core.diff``,
-``profile`` is ``profiling.session.run_profile``, ``report`` is ``report.model.build_report``.
-pandas is imported only by ``.df`` (the ``[notebook]`` extra).
+server. Nothing here computes what the core does not: ``open_engine`` reads with
+``engine.load.load_engine`` and analyses with ``engine.analysis.analyze`` (what ``trtstudio layers``
+runs), ``diff`` is ``diff.core.diff``, ``profile`` is ``profiling.session.run_profile``, ``report`` is
+``report.model.build_report``. pandas is imported only by ``.df`` (the ``[notebook]`` extra).
 
 Stability: the names in ``trtstudio.__all__`` follow semantic versioning (README, "Python API").
 """
@@ -64,9 +64,11 @@ class SVG:
         return self.text
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the SVG to ``path``."""
+        """Write the SVG to ``path`` as a standalone file (its XML namespace declared)."""
+        from trtstudio.report.plots import standalone
+
         p = Path(path)
-        p.write_text(self.text, encoding="utf-8")
+        p.write_text(self.text if "xmlns=" in self.text[:200] else standalone(self.text), encoding="utf-8")
         return p
 
 
@@ -246,6 +248,62 @@ class EnginePlan:
 
         d = self.time_by_precision()
         return SVG(svg_bars(list(d), list(d.values()), "Time by precision", unit="ms"))
+
+    def memory_by_layer(self) -> list[dict[str, Any]]:
+        """Each layer's weights (TREx's count x type size, bias apart) and activations (its input
+        and output tensors) in bytes, as ``engine.summary.layer_memory`` sums them for the engine."""
+        from trtstudio.engine.summary import layer_memory
+
+        out = []
+        for lay in self.engine.layers:
+            m = layer_memory([lay])
+            out.append({"layer": lay.name, "weights": m.get("layer_weights", 0) + m.get("layer_bias", 0),
+                        "activations": m.get("layer_activations", 0)})
+        return out
+
+    def plot_memory(self, top: int = 25) -> SVG:
+        """The ``top`` layers by weights + activations, both in MiB side by side."""
+        from trtstudio.report.plots import svg_grouped_bars
+
+        rows = sorted(self.memory_by_layer(), key=lambda r: -(r["weights"] + r["activations"]))[:top]
+        return SVG(svg_grouped_bars([r["layer"] for r in rows],
+                                    {"weights": [r["weights"] / 2**20 for r in rows],
+                                     "activations": [r["activations"] / 2**20 for r in rows]},
+                                    "Memory per layer (MiB)", unit="MiB"))
+
+    def conv_macs(self) -> list[dict[str, Any]]:
+        """Per convolution whose detailed record gives its geometry: multiply-accumulates per
+        inference (batch x out channels x out H x W x in channels / groups x kernel area), the bytes
+        it moves (weights and tensors, as :meth:`memory_by_layer`) and its arithmetic intensity
+        (2 x MACs per byte: above the GPU's FLOP/byte ratio it is compute bound, below memory bound)."""
+        from trtstudio.engine.diagnose import is_conv
+
+        mem = {r["layer"]: r for r in self.memory_by_layer()}
+        out = []
+        for lay in self.engine.layers:
+            if not is_conv(lay) or not lay.inputs or not lay.outputs:
+                continue
+            attrs = lay.attrs
+            kernel, groups = attrs.get("Kernel"), attrs.get("Groups") or 1
+            o, i = lay.outputs[0].shape, lay.inputs[0].shape
+            if not (isinstance(kernel, list) and isinstance(o, list) and isinstance(i, list)
+                    and all(isinstance(d, int) for d in (*kernel, *o, *i)) and len(o) >= 3 and len(i) >= 2):
+                continue
+            macs = int(np.prod(o, dtype=np.int64)) * (i[1] // max(int(groups), 1)) * int(np.prod(kernel, dtype=np.int64))
+            moved = mem[lay.name]["weights"] + mem[lay.name]["activations"]
+            out.append({"layer": lay.name, "macs": macs, "bytes": moved,
+                        "arithmetic_intensity": 2 * macs / moved if moved else None, "ms": _layer_ms(lay)})
+        return out
+
+    def plot_macs(self, top: int = 25) -> SVG:
+        """The ``top`` convolutions by multiply-accumulates (GMAC per inference), with their
+        arithmetic intensity (FLOP per byte) beside each bar."""
+        from trtstudio.report.plots import svg_bars
+
+        rows = sorted(self.conv_macs(), key=lambda r: -r["macs"])[:top]
+        return SVG(svg_bars([r["layer"] for r in rows], [r["macs"] / 1e9 for r in rows], "Convolution GMAC per inference",
+                            unit="GMAC", notes=[f"{r['arithmetic_intensity']:.0f} FLOP/B" if r["arithmetic_intensity"]
+                                                else "" for r in rows]))
 
     def to_json(self) -> dict[str, Any]:
         """The ``trtstudio layers --json`` document of this engine."""
