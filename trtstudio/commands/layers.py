@@ -115,6 +115,8 @@ def _read(args: argparse.Namespace) -> tuple[Any, Any]:
     from trtstudio.engine.load import load_engine, require_layers
 
     engine = load_engine(args.files, profile=args.profile)
+    if not engine.layers and engine.kernels:
+        raise KernelsOnly(engine)
     require_layers(engine)
     graph = None
     if args.onnx:
@@ -148,8 +150,47 @@ def _head(args: argparse.Namespace, state: list[tuple[int, int, int] | None]) ->
     return _mapped_head(engine, graph)
 
 
+class KernelsOnly(Exception):
+    """The files hold kernels (an Nsight Systems export without TensorRT layer ranges), no layers."""
+
+    def __init__(self, engine: Any) -> None:
+        super().__init__("kernels only")
+        self.engine = engine
+
+
+def _kernels_only(engine: Any, as_json: bool) -> int:
+    """An export of kernels alone (PyTorch's aten:: ranges): its kernel table, per range."""
+    from trtstudio.commands._emit import emit
+
+    doc = {"schema": "trtstudio.layers/1", "source": engine.sources, "formats": engine.formats, "layers": [],
+           "kernels": engine.kernels, "warnings": engine.warnings}
+    return emit(doc, as_json, lambda d: render_kernels(d["kernels"]))
+
+
+def render_kernels(k: dict[str, Any], limit: int = 20) -> str:
+    """Ranges by kernel time with their heaviest kernels."""
+    share = 100.0 * k["attributed_ms"] / k["total_ms"] if k["total_ms"] else 0.0
+    lines = [f"{k['kernels']:,} kernels, {k['total_ms']:.4g} ms on GPU(s) {', '.join(map(str, k['devices']))}; "
+             f"{k['attributed_kernels']:,} ({share:.0f} % of the time) inside NVTX ranges", ""]
+    for r in k["ranges"][:limit]:
+        lines.append(f"{r['ms']:>10.4f} ms  {r['count']:>6}x  {r['domain']:<10} {shorten(r['name'], _NAME_WIDTH)}")
+        for kern in r["kernels"][:3]:
+            lines.append(f"{'':>14}{kern['ms']:>10.4f} ms  {kern['count']:>6}x  {shorten(kern['name'], _NAME_WIDTH)}")
+    if len(k["ranges"]) > limit:
+        lines.append(f"... {len(k['ranges']) - limit} more ranges (--json lists all)")
+    lines += [f"note: {n}" for n in k["notes"]]
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     """Read, map, diagnose, print. Exit 0; bad input raises InputError (exit 2)."""
+    try:
+        return _run(args)
+    except KernelsOnly as only:
+        return _kernels_only(only.engine, args.json)
+
+
+def _run(args: argparse.Namespace) -> int:
     from trtstudio import cli
     from trtstudio.bigdocs.forked import ForkedHead
     from trtstudio.engine.analysis import analyze

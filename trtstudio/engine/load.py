@@ -41,7 +41,7 @@ EXPECTED_FILES = (
 
 def _yields_nothing(info: EngineInfo) -> bool:
     return not (info.layers or info.times or info.latency_ms or info.versions or info.device or info.memory
-                or info.build_settings or info.io_tensors)
+                or info.build_settings or info.io_tensors or info.kernels)
 
 
 def require_layers(info: EngineInfo) -> None:
@@ -289,6 +289,8 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
         _merge_dict(out.latency_ms, r.info.latency_ms)
         for key, series in r.info.samples_ms.items():
             out.samples_ms.setdefault(key, series)
+        if r.info.kernels and not out.kernels:
+            out.kernels = r.info.kernels
     if primary is not None:
         select_profile(out, profile)
     # Other layer listings that carry times (a log with --dumpProfile) count as profiles too.

@@ -490,6 +490,8 @@ class EngineInfo:
     # per-inference series in ms, in run order, from --exportTimes: "latency" (host latency) and
     # "compute" (GPU compute); what a diff resamples for its interval (not in to_json)
     samples_ms: dict[str, list[float]] = field(default_factory=dict, compare=False, repr=False)
+    # kernels per NVTX range from an Nsight Systems export (engine.nsys.KernelTable.to_json), or {}
+    kernels: dict[str, Any] = field(default_factory=dict, repr=False)
     detailed: bool = True  # False for LAYER_NAMES_ONLY layer info
     findings: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # reader warnings for the user
@@ -549,4 +551,5 @@ class EngineInfo:
             ("layers", lambda: [lay.to_json() for lay in self.layers]),
             ("findings", lambda: [f.to_json() for f in self.findings]),
             ("warnings", lambda: self.warnings),
+            *([("kernels", lambda: self.kernels)] if self.kernels else []),
         ]

@@ -63,6 +63,7 @@ _LOADING = threading.RLock()  # a reader module registering itself may ask for t
 # Built-in reader modules, in sniffing order (most specific first).
 _BUILTIN = (
     "trtstudio.engine.readers.engine_file",
+    "trtstudio.engine.readers.nsys_sqlite",
     "trtstudio.engine.readers.layer_dump",
     "trtstudio.engine.readers.build_json",
     "trtstudio.engine.readers.inspector_json",

@@ -1,0 +1,94 @@
+"""Kernels inside layers from Nsight Systems exports: the join on a real export (PyTorch ranges on
+two H100s), and a TensorRT run's export beside TREx's engine (layer times from the TensorRT domain)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from nsys_synth import write_trt_export
+
+from trtstudio.cli import main
+from trtstudio.engine.load import load_engine
+from trtstudio.engine.nsys import range_name, read_kernels
+from trtstudio.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT.parent / "shared" / "fixtures" / "nsys-real" / "GindaChen_nsys-ai" / "h100_2gpu_1s.sqlite"
+A100 = (ROOT.parent / "shared" / "fixtures" / "trt-real" / "NVIDIA_TensorRT_trex" / "release-11.0" / "examples"
+        / "pytorch" / "resnet" / "A100" / "fp32")
+
+
+@pytest.mark.skipif(not REAL.is_file(), reason=f"fixtures absent: {REAL}")
+def test_real_export_innermost_attribution() -> None:
+    table = read_kernels(REAL)
+    # the innermost range by brute force: per kernel, among the push/pop ranges on its launching
+    # thread that hold the launch call's start, the one that started last
+    con = sqlite3.connect(f"file:{REAL}?mode=ro", uri=True)
+    rows = con.execute("SELECT k.end - k.start, r.globalTid, r.start FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                       "JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId").fetchall()
+    rng = np.asarray(con.execute("SELECT start, end, globalTid FROM NVTX_EVENTS WHERE eventType = 59 AND end IS NOT NULL")
+                     .fetchall(), dtype=np.int64)
+    names = [t for (t,) in con.execute("SELECT text FROM NVTX_EVENTS WHERE eventType = 59 AND end IS NOT NULL")]
+    total_ms = con.execute("SELECT SUM(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0] / 1e6
+    expected: dict[str, float] = {}
+    for dur, tid, t in rows:
+        hold = np.flatnonzero((rng[:, 2] == tid) & (rng[:, 0] <= t) & (rng[:, 1] >= t))
+        if len(hold):
+            inner = hold[np.argmax(rng[hold, 0])]
+            key = range_name(names[inner])
+            expected[key] = expected.get(key, 0.0) + dur / 1e6
+    got = {r["name"]: r["ms"] for r in table.ranges}
+    assert got.keys() == expected.keys()
+    assert all(got[k] == pytest.approx(v) for k, v in expected.items())
+    # nested ranges are not counted twice: each range's time is the sum of its kernels, and all of
+    # them together are the attributed time, within the export's total
+    for r in table.ranges:
+        assert r["ms"] == pytest.approx(sum(k["ms"] for k in r["kernels"]))
+    assert sum(r["ms"] for r in table.ranges) == pytest.approx(table.attributed_ms)
+    assert table.attributed_ms < table.total_ms == pytest.approx(total_ms)
+    assert table.devices == [0, 1] and table.source["nsys"]
+    assert any("no launch call" in n for n in table.notes)  # the fixture is a trimmed window
+
+
+@pytest.mark.skipif(not REAL.is_file(), reason=f"fixtures absent: {REAL}")
+def test_layers_command_on_the_export_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["layers", str(REAL), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    k = doc["kernels"]
+    assert doc["layers"] == [] and k["ranges"][0]["name"] == "aten::mm" and k["ranges"][0]["domain"] == "default"
+    assert {"total_ms", "attributed_ms", "ranges"} <= set(k)
+    assert main(["layers", str(REAL)]) == 0
+    assert "inside NVTX ranges" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not A100.is_dir(), reason=f"fixtures absent: {A100}")
+def test_tensorrt_export_gives_layer_times_beside_the_engine(tmp_path: Path) -> None:
+    graph = A100 / "resnet.onnx.engine.graph.json"
+    names = [lay["Name"] for lay in json.loads(graph.read_text())["Layers"]]
+    export = tmp_path / "run.sqlite"
+    totals = write_trt_export(export, names, inferences=5)
+    eng = load_engine([graph, export])
+    assert [lay.name for lay in eng.layers] == names
+    for lay in eng.layers:
+        assert lay.time is not None and lay.time.count == 5
+        assert lay.time.total_ms == pytest.approx(totals[lay.name]) and lay.time.average_ms == pytest.approx(totals[lay.name] / 5)
+    # the enqueue range around the layers holds no kernel of its own: innermost attribution
+    ranges = {r["name"]: r for r in eng.kernels["ranges"]}
+    assert "ExecutionContext::enqueue" not in ranges and all(ranges[n]["domain"] == "TensorRT" for n in names)
+
+
+def test_not_an_export_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "other.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    with pytest.raises(InputError, match="not an Nsight Systems export"):
+        read_kernels(db)
+    assert main(["layers", str(db)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not an Nsight Systems export" in err[0]
