@@ -488,3 +488,27 @@ def test_cuda_stream_of_a_closed_model_is_reused(exported: Path) -> None:
     assert b._stream is stream and c._stream is not stream  # type: ignore[attr-defined]
     b.close()
     c.close()
+
+
+@gpu
+def test_cuda_kernels_per_onnx_node() -> None:
+    """torch.profiler's kernels attributed to the converted ONNX nodes: most kernel time lands on a
+    node, every row's kernels add up to its time, and the nodes are the model's."""
+    pytest.importorskip("onnx2torch")
+    import onnx
+
+    model = Path(__file__).resolve().parents[1] / "trtstudio" / "resources" / "sample" / "mobilenetv2_035.onnx"
+    b = open_backend("torch-cuda", model)
+    b.prepare_inputs({"input": (2, 3, 224, 224)}, None)
+    rows = b.per_layer_profile(20)
+    cov = b.kernel_coverage  # type: ignore[attr-defined]
+    b.close()
+    assert cov["share"] >= 0.95, cov
+    nodes = {n.name for n in onnx.load(str(model)).graph.node}
+    timed = [r for r in rows if r["time_ms"] > 0]
+    assert timed and all(r["timing"] == "kernels" for r in rows)
+    assert all(set(r["onnx_nodes"]) <= nodes for r in rows)
+    assert any("Conv" in n for r in timed for n in r["onnx_nodes"])
+    for r in timed:
+        assert r["time_ms"] == pytest.approx(sum(k["ms"] for k in r["kernels"]))
+    assert sum(r["time_ms"] for r in rows) == pytest.approx(cov["attributed_ms"])

@@ -38,6 +38,8 @@ def commands(w: dict[str, Path], out: Path) -> dict[str, list[str]]:
         "report-engine": ["report", "--engine", "{F}", "--json"],
         "report-onnx": ["report", "--onnx", "{F}", "--json"],
         "compare": ["compare", str(w["session"]), "{F}", "--json"],
+        "diff": ["diff", str(w["layers"]), "{F}", "--json"],
+        "explain": ["explain", "{F}", "--json"],
         "profile": ["profile", "{F}", "--backend", "ort", "--iterations", "2", "--warmup", "0"],
         "profile-input": ["profile", str(w["model"]), "--backend", "ort", "--iterations", "2", "--input", "{F}"],
         "build": ["build", "{F}", "--backend", "rtx", "-o", str(out / "x.engine")],
@@ -94,8 +96,8 @@ def _makers(w: dict[str, Path]) -> dict[str, Callable[[Path], Path | str]]:
 
 
 KINDS = ("empty", "directory", "dev-zero", "sparse-2g", "sparse-2g-json", "invalid-utf8", "missing")
-NAMES = ("inspect", "layers", "layers-onnx", "report-session", "report-engine", "report-onnx", "compare",
-         "profile", "profile-input", "build", "precision", "gui", "check")
+NAMES = ("inspect", "layers", "layers-onnx", "report-session", "report-engine", "report-onnx", "compare", "diff",
+         "explain", "profile", "profile-input", "build", "precision", "gui", "check")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -114,7 +116,7 @@ def test_special_file_in_process(world: dict[str, Path], tmp_path: Path, name: s
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 @pytest.mark.parametrize("name", ["inspect", "layers", "layers-onnx", "report-session", "report-engine", "compare",
-                                  "profile", "build", "precision", "gui", "check"])
+                                  "diff", "explain", "profile", "build", "precision", "gui", "check"])
 def test_named_pipe_is_refused_before_reading(world: dict[str, Path], tmp_path: Path, name: str) -> None:
     cmds = commands(world, tmp_path)
     if name not in cmds:

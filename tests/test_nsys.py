@@ -92,3 +92,51 @@ def test_not_an_export_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["layers", str(db)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not an Nsight Systems export" in err[0]
+
+
+def _trace_events() -> tuple[list[dict], dict[str, float]]:
+    """A Kineto trace as torch.profiler writes it (complete events in microseconds): per inference,
+    trtstudio's record_function range per ONNX node, an aten:: op inside it, the cudaLaunchKernel
+    call inside that, and the kernel on the GPU with the same correlation id."""
+    events: list[dict] = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}}]
+    want: dict[str, float] = {}
+    t, corr = 100.0, 1
+    for _ in range(3):
+        for node, op, kernels in (("/conv1/Conv", "aten::conv2d", 2), ("/relu/Relu", "aten::relu", 1)):
+            start = t
+            events.append({"ph": "X", "cat": "cpu_op", "name": op, "pid": 1, "tid": 1, "ts": t + 1, "dur": 10 * kernels})
+            for k in range(kernels):
+                events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                               "ts": t + 2 + 10 * k, "dur": 3, "args": {"correlation": corr}})
+                dur = 5.0 + corr
+                events.append({"ph": "X", "cat": "kernel", "name": f"{op}_kernel_{k}", "pid": 0, "tid": 7,
+                               "ts": t + 50 + 10 * k, "dur": dur, "args": {"correlation": corr, "device": 0, "stream": 7}})
+                want[node] = want.get(node, 0.0) + dur / 1e3
+                corr += 1
+            t += 10 * kernels + 5
+            events.append({"ph": "X", "cat": "user_annotation", "name": node, "pid": 1, "tid": 1, "ts": start,
+                           "dur": t - start})
+    # a kernel whose launch the trace missed
+    events.append({"ph": "X", "cat": "kernel", "name": "orphan", "pid": 0, "tid": 7, "ts": 9999, "dur": 1,
+                   "args": {"correlation": 99999, "device": 0}})
+    return events, want
+
+
+def test_kineto_trace_to_onnx_nodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from trtstudio.engine.kineto import read_trace
+
+    events, want = _trace_events()
+    path = tmp_path / "run.pt.trace.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    nodes = read_trace(path, kinds=("user_annotation",))
+    got = {r["name"]: r for r in nodes.ranges}
+    assert got.keys() == want.keys()
+    assert all(got[n]["ms"] == pytest.approx(ms) and got[n]["count"] == 3 for n, ms in want.items())
+    assert nodes.attributed == nodes.kernels - 1 and any("no launch call" in n for n in nodes.notes)
+    # with aten ops as ranges too, the innermost is the op
+    ops = {r["name"] for r in read_trace(path).ranges}
+    assert ops == {"aten::conv2d", "aten::relu"}
+    # the file opens alone with trtstudio layers, as an nsys export does
+    assert main(["layers", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {r["name"] for r in doc["kernels"]["ranges"]} == ops

@@ -37,6 +37,8 @@ class LayerTime(TypedDict, total=False):
     provider: str
     time_ms: float
     fallback: bool
+    timing: str  # how time_ms was measured: "kernels" (GPU kernel time per inference), else wall time
+    kernels: list[dict[str, Any]]  # with timing "kernels": each kernel's name, launches and ms per inference
 
 
 class InferTiming(NamedTuple):

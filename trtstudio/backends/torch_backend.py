@@ -76,6 +76,7 @@ class TorchBackend:
         self._specs: list[InputSpec] = []
         self.device: Any = None  # torch.device
         self.cuda = False
+        self.kernel_coverage: dict[str, Any] | None = None  # set by kernel_profile
         self._stream: Any = None
         self._own_stream: Any = None
         self._events: list[Any] = []
@@ -431,8 +432,10 @@ class TorchBackend:
 
     # -- layers and memory -----------------------------------------------------------------------
     def per_layer_profile(self, iterations: int) -> list[LayerTime]:
-        """Median time per leaf submodule (onnx2torch keeps one per ONNX node), timed by forward hooks
-        with a device synchronisation around each: slower than a plain run, comparable between layers."""
+        """Per leaf submodule (onnx2torch keeps one per ONNX node): on CUDA, the GPU time of the
+        kernels it launched (:meth:`kernel_profile`); on the CPU, its median time, timed by forward
+        hooks with a device synchronisation around each (slower than a plain run, comparable between
+        layers)."""
         torch = self._require()
         if not self._host_in:
             raise BackendError("prepare_inputs must run before per_layer_profile")
@@ -441,6 +444,8 @@ class TorchBackend:
                 f"{self._path}: per-layer PyTorch times need an ONNX model (onnx2torch keeps one submodule per node); "
                 f"a {self._kind} file has no layer structure to hook"
             )
+        if self.cuda and not os.environ.get("TRTSTUDIO_TORCH_HOOK_TIMES"):
+            return self.kernel_profile(iterations)
         leaves = [(n, m) for n, m in self._module.named_modules() if n and not list(m.children())]
         times: dict[str, list[float]] = {}
         starts: dict[str, float] = {}
@@ -478,6 +483,76 @@ class TorchBackend:
              "provider": provider, "time_ms": float(np.median(ts[1:] if len(ts) > 1 else ts)), "fallback": False}
             for name, ts in times.items()
         ]
+
+    def kernel_profile(self, iterations: int) -> list[LayerTime]:
+        """The CUDA kernels each ONNX node's module launched, recorded by ``torch.profiler`` (CUPTI):
+        each leaf module runs inside a ``record_function`` range named after it, and every kernel of
+        ``iterations`` inferences is attributed to the innermost range open on the launching thread
+        (:func:`trtstudio.engine.kineto.trace_table`, the join Nsight Systems exports get). Rows:
+        the node's kernel time per inference (``time_ms``), its kernels (name, launches and ms per
+        inference) and ``timing: "kernels"``; the share of all kernel time attributed is in
+        :attr:`kernel_coverage`."""
+        import tempfile
+
+        torch = self._require()
+        from torch.profiler import ProfilerActivity, profile, record_function
+
+        from trtstudio.engine.kineto import read_trace
+
+        leaves = [(n, m) for n, m in self._module.named_modules() if n and not list(m.children())]
+        open_ranges: list[Any] = []
+
+        def pre(name: str) -> Any:
+            def hook(_m: Any, _i: Any) -> None:
+                rf = record_function(f"trtstudio::{name}")
+                rf.__enter__()
+                open_ranges.append(rf)
+            return hook
+
+        def post(_name: str) -> Any:
+            def hook(_m: Any, _i: Any, _o: Any) -> None:
+                if open_ranges:
+                    open_ranges.pop().__exit__(None, None, None)
+            return hook
+
+        self._call(self._dev_in)  # warm: first-call kernels (autotuning, lazy init) left out
+        torch.cuda.synchronize(self.device)
+        handles = []
+        for name, mod in leaves:
+            handles.append(mod.register_forward_pre_hook(pre(name)))
+            handles.append(mod.register_forward_hook(post(name)))
+        n = max(1, iterations)
+        try:
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                for _ in range(n):
+                    self._call(self._dev_in)
+                torch.cuda.synchronize(self.device)
+        finally:
+            for h in handles:
+                h.remove()
+        with tempfile.TemporaryDirectory() as tmp:
+            trace = os.path.join(tmp, "trace.json")
+            prof.export_chrome_trace(trace)
+            table = read_trace(trace, kinds=("user_annotation",))
+        self.kernel_coverage = {"total_ms": table.total_ms / n, "attributed_ms": table.attributed_ms / n,
+                                "share": table.attributed_ms / table.total_ms if table.total_ms else None,
+                                "kernels_per_inference": table.kernels / n, "notes": table.notes}
+        if table.total_ms:
+            self.notes.append(f"per-layer times are CUDA kernel times (torch.profiler): "
+                              f"{100 * table.attributed_ms / table.total_ms:.1f} % of the GPU's kernel time "
+                              f"({table.total_ms / n:.3g} ms per inference) attributed to ONNX nodes")
+        provider = f"PyTorch kernels ({self.device})"
+        onnx_names = self._onnx_node_names()
+        by_range = {r["name"]: r for r in table.ranges}
+        rows: list[LayerTime] = []
+        for name, _mod in leaves:
+            r = by_range.get(f"trtstudio::{name}")
+            node = onnx_names.get(name.strip("/"))
+            rows.append({"name": name, "onnx_nodes": [node] if node else [], "provider": provider,
+                         "time_ms": r["ms"] / n if r else 0.0, "fallback": False, "timing": "kernels",
+                         "kernels": [{"name": k["name"], "count": k["count"] / n, "ms": k["ms"] / n}
+                                     for k in (r["kernels"] if r else [])]})
+        return rows
 
     def _onnx_node_names(self) -> dict[str, str]:
         if self._kind != "onnx2torch" or self._onnx_model is None:

@@ -40,6 +40,9 @@ def _load(path: str) -> Any:
     if not p.exists():
         raise InputError(p, "no such file or folder")
     if not p.is_file():
+        from trtstudio.fileio import check_input
+
+        check_input(p)  # names what it is: a named pipe, a device, a socket
         raise InputError(p, "not a regular file")
     if p.suffix.lower() == ".json" and classify(p) == ENGINE:  # a report JSON (Triton sessions: _run_triton)
         from trtstudio.jsonio import read_json_file

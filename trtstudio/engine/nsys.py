@@ -163,10 +163,15 @@ def _ranges(con: sqlite3.Connection, strings: dict[int, str]) -> tuple[dict[str,
 
 
 def _innermost(ranges: dict[str, Any], call_tid: np.ndarray, call_t: np.ndarray) -> np.ndarray:
-    """For each launch call (thread, time), the index of the innermost push/pop range open on that
-    thread at that time, or -1: per thread, ranges by start and calls by time, swept with a stack."""
+    return innermost(ranges["tid"], ranges["start"], ranges["end"], call_tid, call_t)
+
+
+def innermost(r_tid: np.ndarray, r_start: np.ndarray, r_end: np.ndarray, call_tid: np.ndarray,
+              call_t: np.ndarray) -> np.ndarray:
+    """For each launch call (thread, time; time < 0: none), the index of the innermost range open
+    on that thread at that time, or -1. Ranges on a thread nest (push/pop): per thread, ranges by
+    start (the longer first) and calls by time, swept with a stack."""
     owner = np.full(len(call_t), -1, dtype=np.int64)
-    r_tid, r_start, r_end = ranges["tid"], ranges["start"], ranges["end"]
     valid = call_t >= 0
     for tid in np.unique(call_tid[valid]):
         calls = np.flatnonzero(valid & (call_tid == tid))
@@ -191,6 +196,29 @@ def _innermost(ranges: dict[str, Any], call_tid: np.ndarray, call_t: np.ndarray)
     return owner
 
 
+def aggregate(out: KernelTable, names: list[str], domains: list[str], owner: np.ndarray, dur_ms: np.ndarray,
+              kname: list[str]) -> None:
+    """Fill ``out``'s ranges from each kernel's ``owner`` range (index into ``names``/``domains``)."""
+    count: dict[tuple[str, str], int] = {}
+    for key in zip(names, domains, strict=True):
+        count[key] = count.get(key, 0) + 1
+    per: dict[tuple[str, str], dict[str, list[float]]] = {}
+    hit = owner >= 0
+    for k in np.flatnonzero(hit).tolist():
+        r = int(owner[k])
+        per.setdefault((names[r], domains[r]), {}).setdefault(kname[k], []).append(float(dur_ms[k]))
+    out.attributed = int(hit.sum())
+    out.attributed_ms = float(dur_ms[hit].sum())
+    for key, ks in per.items():
+        items: list[dict[str, Any]] = sorted(({"name": n, "count": len(v), "ms": float(sum(v))} for n, v in ks.items()),
+                                             key=lambda x: -float(x["ms"]))
+        ms = float(sum(float(x["ms"]) for x in items))
+        calls = count.get(key, 1)
+        out.ranges.append({"name": key[0], "domain": key[1], "count": calls, "ms": ms, "per_call_ms": ms / calls,
+                           "kernels": items})
+    out.ranges.sort(key=lambda r: -r["ms"])
+
+
 _PYTORCH_SUFFIX = re.compile(r",\s*(op_id|seq|sizes|input_op_ids)\s*=.*$")
 
 
@@ -202,27 +230,9 @@ def range_name(text: str) -> str:
 
 def _aggregate(out: KernelTable, ranges: dict[str, Any], domains: dict[int, str], owner: np.ndarray,
                dur_ms: np.ndarray, kname: list[str]) -> None:
-    names, doms = [range_name(n) for n in ranges["name"]], ranges["domain"]
-    count: dict[tuple[str, str], int] = {}
-    for n, d in zip(names, doms, strict=True):
-        key = (n, domains.get(d, "default" if d == 0 else f"domain {d}"))
-        count[key] = count.get(key, 0) + 1
-    per: dict[tuple[str, str], dict[str, list[float]]] = {}
-    hit = owner >= 0
-    for k in np.flatnonzero(hit).tolist():
-        r = int(owner[k])
-        key = (names[r], domains.get(doms[r], "default" if doms[r] == 0 else f"domain {doms[r]}"))
-        per.setdefault(key, {}).setdefault(kname[k], []).append(float(dur_ms[k]))
-    out.attributed = int(hit.sum())
-    out.attributed_ms = float(dur_ms[hit].sum())
-    for key, ks in per.items():
-        items: list[dict[str, Any]] = sorted(({"name": n, "count": len(v), "ms": float(sum(v))} for n, v in ks.items()),
-                                             key=lambda x: -float(x["ms"]))
-        ms = float(sum(float(x["ms"]) for x in items))
-        calls = count.get(key, 1)
-        out.ranges.append({"name": key[0], "domain": key[1], "count": calls, "ms": ms, "per_call_ms": ms / calls,
-                           "kernels": items})
-    out.ranges.sort(key=lambda r: -r["ms"])
+    names = [range_name(n) for n in ranges["name"]]
+    doms = [domains.get(d, "default" if d == 0 else f"domain {d}") for d in ranges["domain"]]
+    aggregate(out, names, doms, owner, dur_ms, kname)
 
 
 def is_nsys_export(head: bytes) -> bool:

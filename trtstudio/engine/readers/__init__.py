@@ -64,6 +64,7 @@ _LOADING = threading.RLock()  # a reader module registering itself may ask for t
 _BUILTIN = (
     "trtstudio.engine.readers.engine_file",
     "trtstudio.engine.readers.nsys_sqlite",
+    "trtstudio.engine.readers.kineto_json",
     "trtstudio.engine.readers.layer_dump",
     "trtstudio.engine.readers.build_json",
     "trtstudio.engine.readers.inspector_json",

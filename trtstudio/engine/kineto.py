@@ -1,0 +1,99 @@
+"""Kernels per range from a Kineto / Chrome trace (``torch.profiler``'s ``export_chrome_trace``).
+
+The same join as Nsight Systems' (:mod:`trtstudio.engine.nsys`), on the trace's complete events
+(``"ph": "X"``, times in microseconds): a CPU range (``user_annotation`` from
+``torch.profiler.record_function``, and ``cpu_op`` for ``aten::`` ops) on a thread, the CUDA runtime
+call inside it on the same thread (``cuda_runtime``/``cuda_driver``, ``args.correlation``), the kernel
+with the same correlation id (``kernel``). Each kernel goes to the innermost range of the kinds asked
+for (``kinds``): trtstudio's PyTorch backend annotates each converted ONNX node's module and asks
+for ``user_annotation`` alone, so a kernel is attributed to its ONNX node, not to the ``aten::`` op
+inside it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtstudio.engine.nsys import KernelTable, aggregate, innermost, range_name
+from trtstudio.errors import InputError
+
+RANGE_KINDS = ("user_annotation", "cpu_op")
+RUNTIME_KINDS = ("cuda_runtime", "cuda_driver")
+
+
+def looks_like_trace(head: str) -> bool:
+    """Whether a JSON file's head is a Chrome trace with CUDA events (Kineto's)."""
+    return '"traceEvents"' in head and any(k in head for k in ('"cuda_runtime"', '"kernel"', '"schemaVersion"',
+                                                               '"deviceProperties"', '"user_annotation"'))
+
+
+def read_trace(path: str | Path, kinds: tuple[str, ...] = RANGE_KINDS) -> KernelTable:
+    """The kernel table of the trace at ``path``; InputError for a file that is not one."""
+    from trtstudio.jsonio import read_json_file
+
+    p = Path(path)
+    doc = read_json_file(p, "Chrome trace")
+    events = doc.get("traceEvents") if isinstance(doc, dict) else doc if isinstance(doc, list) else None
+    if not isinstance(events, list):
+        raise InputError(p, 'not a Chrome trace: expected {"traceEvents": [...]}')
+    return trace_table(events, kinds, p)
+
+
+def trace_table(events: list[Any], kinds: tuple[str, ...] = RANGE_KINDS, where: Any = None) -> KernelTable:
+    """The kernel table of a trace's events (see the module docstring)."""
+    threads: dict[tuple[Any, Any], int] = {}
+    calls: dict[Any, tuple[int, float]] = {}
+    kern: list[tuple[float, float, Any, str, int]] = []
+    r_tid: list[int] = []
+    r_start: list[float] = []
+    r_end: list[float] = []
+    names: list[str] = []
+    doms: list[str] = []
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        cat, ts, dur = e.get("cat"), e.get("ts"), e.get("dur")
+        if not isinstance(ts, (int, float)) or not isinstance(dur, (int, float)):
+            continue
+        raw = e.get("args")
+        args: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if cat == "kernel":
+            dev = args.get("device")
+            kern.append((float(ts), float(dur), args.get("correlation"), str(e.get("name", "?")),
+                         int(dev) if isinstance(dev, int) else 0))
+            continue
+        tid = threads.setdefault((e.get("pid"), e.get("tid")), len(threads))
+        if cat in RUNTIME_KINDS and args.get("correlation") is not None:
+            calls[args["correlation"]] = (tid, float(ts))
+        elif cat in kinds:
+            r_tid.append(tid)
+            r_start.append(float(ts))
+            r_end.append(float(ts) + float(dur))
+            names.append(range_name(str(e.get("name", "?"))))
+            doms.append(str(cat))
+    out = KernelTable()
+    if not kern:
+        out.notes.append("no CUDA kernels in this trace: profile with activities=[ProfilerActivity.CPU, "
+                         "ProfilerActivity.CUDA]")
+        return out
+    dur_ms = np.asarray([k[1] for k in kern]) / 1e3
+    out.kernels = len(kern)
+    out.total_ms = float(dur_ms.sum())
+    out.devices = sorted({k[4] for k in kern})
+    call = [calls.get(k[2]) for k in kern]
+    call_tid = np.asarray([c[0] if c else -1 for c in call], dtype=np.int64)
+    # microseconds as integer nanoseconds: the sweep compares them exactly
+    call_t = np.asarray([round(c[1] * 1e3) if c else -1 for c in call], dtype=np.int64)
+    missing = int((call_t < 0).sum())
+    if missing:
+        out.notes.append(f"{missing} kernels have no launch call in the trace: left unattributed")
+    if not names:
+        out.notes.append(f"no {' or '.join(kinds)} ranges in this trace")
+        return out
+    owner = innermost(np.asarray(r_tid, dtype=np.int64), np.round(np.asarray(r_start) * 1e3).astype(np.int64),
+                      np.round(np.asarray(r_end) * 1e3).astype(np.int64), call_tid, call_t)
+    aggregate(out, names, doms, owner, dur_ms, [k[3] for k in kern])
+    return out
