@@ -209,6 +209,54 @@ class EngineGraph(QObject):
         return None if self.display is None else self.display.node_index(display_index)
 
 
+def show_layer_properties(panel: Any, dg: Any, display_index: int, analysis: Any) -> None:
+    """The Properties tab of ``panel`` (the window's ModelPanel) for item ``display_index`` of a
+    layer graph: the layer's type, precisions, kernel, time, ONNX nodes, findings and tensors (with
+    their formats), from ``analysis`` when it is the open engine's; a graph input/output as usual."""
+    from PySide6.QtWidgets import QTreeWidgetItem
+
+    from trtstudio.engine.table import format_text
+
+    layer_index = dg.node_index(display_index) if dg is not None else None
+    engine = getattr(analysis, "engine", None)
+    if layer_index is None or engine is None or len(engine.layers) != len(dg.graph.nodes):
+        panel.show_properties(dg, display_index, None)
+        return
+    lay = engine.layers[layer_index]
+    props = panel.props
+    props.clear()
+
+    def add(parent: Any, key: str, value: Any = "") -> Any:
+        item = QTreeWidgetItem(parent, [key, str(value)])
+        item.setToolTip(1, str(value))
+        return item
+
+    add(props, "Layer", f"#{layer_index} {lay.name}")
+    add(props, "Type", lay.type + (f" ({lay.parameter_type})" if lay.parameter_type else ""))
+    add(props, "Precision", lay.precision or "-")
+    if lay.tactic:
+        add(props, "Tactic / kernel", lay.tactic)
+    t = lay.time
+    if t is not None and (t.median_ms is not None or t.average_ms is not None):
+        ms = t.median_ms if t.median_ms is not None else t.average_ms
+        share = f", {t.percent:.3g} % of the engine" if t.percent is not None else ""
+        add(props, "Time", f"{ms:.4g} ms per inference{share}")
+    nodes = add(props, "ONNX nodes", len(lay.onnx_nodes) if lay.onnx_nodes else "none named")
+    for n in lay.onnx_nodes[:50]:
+        add(nodes, n)
+    found = [f for f in analysis.findings if f.layer_index == layer_index]
+    if found:
+        fi = add(props, "Findings", len(found))
+        for f in found:
+            add(fi, f"{f.severity}: {f.kind}", f.message)
+    for key, tensors in (("Inputs", lay.inputs), ("Outputs", lay.outputs)):
+        ti = add(props, key, len(tensors))
+        for td in tensors:
+            add(ti, td.name, f"{format_text(td)} {'x'.join(map(str, td.shape)) if td.shape else ''}".strip())
+    props.expandAll()
+    panel.setCurrentWidget(props)
+
+
 def paint_layers(view: Any, dg: Any, analysis: Any, mode: str, change: Any = None) -> None:
     """Paint ``view`` (drawing ``dg``, a layer graph) by ``mode``: an overlay of ``layer_overlay``,
     ``change`` (a function giving per-layer colours and a legend, for a comparison's modes) or the
@@ -230,4 +278,4 @@ def paint_layers(view: Any, dg: Any, analysis: Any, mode: str, change: Any = Non
 
 
 __all__ = ["EngineGraph", "build_engine_graph", "category_colors", "engine_label", "layer_colors", "layer_overlay",
-           "paint_layers"]
+           "paint_layers", "show_layer_properties"]

@@ -22,7 +22,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QStackedWidget, QTabWidget
 
 from trtstudio.graph.display import build_display
-from trtstudio.ui.engine_graph import engine_label
+from trtstudio.ui.engine_graph import engine_label, show_layer_properties
 from trtstudio.ui.graph_view import GraphView
 
 
@@ -151,7 +151,7 @@ class GraphTabs(QObject):
     def _on_layer_node_selected(self, display_index: int) -> None:
         """A node of the engine's graph: its layer in the table, its ONNX nodes on the model's graph."""
         w, edg = self.w, self.engine_view.dg
-        w.side_tabs.show_properties(edg, display_index, None)
+        show_layer_properties(w.side_tabs, edg, display_index, w.analysis)
         layer = edg.node_index(display_index) if edg is not None else None
         if w.analysis is None or layer is None:
             return
@@ -198,7 +198,7 @@ class GraphTabs(QObject):
             return
         self.tabs.setCurrentIndex(0)
         if engine_shown and eidx:
-            w.side_tabs.show_properties(self.engine_view.dg, eidx[0], None)
+            show_layer_properties(w.side_tabs, self.engine_view.dg, eidx[0], w.analysis)
         elif idx:
             w.side_tabs.show_properties(w.display, idx[0], w.analysis)
 
