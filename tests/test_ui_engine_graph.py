@@ -35,6 +35,10 @@ def engine_files(trt_real: Path, build: str) -> list[str]:
 def shot(widget: Any, name: str, tmp_path: Path) -> Path:
     """Save ``widget.grab()`` (also under $TRTSTUDIO_SHOTS when set, to look at) and check it is a
     picture, not a blank pane: many distinct colours."""
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(3):  # the layouts of what changed last, done as the event loop would
+        QApplication.processEvents()
     img = widget.grab().toImage()
     out = tmp_path / name
     assert img.save(str(out))

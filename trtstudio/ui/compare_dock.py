@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -318,7 +319,9 @@ class CompareDock(QWidget):
         self.story.setWordWrap(True)
         self.story.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.story.setStyleSheet("QLabel { padding: 4px; }")
+        self.story.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)  # never squeezed by the table
         self.filter = QComboBox()
+        self.filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.filter.currentIndexChanged.connect(self._on_filter)
         self.count_label = QLabel()
         self.model = GroupsModel(self)
@@ -332,6 +335,7 @@ class CompareDock(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setMinimumHeight(4 * self.table.verticalHeader().defaultSectionSize())
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Show:"))
@@ -372,7 +376,8 @@ class CompareDock(QWidget):
         self.proxy.set_wanted(None)
         self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # layer order, as aligned
         fm = self.table.fontMetrics()
-        widths = {0: fm.horizontalAdvance("reformat added or removed") + 16, 1: 260, 4: 260}
+        widths = {0: fm.horizontalAdvance("reformat added or removed") + 16, 1: 260, 4: 260,
+                  7: fm.horizontalAdvance("+0.0000") + 16, 8: fm.horizontalAdvance("-100 %") + 16}
         for col, name in enumerate(COLUMNS[:-1]):
             self.table.setColumnWidth(col, widths.get(col, fm.horizontalAdvance(name) + 24))
         self._count()
