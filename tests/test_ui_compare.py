@@ -16,8 +16,8 @@ pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore("propagateSizeHints")]
 pytest.importorskip("PySide6")
 
 from PySide6.QtCore import Qt  # noqa: E402
-
 from test_ui_engine_graph import A100, click_node, engine_files, open_engine_graph, shot  # noqa: E402
+
 from trtstudio.ui.main_window import MainWindow  # noqa: E402
 
 
@@ -143,3 +143,49 @@ def test_compare_errors_are_one_line(qtbot: Any, window: MainWindow, trt_real: P
     qtbot.waitUntil(lambda: not window.is_busy() and len(errors) >= 2, timeout=30000)
     assert "no engine files in this folder" in errors[-1] and "\n" not in errors[-1]
     assert window.compare.result is None and window.compare.dock is None
+
+
+@pytest.mark.rtx
+def test_compare_rtx_builds_colours_and_selects_the_onnx_nodes(qtbot: Any, window: MainWindow, sample_model: Path,
+                                                               tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two real TensorRT-RTX builds of the bundled model (FP32, --fp16) with the model open: the
+    model's graph is coloured by change and a row selects its ONNX nodes there."""
+    import importlib.util
+    import shutil
+
+    if importlib.util.find_spec("tensorrt_rtx") is None:
+        pytest.skip("tensorrt_rtx is not installed")
+    from trtstudio.cli import main
+    from trtstudio.diff.render import CHANGE_COLOURS
+
+    src = tmp_path / sample_model.name
+    shutil.copy(sample_model, src)
+    docs = {}
+    for flags, stem in (([], "fp32"), (["--fp16"], "fp16")):
+        assert main(["build", str(src), "--backend", "rtx", "--target", "sm86", "-o", str(tmp_path / f"{stem}.engine"),
+                     *flags, "--json"]) == 0
+        docs[stem] = tmp_path / f"{stem}.build.json"
+        docs[stem].write_text(capsys.readouterr().out)
+    with qtbot.waitSignal(window.sig_model_loaded, timeout=60000):
+        window.open_model(str(src))
+    window.open_engine([str(docs["fp32"])])
+    qtbot.waitUntil(lambda: not window.is_busy() and window.analysis is not None and not window.analysis.pending,
+                    timeout=60000)
+    c = compared(qtbot, window, [str(docs["fp16"])])
+    pair = c.pair
+    assert (pair.base.name, pair.other.name) == ("fp32", "fp16")
+    assert not window.graphs.showing_engine_graph()  # the model's graph stays the graph
+    view, dg = window.view, window.display
+    row = next(r for r, g in enumerate(pair.groups) if g["change"] == "precision" and len(g["onnx_nodes"]) > 1)
+    g = pair.groups[row]
+    nodes = [dg.display_index(dg.graph.node_by_name[n]) for n in g["onnx_nodes"]]
+    assert all(view.fill_color(d).name() == CHANGE_COLOURS["precision"] for d in nodes)
+    assert ("precision changed", CHANGE_COLOURS["precision"]) in view.legend
+    window.tabs.setCurrentIndex(0)
+    dock = window.compare.dock_widget
+    dock.table.selectRow(dock.proxy.mapFromSource(dock.model.index(row, 0)).row())
+    assert view.selected == set(nodes)
+    assert window.engine_tabs.layer_table.selected_layers() == g["base_index"]
+    assert window.compare.tab.other_view.selected == {window.compare.tab.other_view.dg.display_index(i)
+                                                      for i in g["other_index"]}
+    shot(window, "compare_model.png", tmp_path)

@@ -30,6 +30,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QColor
@@ -39,7 +40,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
-    QSizePolicy,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -319,11 +319,14 @@ class CompareDock(QWidget):
         self.story.setWordWrap(True)
         self.story.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.story.setStyleSheet("QLabel { padding: 4px; }")
-        self.story.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)  # never squeezed by the table
+        # three lines kept for it (a heightForWidth policy here made the main window narrow its side docks)
+        self.story.setMinimumHeight(3 * self.story.fontMetrics().lineSpacing() + 8)
+        self.story.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.filter = QComboBox()
         self.filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.filter.currentIndexChanged.connect(self._on_filter)
         self.count_label = QLabel()
+        self.count_label.setMinimumWidth(1)
         self.model = GroupsModel(self)
         self.proxy = GroupsFilter(self)
         self.proxy.setSourceModel(self.model)
@@ -438,11 +441,21 @@ class SideBySide(QSplitter):
             lay.setContentsMargins(0, 0, 0, 0)
             label = QLabel(title)
             label.setStyleSheet("QLabel { font-weight: bold; padding: 3px; }")
+            label.setToolTip(title)
+            label.setMinimumWidth(1)  # a long title must not widen the centre (the side docks would shrink)
             self.titles.append(label)
             lay.addWidget(label)
             lay.addWidget(view, 1)
             self.addWidget(box)
             view.sig_node_selected.connect(lambda i, v=view: self._on_node(v, i))
+
+    def fit_both(self) -> None:
+        """Fit each side to the pane it has now (once the tab is laid out)."""
+        for v in (self.base_view, self.other_view):
+            if v.selected:
+                v.center_on(sorted(v.selected), zoom_in=False)
+            else:
+                v.fit()
 
     def current_view(self) -> GraphView:
         """The side clicked last (the base at first): Fit, zoom and search act on it."""
@@ -564,6 +577,7 @@ class CompareController(QObject):
             eg.adopt(c.base_model, c.base_display)  # the window's engine graph: laid out by the comparison
         w.set_change_modes(True)
         tabs.setCurrentWidget(self.tab)
+        QTimer.singleShot(0, self.tab, self.tab.fit_both)  # sized now that the tab is shown
         w.statusBar().showMessage(f"Compared with {pair.other.name}: {len(pair.groups)} groups, "
                                   f"{pair.alignment.get('aligned_groups', 0)} aligned", 10000)
         self.sig_compared.emit(c)

@@ -53,10 +53,11 @@ def build_engine_graph(engine: Any, path: str | None = None) -> tuple[Any, Any]:
 
 def engine_label(paths: list[str]) -> str:
     """A short name of an engine from its files: ``resnet.onnx`` for ``resnet.onnx.engine.graph.json``."""
+    from trtstudio.diff.sides import _stem  # the name trtstudio diff gives a side's files
+
     if not paths:
         return "engine"
-    name = Path(paths[0].split(",")[0].rstrip("/")).name
-    return name.split(".engine", 1)[0] if ".engine" in name else Path(name).stem
+    return _stem(Path(paths[0].split(",")[0].rstrip("/")).name)
 
 
 def layer_colors(dg: Any, per_layer: list[str] | np.ndarray) -> list[str]:
