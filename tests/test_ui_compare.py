@@ -145,6 +145,35 @@ def test_compare_errors_are_one_line(qtbot: Any, window: MainWindow, trt_real: P
     assert window.compare.result is None and window.compare.dock is None
 
 
+def _compare_with_own_session(qtbot: Any, window: MainWindow, trt_real: Path, tmp_path: Path) -> Any:
+    open_engine_graph(qtbot, window, engine_files(trt_real, "fp32"))
+    session = tmp_path / "fp32-again.trtstudio"
+    with qtbot.waitSignal(window.sig_session_saved, timeout=30000):
+        window.save_session(str(session))
+    return compared(qtbot, window, [str(session)]).pair
+
+
+def test_compare_with_a_session_of_the_same_engine(qtbot: Any, window: MainWindow, trt_real: Path,
+                                                   tmp_path: Path) -> None:
+    pair = _compare_with_own_session(qtbot, window, trt_real, tmp_path)
+    assert pair.other.name == "fp32-again" and len(pair.groups) == len(window.engine.layers)
+    for g in pair.groups:  # every layer against itself
+        assert g["base_layers"] == g["other_layers"] and g["base_precision"] == g["other_precision"]
+    dock = window.compare.dock_widget
+    changed = sum(g["change"] != "same" for g in pair.groups)
+    assert dock.filter.itemText(1) == f"Changed ({changed})"
+    dock.set_filter("same")
+    assert dock.proxy.rowCount() == len(pair.groups) - changed > 0
+
+
+@pytest.mark.xfail(reason="a session drops Layer.tactic_value (engine/model.py Layer.to_json writes only 'tactic'): "
+                          "layers known by their tactic value alone read as changed kernels", strict=True)
+def test_compare_with_a_session_of_the_same_engine_is_identical(qtbot: Any, window: MainWindow, trt_real: Path,
+                                                                tmp_path: Path) -> None:
+    pair = _compare_with_own_session(qtbot, window, trt_real, tmp_path)
+    assert pair.build["verdict"] == "identical" and {g["change"] for g in pair.groups} == {"same"}
+
+
 @pytest.mark.rtx
 def test_compare_rtx_builds_colours_and_selects_the_onnx_nodes(qtbot: Any, window: MainWindow, sample_model: Path,
                                                                tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
