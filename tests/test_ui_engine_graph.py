@@ -113,6 +113,14 @@ def test_engine_files_alone_draw_the_engines_graph(qtbot: Any, window: MainWindo
     assert rows["Layer"] == f"#{reformat} {engine.layers[reformat].name}" and rows["Type"].startswith("Reformat")
     assert "Findings" in rows
 
+    # the search field finds layers by name and type
+    window.search.setText("Reformat")
+    window.search_ctl.refresh()
+    reformats = {di[k] for k, lay in enumerate(engine.layers) if "Reformat" in lay.type or "Reformat" in lay.name}
+    assert reformats and reformats <= view.highlight
+    window.search.setText("")
+    window.search_ctl.refresh()
+
     window.overlay.setCurrentText("Precision")
     graphs.engine_view.fit()
     shot(window, "engine_graph.png", tmp_path)

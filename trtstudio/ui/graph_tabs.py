@@ -76,6 +76,9 @@ class GraphTabs(QObject):
         if on:
             self.tabs.setCurrentIndex(0)
         self.update_engine_toggle()
+        search = getattr(self.w, "search_ctl", None)
+        if search is not None:  # the search field's matches, in the graph shown now
+            search.refresh()
 
     def update_engine_toggle(self) -> None:
         """The toggle's state and the first tab's title follow what is open and shown."""
