@@ -104,6 +104,9 @@ def test_compare_with_a_folder_fp32_against_qat_residual(qtbot: Any, window: Mai
     other_row = next(r for r, x in enumerate(pair.groups) if x["other_index"] and x["base_index"] and r != row)
     click_node(qtbot, oview, oview.dg.display_index(pair.groups[other_row]["other_index"][0]))
     assert dock.selected_group() == other_row
+    props = window.side_tabs.props
+    other_layer = pair.other.engine.layers[pair.groups[other_row]["other_index"][0]]
+    assert props.topLevelItem(0).text(1).endswith(other_layer.name)  # the other side's layer, in Properties
     assert window.engine_tabs.layer_table.selected_layers() == pair.groups[other_row]["base_index"]
 
     window.overlay.setCurrentText("Change")

@@ -48,7 +48,7 @@ from PySide6.QtWidgets import (
 
 from trtstudio.diff.render import CHANGE_COLOURS
 from trtstudio.palette import NO_LAYER_COLOR, UNMEASURED_COLOR, tint
-from trtstudio.ui.engine_graph import build_engine_graph, engine_label, paint_layers
+from trtstudio.ui.engine_graph import build_engine_graph, engine_label, paint_layers, show_layer_properties
 from trtstudio.ui.graph_view import GraphView
 
 CHANGE_MODES = ("Change", "Change: time")
@@ -650,6 +650,8 @@ class CompareController(QObject):
         if c is None or tab is None:
             return
         view = tab.base_view if base else tab.other_view
+        if view.dg is not None and display_index >= 0:  # the layer's properties, from its own side's analysis
+            show_layer_properties(self.w.side_tabs, view.dg, display_index, self.w.analysis if base else c.other_analysis)
         layer = view.dg.node_index(display_index) if view.dg is not None else None
         lookup = c.base_group if base else c.other_group
         if layer is None or not 0 <= layer < len(lookup) or lookup[layer] < 0:
