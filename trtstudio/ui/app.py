@@ -188,7 +188,8 @@ def run_gui(model: str | None = None, engine_files: list[str] | None = None, *, 
         if demo:
             win.demo_highlight()
         else:
-            win.view.fit()
+            app.processEvents()  # the dock sizes above, applied: the graph fits the pane it has
+            win.current_view().fit()
         app.processEvents()
         img = win.grab()
         Path(screenshot).parent.mkdir(parents=True, exist_ok=True)

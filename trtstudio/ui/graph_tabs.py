@@ -5,16 +5,24 @@ A node selected on the main graph selects its engine layers in the table (throug
 ``Workspace.select_nodes``); layers selected in the table select their nodes on the graph
 (``Workspace.select_layers``); a finding selects its layer or nodes; double-clicking a node with
 subgraphs (If, Loop, Scan) opens each in a tab of its own.
+
+The first tab holds two views: the model's graph (``view``) and the engine's own graph
+(``engine_view``, layers as nodes: ``ui.engine_graph``), one shown at a time (View > Engine graph).
+Node ``i`` of the engine graph is layer ``i``: it selects its row in the table, and the table's rows
+select their nodes there as on the model's graph.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QTabWidget
+from PySide6.QtWidgets import QStackedWidget, QTabWidget
 
 from trtstudio.graph.display import build_display
+from trtstudio.ui.engine_graph import engine_label, show_layer_properties
 from trtstudio.ui.graph_view import GraphView
 
 
@@ -29,7 +37,11 @@ class GraphTabs(QObject):
         self.tabs.setTabsClosable(True)
         self.tabs.tabCloseRequested.connect(self.close_subgraph_tab)
         self.view = self.new_view()
-        self.tabs.addTab(self.view, "Graph")
+        self.engine_view = self.new_view()
+        self.stack = QStackedWidget()  # the model's graph or the engine's, in the first tab
+        self.stack.addWidget(self.view)
+        self.stack.addWidget(self.engine_view)
+        self.tabs.addTab(self.stack, "Graph")
         self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
 
     def new_view(self) -> GraphView:
@@ -40,11 +52,48 @@ class GraphTabs(QObject):
         return v
 
     def views(self) -> list[GraphView]:
-        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if isinstance(w, GraphView)]
+        """Every graph view of the tabs (the model's and the engine's first, comparison views too)."""
+        return [self.view, self.engine_view] + [v for v in self.tabs.findChildren(GraphView)
+                                                if v is not self.view and v is not self.engine_view]
 
     def current_view(self) -> GraphView:
         w = self.tabs.currentWidget()
+        if w is self.stack:
+            return self.stack.currentWidget()  # type: ignore[return-value]
+        if hasattr(w, "current_view"):  # a comparison's side-by-side views
+            return w.current_view()  # type: ignore[no-any-return]
         return w if isinstance(w, GraphView) else self.view
+
+    # ---- the model's graph or the engine's --------------------------------------------------------
+    def showing_engine_graph(self) -> bool:
+        """The first tab shows the engine's own graph (not the model's)."""
+        return self.stack.currentWidget() is self.engine_view
+
+    def show_engine_graph(self, on: bool) -> None:
+        """Show the engine's graph (``on``) or the model's in the first tab, and bring that tab up
+        when it is the engine's."""
+        self.stack.setCurrentWidget(self.engine_view if on else self.view)
+        if on:
+            self.tabs.setCurrentIndex(0)
+        self.update_engine_toggle()
+        search = getattr(self.w, "search_ctl", None)
+        if search is not None:  # the search field's matches, in the graph shown now
+            search.refresh()
+
+    def update_engine_toggle(self) -> None:
+        """The toggle's state and the first tab's title follow what is open and shown."""
+        w = self.w
+        on = self.showing_engine_graph()
+        act = getattr(w, "act_engine_graph", None)
+        if act is not None:
+            act.blockSignals(True)
+            act.setChecked(on)
+            act.setEnabled(w.workspace.engine is not None)
+            act.blockSignals(False)
+        if on:
+            self.tabs.setTabText(0, f"Engine: {engine_label(w.workspace.engine_paths)}")
+        else:
+            self.tabs.setTabText(0, Path(w.model.path).name if w.model is not None else "Graph")
 
     # ---- subgraphs -------------------------------------------------------------------------------
     def on_node_activated(self, view: GraphView, display_index: int) -> None:
@@ -67,22 +116,29 @@ class GraphTabs(QObject):
         return v
 
     def close_subgraph_tab(self, index: int) -> None:
-        """Close the subgraph tab at ``index`` (the main graph, tab 0, stays)."""
+        """Close the tab at ``index``: a subgraph's, or a comparison's (the main graph, tab 0, stays)."""
         if index > 0:
             w = self.tabs.widget(index)
             self.tabs.removeTab(index)
             if w is not None:
+                if hasattr(w, "on_close"):  # a comparison's views: the comparison closes with them
+                    w.on_close()
                 w.deleteLater()
 
     def close_subgraphs(self) -> None:
-        while self.tabs.count() > 1:  # nested tabs of the previous model
-            self.close_subgraph_tab(1)
+        """Close the tabs of the previous model's subgraphs (a comparison's tab stays)."""
+        for i in reversed(range(1, self.tabs.count())):
+            if isinstance(self.tabs.widget(i), GraphView):
+                self.close_subgraph_tab(i)
 
     # ---- cross-links -----------------------------------------------------------------------------
     def on_node_selected(self, view: GraphView, display_index: int) -> None:
         if view.dg is None:
             return
         w = self.w
+        if view is self.engine_view:
+            self._on_layer_node_selected(display_index)
+            return
         main = view is self.view
         w.side_tabs.show_properties(view.dg, display_index, w.analysis if main else None)
         ni = view.dg.node_index(display_index)
@@ -95,21 +151,59 @@ class GraphTabs(QObject):
         finally:
             self._syncing = False
 
-    def on_layers_selected(self, layer_indices: list[int]) -> None:
-        w = self.w
-        dg = w.display
-        if self._syncing or w.analysis is None or dg is None:
+    def _on_layer_node_selected(self, display_index: int) -> None:
+        """A node of the engine's graph: its layer in the table, its ONNX nodes on the model's graph."""
+        w, edg = self.w, self.engine_view.dg
+        show_layer_properties(w.side_tabs, edg, display_index, w.analysis)
+        layer = edg.node_index(display_index) if edg is not None else None
+        if w.analysis is None or layer is None:
             return
-        sel = w.workspace.select_layers(layer_indices, source="table")
+        sel = w.workspace.select_layers([layer], source="engine graph")
+        self._syncing = True
+        try:
+            w.engine_tabs.select_layers(sel.layers)
+        finally:
+            self._syncing = False
+        self.select_model_nodes(sel, center=False)
+
+    def layer_display_indices(self, dg: object, layer_indices: list[int]) -> list[int]:
+        """The display indices of these layers on a layer graph ``dg`` (node ``i`` is layer ``i``)."""
+        if dg is None:
+            return []
+        pos = np.asarray(layer_indices, dtype=np.int64)
+        pos = pos[(pos >= 0) & (pos < len(dg.graph.nodes))]  # type: ignore[attr-defined]
+        return dg.display_indices_of(pos)  # type: ignore[attr-defined,no-any-return]
+
+    def select_model_nodes(self, sel: Any, center: bool) -> list[int]:
+        """Select the ONNX nodes of ``sel`` (a ``workspace.Selection``) on the model's graph."""
+        w, dg = self.w, self.w.display
+        if dg is None:
+            return []
         model = w.workspace.model
         if sel.node_index is not None and model is not None and dg.graph is model.graph:
             idx = dg.display_indices_of(sel.node_index)
         else:
             idx = dg.display_indices(sel.nodes)
+        self.view.select(idx, center=center)
+        return idx  # type: ignore[no-any-return]
+
+    def on_layers_selected(self, layer_indices: list[int]) -> None:
+        w = self.w
+        if self._syncing or w.analysis is None:
+            return
+        sel = w.workspace.select_layers(layer_indices, source="table")
+        engine_shown = self.showing_engine_graph()
+        eidx = self.layer_display_indices(self.engine_view.dg, sel.layers)
+        if self.engine_view.dg is not None:
+            self.engine_view.select(eidx, center=engine_shown)
+        idx = self.select_model_nodes(sel, center=not engine_shown)
+        if w.display is None and self.engine_view.dg is None:
+            return
         self.tabs.setCurrentIndex(0)
-        self.view.select(idx, center=True)
-        if idx:
-            w.side_tabs.show_properties(dg, idx[0], w.analysis)
+        if engine_shown and eidx:
+            show_layer_properties(w.side_tabs, self.engine_view.dg, eidx[0], w.analysis)
+        elif idx:
+            w.side_tabs.show_properties(w.display, idx[0], w.analysis)
 
     def select_layers(self, layer_indices: list[int]) -> None:
         """Select engine layers in the table and their ONNX nodes on the graph."""

@@ -27,11 +27,14 @@ from PySide6.QtWidgets import (
 )
 
 from trtstudio import __version__
+from trtstudio.engine.layer_graph import is_layer_model
 from trtstudio.engine.overlay import MODES as OVERLAYS
 from trtstudio.engine.overlay import error_overlay, overlay
 from trtstudio.ui.actions import build_menus
+from trtstudio.ui.compare_dock import CHANGE_MODES, CompareController
 from trtstudio.ui.document_loader import DocumentLoader
 from trtstudio.ui.engine_dock import EngineTabs
+from trtstudio.ui.engine_graph import EngineGraph
 from trtstudio.ui.graph_overlay import paint_overlay
 from trtstudio.ui.graph_tabs import GraphTabs
 from trtstudio.ui.graph_view import GraphView
@@ -93,6 +96,8 @@ class MainWindow(QMainWindow):
         self.engine_tabs.sig_finding_clicked.connect(self.graphs.on_finding_clicked)
         self.engine_dock = self._dock("Engine", "dock_engine", self.engine_tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.loader = DocumentLoader(self)
+        self.engine_graph = EngineGraph(self)  # the engine's own graph, in the first tab beside the model's
+        self.compare = CompareController(self)  # Engine > Compare with...
         self.tools = WindowTools(self)
         self.profile_panel: Any = None
         self.profile_dock = self._dock("Live profile", "dock_profile", self.tools.make_profile_holder(defer_plots),
@@ -112,6 +117,10 @@ class MainWindow(QMainWindow):
         self.act_open, self.act_fold = named["open"], named["fold"]
         self.act_fold.setCheckable(True)
         self.act_fold.setChecked(self.view.folding_enabled)
+        self.act_engine_graph = named["engine_graph"]
+        self.act_engine_graph.setCheckable(True)
+        self.act_engine_graph.setEnabled(False)
+        self.act_engine_graph.setToolTip("Show the engine's own graph (its layers as nodes) or the ONNX model's")
         tb.addAction(self.act_open)
         tb.addSeparator()
         self.search_ctl = SearchController(tb, self.current_view)
@@ -126,6 +135,8 @@ class MainWindow(QMainWindow):
         tb.addWidget(self.overlay)
         tb.addSeparator()
         tb.addAction("Fit", lambda: self.current_view().fit())
+        tb.addSeparator()
+        tb.addAction(self.act_engine_graph)
 
         self.status_label = QLabel()
         self.statusBar().addPermanentWidget(self.status_label)
@@ -237,7 +248,7 @@ class MainWindow(QMainWindow):
         model = ws.model
         self.view.set_display(ws.display)
         self.view.flagged = set()
-        self.tabs.setTabText(0, Path(model.path).name)
+        self.graphs.update_engine_toggle()
         self.setWindowTitle(f"{Path(model.path).name} - trtstudio {__version__}")
         self.side_tabs.show_summary(self.loader.summary or model.summary())
         self.show_model_in_profile_panel(model)
@@ -245,6 +256,8 @@ class MainWindow(QMainWindow):
         self.stager.model_shown()
 
     def show_model_in_profile_panel(self, model: Any) -> None:
+        if is_layer_model(model):  # an engine's own graph: nothing to run
+            return
         if self.profile_panel is not None:
             try:
                 self.profile_panel.set_model(model.path, getattr(model, "proto", None))
@@ -317,9 +330,54 @@ class MainWindow(QMainWindow):
         """View > Fold constant subgraphs (on by default)."""
         self.view.set_folding(self.act_fold.isChecked())
 
+    def toggle_engine_graph(self) -> None:
+        """View > Engine graph: the engine's own graph (laid out in a worker the first time) or the
+        model's, in the first tab."""
+        on = self.act_engine_graph.isChecked()
+        if on and self.engine_graph.display is None:
+            self.graphs.update_engine_toggle()  # checked once it is shown
+            self.engine_graph.build(show=True)
+            return
+        self.graphs.show_engine_graph(on)
+
+    def set_change_modes(self, on: bool) -> None:
+        """Add (and pick) or remove the Colour by modes of a comparison (``Change``, ``Change: time``)."""
+        have = [self.overlay.findText(m) >= 0 for m in CHANGE_MODES]
+        if on:
+            for m, there in zip(CHANGE_MODES, have, strict=True):
+                if not there:
+                    self.overlay.addItem(m)
+            if self.overlay.currentText() == "Change":
+                self._apply_overlay("Change")
+            self.overlay.setCurrentText("Change")
+            return
+        current = self.overlay.currentText()
+        for m in CHANGE_MODES:
+            i = self.overlay.findText(m)
+            if i >= 0:
+                self.overlay.removeItem(i)
+        if current in CHANGE_MODES:
+            self.overlay.setCurrentText("Op category")
+        else:
+            self._apply_overlay(current)
+
+    def apply_overlay(self) -> None:
+        """Colour every graph by the Colour by chosen now."""
+        self._apply_overlay(self.overlay.currentText())
+
+    def paint_engine_graph(self) -> None:
+        """Colour the engine's own graph by the Colour by chosen now."""
+        mode = self.overlay.currentText()
+        self.engine_graph.paint(mode, self.compare.layer_change("base", mode))
+
     def _apply_overlay(self, name: str) -> None:
+        self.paint_engine_graph()
+        self.compare.paint(name)
         a, dg = self.analysis, self.display
         if dg is None:
+            return
+        if name in CHANGE_MODES:
+            paint_overlay(self.view, dg, self.compare.model_overlay(name))
             return
         usable = a is not None and a.mapping is not None and a.model_path == str(self.model.path)
         paint_overlay(self.view, dg, overlay(a, dg.graph.nodes, name) if usable else None)

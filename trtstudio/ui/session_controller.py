@@ -28,6 +28,16 @@ class SessionController(QObject):
         self.w = window
         self.session: Any = None  # the last session opened
 
+    def _inputs(self) -> dict[str, Any]:
+        """``Workspace.report_inputs`` with the model's graph as PNG; an engine's own graph
+        (``is_layer_model``) is never taken as the model of a report or session."""
+        from trtstudio.engine.layer_graph import is_layer_model
+
+        inputs = self.w.workspace.report_inputs(self._graph_png())
+        if is_layer_model(inputs.get("model")):
+            inputs["model"] = inputs["graph_png"] = None
+        return inputs
+
     def _graph_png(self) -> bytes | None:
         if self.w.workspace.display is None:
             return None
@@ -50,7 +60,7 @@ class SessionController(QObject):
         if ws.is_empty():
             self.w.sig_error.emit("nothing to report yet: open a model or engine files, or run a profile")
             return
-        inputs = ws.report_inputs(self._graph_png())
+        inputs = self._inputs()
         mine = ws.runs_of_model()
         others = [r for r in ws.runs if r.data is not None and r not in mine]
         if others:
@@ -80,7 +90,7 @@ class SessionController(QObject):
 
     def save_session(self, path: str) -> None:
         """Model, engine files, run and statistics to one .trtstudio file (atomic write), in a worker."""
-        inputs = self.w.workspace.report_inputs(self._graph_png())
+        inputs = self._inputs()
 
         def work() -> str:
             from trtstudio.report import save_session

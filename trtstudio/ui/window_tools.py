@@ -78,9 +78,15 @@ class WindowTools(QObject):
             self.w.show_model_in_profile_panel(model)
 
     def _need_model(self) -> bool:
-        if self.w.model is None:
-            self.w.sig_error.emit("open an ONNX model first (File > Open)")
-        return self.w.model is not None
+        from trtstudio.engine.layer_graph import is_layer_model
+
+        model = self.w.model
+        if model is None or is_layer_model(model):  # an engine's own graph is nothing to build or run
+            self.w.sig_error.emit("open an ONNX model first (File > Open)"
+                                  + ("; the engine's graph shows its layers, it cannot be built or run"
+                                     if self.w.workspace.engine is not None else ""))
+            return False
+        return True
 
     def open_build_dialog(self) -> None:
         if not self._need_model():
