@@ -400,6 +400,10 @@ def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[s
         body.append(section("Layers", _layers(rep, max_rows), "layers", new_page=True))
     if len(getattr(rep, "runs", None) or []) > 1:
         body.append(section("Runs", _runs(rep), "runs"))
+    if getattr(rep, "sweeps", None):
+        from trtstudio.report.shapes import shapes_html
+
+        body.append(section("Shapes: sweeps and mixes", shapes_html(rep.sweeps, images, table), "shapes"))
     if rep.accuracy:
         body.append(section("Accuracy", table(("metric", "value"), accuracy_rows(rep.accuracy), num=(1,)), "accuracy"))
     warn = "".join(f"<li>{escape(w)}</li>" for w in rep.warnings) or "<li>none</li>"
