@@ -87,7 +87,7 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
 
     try:
         request = request_from_args(args)
-        if getattr(args, "sweep", None) or getattr(args, "shape_mix", None):
+        if any(getattr(args, a, None) is not None for a in ("sweep", "shape_mix", "latency_budget", "pad_to")):
             from trtstudio.profiling.production import run_production
 
             return run_production(args, request)

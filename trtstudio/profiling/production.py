@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from trtstudio.errors import FieldError
+from trtstudio.errors import FieldError, InputError
 
 # flags a sweep or a mix does not take (they belong to one run at one shape)
 _ONE_RUN_ONLY = {"per_layer": "--per-layer", "cuda_graph": "--cuda-graph", "samples_csv": "--samples-csv",
@@ -30,7 +30,7 @@ def check_flags(args: argparse.Namespace) -> None:
         raise FieldError("pad_to", "applies to --shape-mix")
     for attr, flag in _ONE_RUN_ONLY.items():
         if getattr(args, attr, None):
-            raise FieldError(attr, f"{flag} is for one run at one shape; "
+            raise InputError(flag, "is for one run at one shape; "
                                    f"{'--sweep' if sweep else '--shape-mix'} runs many"
                                    + ("; give the mix's data as a folder of .npy/.npz" if attr == "input" else ""))
 
@@ -54,7 +54,6 @@ def run_production(args: argparse.Namespace, request: Any) -> dict[str, Any]:
 def save(doc: dict[str, Any], session_path: str | None = None, report_path: str | None = None,
          title: str | None = None) -> list[str]:
     """Write a sweep or mix document into a new session and/or a report; the files written."""
-    from trtstudio.errors import InputError
     from trtstudio.filekinds import ONNX, classify
     from trtstudio.report import write_report
     from trtstudio.report.model import Report, make_session

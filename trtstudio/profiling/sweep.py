@@ -137,7 +137,8 @@ def plan_sweep(texts: list[str], specs: list[dict[str, Any]], base: dict[str, Sh
         shapes = {n: tuple(v) for n, v in base.items()}
         for _key, col in columns:
             shapes.update(col[k])
-        shapes = _tie(shapes, {n for _key, col in columns for n in col[k]}, specs)
+        named = {n for key, col in columns if key != "batch" for n in col[k]}  # a named input's dims rule its ties
+        shapes = _tie(shapes, named, specs) if named else shapes
         batch = next((int(s[0]) for s in shapes.values() if s), 1)
         if first_key == "batch":
             size, label = batch, f"batch {batch}"
