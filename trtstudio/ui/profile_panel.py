@@ -164,14 +164,9 @@ class ProfilePanel(QWidget):
         layer_row.addWidget(self.layers_spin)
         col.addLayout(layer_row)
 
-        self.status_label = QLabel("")
-        self.status_label.setWordWrap(True)
-        col.addWidget(self.status_label)
-        self.error_label = QLabel("")
-        self.error_label.setStyleSheet("color: #c00000;")
-        self.error_label.setWordWrap(True)
-        self.error_label.setVisible(False)
-        col.addWidget(self.error_label)
+        from trtstudio.ui.sweep_tab import status_lines
+
+        self.status_label, self.error_label = status_lines(col)
 
         self.layers_table = QTableWidget(0, 3)
         self.layers_table.setHorizontalHeaderLabels(["layer", "provider", "ms"])

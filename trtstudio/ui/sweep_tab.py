@@ -46,6 +46,19 @@ STEP_ITERATIONS = 200  # per step when the panel's run has no end (Measure: unti
 COLUMNS = ("step", "median ms", "p99 ms", "inferences/s", "samples/s", "peak MiB")
 
 
+def status_lines(col: QVBoxLayout) -> tuple[QLabel, QLabel]:
+    """A status line and a red error line (hidden until an error), added to ``col``."""
+    status = QLabel("")
+    status.setWordWrap(True)
+    col.addWidget(status)
+    error = QLabel("")
+    error.setStyleSheet("color: #c00000;")
+    error.setWordWrap(True)
+    error.setVisible(False)
+    col.addWidget(error)
+    return status, error
+
+
 class SweepTab(QWidget):
     """The Sweep tab. ``request_fn()`` gives the panel's ``ProfileRequest`` (InputError when the form
     is incomplete); ``factory`` the backends (None: the real ones).
@@ -104,14 +117,7 @@ class SweepTab(QWidget):
             buttons.addWidget(b)
         buttons.addStretch(1)
         outer.addLayout(buttons)
-        self.status_label = QLabel("")
-        self.status_label.setWordWrap(True)
-        outer.addWidget(self.status_label)
-        self.error_label = QLabel("")
-        self.error_label.setStyleSheet("color: #c00000;")
-        self.error_label.setWordWrap(True)
-        self.error_label.setVisible(False)
-        outer.addWidget(self.error_label)
+        self.status_label, self.error_label = status_lines(outer)
 
         split = QSplitter()
         plots = QWidget()
