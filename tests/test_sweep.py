@@ -198,3 +198,24 @@ def test_cli_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["profile", str(model), "--iterations", "2", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {flag}")
+
+
+def test_compare_two_sweep_sessions_matches_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = _tied_model(tmp_path / "tied.onnx")
+    sessions = []
+    for name in ("a", "b"):
+        s = tmp_path / f"{name}.trtstudio"
+        assert main(["profile", str(model), "--sweep", "batch=1,8", "--iterations", "5", "--warmup", "1",
+                     "--shapes", "input_ids:1x32,attention_mask:1x32", "--session", str(s), "--json"]) == 0
+        sessions.append(s)
+    capsys.readouterr()
+    html = tmp_path / "c.html"
+    assert main(["compare", *map(str, sessions), "-o", str(html)]) == 0
+    capsys.readouterr()
+    assert main(["compare", *map(str, sessions), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    entry = doc["sweeps"][0]
+    assert entry["kind"] == "sweep" and [r["label"] for r in entry["rows"]] == ["batch 1", "batch 8"]
+    for r in entry["rows"]:
+        assert r["speedup"] == pytest.approx(r["a_ms"] / r["b_ms"])
+    assert "Sweeps and shape mixes" in html.read_text()

@@ -560,6 +560,10 @@ def render_comparison(comp: Any, inline: bool = True,
             if changed < len(d["rows"]):
                 text += "<h3>All layers</h3>" + _layer_diff_table(d, False, max_rows)
         body.append(section(f"Layer diff: {d['b']} vs {d['a']}", text, f"diff-{i}"))
+    if getattr(comp, "sweeps", None):
+        from trtstudio.report.shapes import comparison_html
+
+        body.append(section("Sweeps and shape mixes", comparison_html(comp.sweeps, table), "sweeps"))
     warn = "".join(f"<li>{escape(w)}</li>" for w in comp.warnings) or "<li>none</li>"
     body.append(section("Warnings", f'<ul class="warnings">{warn}</ul>', "warnings"))
     return page(comp.title, f"generated {comp.generated} by trtstudio", body), images.resources

@@ -131,3 +131,55 @@ def markdown_lines(docs: list[dict[str, Any]]) -> list[str]:
             out += [f"    {p['build_flags']}\n    trtexec {p['trtexec']}" for p in option["profiles"]]
         out.append("")
     return out
+
+
+def _ratio(base: Any, other: Any) -> float | None:
+    return float(other) / float(base) if base and other is not None else None
+
+
+def compare_sweeps(reports: list[Any], labels: list[str]) -> list[dict[str, Any]]:
+    """Each variant's sweeps and mixes against the baseline's of the same kind (same swept axis, or
+    both mixes): sweep steps matched by label, with latency speed-ups (baseline / variant medians)
+    and samples/s ratios (variant / baseline), and the knees; mixes by their weighted figures. The
+    documents keep each step's figures, not its samples: these ratios carry no interval."""
+    base_docs = list(getattr(reports[0], "sweeps", None) or [])
+    out: list[dict[str, Any]] = []
+    for rep, label in zip(reports[1:], labels[1:], strict=True):
+        for doc in getattr(rep, "sweeps", None) or []:
+            base = next((b for b in base_docs if is_mix(b) == is_mix(doc) and b.get("axis") == doc.get("axis")), None)
+            if base is None:
+                continue
+            entry: dict[str, Any] = {"a": labels[0], "b": label, "kind": "mix" if is_mix(doc) else "sweep",
+                                     "axis": doc.get("axis")}
+            if is_mix(doc):
+                entry["rows"] = [{"label": k, "a_ms": base["mix"].get(k), "b_ms": doc["mix"].get(k),
+                                  "speedup": _ratio(doc["mix"].get(k), base["mix"].get(k))}
+                                 for k in ("median_ms", "p99_ms")]
+            else:
+                theirs = {r["label"]: r for r in doc.get("sweep", [])}
+                entry["rows"] = [{"label": r["label"], "a_ms": r.get("median_ms"), "b_ms": theirs[r["label"]].get("median_ms"),
+                                  "speedup": _ratio(theirs[r["label"]].get("median_ms"), r.get("median_ms")),
+                                  "a_samples_per_s": r.get("samples_per_s"),
+                                  "b_samples_per_s": theirs[r["label"]].get("samples_per_s"),
+                                  "throughput_ratio": _ratio(r.get("samples_per_s"), theirs[r["label"]].get("samples_per_s"))}
+                                 for r in base.get("sweep", []) if r["label"] in theirs]
+                entry["knees"] = [(base.get("knee") or {}).get("label"), (doc.get("knee") or {}).get("label")]
+            out.append(entry)
+    return out
+
+
+def comparison_html(entries: list[dict[str, Any]], table: Table) -> str:
+    """The comparison's Sweeps section."""
+    out = []
+    for e in entries:
+        out.append(f"<h3>{escape(e['b'])} against {escape(e['a'])}: "
+                   f"{'shape mix' if e['kind'] == 'mix' else 'sweep of ' + escape(str(e['axis']))}</h3>")
+        rows = [(r["label"], _f(r["a_ms"]), _f(r["b_ms"]), "-" if r["speedup"] is None else f"{r['speedup']:.2f}x",
+                 "-" if r.get("throughput_ratio") is None else f"{r['throughput_ratio']:.2f}x") for r in e["rows"]]
+        out.append(table(("step" if e["kind"] == "sweep" else "figure", f"{e['a']} median ms", f"{e['b']} median ms",
+                          "speed-up", "samples/s ratio"), rows, num=(1, 2, 3, 4)))
+        if e.get("knees"):
+            out.append(f"<p>Knee: {escape(str(e['knees'][0]))} ({escape(e['a'])}), "
+                       f"{escape(str(e['knees'][1]))} ({escape(e['b'])}). Figures per step, without intervals "
+                       "(sweeps keep each step's figures, not its samples).</p>")
+    return "".join(out)
