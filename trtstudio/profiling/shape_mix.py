@@ -9,13 +9,14 @@
 
 Inputs a row leaves out keep the base run's shape, except dims tied by name to the inputs it sets.
 The replay holds one set of input buffers per shape (:class:`InputSlots`): a shape's first request
-prepares them (the re-planning cost, timed apart as ``replan_ms``, and its first inference as
-``first_ms``, kept out of the statistics); every later request of that shape switches to them with
+prepares them and runs once cold (timed apart as ``replan_ms`` and ``first_ms``, out of the
+statistics) before it runs as a request; every later request of that shape switches to them with
 no allocation (backends with ``keep_inputs``/``use_inputs``: ONNX Runtime, torch, TensorRT; another
 backend re-prepares on every change of shape, said in a note).
 
-Statistics: per shape (count, median, p99 of its warm requests) and the mix's weighted median and
-p99 (each warm sample of a shape weighs ``count / warm samples`` of that shape). ``pad_to="opt"``
+Statistics: per shape (count, median, p99 of its requests) and the mix's weighted median and p99
+(each sample of a shape weighs ``count / samples`` of that shape: the pooled requests when the
+replay ran whole, still the mix's weights when it was stopped). ``pad_to="opt"``
 replays the mix a second time with every request padded to the opt shape of the recommended
 profile whose range holds it (:mod:`~trtstudio.profiling.profiles`), and gives the padded mix's median against the
 exact one as a ratio with its interval: what padding to a profile's opt costs.
@@ -273,7 +274,8 @@ def replay(backend: Any, entries: list[MixEntry], order: np.ndarray, state: Any 
            on_request: Callable[[int, int, float], None] | None = None) -> tuple[list[ShapeStats], InputSlots]:
     """Run every request of ``order`` on ``backend``: switch to its shape's buffers (or the padded
     target's, ``targets[i]`` for entry i), infer, record. A request's latency is the switch plus
-    the inference; a shape's first request (prepare + first inference) is timed apart."""
+    the inference; before a shape's first request its buffers are prepared and it runs once cold
+    (``replan_ms``, ``first_ms``), outside the statistics."""
     slots = InputSlots(backend)
     stats = [ShapeStats(e, padded_to=(targets[i] if targets else None)) for i, e in enumerate(entries)]
     perf = time.perf_counter
@@ -283,14 +285,13 @@ def replay(backend: Any, entries: list[MixEntry], order: np.ndarray, state: Any 
             break
         st = stats[i]
         shapes = targets[i] if targets else st.entry.shapes
+        if st.first_ms is None:  # the shape's first request: buffers made and one cold run, timed apart
+            st.replan_ms = slots.select(shapes, None if targets else st.entry.data)
+            st.first_ms = backend.infer_once().total_ms
         t0 = perf()
-        prepared = slots.select(shapes, None if targets else st.entry.data)
-        timing = backend.infer_once()
+        slots.select(shapes, None if targets else st.entry.data)
+        backend.infer_once()
         ms = (perf() - t0) * 1e3
-        if st.first_ms is None:  # the shape's first request: its buffers made, kept out of the statistics
-            st.replan_ms = prepared
-            st.first_ms = timing.total_ms
-            continue
         st.latencies.append(ms)  # without kept slots this includes re-preparing: the cost of re-planning
         if on_request is not None:
             on_request(n, i, ms)
@@ -344,10 +345,9 @@ class MixOutcome:
             "profiles": recommend(points, self.dynamic, "mix", self.request.model),
             "notes": list(self.notes), "warnings": [], "stopped": self.stopped,
         }
-        cold = [s for s in self.stats if not s.latencies]
-        if cold:
-            doc["warnings"].append(f"{len(cold)} shape(s) came once: only their first (cold) request ran, "
-                                   "kept out of the weighted figures")
+        few = [s for s in self.stats if 0 < len(s.latencies) < 5]
+        if few:
+            doc["warnings"].append(f"{len(few)} shape(s) came fewer than 5 times: their p99 is their slowest request")
         if self.padded is not None:
             from trtstudio.measure.ratio import ratio_interval
 
