@@ -219,3 +219,18 @@ def test_compare_two_sweep_sessions_matches_steps(tmp_path: Path, capsys: pytest
     for r in entry["rows"]:
         assert r["speedup"] == pytest.approx(r["a_ms"] / r["b_ms"])
     assert "Sweeps and shape mixes" in html.read_text()
+
+
+def test_a_shape_sweep_knee_counts_elements_per_second() -> None:
+    """Image sizes: samples/s can only fall, so the knee is read in pixels (elements) per second."""
+    rng = np.random.default_rng(0)
+    steps = []
+    for side, ns_per_elem in ((160, 100.0), (320, 60.0), (640, 59.0)):
+        size = 3 * side * side
+        lat = size * ns_per_elem / 1e6 * (1.0 + 0.01 * rng.standard_normal(300))
+        steps.append(StepResult(SweepStep(f"x {side}", {"x": (1, 3, side, side)}, 1, size), lat,
+                                active_s=float(lat.sum()) / 1e3))
+    k = knee(steps, unit="elements")
+    assert k is not None and k["label"] == "x 320" and k["unit"] == "elements"
+    assert k["rate"] == pytest.approx(1e9 / 60.0, rel=0.02)
+    assert knee(steps)["label"] == "x 160"  # in samples/s the larger images are only slower

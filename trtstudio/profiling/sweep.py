@@ -17,9 +17,9 @@ What a sweep says, all from the measured samples:
 - per step: median with its 95% interval, p99, throughput in inferences/s and samples/s (a sample
   is one item of the batch), the memory peak of the step;
 - the **knee**: the last step after which throughput stops growing, i.e. the next step's gain in
-  samples/s is not above ``1 + min_gain`` with its whole 95% interval (a paired-free bootstrap
-  ratio of the two steps' per-sample times, :func:`trtstudio.measure.ratio.ratio_interval`), so
-  noise cannot move it; none while throughput still grows at the largest step;
+  samples/s (a shape sweep: elements of the swept input per second, e.g. pixels/s) is not above
+  ``1 + min_gain`` with its whole 95% interval (a bootstrap ratio of the two steps' times per
+  sample or element, :func:`trtstudio.measure.ratio.ratio_interval`), so noise cannot move it; none while throughput still grows at the largest step;
 - the **best step under a latency budget**: the largest step whose p99 is within ``budget_ms``.
 
 Qt-free; the window's Sweep tab runs :func:`run_sweep` in a worker and draws its ``step`` events.
@@ -235,33 +235,43 @@ class StepResult:
         return row
 
 
-def knee(results: list[StepResult], min_gain: float = MIN_GAIN) -> dict[str, Any] | None:
+def knee(results: list[StepResult], min_gain: float = MIN_GAIN, unit: str = "samples") -> dict[str, Any] | None:
     """The step where throughput stops growing (see the module docstring), over the steps that ran,
-    in the order given; None with fewer than two such steps."""
+    in the order given; None with fewer than two such steps. ``unit``: "samples" (items of the
+    batch, for batch sweeps) or "elements" (of the swept input, for shape sweeps: an image sweep's
+    pixels/s, where samples/s can only fall)."""
     from trtstudio.measure.ratio import ratio_interval
 
     done = [(i, r) for i, r in enumerate(results) if r.ok]
     if len(done) < 2:
         return None
+
+    def per(r: StepResult) -> int:
+        return r.step.batch if unit == "samples" else r.step.size
+
+    def rate(r: StepResult) -> float:
+        return (r.samples_per_s() or 0.0) / r.step.batch * per(r)
+
     gains = []
     for (_i, prev), (_j, cur) in zip(done, done[1:], strict=False):
-        # samples/s(cur) / samples/s(prev) = mean per-sample time(prev) / mean per-sample time(cur)
-        gains.append(ratio_interval(cur.latencies / cur.step.batch, prev.latencies / prev.step.batch,
-                                    statistic="mean"))
+        # rate(cur) / rate(prev) = mean time per unit (prev) / mean time per unit (cur)
+        gains.append(ratio_interval(cur.latencies / per(cur), prev.latencies / per(prev), statistic="mean"))
+    what = f"throughput ({unit}/s)"
     for k, gain in enumerate(gains):
         grew = gain.has_interval and gain.low > 1.0 + min_gain
         if not grew:
             index, res = done[k]
             nxt = done[k + 1][1]
-            return {"index": index, "label": res.step.label, "samples_per_s": res.samples_per_s(),
-                    "next_gain": gain.to_json(), "min_gain": min_gain, "still_growing": False,
-                    "text": (f"throughput stops growing at {res.step.label} ({res.samples_per_s():.1f} samples/s): "
+            return {"index": index, "label": res.step.label, "unit": unit, "rate": rate(res),
+                    "samples_per_s": res.samples_per_s(), "next_gain": gain.to_json(), "min_gain": min_gain,
+                    "still_growing": False,
+                    "text": (f"{what} stops growing at {res.step.label} ({rate(res):.4g} {unit}/s): "
                              f"{nxt.step.label} adds {gain.describe()} "
                              f"(growth needs more than {1 + min_gain:.2f}x with its whole interval)")}
     index, res = done[-1]
-    return {"index": index, "label": res.step.label, "samples_per_s": res.samples_per_s(), "next_gain": None,
-            "min_gain": min_gain, "still_growing": True,
-            "text": (f"throughput still grows at the largest step ({res.step.label}, last gain "
+    return {"index": index, "label": res.step.label, "unit": unit, "rate": rate(res),
+            "samples_per_s": res.samples_per_s(), "next_gain": None, "min_gain": min_gain, "still_growing": True,
+            "text": (f"{what} still grows at the largest step ({res.step.label}, last gain "
                      f"{gains[-1].describe()}): sweep further to find the knee")}
 
 
@@ -310,7 +320,8 @@ class SweepOutcome:
             warnings.append(f"stopped after {len(self.results)} of {len(self.plan.steps)} steps")
         return {"schema": SCHEMA, "model": self.request.model, "model_sha256": self.record.model_sha256,
                 "backend": self.request.backend, "settings": self.record.settings, "axis": self.plan.axis,
-                "swept_inputs": self.plan.swept, "sweep": rows, "knee": knee(self.results),
+                "swept_inputs": self.plan.swept, "sweep": rows,
+                "knee": knee(self.results, unit="samples" if self.plan.axis == "batch" else "elements"),
                 "best_under_budget": best_under_budget(self.results, self.budget_ms),
                 "profiles": from_sweep(self.results, self.plan.dynamic or None, self.request.model), "notes": list(self.notes), "warnings": warnings,
                 "stopped": self.stopped}
