@@ -378,7 +378,8 @@ def run_sweep(request: Any, sweep: list[str], budget_ms: float | None = None, st
     state = state if state is not None else RunState()
     backend, shapes, record = _open_recorded(request, factory)
     try:
-        plan = plan_sweep(sweep, list(backend.input_specs()), shapes)
+        specs = list(backend.input_specs())
+        plan = plan_sweep(sweep, specs, shapes)
         record.settings["sweep"] = list(sweep)
         state.event("sweep_plan", steps=[s.label for s in plan.steps], axis=plan.axis)
         results: list[StepResult] = []
@@ -393,7 +394,11 @@ def run_sweep(request: Any, sweep: list[str], budget_ms: float | None = None, st
             if on_step is not None:
                 on_step(i, res)
         stopped = stopped or (state.is_stop_requested() and len(results) < len(plan.steps))
-        return SweepOutcome(request, record, plan, results, budget_ms, list(backend.notes), stopped)
+        # the base run's guesses for inputs whose every dynamic dim the sweep sets are not what ran
+        whole = {sp["name"] for sp in specs if sp["name"] in plan.swept and (plan.axis != "batch" or all(
+            not _dynamic(d) for d in sp["shape"][1:]))}
+        notes = [n for n in backend.notes if not any(n.startswith(f"input '{name}' has dynamic dims") for name in whole)]
+        return SweepOutcome(request, record, plan, results, budget_ms, notes, stopped)
     finally:
         backend.close()
 
