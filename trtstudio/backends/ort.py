@@ -162,6 +162,16 @@ class OrtBackend:
         self.shapes = {k: tuple(v.shape) for k, v in feeds.items()}
         self.notes.extend(n for n in notes if n not in self.notes)
 
+    def keep_inputs(self) -> Any:
+        """The prepared inputs as a slot that :meth:`use_inputs` switches back to with no new
+        buffer (shape mixes keep one per shape; ``prepare_inputs`` makes new arrays, not reusing these)."""
+        return (self._feeds, dict(self.shapes), self.shape_plan)
+
+    def use_inputs(self, slot: Any) -> None:
+        """Run on the inputs of a slot from :meth:`keep_inputs`."""
+        self._feeds, shapes, self.shape_plan = slot
+        self.shapes = dict(shapes)
+
     # -- running ---------------------------------------------------------------------------------
     def _require(self) -> Any:
         if self._session is None:

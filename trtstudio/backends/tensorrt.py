@@ -76,6 +76,7 @@ class TrtBackend:
         self._events: list[Any] = []
         self._graph_exec: Any = None
         self.shapes: dict[str, tuple[int, ...]] = {}
+        self._kept: list[Any] = []  # buffer slots kept per shape (keep_inputs), freed by close
 
     # -- loading ---------------------------------------------------------------------------------
     def load(self, path: str | os.PathLike[str], options: dict[str, Any]) -> None:
@@ -178,6 +179,30 @@ class TrtBackend:
         self.shapes = {n: tuple(self._host[n].shape) for n in self._inputs}
         if self._options.get("cuda_graph"):
             self._capture_graph()
+
+    def keep_inputs(self) -> Any:
+        """The bound host/device buffers as a slot :meth:`use_inputs` switches back to with no new
+        allocation (shape mixes keep one per shape): the buffers leave the backend's current set, so
+        the next ``prepare_inputs`` allocates beside them instead of freeing them; :meth:`close` frees
+        every slot. None with a CUDA graph (captured for one shape's addresses)."""
+        if self._graph_exec is not None:
+            return None
+        slot = (self._host, self._dev, dict(self.shapes))
+        self._kept.append(slot)
+        self._host, self._dev = {}, {}
+        return slot
+
+    def use_inputs(self, slot: Any) -> None:
+        """Bind a kept slot: ``set_input_shape`` per input and ``set_tensor_address`` per tensor
+        (IExecutionContext, TensorRT 10 API; no allocation)."""
+        self._bind_thread()
+        self._host, self._dev, shapes = slot
+        for name in self._inputs:
+            if not self.context.set_input_shape(name, tuple(self._host[name].shape)):
+                raise InputError("--shapes", f"TensorRT refused shape {list(self._host[name].shape)} for input '{name}'")
+        for name, dev in self._dev.items():
+            self.context.set_tensor_address(name, int(dev))
+        self.shapes = dict(shapes)
 
     def _enqueue(self) -> None:
         if self._graph_exec is not None:
@@ -313,7 +338,14 @@ class TrtBackend:
             return
         self._bind_thread()
         self._release_graph()
-        self._free_buffers()
+        current_host, current = self._host, self._dev
+        for host, dev, _shapes in self._kept:  # shape-mix slots (keep_inputs), the current one freed below
+            if dev is not current:
+                self._host, self._dev = host, dev
+                self._free_buffers()
+        self._kept = []
+        self._host, self._dev = current_host, current
+        self._free_buffers()  # the current set (kept or not)
         self.context = None
         self.engine = None
         self._ctx.pop()

@@ -288,6 +288,19 @@ class TorchBackend:
         if self._options.get("cuda_graph"):
             self._capture()
 
+    def keep_inputs(self) -> Any:
+        """The prepared host/device/output buffers as a slot :meth:`use_inputs` switches back to with no
+        new allocation (shape mixes keep one per shape); None with a CUDA graph, whose capture is tied
+        to one shape (the caller re-prepares instead)."""
+        if self._graph is not None:
+            return None
+        return (self._host_in, self._dev_in, self._host_out, dict(self.shapes), self.shape_plan)
+
+    def use_inputs(self, slot: Any) -> None:
+        """Run on the buffers of a slot from :meth:`keep_inputs`."""
+        self._host_in, self._dev_in, self._host_out, shapes, self.shape_plan = slot
+        self.shapes = dict(shapes)
+
     def _capture(self) -> None:
         """Capture the module call on the backend's stream into a CUDA graph (its outputs stay fixed
         tensors that ``infer_once`` copies out); a model that cannot be captured is refused."""

@@ -38,13 +38,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session", metavar="S.trtstudio", help="save the run as a session (reopen with `trtstudio report`)")
     parser.add_argument("--report", metavar="R.html|.pdf|.json|.csv", help="write a report of the run")
     parser.add_argument("--title", help="title of the session/report")
+    shapes = parser.add_argument_group("shapes as they arrive in production")
+    shapes.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...",
+                        help="run one step per value: batch=1,2,4,8 (every input with a dynamic first dim) or "
+                             "INPUT=1x3x320x320,1x3x640x640 (tied dims follow; several --sweep move together); "
+                             "--iterations/--duration apply to each step")
+    shapes.add_argument("--latency-budget", type=float, metavar="MS",
+                        help="with --sweep: name the largest step whose p99 is within MS milliseconds")
+    shapes.add_argument("--shape-mix", metavar="FILE",
+                        help="replay a mix of shapes in a seeded random order: CSV (a column per input, dims "
+                             "joined by x, and count), JSON [{\"shapes\": {NAME: DIMS}, \"count\": N}] or a folder "
+                             "of .npy/.npz inputs")
+    shapes.add_argument("--mix-seed", type=int, default=0, metavar="N", help="seed of the mix's order (default 0)")
+    shapes.add_argument("--pad-to", choices=["opt"],
+                        help="with --shape-mix: also replay every request padded to its recommended profile's opt shape")
     add_json(parser, SCHEMA)
 
 
 # request field -> the flag that sets it (errors from the core name fields; the CLI shows flags)
 FIELD_FLAGS = {"shapes": "--shapes", "input": "--input", "iterations": "--iterations", "warmup": "--warmup",
                "threads": "--threads", "device": "--device", "variant_rounds": "--variant-rounds", "cuda_graph": "--cuda-graph", "layer_iterations": "--per-layer-iterations", "duration_s": "--duration",
-               "model": "MODEL_OR_ENGINE"}
+               "model": "MODEL_OR_ENGINE", "sweep": "--sweep", "latency_budget": "--latency-budget",
+               "pad_to": "--pad-to"}
 
 
 def request_from_args(args: argparse.Namespace) -> Any:
@@ -107,6 +122,10 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     refuse_engine_outputs(str(args.model))
     try:
         request = request_from_args(args)
+        if any(getattr(args, a, None) is not None for a in ("sweep", "shape_mix", "latency_budget", "pad_to")):
+            from trtstudio.profiling.production import run_production
+
+            return run_production(args, request)
         outcome = run_profile(request)
     except FieldError as exc:
         raise exc.named(FIELD_FLAGS.get(exc.field, exc.field)) from None
@@ -220,4 +239,9 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of ``trtstudio profile``; exit 1 when the backend failed mid-run."""
     from trtstudio.commands._emit import emit
 
-    return emit(profile(args), args.json, render_text)
+    doc = profile(args)
+    if doc.get("schema") != SCHEMA:  # a sweep or a shape mix
+        from trtstudio.profiling.production import render_text as production_text
+
+        return emit(doc, args.json, production_text)
+    return emit(doc, args.json, render_text)

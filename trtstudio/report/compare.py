@@ -235,6 +235,7 @@ class Comparison:
     ratio_rule: str = RATIO_RULE
     story: list[str] = field(default_factory=list)  # report.story: what changed, in sentences, first
     charts: dict[str, Any] = field(default_factory=dict)  # latency distributions, time by layer type
+    sweeps: list[dict[str, Any]] = field(default_factory=list)  # sweeps and mixes against the baseline's (report.shapes)
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as one JSON-ready document."""
@@ -307,4 +308,7 @@ def _compare(reports: Sequence[Report], names: Sequence[str] | None, title: str 
     comp.story = story.story(comp)
     comp.charts = {k: v for k, v in (("latency", story.distributions([_samples_of(r)[0] for r in reports], labels)),
                                      ("time_by_type", story.time_by_type(list(reports), labels))) if v}
+    from trtstudio.report.shapes import compare_sweeps
+
+    comp.sweeps = compare_sweeps(list(reports), labels)
     return comp

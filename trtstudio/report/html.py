@@ -400,6 +400,10 @@ def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[s
         body.append(section("Layers", _layers(rep, max_rows), "layers", new_page=True))
     if len(getattr(rep, "runs", None) or []) > 1:
         body.append(section("Runs", _runs(rep), "runs"))
+    if getattr(rep, "sweeps", None):
+        from trtstudio.report.shapes import shapes_html
+
+        body.append(section("Shapes: sweeps and mixes", shapes_html(rep.sweeps, images, table), "shapes"))
     if rep.accuracy:
         body.append(section("Accuracy", table(("metric", "value"), accuracy_rows(rep.accuracy), num=(1,)), "accuracy"))
     warn = "".join(f"<li>{escape(w)}</li>" for w in rep.warnings) or "<li>none</li>"
@@ -556,6 +560,10 @@ def render_comparison(comp: Any, inline: bool = True,
             if changed < len(d["rows"]):
                 text += "<h3>All layers</h3>" + _layer_diff_table(d, False, max_rows)
         body.append(section(f"Layer diff: {d['b']} vs {d['a']}", text, f"diff-{i}"))
+    if getattr(comp, "sweeps", None):
+        from trtstudio.report.shapes import comparison_html
+
+        body.append(section("Sweeps and shape mixes", comparison_html(comp.sweeps, table), "sweeps"))
     warn = "".join(f"<li>{escape(w)}</li>" for w in comp.warnings) or "<li>none</li>"
     body.append(section("Warnings", f'<ul class="warnings">{warn}</ul>', "warnings"))
     return page(comp.title, f"generated {comp.generated} by trtstudio", body), images.resources

@@ -73,6 +73,10 @@ def render_markdown(rep: Any) -> str:
                                         [(r["name"], r.get("backend"), r.get("where"), r.get("samples"),
                                           fmt_ms(r.get("median_ms")), fmt_ms(r.get("p99_ms")),
                                           fmt_num(r.get("throughput"), 1)) for r in rep.runs]), ""]
+    if getattr(rep, "sweeps", None):
+        from trtstudio.report.shapes import markdown_lines
+
+        out += ["## Shapes: sweeps and mixes", "", *markdown_lines(rep.sweeps)]
     if rep.findings:
         out += ["## Findings", "", md_table(("severity", "rule", "layer", "message", "hint"),
                                             [(f["severity"], f["kind"], f.get("layer"), f["message"], f.get("hint"))

@@ -360,6 +360,7 @@ class Report:
     samples: np.ndarray | None = field(default=None, repr=False, compare=False)  # raw latencies (CSV), not in JSON
     # the engine the report was made of (compare aligns its layers through trtstudio.diff), not in JSON
     engine_info: EngineInfo | None = field(default=None, repr=False, compare=False)
+    sweeps: list[dict[str, Any]] = field(default_factory=list)  # the session's sweeps and shape mixes (report.shapes)
 
     def to_json(self) -> dict[str, Any]:
         """The report as one JSON-ready document (without the raw samples and the engine object)."""
@@ -451,6 +452,7 @@ class Report:
         from trtstudio.report.summary import at_a_glance
 
         rep.runs = [run_row(r) for r in s.runs]
+        rep.sweeps = [dict(d) for d in s.sweeps]
         rep.summary = at_a_glance(rep)
         return rep
 

@@ -228,6 +228,8 @@ class Session:
     build_settings: dict[str, Any] = field(default_factory=dict)
     accuracy: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
+    # sweeps and shape mixes (trtstudio.sweep/1, trtstudio.mix/1 documents: profiling.sweep, profiling.shape_mix)
+    sweeps: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -238,6 +240,7 @@ class Session:
             "graph_excerpts": self.graph_excerpts,
             "engines": [e.to_json() for e in self.engines], "runs": [r.to_json() for r in self.runs],
             "build_settings": self.build_settings, "accuracy": self.accuracy, "warnings": self.warnings,
+            "sweeps": self.sweeps,
         }
 
     @classmethod
@@ -253,6 +256,7 @@ class Session:
             runs=[RunData.from_json(r) for r in doc.get("runs") or []],
             build_settings=dict(doc.get("build_settings") or {}), accuracy=doc.get("accuracy"),
             warnings=[str(w) for w in doc.get("warnings") or []],
+            sweeps=[d for d in doc.get("sweeps") or [] if isinstance(d, dict) and isinstance(d.get("schema"), str)],
         )
 
 

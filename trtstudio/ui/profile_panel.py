@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -122,9 +123,15 @@ class ProfilePanel(QWidget):
         self._side = side
 
         self.live = live if live is not None else LivePanels()
+        from trtstudio.ui.sweep_tab import SweepTab
+
+        self.sweep_tab = SweepTab(self.request, self.backend_factory)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.live, "Live")
+        self.tabs.addTab(self.sweep_tab, "Sweep")
         self._split = split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(side)
-        split.addWidget(self.live)
+        split.addWidget(self.tabs)
         split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
         split.setChildrenCollapsible(False)
@@ -157,14 +164,9 @@ class ProfilePanel(QWidget):
         layer_row.addWidget(self.layers_spin)
         col.addLayout(layer_row)
 
-        self.status_label = QLabel("")
-        self.status_label.setWordWrap(True)
-        col.addWidget(self.status_label)
-        self.error_label = QLabel("")
-        self.error_label.setStyleSheet("color: #c00000;")
-        self.error_label.setWordWrap(True)
-        self.error_label.setVisible(False)
-        col.addWidget(self.error_label)
+        from trtstudio.ui.sweep_tab import status_lines
+
+        self.status_label, self.error_label = status_lines(col)
 
         self.layers_table = QTableWidget(0, 3)
         self.layers_table.setHorizontalHeaderLabels(["layer", "provider", "ms"])
@@ -210,6 +212,7 @@ class ProfilePanel(QWidget):
         r.sig_error.connect(self._show_error)
         r.sig_run_ended.connect(self._on_run_ended)
         r.sig_layers_ended.connect(self._sync_buttons)
+        self.sweep_tab.sig_running.connect(lambda _on: self._sync_buttons())
 
     # -- model -----------------------------------------------------------------------------------
     def set_model(self, path: str, proto: Any = None) -> None:
@@ -232,6 +235,7 @@ class ProfilePanel(QWidget):
         self._sync_buttons()
 
     def _on_model_ready(self, specs: object) -> None:
+        self.sweep_tab.set_specs(list(specs) if isinstance(specs, list) else [])
         self._sync_buttons()
         self.sig_model_ready.emit(specs)
 
@@ -290,8 +294,10 @@ class ProfilePanel(QWidget):
 
     @Slot()
     def stop(self) -> None:
-        """Ask the run to end after the current inference (results arrive through ``sig_run_finished``)."""
+        """Ask the run (or the Sweep tab's sweep) to end after the current inference (results arrive
+        through ``sig_run_finished``, a sweep's in its tab)."""
         self.runner.stop()
+        self.sweep_tab.stop()
 
     def is_running(self) -> bool:
         """True from ``start`` until the run's result has arrived."""
@@ -317,7 +323,7 @@ class ProfilePanel(QWidget):
         """Stop every worker of this panel and join it (the main window calls this on close);
         True when all ended in time."""
         self.live.stop_timer()
-        ok = self.runner.shutdown(timeout_ms)
+        ok = self.runner.shutdown(timeout_ms) and self.sweep_tab.shutdown(timeout_ms)
         return self.inputs.shutdown(timeout_ms) and ok
 
     # -- what the runner reports -----------------------------------------------------------------
@@ -354,11 +360,13 @@ class ProfilePanel(QWidget):
         running = self.is_running()
         layers_busy = self.runner.layers_busy()
         have_model = self._model is not None and bool(self.inputs.specs)
-        self.start_button.setEnabled(have_model and not running and not layers_busy)
+        sweeping = self.sweep_tab.is_running()
+        self.sweep_tab.set_blocked(running or layers_busy)
+        self.start_button.setEnabled(have_model and not running and not sweeping and not layers_busy)
         self.pause_button.setEnabled(running)
         self.pause_button.setText("Resume" if self.is_paused() else "Pause")
-        self.stop_button.setEnabled(running)
-        self.layers_button.setEnabled(have_model and not running and not layers_busy)
+        self.stop_button.setEnabled(running or sweeping)
+        self.layers_button.setEnabled(have_model and not running and not sweeping and not layers_busy)
         self.form.sync(running)
         self.shapes_table.setEnabled(not running)
 

@@ -1,0 +1,414 @@
+"""The Live profile panel's Sweep tab: which input and dims to sweep, the steps, a latency budget,
+Run / Stop / Save; latency and throughput drawn against the swept size as each step finishes.
+
+The sweep itself is :func:`trtstudio.profiling.sweep.run_sweep` in a worker (``ui.workers``), with
+the panel's request (model, backend, warm-up, measured inferences or seconds per step, threads):
+the same run as ``trtstudio profile --sweep``. Its ``step`` events arrive here queued, one per
+finished step: the table gets the row and the charts the point. The finished document (knee,
+best step under the budget, recommended profiles with their build and trtexec flags) is shown and
+saved with Save (a session ``.trtstudio`` or a report, as ``--session``/``--report`` do).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from trtstudio.errors import FieldError, InputError
+from trtstudio.profiling.runner import RunState
+from trtstudio.tasks import TaskEvent, error_text
+from trtstudio.ui.plots import pg
+from trtstudio.ui.workers import WorkerHandle, run_in_thread
+
+STEP_ITERATIONS = 200  # per step when the panel's run has no end (Measure: until stopped)
+COLUMNS = ("step", "median ms", "p99 ms", "inferences/s", "samples/s", "peak MiB")
+
+
+def status_lines(col: QVBoxLayout) -> tuple[QLabel, QLabel]:
+    """A status line and a red error line (hidden until an error), added to ``col``."""
+    status = QLabel("")
+    status.setWordWrap(True)
+    col.addWidget(status)
+    error = QLabel("")
+    error.setStyleSheet("color: #c00000;")
+    error.setWordWrap(True)
+    error.setVisible(False)
+    col.addWidget(error)
+    return status, error
+
+
+class SweepTab(QWidget):
+    """The Sweep tab. ``request_fn()`` gives the panel's ``ProfileRequest`` (InputError when the form
+    is incomplete); ``factory`` the backends (None: the real ones).
+
+    Public: ``set_specs``, ``run``, ``stop``, ``is_running``, ``shutdown``, ``save_to``, ``doc`` (the
+    last finished sweep's document). Signals: ``sig_step(index, row)`` after a step is drawn,
+    ``sig_finished(doc)`` (None when it could not start), ``sig_running(bool)``."""
+
+    sig_step = Signal(int, object)
+    sig_finished = Signal(object)
+    sig_running = Signal(bool)
+
+    def __init__(self, request_fn: Callable[[], Any], factory: Any = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.request_fn = request_fn
+        self.factory = factory
+        self.doc: dict[str, Any] | None = None
+        self.rows: list[dict[str, Any]] = []
+        self._specs: list[dict[str, Any]] = []
+        self._handle: WorkerHandle | None = None
+        self._state: RunState | None = None
+        self._blocked = False  # the panel's own run (or per-layer run) goes on
+        self._build()
+        self._sync()
+
+    # -- layout ----------------------------------------------------------------------------------
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        form = QFormLayout()
+        self.axis_combo = QComboBox()
+        self.axis_combo.setToolTip("batch: every input with a dynamic first dim; an input: its whole shape per step "
+                                   "(dims other inputs share by name follow)")
+        self.axis_combo.currentIndexChanged.connect(self._on_axis_combo_changed)
+        form.addRow("Sweep", self.axis_combo)
+        self.steps_edit = QLineEdit("1,2,4,8")
+        self.steps_edit.setToolTip("batch sizes (1,2,4,8) or shapes (1x3x320x320,1x3x640x640), comma-separated")
+        form.addRow("Steps", self.steps_edit)
+        self.budget_spin = QDoubleSpinBox()
+        self.budget_spin.setRange(0.0, 1e6)
+        self.budget_spin.setDecimals(2)
+        self.budget_spin.setSuffix(" ms")
+        self.budget_spin.setSpecialValueText("none")
+        self.budget_spin.setToolTip("name the largest step whose p99 is within this latency")
+        form.addRow("p99 budget", self.budget_spin)
+        outer.addLayout(form)
+        buttons = QHBoxLayout()
+        self.run_button = QPushButton("Run sweep")
+        self.stop_button = QPushButton("Stop")
+        self.save_button = QPushButton("Save…")
+        self.save_button.setToolTip("save the sweep as a session (.trtstudio) or a report (.html, .md, .json, .pdf)")
+        self.run_button.clicked.connect(self.run)
+        self.stop_button.clicked.connect(self.stop)
+        self.save_button.clicked.connect(self._on_save_button_clicked)
+        for b in (self.run_button, self.stop_button, self.save_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        outer.addLayout(buttons)
+        self.status_label, self.error_label = status_lines(outer)
+
+        split = QSplitter()
+        plots = QWidget()
+        pcol = QVBoxLayout(plots)
+        pcol.setContentsMargins(0, 0, 0, 0)
+        self.latency_plot = self._plot("Latency against the swept size", "ms")
+        self.median_curve = self.latency_plot.plot([], [], pen=pg.mkPen("#1f77b4", width=2), symbol="o",
+                                                   symbolSize=6, symbolBrush="#1f77b4", name="median")
+        self.p99_curve = self.latency_plot.plot([], [], pen=pg.mkPen("#ff7f0e", width=1.5), symbol="t",
+                                                symbolSize=6, symbolBrush="#ff7f0e", name="p99")
+        self.budget_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#c22f2f", style=pg.QtCore.Qt.PenStyle.DashLine),
+                                           label="p99 budget", labelOpts={"position": 0.9, "color": "#c22f2f"})
+        self.budget_line.setVisible(False)
+        self.latency_plot.addItem(self.budget_line, ignoreBounds=True)
+        self.tp_plot = self._plot("Throughput against the swept size", "samples/s")
+        self.tp_curve = self.tp_plot.plot([], [], pen=pg.mkPen("#2a9d3c", width=2), symbol="o", symbolSize=6,
+                                          symbolBrush="#2a9d3c", name="samples/s")
+        self.knee_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#7b52ab", style=pg.QtCore.Qt.PenStyle.DashLine),
+                                         label="knee", labelOpts={"position": 0.9, "color": "#7b52ab"})
+        self.knee_line.setVisible(False)
+        self.tp_plot.addItem(self.knee_line, ignoreBounds=True)
+        pcol.addWidget(self.latency_plot)
+        pcol.addWidget(self.tp_plot)
+        split.addWidget(plots)
+        right = QWidget()
+        rcol = QVBoxLayout(right)
+        rcol.setContentsMargins(0, 0, 0, 0)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        rcol.addWidget(self.table, 3)
+        self.findings = QPlainTextEdit()
+        self.findings.setReadOnly(True)
+        self.findings.setPlaceholderText("the knee, the budget's answer and the recommended optimization profiles "
+                                         "(build and trtexec flags) appear here when the sweep ends")
+        rcol.addWidget(self.findings, 2)
+        split.addWidget(right)
+        split.setSizes([600, 420])
+        outer.addWidget(split, 1)
+
+    @staticmethod
+    def _plot(title: str, unit: str) -> pg.PlotWidget:
+        w = pg.PlotWidget()
+        w.setBackground("w")
+        item = w.getPlotItem()
+        item.setTitle(title, size="9pt")
+        item.setLabel("left", unit)
+        item.getAxis("left").enableAutoSIPrefix(False)
+        item.showGrid(x=True, y=True, alpha=0.2)
+        item.addLegend(offset=(6, 6))
+        item.setMenuEnabled(False)
+        w.setMinimumHeight(140)
+        return w
+
+    # -- model -----------------------------------------------------------------------------------
+    def set_specs(self, specs: list[dict[str, Any]]) -> None:
+        """The model's inputs (the panel's, once read): the axes offered are batch and each input."""
+        self._specs = list(specs)
+        current = self.axis_combo.currentText()
+        self.axis_combo.blockSignals(True)
+        self.axis_combo.clear()
+        batched = any(s["shape"] and not (isinstance(s["shape"][0], int) and s["shape"][0] >= 0) for s in specs)
+        if batched:
+            self.axis_combo.addItem("batch")
+        for s in specs:
+            self.axis_combo.addItem(s["name"])
+        self.axis_combo.blockSignals(False)
+        k = self.axis_combo.findText(current)
+        self.axis_combo.setCurrentIndex(k if k >= 0 else 0)
+        self._on_axis_combo_changed(self.axis_combo.currentIndex())
+
+    def _on_axis_combo_changed(self, _index: int) -> None:
+        """Offer steps that fit the chosen axis: batch sizes, or the input's shape with its dynamic
+        dims doubled twice."""
+        axis = self.axis_combo.currentText()
+        spec = next((s for s in self._specs if s["name"] == axis), None)
+        if axis == "batch" or spec is None:
+            if not self.steps_edit.text() or "x" in self.steps_edit.text():
+                self.steps_edit.setText("1,2,4,8")
+            return
+        shape = self._run_shape(spec)
+        dyn = [k for k, d in enumerate(spec["shape"]) if not (isinstance(d, int) and d >= 0) and k > 0]
+        steps = []
+        for f in (1, 2, 4):
+            steps.append("x".join(str(v * f if k in dyn else v) for k, v in enumerate(shape)))
+        self.steps_edit.setText(",".join(dict.fromkeys(steps)))
+
+    def _run_shape(self, spec: dict[str, Any]) -> list[int]:
+        try:
+            shapes = self.request_fn().shapes
+        except InputError:
+            shapes = {}
+        if spec["name"] in shapes:
+            return list(shapes[spec["name"]])
+        return [d if isinstance(d, int) and d >= 0 else (1 if k == 0 else 64) for k, d in enumerate(spec["shape"])]
+
+    # -- running ---------------------------------------------------------------------------------
+    def sweep_text(self) -> str:
+        """The ``--sweep`` text the form describes."""
+        return f"{self.axis_combo.currentText()}={self.steps_edit.text().replace(' ', '')}"
+
+    def is_running(self) -> bool:
+        return self._handle is not None and not self._handle.is_done()
+
+    @Slot()
+    def run(self) -> None:
+        """Start the sweep the form and the panel describe (errors shown, not raised)."""
+        if self.is_running() or self._blocked:
+            return
+        self._show_error(None)
+        try:
+            req = self.request_fn()
+        except InputError as exc:
+            self._show_error(exc)
+            return
+        if req.iterations is None and req.duration_s is None:
+            req = dataclasses.replace(req, iterations=STEP_ITERATIONS)
+        req = dataclasses.replace(req, input_path=None, cuda_graph=False, per_layer=False)
+        budget = self.budget_spin.value() or None
+        text = self.sweep_text()
+        self.doc, self.rows = None, []
+        self.table.setRowCount(0)
+        self.findings.setPlainText("")
+        self._redraw()
+        self._state = state = RunState()
+        factory = self.factory
+
+        def task(_s: object) -> object:
+            from trtstudio.profiling.sweep import run_sweep
+
+            return run_sweep(req, [text], budget_ms=budget, state=state, factory=factory)
+
+        self._handle = run_in_thread(task, on_done=self._on_worker_done, on_error=self._on_worker_error,
+                                     on_progress=self._on_worker_progress, on_finished=self._on_worker_finished,
+                                     state=state, name="sweep")
+        self.status_label.setText(f"sweep {text}: loading…")
+        self._sync()
+        self.sig_running.emit(True)
+
+    @Slot()
+    def stop(self) -> None:
+        """End the sweep after the current inference (finished steps are kept)."""
+        if self._handle is not None and self.is_running():
+            self._handle.request_stop()
+            self.status_label.setText("stopping…")
+
+    def shutdown(self, timeout_ms: int = 10_000) -> bool:
+        """Stop and join the worker (the panel calls this when the window closes)."""
+        return self._handle.stop(timeout_ms) if self._handle is not None else True
+
+    # -- what the worker reports -----------------------------------------------------------------
+    def _on_worker_progress(self, event: object) -> None:
+        if not isinstance(event, TaskEvent):
+            return
+        if event.kind == "sweep_plan":
+            labels = list(event.data.get("steps", []))
+            self.table.setRowCount(len(labels))
+            for r, label in enumerate(labels):
+                self.table.setItem(r, 0, QTableWidgetItem(label))
+            self.status_label.setText(f"sweep: {len(labels)} steps")
+        elif event.kind == "step":
+            index, row = int(event.data["index"]), dict(event.data["row"])
+            self.rows.append(row)
+            self._fill_row(index, row)
+            self._redraw()
+            total = self.table.rowCount()
+            self.status_label.setText(f"step {index + 1} of {total} done: {row['label']}")
+            self.sig_step.emit(index, row)
+
+    def _fill_row(self, r: int, row: dict[str, Any]) -> None:
+        if r >= self.table.rowCount():
+            self.table.setRowCount(r + 1)
+        self.table.setItem(r, 0, QTableWidgetItem(row["label"]))
+        if row.get("error") and not row.get("count"):
+            item = QTableWidgetItem(f"error: {row['error']}")
+            item.setToolTip(row["error"])
+            self.table.setItem(r, 1, item)
+            return
+        mem = row.get("peak_memory_bytes")
+        values = (row["median_ms"], row["p99_ms"], row["throughput"], row["samples_per_s"],
+                  mem / 2**20 if mem else None)
+        for c, v in enumerate(values, start=1):
+            self.table.setItem(r, c, QTableWidgetItem("-" if v is None else f"{v:.3f}" if c < 3 else f"{v:.1f}"))
+
+    def _redraw(self) -> None:
+        """Latency (median, p99) and samples/s against the swept size, one point per finished step."""
+        ok = [r for r in self.rows if r.get("median_ms") is not None]
+        x = np.asarray([float(r["size"]) for r in ok])
+        self.median_curve.setData(x, np.asarray([r["median_ms"] for r in ok]))
+        self.p99_curve.setData(x, np.asarray([r["p99_ms"] for r in ok]))
+        self.tp_curve.setData(x, np.asarray([r["samples_per_s"] for r in ok]))
+        axis = "batch" if self.axis_combo.currentText() == "batch" else f"elements of {self.axis_combo.currentText()}"
+        budget = self.budget_spin.value()
+        self.budget_line.setVisible(bool(budget))
+        if budget:
+            self.budget_line.setValue(budget)
+        tops = {self.latency_plot: max((r["p99_ms"] for r in ok), default=0.0),
+                self.tp_plot: max((r["samples_per_s"] for r in ok), default=0.0)}
+        if budget and budget <= 2 * tops[self.latency_plot]:
+            tops[self.latency_plot] = max(tops[self.latency_plot], budget)  # a budget near the data is shown
+        for p, top in tops.items():  # y from 0: a flat throughput looks flat, not like a zigzag of noise
+            item = p.getPlotItem()
+            item.setLabel("bottom", axis)
+            item.getAxis("bottom").enableAutoSIPrefix(False)
+            if x.size:
+                span = float(x.max() - x.min()) or 1.0
+                item.getViewBox().setRange(xRange=(float(x.min()) - 0.05 * span, float(x.max()) + 0.05 * span),
+                                           yRange=(0.0, (top or 1.0) * 1.15), padding=0)
+
+    def _on_worker_done(self, outcome: object) -> None:
+        doc = outcome.to_dict()  # type: ignore[attr-defined]
+        self.doc = doc
+        self.rows = list(doc["sweep"])
+        for r, row in enumerate(self.rows):
+            self._fill_row(r, row)
+        self._redraw()
+        knee = doc.get("knee")
+        if knee is not None and knee.get("index") is not None:
+            self.knee_line.setValue(float(self.rows[knee["index"]]["size"]))
+            self.knee_line.setVisible(not knee.get("still_growing"))
+        from trtstudio.profiling.profiles import render_text as profiles_text
+
+        lines = [f"knee: {knee['text']}"] if knee else []
+        if doc.get("best_under_budget"):
+            lines.append(f"budget: {doc['best_under_budget']['text']}")
+        lines += [ln for ln in profiles_text(doc.get("profiles"), doc["model"]) if ln]
+        lines += [f"warning: {w}" for w in doc.get("warnings", [])]
+        self.findings.setPlainText("\n".join(lines))
+        how = "stopped" if doc.get("stopped") else "finished"
+        self.status_label.setText(f"sweep {how}: {len(self.rows)} steps")
+        self.sig_finished.emit(doc)
+
+    def _on_worker_error(self, exc: object) -> None:
+        self._show_error(exc)
+        self.status_label.setText("the sweep could not start")
+        self.sig_finished.emit(None)
+
+    def _on_worker_finished(self) -> None:
+        self._sync()
+        self.sig_running.emit(False)
+
+    # -- saving ----------------------------------------------------------------------------------
+    def save_to(self, path: str) -> list[str]:
+        """Write the last sweep as a session (``.trtstudio``) or a report (by extension)."""
+        from trtstudio.profiling.production import save
+
+        if self.doc is None:
+            raise InputError(None, "no finished sweep to save")
+        if path.endswith(".trtstudio"):
+            return save(self.doc, session_path=path)
+        return save(self.doc, report_path=path)
+
+    def _on_save_button_clicked(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save the sweep", "sweep.trtstudio",
+                                              "Session (*.trtstudio);;Report (*.html *.md *.json *.pdf)")
+        if not path:
+            return
+        try:
+            written = self.save_to(path)
+        except InputError as exc:
+            self._show_error(exc)
+            return
+        self.status_label.setText("saved " + ", ".join(written))
+
+    # -- small helpers ---------------------------------------------------------------------------
+    def error_text(self) -> str:
+        return self.error_label.text()
+
+    def _show_error(self, exc: object) -> None:
+        if exc is None:
+            self.error_label.setText("")
+            self.error_label.setVisible(False)
+            return
+        if isinstance(exc, FieldError):
+            exc = exc.named("Steps" if exc.field == "sweep" else exc.field)
+        text = error_text(exc) if isinstance(exc, BaseException) else str(exc)
+        self.error_label.setText(text)
+        self.error_label.setVisible(True)
+
+    def set_blocked(self, blocked: bool) -> None:
+        """Hold Run while the panel's other runs go on (one backend at a time)."""
+        self._blocked = blocked
+        self._sync()
+
+    def _sync(self) -> None:
+        running = self.is_running()
+        self.run_button.setEnabled(not running and not self._blocked and bool(self._specs))
+        self.stop_button.setEnabled(running)
+        self.save_button.setEnabled(not running and self.doc is not None)
+        for w in (self.axis_combo, self.steps_edit, self.budget_spin):
+            w.setEnabled(not running)
