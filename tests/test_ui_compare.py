@@ -169,8 +169,6 @@ def test_compare_with_a_session_of_the_same_engine(qtbot: Any, window: MainWindo
     assert dock.proxy.rowCount() == len(pair.groups) - changed > 0
 
 
-@pytest.mark.xfail(reason="a session drops Layer.tactic_value (engine/model.py Layer.to_json writes only 'tactic'): "
-                          "layers known by their tactic value alone read as changed kernels", strict=True)
 def test_compare_with_a_session_of_the_same_engine_is_identical(qtbot: Any, window: MainWindow, trt_real: Path,
                                                                 tmp_path: Path) -> None:
     pair = _compare_with_own_session(qtbot, window, trt_real, tmp_path)

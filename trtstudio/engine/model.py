@@ -158,6 +158,7 @@ class Layer:
             "outputs": [{"name": t.name, "shape": t.shape, "dtype": t.dtype, "format": t.format}
                         for t in self.outputs],
             "tactic": self.tactic,
+            "tactic_value": self.tactic_value,
             "stream": self.stream,
             "onnx_nodes": self.onnx_nodes,
             "mapping_confidence": self.mapping_confidence,

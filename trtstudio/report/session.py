@@ -189,7 +189,7 @@ def engine_from_json(doc: dict[str, Any]) -> EngineInfo:
             index=int(d["index"]), name=str(d["name"]), type=str(d.get("type") or "Unknown"),
             parameter_type=_str(d.get("parameter_type")),
             inputs=[_tensor(x) for x in d.get("inputs") or []], outputs=[_tensor(x) for x in d.get("outputs") or []],
-            tactic=_str(d.get("tactic")), stream=d.get("stream") if isinstance(d.get("stream"), int) else None,
+            tactic=_str(d.get("tactic")), tactic_value=_str(d.get("tactic_value")), stream=d.get("stream") if isinstance(d.get("stream"), int) else None,
             onnx_nodes=[str(n) for n in d.get("onnx_nodes") or []],
             mapping_confidence=float(d.get("mapping_confidence") or 0.0), origin=_str(d.get("origin")),
             time=None if not t else LayerTime(_num(t.get("total")), _num(t.get("average")), _num(t.get("median")),
