@@ -454,14 +454,10 @@ class Diff:
         return pd.DataFrame(self.core.pairs[0].groups)
 
     def plot_deltas(self, top: int = 20) -> SVG:
-        """The groups whose time changed most (other - base, ms)."""
-        from trtstudio.report.plots import svg_bars
+        """The groups whose time changed most (other - base, ms): gains left, losses right."""
+        from trtstudio.diff.render import delta_chart
 
-        groups = [g for g in self.core.pairs[0].groups if g["delta_ms"] is not None]
-        groups.sort(key=lambda g: -abs(g["delta_ms"]))
-        groups = groups[:top]
-        return SVG(svg_bars([(g["base_layers"] or g["other_layers"])[0] for g in groups],
-                            [g["delta_ms"] for g in groups], "Change per group (other - base)", unit="ms"))
+        return SVG(delta_chart(self.to_json()["diffs"][0], top))
 
     def _repr_html_(self) -> str:
         from trtstudio.diff.render import html as page

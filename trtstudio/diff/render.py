@@ -15,15 +15,64 @@ CHANGE_COLOURS = {"same": "#9e9e9e", "precision": "#1e88e5", "tactic": "#8e24aa"
 
 
 def _ms(v: Any) -> str:
-    return "-" if v is None else f"{v:.3g}"
+    from trtstudio.report.fmt import sig
+
+    return "-" if v is None else sig(v)
 
 
 def _delta(v: Any) -> str:
-    return "-" if v is None else f"{v:+.3g}"
+    from trtstudio.report.fmt import sig
+
+    if v is None:
+        return "-"
+    return "0" if v == 0 else ("+" if v > 0 else "-") + sig(abs(v))
+
+
+def _precisions(g: dict[str, Any]) -> str:
+    base, other = "/".join(g["base_precision"]) or "-", "/".join(g["other_precision"]) or "-"
+    if not g["base_layers"]:
+        return f"added: {other}"
+    if not g["other_layers"]:
+        return f"removed: {base}"
+    return base if base == other else f"{base} -> {other}"
+
+
+def delta_chart(pair: dict[str, Any], top: int = 15) -> str:
+    """The groups whose time changed most (other - base, ms) as diverging SVG bars: gains to the
+    left in green, losses to the right in red, each labelled with its change."""
+    groups = sorted((g for g in pair["groups"] if g["delta_ms"]), key=lambda g: -abs(g["delta_ms"]))[:top]
+    e = escape
+    label_w, half, row, top_pad = 300, 230, 18, 34
+    width, height = label_w + 2 * half + 40, top_pad + row * len(groups) + 12
+    vmax = max((abs(g["delta_ms"]) for g in groups), default=1.0) or 1.0
+    mid = label_w + half
+    parts = [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+             'font-family="Helvetica, Arial, sans-serif" role="img">',
+             f'<rect width="{width}" height="{height}" fill="#fff"/>',
+             f'<text x="4" y="16" font-size="13" font-weight="bold">{e("Largest changes per group, ")}'
+             f'{e(pair["other"]["name"])} vs {e(pair["base"]["name"])} (ms per inference)</text>',
+             f'<line x1="{mid}" y1="{top_pad - 6}" x2="{mid}" y2="{height - 6}" stroke="#888"/>']
+    for i, g in enumerate(groups):
+        y = top_pad + i * row
+        d = float(g["delta_ms"])
+        w = abs(d) / vmax * (half - 70)
+        x = mid - w if d < 0 else mid
+        name = (g["base_layers"] or g["other_layers"])[0]
+        name = name if len(name) <= 46 else name[:43] + "..."
+        colour = "#2e7d32" if d < 0 else "#c62828"
+        text_x, anchor = (x - 4, "end") if d < 0 else (x + w + 4, "start")
+        parts += [f'<text x="{label_w - 8}" y="{y + 12}" font-size="10" text-anchor="end">{e(name)}</text>',
+                  f'<rect x="{x:.1f}" y="{y + 2}" width="{max(w, 1):.1f}" height="{row - 5}" fill="{colour}"/>',
+                  f'<text x="{text_x:.1f}" y="{y + 12}" font-size="9" text-anchor="{anchor}">'
+                  f'{e(_delta(d))} {e(g["change"])}</text>']
+    parts.append("</svg>")
+    return "".join(parts)
 
 
 def _mib(v: Any) -> str:
-    return "-" if v is None else f"{v / 2**20:.3g} MiB"
+    from trtstudio.report.fmt import sig
+
+    return "-" if v is None else f"{sig(v / 2**20)} MiB"
 
 
 def _names(layers: list[str], n: int = 2, width: int = 60) -> str:
@@ -109,6 +158,8 @@ def html(doc: dict[str, Any]) -> str:
         rows += [(f"memory: {k}", _mib(v["base"]), _mib(v["other"])) for k, v in pair["memory"].items()]
         parts += [f"<tr><th>{e(str(a))}</th><td>{e(str(b))}</td><td>{e(str(c))}</td></tr>" for a, b, c in rows]
         parts.append(f"</table><p>{e(s['text'])}</p>")
+        if any(g["delta_ms"] for g in pair["groups"]):
+            parts.append(f"<div>{delta_chart(pair)}</div>")
         parts.append("<h3>By change</h3><table><tr><th>change</th><th>groups</th><th>base ms</th><th>other ms</th>"
                      "<th>delta ms</th></tr>")
         for k, v in pair["totals"].items():
@@ -118,7 +169,7 @@ def html(doc: dict[str, Any]) -> str:
         parts.append("</table><h3>Groups</h3><table><tr><th>change</th><th>base layers</th><th>other layers</th>"
                      "<th>precision</th><th>base ms</th><th>other ms</th><th>delta</th><th>why</th></tr>")
         for g in pair["groups"]:
-            prec = f"{'/'.join(g['base_precision']) or '-'} -> {'/'.join(g['other_precision']) or '-'}"
+            prec = _precisions(g)
             parts.append(
                 f"<tr><td><span class='chip' style='background:{CHANGE_COLOURS.get(g['change'], '#666')}'>"
                 f"{e(g['change'])}</span></td><td>{'<br>'.join(e(n) for n in g['base_layers']) or '-'}</td>"
