@@ -225,3 +225,14 @@ def test_rtx_builds_at_two_precisions(what: str, model: Path | None, tmp_path: P
     assert pair["summary"]["verdict"] == "inconclusive"  # a build has no per-inference timings
     rc, doc = _diff(capsys, str(docs[0]), str(docs[0]))
     assert doc["diffs"][0]["build"]["verdict"] == "identical"
+
+
+def test_non_finite_count_agrees_with_the_general_walk() -> None:
+    from trtstudio.diff.core import count_non_finite_doc
+    from trtstudio.jsonio import count_non_finite
+
+    doc = {"schema": "trtstudio.diff/1", "diffs": [{"summary": {"ratio": float("nan"), "x": [float("inf")]},
+                                                    "groups": [{"base_ms": float("nan"), "other_ms": 1.0, "delta_ms": None,
+                                                                "base_layers": ["a"]}],
+                                                    "unmatched": {"base": [], "other": []}}]}
+    assert count_non_finite_doc(doc) == count_non_finite(doc) == 3

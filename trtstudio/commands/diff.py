@@ -43,6 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--junit", metavar="FILE", help="JUnit XML: a test case per side and metric")
     parser.add_argument("--markdown", metavar="FILE", help="a Markdown summary for a CI job page")
     add_json(parser, "trtstudio.diff/1")
+    parser.add_argument("--indent", type=int, metavar="N", help="indent --json output by N spaces (default compact)")
 
 
 _WRITERS = (".html", ".pdf", ".md", ".json")
@@ -101,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
         written.append(write_text(args.junit, gates.junit_xml(doc, args.fail_if_slower)))
     if args.markdown:
         written.append(write_text(args.markdown, markdown(doc, [t for _, t in results])))
-    rc = emit(doc, args.json, _render, written=written)
+    from trtstudio.diff.core import count_non_finite_doc
+
+    rc = emit(doc, args.json, _render, indent=args.indent, written=written,
+              non_finite=count_non_finite_doc(doc) if args.json else None)
     return doc["gate"]["exit"] if results else rc
 
 

@@ -56,12 +56,24 @@ class ALayer:
     tactic: str | None
     time_ms: float | None
     nodes: tuple[str, ...]
-    sig: tuple[Any, ...]
-    loose: tuple[Any, ...]
     reformat: bool
     compute: bool  # a convolution or GEMM (the groups the alignment budget counts)
     layer: Layer
     _ops: frozenset[str] | None = None
+    _sig: tuple[Any, ...] | None = None
+
+    @property
+    def sig(self) -> tuple[Any, ...]:
+        """Its structural signature: kind, first input's dims without the batch, output channels,
+        kernel, stride, groups (made on first use: most layers of two builds match by name)."""
+        if self._sig is None:
+            self._sig = _signature(self.layer, self.kind, self.compute)
+        return self._sig
+
+    @property
+    def loose(self) -> tuple[Any, ...]:
+        """The signature's kind and output channels."""
+        return (self.sig[0], self.sig[2])
 
     @property
     def ops(self) -> frozenset[str]:
@@ -148,19 +160,21 @@ def _tup(v: Any) -> Any:
     return tuple(v) if isinstance(v, list) else v
 
 
-def to_alayer(pos: int, lay: Layer) -> ALayer:
-    """The alignment's view of ``lay`` (at ``pos`` in its engine)."""
-    kind = _kind(lay)
-    compute = kind in ("conv", "gemm")
+def _signature(lay: Layer, kind: str, compute: bool) -> tuple[Any, ...]:
     attrs = lay.attrs if compute else {}  # a SourcedLayer parses its record for them: only where used
     out_maps = attrs.get("OutMaps") if attrs else None
     first_in = _dims(lay.inputs[0]) if lay.inputs else ()
-    first_out = _dims(lay.outputs[0]) if lay.outputs else ()
-    if out_maps is None and first_out:
-        out_maps = first_out[0]
-    sig = (kind, first_in, out_maps, _tup(attrs.get("Kernel")), _tup(attrs.get("Stride")), attrs.get("Groups"))
+    if out_maps is None and lay.outputs:
+        first_out = _dims(lay.outputs[0])
+        out_maps = first_out[0] if first_out else None
+    return (kind, first_in, out_maps, _tup(attrs.get("Kernel")), _tup(attrs.get("Stride")), attrs.get("Groups"))
+
+
+def to_alayer(pos: int, lay: Layer) -> ALayer:
+    """The alignment's view of ``lay`` (at ``pos`` in its engine)."""
+    kind = _kind(lay)
     return ALayer(pos, lay.name, lay.type, kind, lay.precision, lay.tactic or lay.tactic_value, layer_time(lay),
-                  node_names(lay), sig, (kind, out_maps), kind == "reformat", compute, lay)
+                  node_names(lay), kind == "reformat", kind in ("conv", "gemm"), lay)
 
 
 def _by_names(base: Sequence[ALayer], other: Sequence[ALayer]) -> list[Group]:
