@@ -223,8 +223,15 @@ def test_rtx_builds_at_two_precisions(what: str, model: Path | None, tmp_path: P
     assert all("FP16" in g["other_precision"] and "FP16" not in g["base_precision"] for g in prec)
     assert pair["provenance"]["base"]["tensorrt"].startswith("TensorRT-RTX")
     assert pair["summary"]["verdict"] == "inconclusive"  # a build has no per-inference timings
-    rc, doc = _diff(capsys, str(docs[0]), str(docs[0]))
-    assert doc["diffs"][0]["build"]["verdict"] == "identical"
+    # the plain build again, with the same flags: one model, one build
+    rc = main(["build", str(src), "--backend", "rtx", "--target", "sm86", "-o", str(tmp_path / "again.engine"), "--json"])
+    again = tmp_path / "again.build.json"
+    again.write_text(capsys.readouterr().out)
+    rc, doc = _diff(capsys, str(docs[0]), str(again))
+    build = doc["diffs"][0]["build"]
+    assert build["same_model"] and build["same_options"]
+    assert build["verdict"] in ("identical", "nondeterministic build")
+    assert (build["verdict"] == "identical") == (not build["differences"])
 
 
 def test_non_finite_count_agrees_with_the_general_walk() -> None:
@@ -236,3 +243,23 @@ def test_non_finite_count_agrees_with_the_general_walk() -> None:
                                                                 "base_layers": ["a"]}],
                                                     "unmatched": {"base": [], "other": []}}]}
     assert count_non_finite_doc(doc) == count_non_finite(doc) == 3
+
+
+@needs_trex
+def test_same_command_two_engines_is_a_nondeterministic_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same trtexec command run twice (TensorRT#4730): the second run's files are the first's
+    with one convolution's kernel and its time changed, as another tactic choice leaves them."""
+    second = tmp_path / "run2"
+    shutil.copytree(A100 / "fp32", second)
+    graph = second / "resnet.onnx.engine.graph.json"
+    doc = json.loads(graph.read_text())
+    conv = next(lay for lay in doc["Layers"] if lay["Name"] == "Conv_15")
+    conv["TacticName"] = "sm80_xmma_fprop_implicit_gemm_other_tactic"
+    conv["TacticValue"] = "0x1234"
+    graph.write_text(json.dumps(doc))
+    rc, out = _diff(capsys, str(A100 / "fp32"), str(second))
+    build = out["diffs"][0]["build"]
+    assert build["same_model"] and build["same_options"]
+    assert build["verdict"] == "nondeterministic build"
+    assert build["differences"] == [{"change": "tactic", "base_layers": ["Conv_15"], "other_layers": ["Conv_15"]}]
+    assert "timing cache" in build["text"]

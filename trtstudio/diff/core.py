@@ -38,7 +38,9 @@ NOISY_COV_PERCENT = 10.0
 IDENTICAL = "identical"
 NONDETERMINISTIC = "nondeterministic build"
 # build options that say nothing about the engine built (timing runs, file names)
-_RUN_KEYS = frozenset(("profile_iterations", "inference_options", "Model", "model", "minTiming", "avgTiming"))
+_RUN_KEYS = frozenset(("profile_iterations", "inference_options", "Model", "model", "onnx_file", "source_model",
+                       "built_model", "minTiming", "avgTiming", "build_seconds", "build_time", "engine_path"))
+_MODEL_KEYS = ("onnx_file", "Model", "model", "source_model")
 
 
 def _stats(samples: np.ndarray) -> dict[str, Any]:
@@ -268,7 +270,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def _model_name(s: Side) -> str | None:
-    m = s.engine.build_settings.get("Model") or s.engine.build_settings.get("model")
+    m = next((s.engine.build_settings[k] for k in _MODEL_KEYS if s.engine.build_settings.get(k)), None)
     return str(m) if m else None
 
 
