@@ -2,7 +2,9 @@
 
 The GUI thread only receives finished objects: the model with its display graph, summary and
 content hash; the engine with its :class:`~trtstudio.engine.analysis.Analysis` (mapping, findings,
-per-node figures, table columns). An engine's files open in two stages: its table first (the
+per-node figures, table columns). A model opens through the core's two stages
+(``graph.open``: the model with its display graph, summary and hash, then its shapes), the window
+showing it between them. An engine's files open in two stages: its table first (the
 analysis ``pending``), its diagnosis from the same worker when ready. Shape inference of a big
 model follows in a second worker. A result computed for something no longer open is dropped (the
 workspace's tokens).
@@ -18,7 +20,6 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 
-from trtstudio.graph.display import build_display
 from trtstudio.ui.workers import error_text, run_in_thread
 
 
@@ -45,32 +46,6 @@ def _frozen_after(fn: Any) -> Any:
 # FIRST_STAGE_PAINT_MS for it (the table, its charts, their first paint), at most FIRST_STAGE_WAIT_S.
 FIRST_STAGE_PAINT_MS = 80
 FIRST_STAGE_WAIT_S = 1.0
-
-# Above this many nodes, or this file size, shape inference runs in a child process: ONNX's
-# inference holds the GIL for its whole run, which would freeze the window's thread that long. It
-# costs about 10 us a node, and 2-5 ms a megabyte of weights, which it copies in and out (ddddocr's
-# 54 MB model of 102 nodes: 280 ms), several times that in the window while other threads
-# allocate (PP-OCRv4 rec, 11 MB: a 150 ms stall). The child costs the shapes half a second.
-ISOLATED_INFERENCE_NODES = 5000
-ISOLATED_INFERENCE_BYTES = 2_000_000
-
-
-def _infer_shapes(model: Any, stamp: tuple[int, int, int] | None = None) -> tuple[Any, dict[str, Any]]:
-    """Infer ``model``'s shapes (``stamp``: its file's ``fileio.file_stamp`` when it was loaded: a
-    child process reads the file again, and a file replaced since would give another model's
-    shapes); its search columns too, where the load has not made them (``Graph.search_columns``)."""
-    from trtstudio.fileio import file_stamp
-    from trtstudio.graph.model import infer_shapes_later
-
-    model.graph.search_columns()  # for the first keystroke in the search field
-    now = file_stamp(model.path)
-    isolated = len(model.graph.nodes) > ISOLATED_INFERENCE_NODES or (now is not None and now[1] > ISOLATED_INFERENCE_BYTES)
-    if isolated and stamp is not None and now != stamp:
-        model.warnings.append(f"{model.path} changed since it was opened: shapes not inferred (open it again)")
-    else:
-        infer_shapes_later(model, isolated=isolated)
-    return model, model.summary()
-
 
 class DocumentLoader(QObject):
     """Loads into ``window.workspace`` (``window``: the MainWindow, for its busy count, status bar,
@@ -129,29 +104,26 @@ class DocumentLoader(QObject):
         ws = self.w.workspace
         ws.disturb_runs(f"opened {Path(path).name} in this process")
 
-        def work() -> tuple[Any, ...]:
-            from trtstudio.fileio import file_stamp
-            from trtstudio.graph.model import load_model
-            from trtstudio.profiling.session import file_sha256
+        def work() -> Any:
+            from trtstudio.graph.open import open_document
 
-            stamp = file_stamp(path)
-            model = load_model(path, infer_shapes=False)  # shapes follow in another worker
-            display = build_display(model.graph)
-            # for the first keystroke in the search field; made here, while the window has nothing
-            # to draw: in the shapes worker it ran beside the first frame's work on the GUI thread
-            model.graph.search_columns()
-            return model, display, model.summary(), file_sha256(path), stamp
+            # the display graph and the search columns (for the first keystroke in the search
+            # field) made here, while the window has nothing to draw: in the shapes worker they ran
+            # beside the first frame's work on the GUI thread
+            return open_document(path)
 
-        def done(result: tuple[Any, ...]) -> None:
-            model, display, summary, sha, stamp = result
+        def done(opened: Any) -> None:
+            model = opened.model
             self.w.graphs.close_subgraphs()
-            self.summary = summary
-            ws.set_model(model, display, sha)
+            self.summary = opened.summary
+            ws.set_model(model, opened.display, opened.sha256)
             self.w.statusBar().showMessage(f"Opened {model.path}: {len(model.graph.nodes)} nodes", 5000)
             self.w.sig_model_loaded.emit(model)
 
             def shapes() -> None:
-                self.work("Inferring shapes...", lambda: _infer_shapes(model, stamp), self._on_shapes_inferred,
+                from trtstudio.graph.open import infer_document_shapes
+
+                self.work("Inferring shapes...", lambda: infer_document_shapes(opened), self._on_shapes_inferred,
                           name="shapes")
 
             if ws.engine is not None:
@@ -164,10 +136,9 @@ class DocumentLoader(QObject):
 
         self.work(f"Loading {Path(path).name}...", work, done)
 
-    def _on_shapes_inferred(self, result: tuple[Any, dict[str, Any]]) -> None:
-        model, summary = result
-        if model is self.w.workspace.model:
-            self.w.side_tabs.show_summary(summary)
+    def _on_shapes_inferred(self, opened: Any) -> None:
+        if opened.model is self.w.workspace.model:
+            self.w.side_tabs.show_summary(opened.summary)
             self.w.view.update()
 
     def open_engine(self, paths: list[str]) -> None:
