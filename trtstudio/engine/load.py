@@ -251,7 +251,31 @@ def _size(path: str | Path) -> int:
         return 0
 
 
+def load_engine_profiles(paths: Iterable[str | Path] | str | Path) -> list[EngineInfo]:
+    """One EngineInfo per optimization profile of the engine that ``paths`` describe (read once):
+    ``[load_engine(paths, profile=0), load_engine(paths, profile=1), ...]``; one item for an engine
+    of one profile. Each profile's layers are its own objects (their indices from 0), its times
+    matched to them by name."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    with gc_paused():
+        results = _checked(list(paths))
+        first = _merge(results, 0)
+        return [first] + [_merge(results, p) for p in range(1, profile_count(first))]
+
+
+def profile_count(info: EngineInfo) -> int:
+    """How many optimization profiles the engine of ``info`` has (1 where its files do not say)."""
+    n = info.build_settings.get("optimization_profiles")
+    return int(n) if isinstance(n, int) and n > 1 else 1
+
+
 def _load(paths: list[str | Path], profile: int) -> EngineInfo:
+    return _merge(_checked(paths), profile)
+
+
+def _checked(paths: list[str | Path]) -> list[ReadResult]:
+    """Each file's ReadResult; InputError where there is none, or a file gave nothing."""
     results = _read_files(paths)
     if not results:
         raise InputError(None, "no files given")
@@ -259,6 +283,12 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
         if _yields_nothing(r.info):
             raise InputError(r.path, f"nothing read as {r.reader.name} (no layers, times or engine details); "
                                      f"{EXPECTED_FILES}")
+    return results
+
+
+def _merge(results: list[ReadResult], profile: int) -> EngineInfo:
+    """The EngineInfo of ``results`` with the layers of optimization profile ``profile``. The
+    results' layer lists are not changed (several profiles are merged from one read)."""
     profile_only = [_is_profile_only(r.info) for r in results]  # once: a walk over every layer
     layer_parts = [r for r, p in zip(results, profile_only, strict=True) if r.info.layers and not p]
     timed_parts = [r for r, p in zip(results, profile_only, strict=True) if p]
