@@ -255,26 +255,23 @@ def _run_all_profiles(args: argparse.Namespace) -> int:
     one, then printed side by side (JSON ``profiles``: each profile's ``layers/1`` document with its
     ``summary``; ``side_by_side``: the aligned rows)."""
     from trtstudio.commands._emit import emit
-    from trtstudio.engine.analysis import analyze
-    from trtstudio.engine.load import load_engine_profiles, require_layers
-    from trtstudio.engine.multiprofile import profile_summary, side_by_side
+    from trtstudio.engine.load import require_layers
+    from trtstudio.engine.multiprofile import analyse_profiles, profile_summary, side_by_side
 
     if args.profile:
         from trtstudio.errors import InputError
 
         raise InputError(None, "give --profile N or --all-profiles, not both")
-    engines = load_engine_profiles(args.files)
-    if not engines[0].layers and engines[0].kernels:
-        raise KernelsOnly(engines[0])
-    require_layers(engines[0])
     graph = None
     if args.onnx:
         from trtstudio.graph.model import load_model
 
         graph = load_model(args.onnx, infer_shapes=False).graph
-    analyses = [analyze(e, graph, model_precision=args.precision, machine=list(args.files), hand_over=True)
-                for e in engines]
+    analyses = analyse_profiles(list(args.files), graph, args.precision)
     engines = [a.engine for a in analyses]
+    if not engines[0].layers and engines[0].kernels:
+        raise KernelsOnly(engines[0])
+    require_layers(engines[0])
     docs = []
     for k, a in enumerate(analyses):
         doc = a.to_json()

@@ -127,3 +127,20 @@ def side_by_side(engines: list[EngineInfo]) -> list[dict[str, Any]]:
         differ = [k for k in ("type", "precision", "tactic") if len({c[k] for c in present}) > 1]
         out.append({"key": key, "profiles": cells, "differ": differ if len(present) == len(cells) else ["missing"]})
     return out
+
+
+def analyse_profiles(paths: list[str], graph: Any = None, model_precision: str | None = None) -> list[Any]:
+    """Each optimization profile of the engine of ``paths`` read (once), mapped to ``graph`` and
+    diagnosed as ``trtstudio layers`` does one: an :class:`~trtstudio.engine.analysis.Analysis` each."""
+    from trtstudio.engine.analysis import analyze
+    from trtstudio.engine.load import load_engine_profiles
+
+    return [analyze(e, graph, model_precision=model_precision, machine=list(paths), hand_over=True)
+            for e in load_engine_profiles(paths)]
+
+
+def profiles_document(analyses: list[Any]) -> dict[str, Any]:
+    """``{profiles: [profile_summary...], side_by_side: [...]}`` of :func:`analyse_profiles`' result
+    (what the window's Profiles tab shows)."""
+    engines = [a.engine for a in analyses]
+    return {"profiles": [profile_summary(e, k) for k, e in enumerate(engines)], "side_by_side": side_by_side(engines)}

@@ -56,6 +56,8 @@ class DocumentLoader(QObject):
         self.w = window
         self.summary: dict[str, Any] | None = None
         self.last_check: Any = None  # the last backends.support.CheckResult of the open model
+        self.profile_shown = 0  # the optimization profile whose layers the engine dock shows
+        self._profiles: tuple[tuple[tuple[str, ...], int], dict[str, Any]] | None = None  # (paths, model id), document
 
     def work(self, what: str, fn: Any, done: Any, name: str = "load", early: Any = None, after: Any = None) -> None:
         """Run ``fn()`` in a worker with the busy count held; ``done(result)`` on the GUI thread,
@@ -141,12 +143,14 @@ class DocumentLoader(QObject):
             self.w.side_tabs.show_summary(opened.summary)
             self.w.view.update()
 
-    def open_engine(self, paths: list[str]) -> None:
+    def open_engine(self, paths: list[str], profile: int = 0) -> None:
         """Read engine files and analyse them against the open model, in one worker, in two stages:
         the engine with its table (``engine.analysis.mapped``: the layers, their ONNX nodes and
         times) is shown as soon as it is there, with the analysis ``pending``; the diagnosis
         (findings, severities) follows from the same worker and replaces it, unless something else
-        was opened meanwhile (the workspace's token)."""
+        was opened meanwhile (the workspace's token). ``profile``: the optimization profile whose
+        layers are shown; an engine of several has its profiles side by side in the Profiles tab,
+        made in another worker after the diagnosis (:meth:`show_profiles`)."""
         paths = [os.fspath(p) for p in paths]
         for p in paths:
             self.w.prefs.remember(p)
@@ -159,7 +163,7 @@ class DocumentLoader(QObject):
             from trtstudio.engine.analysis import mapped
             from trtstudio.engine.load import load_engine
 
-            engine = load_engine(paths)
+            engine = load_engine(paths, profile=profile)
             partial = mapped(engine, model, columns=True)
             hand((engine, partial))
             # The table's first paint calls into Python for each cell it draws, each call taking
@@ -185,12 +189,52 @@ class DocumentLoader(QObject):
             if not ws.set_analysis(analysis, shown[0]):
                 return  # stale: another engine, or rejected nodes, since (their analysis follows)
             self.w.statusBar().showMessage(f"Engine: {len(engine.layers)} layers from {', '.join(engine.formats)}", 6000)
+            self.show_profiles(engine, paths, profile)
 
         self.work(f"Reading {', '.join(Path(p).name for p in paths)}...", work, done, early=first)
+
+    def show_profiles(self, engine: Any, paths: list[str], shown: int = 0) -> None:
+        """The Profiles tab for ``engine`` (read from ``paths``, showing profile ``shown``): each of
+        its optimization profiles read, diagnosed and aligned in a worker
+        (``engine.multiprofile``), for an engine of several; else the tab goes."""
+        from trtstudio.engine.load import profile_count
+
+        ws = self.w.workspace
+        self.profile_shown = shown
+        if profile_count(engine) < 2 or not paths:
+            self._profiles = None
+            self.w.engine_tabs.show_profiles(None)
+            return
+        model, token = ws.model, ws.token()
+        key = (tuple(paths), id(model))
+        if self._profiles is not None and self._profiles[0] == key:  # another profile of the engine shown
+            self.w.engine_tabs.show_profiles(self._profiles[1], shown, self._on_profile_chosen)
+            return
+
+        def work() -> dict[str, Any]:
+            from trtstudio.engine.multiprofile import analyse_profiles, profiles_document
+
+            return profiles_document(analyse_profiles(paths, model.graph if model is not None else None))
+
+        def done(doc: dict[str, Any]) -> None:
+            if ws.token() == token:
+                self._profiles = (key, doc)
+                self.w.engine_tabs.show_profiles(doc, shown, self._on_profile_chosen)
+
+        self.work("Reading the engine's optimization profiles...", work, done, name="profiles")
+
+    def _on_profile_chosen(self, profile: int) -> None:
+        """The Profiles tab's choice: the engine opened again with ``profile``'s layers."""
+        paths = list(self.w.workspace.engine_paths)
+        if paths and profile != self.profile_shown:
+            self.open_engine(paths, profile=profile)
 
     def set_engine(self, engine: Any, paths: list[str] | None = None, analysis: Any = None) -> tuple[int, int]:
         """Open ``engine`` (with its ``analysis`` when made for the open model, else analysed now in a
         worker); returns the workspace's token for it (``Workspace.set_engine``)."""
+        if self._profiles is not None and self._profiles[0][0] != tuple(paths or []):
+            self._profiles = None
+            self.w.engine_tabs.show_profiles(None)  # another engine's profiles; this one's follow
         token = self.w.workspace.set_engine(engine, paths or [], analysis)
         if self.w.workspace.analysis is None:
             self.reanalyze()
