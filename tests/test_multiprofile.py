@@ -102,3 +102,22 @@ def test_a_tensorrt_rtx_build_with_two_profiles(tmp_path: Path, capfd: pytest.Ca
     assert main(["layers", str(log), "--all-profiles", "--json"]) == 0
     doc = json.loads(capfd.readouterr().out)
     assert [p["shapes"]["x"]["max"] for p in doc["profiles"]] == [list(small[2]), list(large[2])]
+
+
+@needs_fixtures
+def test_rows_show_a_layer_one_profile_lacks_and_what_differs() -> None:
+    """Profile 1 of the cookbook engine less one layer, another with a tactic of its own (as a
+    profile of other shapes picks): the lacking side's cell is None, the other row says tactic."""
+    import copy
+
+    p0, p1 = load_engine_profiles(VERBOSITY)
+    p1 = copy.copy(p1)
+    gone = p1.layers[3]
+    changed = p1.layers[1].shallow_copy()
+    changed.tactic = "sm90_other_tactic"
+    p1.layers = [p1.layers[0], changed, *p1.layers[2:3], *p1.layers[4:]]
+    rows = side_by_side([p0, p1])
+    assert len(rows) == len(p0.layers)
+    lacking = [r for r in rows if r["profiles"][1] is None]
+    assert [r["key"] for r in lacking] == [layer_key(gone.name)] and lacking[0]["differ"] == ["missing"]
+    assert [r["differ"] for r in rows if r["profiles"][1] is not None and r["differ"]] == [["tactic"]]

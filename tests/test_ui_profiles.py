@@ -13,7 +13,7 @@ INSPECTOR = FIX / "NVIDIA_trt-samples-for-hackathon-cn" / "HEAD" / "cookbook" / 
 
 
 @pytest.mark.skipif(not INSPECTOR.exists(), reason="trt-real fixtures absent")
-def test_profiles_side_by_side_and_the_profile_shown(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_profiles_side_by_side_and_the_profile_shown(qtbot, qtmodeltester, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from trtstudio.engine.load import load_engine
 
     tabs = window.engine_tabs
@@ -28,6 +28,16 @@ def test_profiles_side_by_side_and_the_profile_shown(qtbot, window, tmp_path: Pa
     assert [left.text(r, 1) for r in range(left.rowCount())] == [lay.name for lay in p0.layers]
     assert [right.text(r, 1) for r in range(right.rowCount())] == [lay.name for lay in p1.layers]
     assert "profile 1" in view.figures.text() and "13 layers" in view.figures.text()
+    qtmodeltester.check(left)
+    # only the rows whose sides differ (as the core's side_by_side says)
+    differing = sum(1 for r in view.doc["side_by_side"] if r["differ"])
+    view.only_differ.setChecked(True)
+    assert left.rowCount() == right.rowCount() == differing == view.differing_rows()
+    view.only_differ.setChecked(False)
+    # the right side can show profile 0 too: then nothing differs
+    view.right.pick.setCurrentIndex(0)
+    assert view.differing_rows() == 0 and right.text(0, 1) == p0.layers[0].name
+    view.right.pick.setCurrentIndex(1)
     # the two sides scroll together
     view.left.table.verticalScrollBar().setValue(view.left.table.verticalScrollBar().maximum())
     assert view.right.table.verticalScrollBar().value() == view.left.table.verticalScrollBar().value()

@@ -64,10 +64,10 @@ def test_save_session_keeps_the_sweep_tab_results_and_opening_shows_them(qtbot: 
     with qtbot.waitSignal(window.sig_model_loaded, timeout=60_000):
         window.open_model(str(model))
     qtbot.waitUntil(lambda: window.profile_panel is not None and not window.plots_pending(), timeout=60_000)
-    panel = window.profile_panel
-    qtbot.waitUntil(lambda: panel.sweep_tab.run_button.isEnabled(), timeout=30_000)
-    _fast(panel)
-    tab = panel.sweep_tab
+    live = window.profile_panel
+    qtbot.waitUntil(lambda: live.sweep_tab.run_button.isEnabled(), timeout=30_000)
+    _fast(live)
+    tab = live.sweep_tab
     tab.steps_edit.setText("1,2")
     with qtbot.waitSignal(tab.sig_finished, timeout=120_000) as swept:
         tab.run()
