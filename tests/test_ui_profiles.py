@@ -52,3 +52,20 @@ def test_profiles_side_by_side_and_the_profile_shown(qtbot, qtmodeltester, windo
                     timeout=60000)
     assert [lay.name for lay in window.workspace.engine.layers] == [lay.name for lay in p1.layers]
     assert tabs.indexOf(view) >= 0 and view.shown.currentIndex() == 1  # the tab stays, made once
+
+
+@pytest.mark.skipif(not INSPECTOR.exists(), reason="trt-real fixtures absent")
+def test_a_session_of_profile_1_shows_its_profiles(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A session keeps the layers of the profile shown (1 here); opened, the Profiles tab comes back
+    from the engine's files, saying the Layers tab shows profile 1."""
+    from trtstudio.engine.load import load_engine
+    from trtstudio.report.model import make_session
+    from trtstudio.report.session import write_session
+
+    path = write_session(tmp_path / "p1.trtstudio", make_session(engine=load_engine(INSPECTOR, profile=1)))
+    with qtbot.waitSignal(window.sessions.sig_session_loaded, timeout=60000):
+        window.sessions.open_session(str(path))
+    tabs = window.engine_tabs
+    qtbot.waitUntil(lambda: tabs.profiles_view is not None and tabs.indexOf(tabs.profiles_view) >= 0, timeout=60000)
+    assert tabs.profiles_view.shown.currentIndex() == 1
+    assert window.workspace.engine.layers[0].name.endswith("[profile 1]")

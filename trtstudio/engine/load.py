@@ -270,6 +270,19 @@ def profile_count(info: EngineInfo) -> int:
     return int(n) if isinstance(n, int) and n > 1 else 1
 
 
+def shown_profile(info: EngineInfo, look: int = 200) -> int:
+    """The optimization profile whose layers ``info`` holds: the readers' tag, else the "[profile N]"
+    that a name among its first ``look`` layers carries (a session keeps names, not tags); 0 without."""
+    from trtstudio.engine.readers._common import marked_profile
+
+    for lay in info.layers[:look]:
+        tagged = lay.own_attrs().get(PROFILE)
+        marked = int(tagged) if tagged else marked_profile(lay)
+        if marked:
+            return marked
+    return 0
+
+
 def _load(paths: list[str | Path], profile: int) -> EngineInfo:
     return _merge(_checked(paths), profile)
 

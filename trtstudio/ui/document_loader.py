@@ -201,7 +201,7 @@ class DocumentLoader(QObject):
 
         ws = self.w.workspace
         self.profile_shown = shown
-        if profile_count(engine) < 2 or not paths:
+        if engine is None or profile_count(engine) < 2 or not paths:
             self._profiles = None
             self.w.engine_tabs.show_profiles(None)
             return

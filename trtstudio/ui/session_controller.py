@@ -144,12 +144,29 @@ class SessionController(QObject):
             if saved:
                 self.w.busy(+1)  # until the run is drawn (a --screenshot waits for it)
                 self._show_saved_run(saved[-1], f"{Path(path).name}: " + (f"{missing}; " if missing else ""), 0)
+            self._show_engine_profiles()
             if session.sweeps:
                 self.w.busy(+1)  # until they are in the Sweep tab
                 self._show_saved_sweeps(list(session.sweeps), 0)
             self.sig_session_loaded.emit(session)
 
         self.w.loader.work(f"Opening {Path(path).name}...", work, done)
+
+    def _show_engine_profiles(self) -> None:
+        """A session's engine of several optimization profiles: its Profiles tab, from its files
+        where they are all still there (the session keeps one profile's layers)."""
+        from trtstudio.engine.load import profile_count, shown_profile
+
+        ws = self.w.workspace
+        paths = list(ws.engine_paths)
+        if ws.engine is None or profile_count(ws.engine) < 2:
+            self.w.loader.show_profiles(ws.engine, [])  # another engine's tab goes
+        elif paths and all(os.path.isfile(p) for p in paths):
+            self.w.loader.show_profiles(ws.engine, paths, shown_profile(ws.engine))
+        else:
+            self.w.statusBar().showMessage(
+                f"the session's engine has {profile_count(ws.engine)} optimization profiles; its files are not "
+                "all here to show them side by side", 10000)
 
     def _show_saved_sweeps(self, docs: list[dict[str, Any]], tries: int) -> None:
         """Put a session's sweeps and shape mixes in the Sweep tab once the panel is made (the

@@ -238,7 +238,7 @@ def base_name(name: str) -> str:
 _MYELIN_GRAPH_RE = re.compile(r"_myl(\d+)_\d+$")  # a Myelin layer's graph: "fc_myl1_4", "__mye225_0_myl1_0"
 
 
-def _marked_profile(lay: Layer) -> int | None:
+def marked_profile(lay: Layer) -> int | None:
     """The profile that ``lay``'s name, else one of its tensors' names, marks ("[profile N]")."""
     for name in (lay.name, *(t.name for t in lay.inputs), *(t.name for t in lay.outputs)):
         if name and "[profile " in name:
@@ -263,7 +263,7 @@ def assign_profiles(info: EngineInfo) -> int:
     first = next(compress(count(), map(operator.contains, map(_LAYER_NAME, layers), repeat("[profile "))), None)
     if first is None:
         return 1
-    marked = [_marked_profile(lay) for lay in layers]
+    marked = [marked_profile(lay) for lay in layers]
     graphs: dict[str, int] = {}  # Myelin graph id -> the profile its marked layers name
     graph_of: list[str | None] = []
     for lay, p in zip(layers, marked, strict=True):
