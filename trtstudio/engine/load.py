@@ -119,7 +119,8 @@ def select_profile(info: EngineInfo, profile: int = 0) -> None:
     kept = [lay for lay in info.layers if int(lay.own_attrs().get(PROFILE, 0)) == profile]
     info.warnings.append(
         f"the engine has {len(profiles)} optimization profiles; showing profile {profile} "
-        f"({len(kept)} of {len(info.layers)} layers)"
+        f"({len(kept)} of {len(info.layers)} layers; all of them side by side: `layers --all-profiles`, "
+        "or the window's Profiles tab)"
     )
     for i, lay in enumerate(kept):
         lay.index = i

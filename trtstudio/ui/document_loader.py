@@ -184,12 +184,13 @@ class DocumentLoader(QObject):
 
         def done(result: tuple[Any, Any]) -> None:
             engine, analysis = result
+            if shown and ws.engine is engine:  # its profiles after its diagnosis (a model's reanalysis may follow)
+                self.show_profiles(engine, paths, profile)
             if not shown or ws.token()[0] != model_gen:
                 return  # the first stage failed to show (its error went out), or another model came
             if not ws.set_analysis(analysis, shown[0]):
                 return  # stale: another engine, or rejected nodes, since (their analysis follows)
             self.w.statusBar().showMessage(f"Engine: {len(engine.layers)} layers from {', '.join(engine.formats)}", 6000)
-            self.show_profiles(engine, paths, profile)
 
         self.work(f"Reading {', '.join(Path(p).name for p in paths)}...", work, done, early=first)
 
