@@ -62,9 +62,11 @@ def test_the_window_infers_a_model_of_heavy_weights_in_a_child(tmp_path: Path) -
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
-    pytest.importorskip("PySide6")
     from trtstudio.fileio import file_stamp
-    from trtstudio.ui.document_loader import ISOLATED_INFERENCE_BYTES, _infer_shapes
+    from trtstudio.graph.open import ISOLATED_INFERENCE_BYTES, OpenedModel, infer_document_shapes
+
+    def _infer_shapes(model: Any, stamp: Any = None) -> None:  # as the window's loader calls it
+        infer_document_shapes(OpenedModel(model, None, {}, None, stamp))
 
     def model(out_channels: int) -> onnx.ModelProto:
         w = numpy_helper.from_array(np.ones((out_channels, 1000, 1, 1), dtype=np.float32), "w")

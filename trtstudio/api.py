@@ -405,10 +405,11 @@ def _graph_model(model: Any) -> Any:
 
 
 def open_model(path: str | os.PathLike[str]) -> ModelInfo:
-    """Load an ONNX model (shapes inferred)."""
-    from trtstudio.graph.model import load_model
+    """Load an ONNX model (shapes inferred), as the window opens it (``graph.open``: loaded, then its
+    shapes inferred, a big model's in a child process)."""
+    from trtstudio.graph.open import infer_document_shapes, open_document
 
-    return ModelInfo(load_model(path))
+    return ModelInfo(infer_document_shapes(open_document(path, display=False, search=False)).model)
 
 
 def _side(x: Any, name: str | None = None) -> Side:

@@ -13,7 +13,8 @@ it is about (:meth:`Workspace.report_inputs`), so one model's latencies never ap
 model's name.
 
 Events (callbacks get the workspace): ``model``, ``engine``, ``analysis``, ``unsupported``,
-``runs``, ``selection``, ``accuracy``. An engine's analysis may come in two steps (the window
+``runs``, ``selection``, ``accuracy``, ``sweeps`` (a sweep's or shape mix's document added: the
+Sweep tab's, a session's; saved with the runs of their model). An engine's analysis may come in two steps (the window
 shows the table of a big engine before its diagnosis): first one with ``pending`` set (mapping,
 per-node layers and times, the table without findings), then the whole one, each through
 :meth:`Workspace.set_analysis` with the token of the engine it was made for.
@@ -30,7 +31,7 @@ from trtstudio.bigdocs.release import release_later
 from trtstudio.engine.analysis import Analysis
 from trtstudio.engine.model import EngineInfo
 
-EVENTS = ("model", "engine", "analysis", "unsupported", "runs", "selection", "accuracy")
+EVENTS = ("model", "engine", "analysis", "unsupported", "runs", "selection", "accuracy", "sweeps")
 
 
 class Events:
@@ -110,6 +111,7 @@ class Workspace:
         self.unsupported: list[dict[str, Any]] = []
         self.runs: list[RunEntry] = []
         self.accuracy: dict[str, Any] | None = None
+        self.sweeps: list[dict[str, Any]] = []  # trtstudio.sweep/1 and trtstudio.mix/1 documents, in order
         self.selection = Selection()
         self._model_gen = 0
         self._engine_gen = 0
@@ -226,6 +228,28 @@ class Workspace:
                 return entry
         return None
 
+    def add_sweep(self, doc: dict[str, Any] | None) -> None:
+        """A finished sweep's or shape mix's document (None: one that could not start, ignored)."""
+        if doc is None:
+            return
+        self.sweeps.append(doc)
+        self.events.emit("sweeps", self)
+
+    def sweeps_of_model(self) -> list[dict[str, Any]]:
+        """The sweeps and mixes of the open model (by content hash where both are known, else by
+        path); all of them when no model is open."""
+        if self.model_path is None:
+            return list(self.sweeps)
+        out = []
+        for doc in self.sweeps:
+            sha = doc.get("model_sha256")
+            if sha and self.model_sha256:
+                if sha == self.model_sha256:
+                    out.append(doc)
+            elif os.path.abspath(str(doc.get("model", ""))) == os.path.abspath(self.model_path):
+                out.append(doc)
+        return out
+
     def disturb_runs(self, what: str) -> None:
         """Tell every active run that ``what`` happened in this process (its host memory verdict
         cannot tell a leak from that work)."""
@@ -298,4 +322,7 @@ class Workspace:
             self.runs.append(entry)
         self.events.emit("runs", self)
         self.set_accuracy(session.accuracy)
+        if session.sweeps:
+            self.sweeps.extend(session.sweeps)
+            self.events.emit("sweeps", self)
         return session.model_path

@@ -4,6 +4,7 @@ layers to the ONNX model's nodes, run the diagnostics and print a table or JSON.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from trtstudio.commands._args import add_json
@@ -22,6 +23,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--onnx", metavar="MODEL", help="ONNX model the engine was built from (maps layers to nodes)")
     parser.add_argument("--profile", type=int, default=0, help="optimization profile whose layers to show (default 0)")
+    parser.add_argument("--all-profiles", action="store_true",
+                        help="every optimization profile: each one's layer count, time and findings, and their "
+                             "layers side by side (JSON: profiles, side_by_side)")
     parser.add_argument("--precision", help="precision the model is meant to run in (fp16, bf16, int8, ...)")
     add_json(parser, "trtstudio.layers/1")
     parser.add_argument("--indent", type=int, metavar="N", help="indent --json output by N spaces (default compact)")
@@ -57,13 +61,7 @@ def _table(engine: Any, by_layer: dict[int, list[str]]) -> list[str]:
             str(lay.index), shorten(lay.name, _NAME_WIDTH), lay.type, prec, shorten(lay.tactic, _TACTIC_WIDTH),
             _fmt_ms(ms), "" if pct is None else f"{pct:.1f}", ",".join(by_layer.get(lay.index, [])),
         ))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    right = {0, 5, 6}
-    out = []
-    for r in rows:
-        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
-        out.append("  ".join(cells).rstrip())
-    return out
+    return _columns(rows, right={0, 5, 6})
 
 
 def _summary(engine: Any, mapping: Any) -> list[str]:
@@ -185,7 +183,7 @@ def render_kernels(k: dict[str, Any], limit: int = 20) -> str:
 def run(args: argparse.Namespace) -> int:
     """Read, map, diagnose, print. Exit 0; bad input raises InputError (exit 2)."""
     try:
-        return _run(args)
+        return _run_all_profiles(args) if args.all_profiles else _run(args)
     except KernelsOnly as only:
         return _kernels_only(only.engine, args.json)
 
@@ -250,6 +248,90 @@ def _run(args: argparse.Namespace) -> int:
         doc = {"schema": doc["schema"], "source": doc["source"], "findings": doc["findings"],
                "warnings": doc["warnings"]}
     return emit(doc, True, indent=args.indent, non_finite=count_non_finite_doc(doc))
+
+
+def _run_all_profiles(args: argparse.Namespace) -> int:
+    """``--all-profiles``: each optimization profile read, mapped and diagnosed as ``layers`` does
+    one, then printed side by side (JSON ``profiles``: each profile's ``layers/1`` document with its
+    ``summary``; ``side_by_side``: the aligned rows)."""
+    from trtstudio.commands._emit import emit
+    from trtstudio.engine.load import require_layers
+    from trtstudio.engine.multiprofile import analyse_profiles, profile_summary, side_by_side
+
+    if args.profile:
+        from trtstudio.errors import InputError
+
+        raise InputError(None, "give --profile N or --all-profiles, not both")
+    graph = None
+    if args.onnx:
+        from trtstudio.graph.model import load_model
+
+        graph = load_model(args.onnx, infer_shapes=False).graph
+    analyses = analyse_profiles(list(args.files), graph, args.precision)
+    engines = [a.engine for a in analyses]
+    if not engines[0].layers and engines[0].kernels:
+        raise KernelsOnly(engines[0])
+    require_layers(engines[0])
+    docs = []
+    for k, a in enumerate(analyses):
+        doc = a.to_json()
+        if a.mapping is not None:
+            doc["mapping"]["model"] = args.onnx
+        for key in ("schema", "source", "formats"):
+            doc.pop(key, None)
+        docs.append({**profile_summary(a.engine, k), "document": doc})
+    if args.findings_only:
+        for d in docs:
+            d["document"] = {"findings": d["document"]["findings"], "warnings": d["document"]["warnings"]}
+    out = {"schema": "trtstudio.layers/1", "source": engines[0].sources, "formats": engines[0].formats,
+           "profiles": docs, "side_by_side": [] if args.findings_only else side_by_side(engines)}
+    return emit(out, args.json, lambda d: render_profiles(engines, d, args.findings_only), indent=args.indent)
+
+
+def render_profiles(engines: list[Any], doc: dict[str, Any], findings_only: bool = False) -> str:
+    """``--all-profiles`` as text: a line per profile (layers, time, findings, shapes), the layers
+    side by side (name, then type, precision and time per profile), each profile's findings."""
+    profiles = doc["profiles"]
+    lines = [f"{len(profiles)} optimization profile{'s' if len(profiles) != 1 else ''} from "
+             f"{', '.join(doc['source'])} ({', '.join(doc['formats'])})", ""]
+    head = ("profile", "layers", "time ms", "findings", "shapes (min .. opt .. max)")
+    rows = [head]
+    for p in profiles:
+        f = p["findings"]
+        found = f"{sum(f.values())}" + (" (" + ", ".join(f"{v} {k}" for k, v in f.items()) + ")" if f else "")
+        shapes = "; ".join(f"{n} {'x'.join(map(str, s['min']))} .. {'x'.join(map(str, s['opt']))} .. "
+                           f"{'x'.join(map(str, s['max']))}" for n, s in (p.get("shapes") or {}).items())
+        rows.append((str(p["profile"]), str(p["layers"]), _fmt_ms(p["time_ms"]) or "-", found, shapes))
+    lines += _columns(rows, right={0, 1, 2})
+    if len(profiles) == 1:
+        lines += ["", "the files list one optimization profile"]
+    if not findings_only and len(profiles) > 1:
+        lines += ["", "layers side by side (matched by name, \"[profile N]\" and Myelin graph numbers aside):"]
+        table = [("name", *(f"p{p['profile']} type/precision  time ms" for p in profiles), "differs")]
+        for row in doc["side_by_side"]:
+            cells = []
+            for c in row["profiles"]:
+                cells.append("-" if c is None else
+                             f"{c['type']} {c['precision'] or ''}  {_fmt_ms(c['time_ms'])}".rstrip())
+            table.append((shorten(row["key"], _NAME_WIDTH), *cells, ",".join(row["differ"])))
+        lines += _columns(table, right=set())
+    for p, engine in zip(profiles, engines, strict=True):
+        lines += ["", f"profile {p['profile']}: findings {len(engine.findings)}"]
+        for f in engine.findings:
+            where = f"[{f.layer_index}] " if f.layer_index is not None else ""
+            lines.append(f"  {f.severity:7s} {f.kind:18s} {where}{f.message}")
+    warnings = list(dict.fromkeys(w for e in engines for w in e.warnings if "optimization profiles; showing" not in w))
+    lines += [""] + [f"warning: {w}" for w in warnings] if warnings else []
+    return "\n".join(lines)
+
+
+def _columns(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
+        out.append("  ".join(cells).rstrip())
+    return out
 
 
 def render_text(engine: Any, mapping: Any, findings_only: bool) -> str:

@@ -119,7 +119,8 @@ def select_profile(info: EngineInfo, profile: int = 0) -> None:
     kept = [lay for lay in info.layers if int(lay.own_attrs().get(PROFILE, 0)) == profile]
     info.warnings.append(
         f"the engine has {len(profiles)} optimization profiles; showing profile {profile} "
-        f"({len(kept)} of {len(info.layers)} layers)"
+        f"({len(kept)} of {len(info.layers)} layers; all of them side by side: `layers --all-profiles`, "
+        "or the window's Profiles tab)"
     )
     for i, lay in enumerate(kept):
         lay.index = i
@@ -251,7 +252,44 @@ def _size(path: str | Path) -> int:
         return 0
 
 
+def load_engine_profiles(paths: Iterable[str | Path] | str | Path) -> list[EngineInfo]:
+    """One EngineInfo per optimization profile of the engine that ``paths`` describe (read once):
+    ``[load_engine(paths, profile=0), load_engine(paths, profile=1), ...]``; one item for an engine
+    of one profile. Each profile's layers are its own objects (their indices from 0), its times
+    matched to them by name."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    with gc_paused():
+        results = _checked(list(paths))
+        first = _merge(results, 0)
+        return [first] + [_merge(results, p) for p in range(1, profile_count(first))]
+
+
+def profile_count(info: EngineInfo) -> int:
+    """How many optimization profiles the engine of ``info`` has (1 where its files do not say)."""
+    n = info.build_settings.get("optimization_profiles")
+    return int(n) if isinstance(n, int) and n > 1 else 1
+
+
+def shown_profile(info: EngineInfo, look: int = 200) -> int:
+    """The optimization profile whose layers ``info`` holds: the readers' tag, else the "[profile N]"
+    that a name among its first ``look`` layers carries (a session keeps names, not tags); 0 without."""
+    from trtstudio.engine.readers._common import marked_profile
+
+    for lay in info.layers[:look]:
+        tagged = lay.own_attrs().get(PROFILE)
+        marked = int(tagged) if tagged else marked_profile(lay)
+        if marked:
+            return marked
+    return 0
+
+
 def _load(paths: list[str | Path], profile: int) -> EngineInfo:
+    return _merge(_checked(paths), profile)
+
+
+def _checked(paths: list[str | Path]) -> list[ReadResult]:
+    """Each file's ReadResult; InputError where there is none, or a file gave nothing."""
     results = _read_files(paths)
     if not results:
         raise InputError(None, "no files given")
@@ -259,6 +297,12 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
         if _yields_nothing(r.info):
             raise InputError(r.path, f"nothing read as {r.reader.name} (no layers, times or engine details); "
                                      f"{EXPECTED_FILES}")
+    return results
+
+
+def _merge(results: list[ReadResult], profile: int) -> EngineInfo:
+    """The EngineInfo of ``results`` with the layers of optimization profile ``profile``. The
+    results' layer lists are not changed (several profiles are merged from one read)."""
     profile_only = [_is_profile_only(r.info) for r in results]  # once: a walk over every layer
     layer_parts = [r for r, p in zip(results, profile_only, strict=True) if r.info.layers and not p]
     timed_parts = [r for r, p in zip(results, profile_only, strict=True) if p]

@@ -2,7 +2,9 @@
 
 The GUI thread only receives finished objects: the model with its display graph, summary and
 content hash; the engine with its :class:`~trtstudio.engine.analysis.Analysis` (mapping, findings,
-per-node figures, table columns). An engine's files open in two stages: its table first (the
+per-node figures, table columns). A model opens through the core's two stages
+(``graph.open``: the model with its display graph, summary and hash, then its shapes), the window
+showing it between them. An engine's files open in two stages: its table first (the
 analysis ``pending``), its diagnosis from the same worker when ready. Shape inference of a big
 model follows in a second worker. A result computed for something no longer open is dropped (the
 workspace's tokens).
@@ -18,7 +20,6 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 
-from trtstudio.graph.display import build_display
 from trtstudio.ui.workers import error_text, run_in_thread
 
 
@@ -46,32 +47,6 @@ def _frozen_after(fn: Any) -> Any:
 FIRST_STAGE_PAINT_MS = 80
 FIRST_STAGE_WAIT_S = 1.0
 
-# Above this many nodes, or this file size, shape inference runs in a child process: ONNX's
-# inference holds the GIL for its whole run, which would freeze the window's thread that long. It
-# costs about 10 us a node, and 2-5 ms a megabyte of weights, which it copies in and out (ddddocr's
-# 54 MB model of 102 nodes: 280 ms), several times that in the window while other threads
-# allocate (PP-OCRv4 rec, 11 MB: a 150 ms stall). The child costs the shapes half a second.
-ISOLATED_INFERENCE_NODES = 5000
-ISOLATED_INFERENCE_BYTES = 2_000_000
-
-
-def _infer_shapes(model: Any, stamp: tuple[int, int, int] | None = None) -> tuple[Any, dict[str, Any]]:
-    """Infer ``model``'s shapes (``stamp``: its file's ``fileio.file_stamp`` when it was loaded: a
-    child process reads the file again, and a file replaced since would give another model's
-    shapes); its search columns too, where the load has not made them (``Graph.search_columns``)."""
-    from trtstudio.fileio import file_stamp
-    from trtstudio.graph.model import infer_shapes_later
-
-    model.graph.search_columns()  # for the first keystroke in the search field
-    now = file_stamp(model.path)
-    isolated = len(model.graph.nodes) > ISOLATED_INFERENCE_NODES or (now is not None and now[1] > ISOLATED_INFERENCE_BYTES)
-    if isolated and stamp is not None and now != stamp:
-        model.warnings.append(f"{model.path} changed since it was opened: shapes not inferred (open it again)")
-    else:
-        infer_shapes_later(model, isolated=isolated)
-    return model, model.summary()
-
-
 class DocumentLoader(QObject):
     """Loads into ``window.workspace`` (``window``: the MainWindow, for its busy count, status bar,
     tabs and signals). ``summary``: the summary of the model loaded last (made in the worker)."""
@@ -81,6 +56,8 @@ class DocumentLoader(QObject):
         self.w = window
         self.summary: dict[str, Any] | None = None
         self.last_check: Any = None  # the last backends.support.CheckResult of the open model
+        self.profile_shown = 0  # the optimization profile whose layers the engine dock shows
+        self._profiles: tuple[tuple[tuple[str, ...], int], dict[str, Any]] | None = None  # (paths, model id), document
 
     def work(self, what: str, fn: Any, done: Any, name: str = "load", early: Any = None, after: Any = None) -> None:
         """Run ``fn()`` in a worker with the busy count held; ``done(result)`` on the GUI thread,
@@ -129,29 +106,26 @@ class DocumentLoader(QObject):
         ws = self.w.workspace
         ws.disturb_runs(f"opened {Path(path).name} in this process")
 
-        def work() -> tuple[Any, ...]:
-            from trtstudio.fileio import file_stamp
-            from trtstudio.graph.model import load_model
-            from trtstudio.profiling.session import file_sha256
+        def work() -> Any:
+            from trtstudio.graph.open import open_document
 
-            stamp = file_stamp(path)
-            model = load_model(path, infer_shapes=False)  # shapes follow in another worker
-            display = build_display(model.graph)
-            # for the first keystroke in the search field; made here, while the window has nothing
-            # to draw: in the shapes worker it ran beside the first frame's work on the GUI thread
-            model.graph.search_columns()
-            return model, display, model.summary(), file_sha256(path), stamp
+            # the display graph and the search columns (for the first keystroke in the search
+            # field) made here, while the window has nothing to draw: in the shapes worker they ran
+            # beside the first frame's work on the GUI thread
+            return open_document(path)
 
-        def done(result: tuple[Any, ...]) -> None:
-            model, display, summary, sha, stamp = result
+        def done(opened: Any) -> None:
+            model = opened.model
             self.w.graphs.close_subgraphs()
-            self.summary = summary
-            ws.set_model(model, display, sha)
+            self.summary = opened.summary
+            ws.set_model(model, opened.display, opened.sha256)
             self.w.statusBar().showMessage(f"Opened {model.path}: {len(model.graph.nodes)} nodes", 5000)
             self.w.sig_model_loaded.emit(model)
 
             def shapes() -> None:
-                self.work("Inferring shapes...", lambda: _infer_shapes(model, stamp), self._on_shapes_inferred,
+                from trtstudio.graph.open import infer_document_shapes
+
+                self.work("Inferring shapes...", lambda: infer_document_shapes(opened), self._on_shapes_inferred,
                           name="shapes")
 
             if ws.engine is not None:
@@ -164,18 +138,19 @@ class DocumentLoader(QObject):
 
         self.work(f"Loading {Path(path).name}...", work, done)
 
-    def _on_shapes_inferred(self, result: tuple[Any, dict[str, Any]]) -> None:
-        model, summary = result
-        if model is self.w.workspace.model:
-            self.w.side_tabs.show_summary(summary)
+    def _on_shapes_inferred(self, opened: Any) -> None:
+        if opened.model is self.w.workspace.model:
+            self.w.side_tabs.show_summary(opened.summary)
             self.w.view.update()
 
-    def open_engine(self, paths: list[str]) -> None:
+    def open_engine(self, paths: list[str], profile: int = 0) -> None:
         """Read engine files and analyse them against the open model, in one worker, in two stages:
         the engine with its table (``engine.analysis.mapped``: the layers, their ONNX nodes and
         times) is shown as soon as it is there, with the analysis ``pending``; the diagnosis
         (findings, severities) follows from the same worker and replaces it, unless something else
-        was opened meanwhile (the workspace's token)."""
+        was opened meanwhile (the workspace's token). ``profile``: the optimization profile whose
+        layers are shown; an engine of several has its profiles side by side in the Profiles tab,
+        made in another worker after the diagnosis (:meth:`show_profiles`)."""
         paths = [os.fspath(p) for p in paths]
         for p in paths:
             self.w.prefs.remember(p)
@@ -188,7 +163,7 @@ class DocumentLoader(QObject):
             from trtstudio.engine.analysis import mapped
             from trtstudio.engine.load import load_engine
 
-            engine = load_engine(paths)
+            engine = load_engine(paths, profile=profile)
             partial = mapped(engine, model, columns=True)
             hand((engine, partial))
             # The table's first paint calls into Python for each cell it draws, each call taking
@@ -209,6 +184,8 @@ class DocumentLoader(QObject):
 
         def done(result: tuple[Any, Any]) -> None:
             engine, analysis = result
+            if shown and ws.engine is engine:  # its profiles after its diagnosis (a model's reanalysis may follow)
+                self.show_profiles(engine, paths, profile)
             if not shown or ws.token()[0] != model_gen:
                 return  # the first stage failed to show (its error went out), or another model came
             if not ws.set_analysis(analysis, shown[0]):
@@ -217,9 +194,48 @@ class DocumentLoader(QObject):
 
         self.work(f"Reading {', '.join(Path(p).name for p in paths)}...", work, done, early=first)
 
+    def show_profiles(self, engine: Any, paths: list[str], shown: int = 0) -> None:
+        """The Profiles tab for ``engine`` (read from ``paths``, showing profile ``shown``): each of
+        its optimization profiles read, diagnosed and aligned in a worker
+        (``engine.multiprofile``), for an engine of several; else the tab goes."""
+        from trtstudio.engine.load import profile_count
+
+        ws = self.w.workspace
+        self.profile_shown = shown
+        if engine is None or profile_count(engine) < 2 or not paths:
+            self._profiles = None
+            self.w.engine_tabs.show_profiles(None)
+            return
+        model, token = ws.model, ws.token()
+        key = (tuple(paths), id(model))
+        if self._profiles is not None and self._profiles[0] == key:  # another profile of the engine shown
+            self.w.engine_tabs.show_profiles(self._profiles[1], shown, self._on_profile_chosen)
+            return
+
+        def work() -> dict[str, Any]:
+            from trtstudio.engine.multiprofile import analyse_profiles, profiles_document
+
+            return profiles_document(analyse_profiles(paths, model.graph if model is not None else None))
+
+        def done(doc: dict[str, Any]) -> None:
+            if ws.token() == token:
+                self._profiles = (key, doc)
+                self.w.engine_tabs.show_profiles(doc, shown, self._on_profile_chosen)
+
+        self.work("Reading the engine's optimization profiles...", work, done, name="profiles")
+
+    def _on_profile_chosen(self, profile: int) -> None:
+        """The Profiles tab's choice: the engine opened again with ``profile``'s layers."""
+        paths = list(self.w.workspace.engine_paths)
+        if paths and profile != self.profile_shown:
+            self.open_engine(paths, profile=profile)
+
     def set_engine(self, engine: Any, paths: list[str] | None = None, analysis: Any = None) -> tuple[int, int]:
         """Open ``engine`` (with its ``analysis`` when made for the open model, else analysed now in a
         worker); returns the workspace's token for it (``Workspace.set_engine``)."""
+        if self._profiles is not None and self._profiles[0][0] != tuple(paths or []):
+            self._profiles = None
+            self.w.engine_tabs.show_profiles(None)  # another engine's profiles; this one's follow
         token = self.w.workspace.set_engine(engine, paths or [], analysis)
         if self.w.workspace.analysis is None:
             self.reanalyze()

@@ -128,6 +128,7 @@ class EngineTabs(QTabWidget):
         self.layer_table: Any = None
         self.charts: Any = None
         self.log_panel: Any = None
+        self.profiles_view: Any = None  # the Profiles tab (ui.profiles_view), made for an engine of several
         self._log_shown = False  # the Log tab holds an engine's own log (show_log), not a build's
         self._log_gen = 0  # which show_log is still putting its lines in the tab
         self._gen = 0
@@ -295,6 +296,12 @@ class EngineTabs(QTabWidget):
             self._sized = True
             first = [self.findings_model.texts(row) for row in range(min(100, len(findings)))]
             size_columns_to_texts(self.findings_view, {c: [t[c] for t in first] for c in range(4)})
+
+    def show_profiles(self, doc: Any, shown: int = 0, on_choose: Any = None) -> Any:
+        """The Profiles tab: an engine's optimization profiles side by side (``ui.profiles_view``)."""
+        from trtstudio.ui.profiles_view import show_profiles
+
+        return show_profiles(self, doc, shown, on_choose)
 
     def finding_count(self) -> int:
         """Findings listed."""

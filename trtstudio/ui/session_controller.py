@@ -67,10 +67,14 @@ class SessionController(QObject):
             self.w.statusBar().showMessage(
                 f"{len(others)} run(s) of other models are not in this report (each report is about one model)", 10000)
 
+        sweeps = list(ws.sweeps_of_model())
+
         def work() -> list[str]:
             from trtstudio.report import build_report, write_report
 
-            return [str(p) for p in write_report(build_report(**inputs), path)]
+            rep = build_report(**inputs)
+            rep.sweeps = [dict(d) for d in sweeps]  # the Sweep tab's sweeps and mixes: the Shapes section
+            return [str(p) for p in write_report(rep, path)]
 
         def done(paths: list[str]) -> None:
             self.w.statusBar().showMessage(f"Report written: {', '.join(paths)}", 10000)
@@ -89,13 +93,18 @@ class SessionController(QObject):
             self.save_session(path if classify(path, sniff=False) == SESSION else path + SESSION_SUFFIX)
 
     def save_session(self, path: str) -> None:
-        """Model, engine files, run and statistics to one .trtstudio file (atomic write), in a worker."""
+        """Model, engine files, run and statistics, and the sweeps and shape mixes of the model (the
+        Sweep tab's), to one .trtstudio file (atomic write), in a worker."""
         inputs = self._inputs()
+        sweeps = list(self.w.workspace.sweeps_of_model())
 
         def work() -> str:
-            from trtstudio.report import save_session
+            from trtstudio.report.model import make_session
+            from trtstudio.report.session import write_session
 
-            return str(save_session(path, **inputs))
+            session = make_session(**inputs)
+            session.sweeps = [dict(d) for d in sweeps]
+            return str(write_session(path, session))
 
         def done(p: str) -> None:
             self.w.prefs.remember(p)
@@ -135,23 +144,52 @@ class SessionController(QObject):
             if saved:
                 self.w.busy(+1)  # until the run is drawn (a --screenshot waits for it)
                 self._show_saved_run(saved[-1], f"{Path(path).name}: " + (f"{missing}; " if missing else ""), 0)
+            self._show_engine_profiles()
+            if session.sweeps:
+                self.w.busy(+1)  # until they are in the Sweep tab
+                self._show_saved_sweeps(list(session.sweeps), 0)
             self.sig_session_loaded.emit(session)
 
         self.w.loader.work(f"Opening {Path(path).name}...", work, done)
+
+    def _show_engine_profiles(self) -> None:
+        """A session's engine of several optimization profiles: its Profiles tab, from its files
+        where they are all still there (the session keeps one profile's layers)."""
+        from trtstudio.engine.load import profile_count, shown_profile
+
+        ws = self.w.workspace
+        paths = list(ws.engine_paths)
+        if ws.engine is None or profile_count(ws.engine) < 2:
+            self.w.loader.show_profiles(ws.engine, [])  # another engine's tab goes
+        elif paths and all(os.path.isfile(p) for p in paths):
+            self.w.loader.show_profiles(ws.engine, paths, shown_profile(ws.engine))
+        else:
+            self.w.statusBar().showMessage(
+                f"the session's engine has {profile_count(ws.engine)} optimization profiles; its files are not "
+                "all here to show them side by side", 10000)
+
+    def _show_saved_sweeps(self, docs: list[dict[str, Any]], tries: int) -> None:
+        """Put a session's sweeps and shape mixes in the Sweep tab once the panel is made (the
+        last one shown); holds one busy count until then."""
+        panel = _panel_ready(self.w, self, tries, lambda: self._show_saved_sweeps(docs, tries + 1))
+        if panel is None:
+            return
+        self.w.busy(-1)
+        if panel is False or getattr(panel, "sweep_tab", None) is None:
+            return  # no panel here: the sweeps stay in the workspace, its sessions and reports
+        panel.sweep_tab.add_results(docs)
 
     def _show_saved_run(self, run: Any, source: str, tries: int) -> None:
         """Draw a session's run in the Live profile panels once they are made: its latencies in
         order (on a time axis of their running sum: a run's inferences follow each other) and its
         whole-run statistics, as when the run ended. Holds one busy count until then; ``source``
         starts the status line that says so."""
-        panel = self.w.profile_panel
-        if panel is None or self.w.plots_pending():
-            if tries < 1200 and not (panel is None and self.w.stager.state == "built"):
-                QTimer.singleShot(50, self, lambda: self._show_saved_run(run, source, tries + 1))
-                return
-            self.w.busy(-1)  # no Live profile panel here (or it never came): the run stays in reports
+        panel = _panel_ready(self.w, self, tries, lambda: self._show_saved_run(run, source, tries + 1))
+        if panel is None:
             return
-        self.w.busy(-1)
+        self.w.busy(-1)  # (panel False: no Live profile panel here, or it never came: the run stays in reports)
+        if panel is False:
+            return
         if panel.is_running():  # a run started meanwhile: it keeps the panels
             return
         from trtstudio.profiling.samples import SampleBuffer
@@ -165,6 +203,18 @@ class SessionController(QObject):
         panel.live.finish(run.stats or None)
         self.w.statusBar().showMessage(
             f"{source}saved run {run.name!r} ({run.backend or '?'}, {lat.size} inferences) in Live profile", 10000)
+
+
+def _panel_ready(w: Any, owner: QObject, tries: int, again: Any) -> Any:
+    """The Live profile panel once made; None after scheduling ``again()`` while it is still to
+    come (the plot panels follow the model), or for good (``False``) where it never comes."""
+    panel = w.profile_panel
+    if panel is None or w.plots_pending():
+        if tries < 1200 and not (panel is None and w.stager.state == "built"):
+            QTimer.singleShot(50, owner, again)
+            return None
+        return False
+    return panel
 
 
 def find_session_model(session_path: str, model_path: str) -> str | None:

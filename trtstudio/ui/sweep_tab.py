@@ -1,5 +1,10 @@
 """The Live profile panel's Sweep tab: which input and dims to sweep, the steps, a latency budget,
-Run / Stop / Save; latency and throughput drawn against the swept size as each step finishes.
+Run / Stop / Save; latency and throughput drawn against the swept size as each step finishes. Or a
+shape mix: a mix file (CSV, JSON or a folder of ``.npy``/``.npz`` requests) replayed as
+``trtstudio profile --shape-mix`` does (:func:`trtstudio.profiling.shape_mix.run_mix`), its
+per-shape table, the count-weighted median and p99, and the padded replay with "Pad to opt".
+Each finished sweep or mix is a result the Result list keeps (a session's too, once opened), and
+the window saves them in its sessions and reports (``Workspace.sweeps``).
 
 The sweep itself is :func:`trtstudio.profiling.sweep.run_sweep` in a worker (``ui.workers``), with
 the panel's request (model, backend, warm-up, measured inferences or seconds per step, threads):
@@ -17,8 +22,10 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Signal, Slot
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
@@ -29,6 +36,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -44,6 +52,27 @@ from trtstudio.ui.workers import WorkerHandle, run_in_thread
 
 STEP_ITERATIONS = 200  # per step when the panel's run has no end (Measure: until stopped)
 COLUMNS = ("step", "median ms", "p99 ms", "inferences/s", "samples/s", "peak MiB")
+MIX_COLUMNS = ("shape", "count", "median ms", "p99 ms", "re-plan ms", "first ms")
+MIX_REQUESTS = 1  # measured inferences per request of a mix (its counts say how many requests)
+SWEEP, MIX = "Sweep", "Shape mix"
+MEDIAN_PEN = pg.mkPen("#1f77b4", width=2)
+P99_PEN = pg.mkPen("#ff7f0e", width=1.5)
+
+
+def result_label(doc: dict[str, Any]) -> str:
+    """A finished sweep's or mix's name in the Result list."""
+    from pathlib import Path
+
+    if is_mix(doc):
+        mix = doc.get("mix") or {}
+        return f"mix {Path(str(doc.get('source', ''))).name}: {mix.get('requests', 0)} requests"
+    rows = doc.get("sweep") or []
+    span = f"{rows[0]['label']} .. {rows[-1]['label']}" if rows else "no steps"
+    return f"sweep {span}"
+
+
+def is_mix(doc: dict[str, Any] | None) -> bool:
+    return bool(doc) and str(doc.get("schema", "")).startswith("trtstudio.mix/")  # type: ignore[union-attr]
 
 
 def status_lines(col: QVBoxLayout) -> tuple[QLabel, QLabel]:
@@ -64,7 +93,8 @@ class SweepTab(QWidget):
     is incomplete); ``factory`` the backends (None: the real ones).
 
     Public: ``set_specs``, ``run``, ``stop``, ``is_running``, ``shutdown``, ``save_to``, ``doc`` (the
-    last finished sweep's document). Signals: ``sig_step(index, row)`` after a step is drawn,
+    result shown: a sweep's or a mix's document), ``results`` (every result, in the Result list),
+    ``add_results``, ``show_doc``. Signals: ``sig_step(index, row)`` after a step is drawn,
     ``sig_finished(doc)`` (None when it could not start), ``sig_running(bool)``."""
 
     sig_step = Signal(int, object)
@@ -76,19 +106,26 @@ class SweepTab(QWidget):
         self.request_fn = request_fn
         self.factory = factory
         self.doc: dict[str, Any] | None = None
+        self.results: list[dict[str, Any]] = []
         self.rows: list[dict[str, Any]] = []
         self._specs: list[dict[str, Any]] = []
         self._handle: WorkerHandle | None = None
         self._state: RunState | None = None
         self._blocked = False  # the panel's own run (or per-layer run) goes on
         self._build()
+        self._on_kind_combo_changed(0)
         self._sync()
 
     # -- layout ----------------------------------------------------------------------------------
     def _build(self) -> None:
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
-        form = QFormLayout()
+        self.form = form = QFormLayout()
+        self.kind_combo = QComboBox()
+        self.kind_combo.addItems([SWEEP, MIX])
+        self.kind_combo.setToolTip("a sweep over batch sizes or shapes, or a shape mix replayed as a server receives it")
+        self.kind_combo.currentIndexChanged.connect(self._on_kind_combo_changed)
+        form.addRow("Run", self.kind_combo)
         self.axis_combo = QComboBox()
         self.axis_combo.setToolTip("batch: every input with a dynamic first dim; an input: its whole shape per step "
                                    "(dims other inputs share by name follow)")
@@ -104,6 +141,25 @@ class SweepTab(QWidget):
         self.budget_spin.setSpecialValueText("none")
         self.budget_spin.setToolTip("name the largest step whose p99 is within this latency")
         form.addRow("p99 budget", self.budget_spin)
+        self.mix_edit = QLineEdit()
+        self.mix_edit.setPlaceholderText("mix.csv, mix.json, or a folder of .npy/.npz requests")
+        self.mix_edit.setToolTip("CSV: a column per input (dims joined by x) and a count column; JSON: "
+                                 '[{"shapes": {"NAME": "1x3x320x320"}, "count": N}]; or a folder of requests')
+        self.mix_button = QPushButton("…")
+        self.mix_button.setToolTip("pick the mix file")
+        self.mix_button.clicked.connect(self._on_mix_button_clicked)
+        self.mix_row = mix_row = QWidget()
+        mix_lay = QHBoxLayout(mix_row)
+        mix_lay.setContentsMargins(0, 0, 0, 0)
+        mix_lay.addWidget(self.mix_edit, 1)
+        mix_lay.addWidget(self.mix_button)
+        form.addRow("Mix file", mix_row)
+        self.pad_check = QCheckBox("replay again padded to the recommended profile's opt shape")
+        form.addRow("Pad to opt", self.pad_check)
+        self.seed_spin = QSpinBox()
+        self.seed_spin.setRange(0, 2**31 - 1)
+        self.seed_spin.setToolTip("the seed of the requests' random order")
+        form.addRow("Seed", self.seed_spin)
         outer.addLayout(form)
         buttons = QHBoxLayout()
         self.run_button = QPushButton("Run sweep")
@@ -115,7 +171,13 @@ class SweepTab(QWidget):
         self.save_button.clicked.connect(self._on_save_button_clicked)
         for b in (self.run_button, self.stop_button, self.save_button):
             buttons.addWidget(b)
-        buttons.addStretch(1)
+        buttons.addSpacing(12)
+        buttons.addWidget(QLabel("Result"))
+        self.results_combo = QComboBox()
+        self.results_combo.setToolTip("the sweeps and mixes of this window and of the session opened")
+        self.results_combo.setMinimumContentsLength(24)
+        self.results_combo.activated.connect(self._on_results_combo_activated)
+        buttons.addWidget(self.results_combo, 1)
         outer.addLayout(buttons)
         self.status_label, self.error_label = status_lines(outer)
 
@@ -124,14 +186,18 @@ class SweepTab(QWidget):
         pcol = QVBoxLayout(plots)
         pcol.setContentsMargins(0, 0, 0, 0)
         self.latency_plot = self._plot("Latency against the swept size", "ms")
-        self.median_curve = self.latency_plot.plot([], [], pen=pg.mkPen("#1f77b4", width=2), symbol="o",
+        self.median_curve = self.latency_plot.plot([], [], pen=MEDIAN_PEN, symbol="o",
                                                    symbolSize=6, symbolBrush="#1f77b4", name="median")
-        self.p99_curve = self.latency_plot.plot([], [], pen=pg.mkPen("#ff7f0e", width=1.5), symbol="t",
+        self.p99_curve = self.latency_plot.plot([], [], pen=P99_PEN, symbol="t",
                                                 symbolSize=6, symbolBrush="#ff7f0e", name="p99")
         self.budget_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#c22f2f", style=pg.QtCore.Qt.PenStyle.DashLine),
                                            label="p99 budget", labelOpts={"position": 0.9, "color": "#c22f2f"})
         self.budget_line.setVisible(False)
         self.latency_plot.addItem(self.budget_line, ignoreBounds=True)
+        self.mix_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#1f77b4", style=pg.QtCore.Qt.PenStyle.DotLine),
+                                        label="mix median", labelOpts={"position": 0.1, "color": "#1f77b4"})
+        self.mix_line.setVisible(False)
+        self.latency_plot.addItem(self.mix_line, ignoreBounds=True)
         self.tp_plot = self._plot("Throughput against the swept size", "samples/s")
         self.tp_curve = self.tp_plot.plot([], [], pen=pg.mkPen("#2a9d3c", width=2), symbol="o", symbolSize=6,
                                           symbolBrush="#2a9d3c", name="samples/s")
@@ -154,6 +220,7 @@ class SweepTab(QWidget):
         rcol.addWidget(self.table, 3)
         self.findings = QPlainTextEdit()
         self.findings.setReadOnly(True)
+        self.findings.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.findings.setPlaceholderText("the knee, the budget's answer and the recommended optimization profiles "
                                          "(build and trtexec flags) appear here when the sweep ends")
         rcol.addWidget(self.findings, 2)
@@ -174,6 +241,26 @@ class SweepTab(QWidget):
         item.setMenuEnabled(False)
         w.setMinimumHeight(140)
         return w
+
+    def mix_mode(self) -> bool:
+        """The form runs a shape mix (else a sweep)."""
+        return self.kind_combo.currentText() == MIX
+
+    def _on_kind_combo_changed(self, _index: int) -> None:
+        mix = self.mix_mode()
+        sweep_rows: list[QWidget] = [self.axis_combo, self.steps_edit, self.budget_spin]
+        mix_rows: list[QWidget] = [self.mix_row, self.pad_check, self.seed_spin]
+        for w in sweep_rows:
+            self.form.setRowVisible(w, not mix)
+        for w in mix_rows:
+            self.form.setRowVisible(w, mix)
+        self.run_button.setText("Run mix" if mix else "Run sweep")
+
+    def _on_mix_button_clicked(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Shape mix", self.mix_edit.text(),
+                                              "Shape mixes (*.csv *.json);;All files (*)")
+        if path:
+            self.mix_edit.setText(path)
 
     # -- model -----------------------------------------------------------------------------------
     def set_specs(self, specs: list[dict[str, Any]]) -> None:
@@ -236,29 +323,65 @@ class SweepTab(QWidget):
         except InputError as exc:
             self._show_error(exc)
             return
+        if self.mix_mode():
+            self._run_mix(req)
+            return
         if req.iterations is None and req.duration_s is None:
             req = dataclasses.replace(req, iterations=STEP_ITERATIONS)
         req = dataclasses.replace(req, input_path=None, cuda_graph=False, per_layer=False)
         budget = self.budget_spin.value() or None
         text = self.sweep_text()
-        self.doc, self.rows = None, []
-        self.table.setRowCount(0)
-        self.findings.setPlainText("")
-        self._redraw()
-        self._state = state = RunState()
+        self._clear(mix=False)
         factory = self.factory
 
-        def task(_s: object) -> object:
+        def task(state: RunState) -> object:
             from trtstudio.profiling.sweep import run_sweep
 
             return run_sweep(req, [text], budget_ms=budget, state=state, factory=factory)
 
-        self._handle = run_in_thread(task, on_done=self._on_worker_done, on_error=self._on_worker_error,
-                                     on_progress=self._on_worker_progress, on_finished=self._on_worker_finished,
-                                     state=state, name="sweep")
-        self.status_label.setText(f"sweep {text}: loading…")
+        self._start(task, f"sweep {text}: loading…", "sweep")
+
+    def _run_mix(self, req: Any) -> None:
+        """Replay the mix file the form names with the panel's request (a measured inference per
+        request: the file's counts say how many), as ``profile --shape-mix``."""
+        source = self.mix_edit.text().strip()
+        if not source:
+            self._show_error(FieldError("mix", "give the mix file (CSV, JSON, or a folder of .npy/.npz requests)"))
+            self.sig_finished.emit(None)
+            return
+        req = dataclasses.replace(req, input_path=None, cuda_graph=False, per_layer=False,
+                                  iterations=MIX_REQUESTS, duration_s=None)
+        pad, seed, factory = "opt" if self.pad_check.isChecked() else None, self.seed_spin.value(), self.factory
+        self._clear(mix=True)
+
+        def task(state: RunState) -> object:
+            from trtstudio.profiling.shape_mix import run_mix
+
+            return run_mix(req, source, pad_to=pad, seed=seed, state=state, factory=factory)
+
+        self._start(task, f"mix {source}: loading…", "mix")
+
+    def _clear(self, mix: bool) -> None:
+        self.doc, self.rows = None, []
+        self.table.setRowCount(0)
+        self._headers(mix)
+        self.findings.setPlainText("")
+        self._redraw()
+
+    def _start(self, task: Callable[[RunState], object], status: str, name: str) -> None:
+        self._state = state = RunState()
+        self._handle = run_in_thread(lambda _s: task(state), on_done=self._on_worker_done,
+                                     on_error=self._on_worker_error, on_progress=self._on_worker_progress,
+                                     on_finished=self._on_worker_finished, state=state, name=name)
+        self.status_label.setText(status)
         self._sync()
         self.sig_running.emit(True)
+
+    def _headers(self, mix: bool) -> None:
+        self.table.setHorizontalHeaderLabels(list(MIX_COLUMNS if mix else COLUMNS))
+        self.tp_plot.setVisible(not mix)
+        title = "Latency per shape of the mix (table row)" if mix else "Latency against the swept size"
+        self.latency_plot.getPlotItem().setTitle(title, size="9pt")
 
     @Slot()
     def stop(self) -> None:
@@ -275,7 +398,14 @@ class SweepTab(QWidget):
     def _on_worker_progress(self, event: object) -> None:
         if not isinstance(event, TaskEvent):
             return
-        if event.kind == "sweep_plan":
+        if event.kind == "mix_plan":
+            labels = [str(x) for x in event.data.get("shapes", [])]
+            self.table.setRowCount(len(labels))
+            for r, label in enumerate(labels):
+                self.table.setItem(r, 0, QTableWidgetItem(label))
+            self.status_label.setText(f"mix: replaying {event.data.get('requests', 0)} requests over "
+                                      f"{len(labels)} shapes…")
+        elif event.kind == "sweep_plan":
             labels = list(event.data.get("steps", []))
             self.table.setRowCount(len(labels))
             for r, label in enumerate(labels):
@@ -305,12 +435,28 @@ class SweepTab(QWidget):
         for c, v in enumerate(values, start=1):
             self.table.setItem(r, c, QTableWidgetItem("-" if v is None else f"{v:.3f}" if c < 3 else f"{v:.1f}"))
 
+    def _fill_mix_row(self, r: int, row: dict[str, Any]) -> None:
+        if r >= self.table.rowCount():
+            self.table.setRowCount(r + 1)
+        label = ", ".join(f"{n} {s}" for n, s in row["shapes"].items())
+        cells = (label, str(row["count"]), row["median_ms"], row["p99_ms"], row["replan_ms"], row["first_ms"])
+        for c, v in enumerate(cells):
+            text = v if isinstance(v, str) else "-" if v is None else f"{v:.3f}"
+            self.table.setItem(r, c, QTableWidgetItem(text))
+
     def _redraw(self) -> None:
-        """Latency (median, p99) and samples/s against the swept size, one point per finished step."""
+        """Latency (median, p99) and samples/s against the swept size, one point per finished step;
+        a mix's per-shape latencies against the shape's row, its weighted median as a line."""
+        mix = is_mix(self.doc)
+        self.mix_line.setVisible(False)
+        if mix:
+            self._redraw_mix()
+            return
         ok = [r for r in self.rows if r.get("median_ms") is not None]
         x = np.asarray([float(r["size"]) for r in ok])
-        self.median_curve.setData(x, np.asarray([r["median_ms"] for r in ok]))
-        self.p99_curve.setData(x, np.asarray([r["p99_ms"] for r in ok]))
+        self.latency_plot.getPlotItem().getAxis("bottom").setTicks(None)
+        self.median_curve.setData(x, np.asarray([r["median_ms"] for r in ok]), pen=MEDIAN_PEN)
+        self.p99_curve.setData(x, np.asarray([r["p99_ms"] for r in ok]), pen=P99_PEN)
         self.tp_curve.setData(x, np.asarray([r["samples_per_s"] for r in ok]))
         axis = "batch" if self.axis_combo.currentText() == "batch" else f"elements of {self.axis_combo.currentText()}"
         budget = self.budget_spin.value()
@@ -330,9 +476,56 @@ class SweepTab(QWidget):
                 item.getViewBox().setRange(xRange=(float(x.min()) - 0.05 * span, float(x.max()) + 0.05 * span),
                                            yRange=(0.0, (top or 1.0) * 1.15), padding=0)
 
+    def _redraw_mix(self) -> None:
+        assert self.doc is not None
+        shapes = self.doc["mix"]["shapes"]
+        ok = [(k + 1, r) for k, r in enumerate(shapes) if r.get("median_ms") is not None]
+        x = np.asarray([float(k) for k, _ in ok])
+        # the shapes are categories: points, no lines between them; a tick per row
+        self.median_curve.setData(x, np.asarray([r["median_ms"] for _, r in ok]), pen=None)
+        self.p99_curve.setData(x, np.asarray([r["p99_ms"] for _, r in ok]), pen=None)
+        self.latency_plot.getPlotItem().getAxis("bottom").setTicks([[(float(k), str(k)) for k, _ in ok]])
+        self.tp_curve.setData([], [])
+        self.budget_line.setVisible(False)
+        weighted = self.doc["mix"].get("median_ms")
+        if weighted is not None:
+            self.mix_line.setValue(weighted)
+            self.mix_line.setVisible(True)
+        item = self.latency_plot.getPlotItem()
+        item.setLabel("bottom", "shape (row of the table)")
+        if x.size:
+            top = max(r["p99_ms"] for _, r in ok)
+            item.getViewBox().setRange(xRange=(0.5, float(x.max()) + 0.5), yRange=(0.0, (top or 1.0) * 1.15), padding=0)
+
     def _on_worker_done(self, outcome: object) -> None:
         doc = outcome.to_dict()  # type: ignore[attr-defined]
+        self.add_results([doc])
+        self.sig_finished.emit(doc)
+
+    def add_results(self, docs: list[dict[str, Any]]) -> None:
+        """Keep ``docs`` (sweep or mix documents: a run's, a session's) in the Result list and show
+        the last."""
+        for doc in docs:
+            self.results.append(doc)
+            self.results_combo.addItem(result_label(doc))
+        if docs:
+            self.results_combo.setCurrentIndex(self.results_combo.count() - 1)
+            self.show_doc(docs[-1])
+            self._sync()
+
+    def _on_results_combo_activated(self, index: int) -> None:
+        if 0 <= index < len(self.results) and not self.is_running():
+            self.show_doc(self.results[index])
+
+    def show_doc(self, doc: dict[str, Any]) -> None:
+        """Show a finished sweep or mix: its table, charts and findings (knee, budget, profiles)."""
+        if is_mix(doc):
+            self._show_mix(doc)
+            return
         self.doc = doc
+        self._headers(False)
+        self.table.setRowCount(0)
+        self.knee_line.setVisible(False)
         self.rows = list(doc["sweep"])
         for r, row in enumerate(self.rows):
             self._fill_row(r, row)
@@ -348,10 +541,30 @@ class SweepTab(QWidget):
             lines.append(f"budget: {doc['best_under_budget']['text']}")
         lines += [ln for ln in profiles_text(doc.get("profiles"), doc["model"]) if ln]
         lines += [f"warning: {w}" for w in doc.get("warnings", [])]
+        self.findings.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.findings.setPlainText("\n".join(lines))
         how = "stopped" if doc.get("stopped") else "finished"
         self.status_label.setText(f"sweep {how}: {len(self.rows)} steps")
-        self.sig_finished.emit(doc)
+
+    def _show_mix(self, doc: dict[str, Any]) -> None:
+        from trtstudio.profiling.shape_mix import render_text
+
+        self.doc = doc
+        self.rows = []
+        self._headers(True)
+        self.knee_line.setVisible(False)
+        shapes = doc["mix"]["shapes"]
+        self.table.setRowCount(len(shapes))
+        for r, row in enumerate(shapes):
+            self._fill_mix_row(r, row)
+        self._redraw()
+        self.findings.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)  # its per-shape table in columns
+        self.findings.setPlainText(render_text(doc))
+        mix = doc["mix"]
+        how = "stopped" if doc.get("stopped") else "finished"
+        figures = ("" if mix["median_ms"] is None else
+                   f": weighted median {mix['median_ms']:.3f} ms, p99 {mix['p99_ms']:.3f} ms")
+        self.status_label.setText(f"mix {how}, {mix['requests']} requests over {len(shapes)} shapes{figures}")
 
     def _on_worker_error(self, exc: object) -> None:
         self._show_error(exc)
@@ -368,13 +581,14 @@ class SweepTab(QWidget):
         from trtstudio.profiling.production import save
 
         if self.doc is None:
-            raise InputError(None, "no finished sweep to save")
+            raise InputError(None, "no finished sweep or mix to save")
         if path.endswith(".trtstudio"):
             return save(self.doc, session_path=path)
         return save(self.doc, report_path=path)
 
     def _on_save_button_clicked(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save the sweep", "sweep.trtstudio",
+        path, _ = QFileDialog.getSaveFileName(self, "Save the mix" if is_mix(self.doc) else "Save the sweep",
+                                              "mix.trtstudio" if is_mix(self.doc) else "sweep.trtstudio",
                                               "Session (*.trtstudio);;Report (*.html *.md *.json *.pdf)")
         if not path:
             return
@@ -395,7 +609,7 @@ class SweepTab(QWidget):
             self.error_label.setVisible(False)
             return
         if isinstance(exc, FieldError):
-            exc = exc.named("Steps" if exc.field == "sweep" else exc.field)
+            exc = exc.named({"sweep": "Steps", "mix": "Mix file", "pad_to": "Pad to opt"}.get(exc.field, exc.field))
         text = error_text(exc) if isinstance(exc, BaseException) else str(exc)
         self.error_label.setText(text)
         self.error_label.setVisible(True)
@@ -410,5 +624,6 @@ class SweepTab(QWidget):
         self.run_button.setEnabled(not running and not self._blocked and bool(self._specs))
         self.stop_button.setEnabled(running)
         self.save_button.setEnabled(not running and self.doc is not None)
-        for w in (self.axis_combo, self.steps_edit, self.budget_spin):
+        for w in (self.kind_combo, self.axis_combo, self.steps_edit, self.budget_spin, self.mix_edit, self.mix_button,
+                  self.pad_check, self.seed_spin, self.results_combo):
             w.setEnabled(not running)

@@ -64,6 +64,7 @@ class WindowTools(QObject):
                 lambda rows: self.w.statusBar().showMessage(f"per-layer profile: {len(rows)} entries", 5000))
             panel.sig_run_started.connect(self.on_run_started)
             panel.sig_run_outcome.connect(self.on_run_outcome)
+            panel.sweep_tab.sig_finished.connect(self.w.workspace.add_sweep)  # saved with sessions and reports
             panel.target = self._target
             self.w.profile_panel = panel
             holder.insertTab(0, panel, "Profile")

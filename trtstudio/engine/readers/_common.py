@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from itertools import compress, count, islice, repeat
+from itertools import compress, count, repeat
 from pathlib import Path
 from typing import Any
 
@@ -235,26 +235,49 @@ def base_name(name: str) -> str:
     return _PROFILE_RE.sub("", name).strip()
 
 
+_MYELIN_GRAPH_RE = re.compile(r"_myl(\d+)_\d+$")  # a Myelin layer's graph: "fc_myl1_4", "__mye225_0_myl1_0"
+
+
+def marked_profile(lay: Layer) -> int | None:
+    """The profile that ``lay``'s name, else one of its tensors' names, marks ("[profile N]")."""
+    for name in (lay.name, *(t.name for t in lay.inputs), *(t.name for t in lay.outputs)):
+        if name and "[profile " in name:
+            m = _PROFILE_NUM_RE.search(name)
+            if m:
+                return int(m.group(1))
+    return None
+
+
 def assign_profiles(info: EngineInfo) -> int:
     """Tag ``info.layers`` with their optimization profile and, when there are several, note how
     many in ``build_settings["optimization_profiles"]``; returns how many profiles the engine has.
 
     Layers of profile N>0 follow those of profile 0 and carry "[profile N]" in their names, except
-    some Myelin helper layers (``__mye258_0_myl15_0``) that carry none: they take the profile of the
-    layers around them.
+    some Myelin helper layers (``__mye258_0_myl15_0``, ``__myl_Move_myl1_1``) that carry none: they
+    take the profile that their tensors' names mark (``x [profile 1]``), else that of the other
+    layers of their Myelin graph (``_myl1_``: a TensorRT-RTX build lists a graph's helpers before
+    its first marked layer), else that of the layers before them.
     """
     layers = info.layers
     # most engines have one profile: no name says "[profile ", found in C without a loop here
     first = next(compress(count(), map(operator.contains, map(_LAYER_NAME, layers), repeat("[profile "))), None)
     if first is None:
         return 1
+    marked = [marked_profile(lay) for lay in layers]
+    graphs: dict[str, int] = {}  # Myelin graph id -> the profile its marked layers name
+    graph_of: list[str | None] = []
+    for lay, p in zip(layers, marked, strict=True):
+        m = _MYELIN_GRAPH_RE.search(lay.name)
+        graph_of.append(m.group(1) if m else None)
+        if m and p is not None:
+            graphs[m.group(1)] = max(graphs.get(m.group(1), 0), p)
     current = 0
     seen = 0
-    for lay in islice(layers, first, None):
-        if "[profile " in lay.name:
-            m = _PROFILE_NUM_RE.search(lay.name)
-            if m:
-                current = max(current, int(m.group(1)))
+    for lay, p, g in zip(layers, marked, graph_of, strict=True):
+        if p is None and g is not None and g in graphs:
+            p = graphs[g]
+        if p is not None:
+            current = p
         if current:
             lay.own_attrs()[PROFILE] = current
         seen = max(seen, current)
