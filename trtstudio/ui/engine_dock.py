@@ -115,7 +115,7 @@ _SEVERITY_TAG = re.compile(r"^(?:\[[^\]]*\]\s*)*?\[([VIWEF])\]")
 
 
 class EngineTabs(QTabWidget):
-    """Tabs ``layer_table``, ``charts``, ``findings_view``, ``log_panel`` (each None when its module
+    """Tabs ``layer_table``, ``kernels_view``, ``charts``, ``findings_view``, ``log_panel`` (each None when its module
     cannot load). Signals: ``sig_layers_selected(list)`` (table rows picked), ``sig_finding_clicked
     (layer_index or None, node names)``."""
 
@@ -140,6 +140,10 @@ class EngineTabs(QTabWidget):
             self.addTab(self.layer_table, "Layers")
         except ImportError:
             self.addTab(QLabel("layer table unavailable"), "Layers")
+        from trtstudio.ui.kernels_tab import KernelsView
+
+        self.kernels_view = KernelsView()  # the selected layer's kernels (Nsight Systems, Kineto, PyTorch)
+        self.addTab(self.kernels_view, "Kernels")
         if not defer_charts:
             self.add_charts()
         self.findings_model = FindingsModel(self)

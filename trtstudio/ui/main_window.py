@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 
 from trtstudio import __version__
 from trtstudio.engine.layer_graph import is_layer_model
-from trtstudio.engine.overlay import MODES as OVERLAYS
-from trtstudio.engine.overlay import error_overlay, overlay
+from trtstudio.engine.node_time import TIME_MODE, time_overlay
+from trtstudio.engine.overlay import MODES, error_overlay, overlay
 from trtstudio.ui.actions import build_menus
 from trtstudio.ui.compare_dock import CHANGE_MODES, CompareController
 from trtstudio.ui.document_loader import DocumentLoader
@@ -47,7 +47,10 @@ from trtstudio.ui.window_tools import WindowTools
 from trtstudio.workspace import Workspace
 
 if TYPE_CHECKING:
+    from trtstudio.engine.node_time import NodeTimes
     from trtstudio.graph.display import DisplayGraph
+
+OVERLAYS = (*MODES, TIME_MODE)  # Colour by: the engine overlays, then per-node time from any source
 
 __all__ = ["OVERLAYS", "MainWindow", "wait_idle"]
 
@@ -145,6 +148,8 @@ class MainWindow(QMainWindow):
         ev.connect("model", self._on_workspace_model)
         ev.connect("analysis", self._on_workspace_analysis)
         ev.connect("unsupported", self._on_workspace_unsupported)
+        ev.connect("runs", self._on_workspace_runs)
+        ev.connect("selection", self._on_workspace_selection)
         QTimer.singleShot(0, self.tools.show_environment)
         self.prefs.restore_window(self)
         self.set_theme(self.prefs.theme())
@@ -296,7 +301,14 @@ class MainWindow(QMainWindow):
         self.loader.open_model(path)
 
     def open_engine(self, paths: list[str]) -> None:
-        """Read engine files and analyse them (``sig_engine_loaded`` when shown)."""
+        """Read engine files and analyse them (``sig_engine_loaded`` when shown). Kernel traces alone
+        (an Nsight Systems export, a Kineto trace) open beside the engine already open, replacing an
+        earlier trace of it."""
+        from trtstudio.engine.node_time import is_kernel_trace
+
+        open_paths = self.workspace.engine_paths
+        if open_paths and paths and all(is_kernel_trace(p) for p in paths):
+            paths = [p for p in open_paths if not is_kernel_trace(p)] + list(paths)
         self.loader.open_engine(paths)
 
     def set_engine(self, engine: Any, paths: list[str] | None = None, analysis: Any = None) -> None:
@@ -379,8 +391,39 @@ class MainWindow(QMainWindow):
         if name in CHANGE_MODES:
             paint_overlay(self.view, dg, self.compare.model_overlay(name))
             return
+        if name == TIME_MODE:
+            times = self.node_times()
+            paint_overlay(self.view, dg, time_overlay(dg.graph.nodes, times))
+            if times is None:
+                self.statusBar().showMessage("Time (ms): no per-node times yet: open a TensorRT profile, an Nsight "
+                                             "Systems export or a Kineto trace, or profile with Per-layer", 10000)
+            return
         usable = a is not None and a.mapping is not None and a.model_path == str(self.model.path)
         paint_overlay(self.view, dg, overlay(a, dg.graph.nodes, name) if usable else None)
+
+    def node_times(self) -> NodeTimes | None:
+        """Per-node time of the open model from whatever measured it (``engine.node_time.node_times``):
+        the engine's analysis (a TensorRT profile, Nsight Systems layer ranges), its kernel table (a
+        Kineto trace), else the latest run of the model with per-layer rows."""
+        from trtstudio.engine.node_time import node_times
+
+        dg, a = self.display, self.analysis
+        if dg is None:
+            return None
+        usable = a is not None and a.mapping is not None and a.model_path == str(self.model.path)
+        rows = next((r.data.layers for r in reversed(self.workspace.runs_of_model())
+                     if r.data is not None and not r.active and r.data.layers), None)
+        return node_times(analysis=a if usable else None, engine=self.engine, rows=rows,
+                          node_names=[n.name for n in dg.graph.nodes])
+
+    def _on_workspace_selection(self, ws: Any) -> None:
+        from trtstudio.ui.kernels_tab import show_selection
+
+        show_selection(self.engine_tabs.kernels_view, ws, self.engine)
+
+    def _on_workspace_runs(self, _ws: Any) -> None:
+        if self.overlay.currentText() == TIME_MODE:
+            self.apply_overlay()
 
     def show_node_errors(self, errors: dict[str, float]) -> None:
         """Heat overlay: each node coloured by the relative error of its output against FP32 (darkest = worst)."""
