@@ -144,6 +144,9 @@ class EngineTabs(QTabWidget):
 
         self.kernels_view = KernelsView()  # the selected layer's kernels (Nsight Systems, Kineto, PyTorch)
         self.addTab(self.kernels_view, "Kernels")
+        from trtstudio.ui.explain_panel import ExplainView
+
+        self.explain_view = ExplainView()  # Engine > Explain precision... (why INT8 is not faster)
         if not defer_charts:
             self.add_charts()
         self.findings_model = FindingsModel(self)
@@ -170,6 +173,7 @@ class EngineTabs(QTabWidget):
         self.summary_view = QTextBrowser()  # TREx's engine summary (engine.summary), from the analysis
         self.summary_view.setOpenExternalLinks(False)
         self.addTab(self.summary_view, "Summary")
+        self.addTab(self.explain_view, "Precision")
         try:
             from trtstudio.ui.log_panel import LogPanel
 

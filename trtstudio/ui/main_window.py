@@ -102,6 +102,9 @@ class MainWindow(QMainWindow):
         self.engine_graph = EngineGraph(self)  # the engine's own graph, in the first tab beside the model's
         self.compare = CompareController(self)  # Engine > Compare with...
         self.tools = WindowTools(self)
+        from trtstudio.ui.explain_panel import ExplainController
+
+        self.explain = ExplainController(self, self.engine_tabs.explain_view)  # Engine > Explain precision...
         self.profile_panel: Any = None
         self.profile_dock = self._dock("Live profile", "dock_profile", self.tools.make_profile_holder(defer_plots),
                                        Qt.DockWidgetArea.RightDockWidgetArea)
@@ -393,6 +396,7 @@ class MainWindow(QMainWindow):
             return
         if name == TIME_MODE:
             times = self.node_times()
+            self.side_tabs.measured_graph, self.side_tabs.node_time = dg.graph, times
             paint_overlay(self.view, dg, time_overlay(dg.graph.nodes, times))
             if times is None:
                 self.statusBar().showMessage("Time (ms): no per-node times yet: open a TensorRT profile, an Nsight "
@@ -426,9 +430,41 @@ class MainWindow(QMainWindow):
             self.apply_overlay()
 
     def show_node_errors(self, errors: dict[str, float]) -> None:
-        """Heat overlay: each node coloured by the relative error of its output against FP32 (darkest = worst)."""
-        if self.display is not None:
-            self.show_overlay(error_overlay(self.display.graph.nodes, errors))
+        """Heat overlay: each node coloured by the relative error of its output against FP32 (darkest = worst).
+        With the precision sweep's variant at hand, its localisation: the first diverging node marked
+        and centred, each node's tensor statistics in Properties, the report's section."""
+        dg = self.display
+        if dg is None:
+            return
+        dlg = self.precision_dialog
+        result = getattr(dlg, "sweep_result", None) if dlg is not None else None
+        variant = next((v for v in getattr(result, "variants", []) if v.node_errors == errors and errors), None)
+        if variant is None:
+            self.show_overlay(error_overlay(dg.graph.nodes, errors))
+            return
+        self.show_localization(variant.to_json())
+
+    def show_localization(self, variant: dict[str, Any]) -> dict[str, Any] | None:
+        """Draw one precision variant's localisation (``VariantResult.to_json``) on the model's graph
+        (``precision.localize``): error as colour, the first diverging node marked and centred; a
+        click on a node shows its tensor's statistics; the report gets the section. Returns the
+        localisation (None without one)."""
+        from trtstudio.precision.localize import accuracy_overlay, divergence, divergence_section
+
+        dg = self.display
+        div = divergence(variant)
+        if dg is None or div is None:
+            return None
+        self.side_tabs.measured_graph, self.side_tabs.accuracy = dg.graph, div
+        self.show_overlay(accuracy_overlay(dg.graph.nodes, div))
+        first = (div.get("first") or {}).get("node") or (div.get("worst") or {}).get("node")
+        if first in dg.graph.node_by_name:
+            self.view.center_on([dg.display_index(dg.graph.node_by_name[first])])
+        acc = dict(self.workspace.accuracy or {})
+        acc[div["variant"]] = variant.get("accuracy") or {}
+        acc["divergence"] = [s for s in [divergence_section(div, dg.graph)] if s is not None]
+        self.workspace.set_accuracy(acc)
+        return div
 
     def show_overlay(self, ov: Any) -> None:
         """Paint an ``engine.overlay.Overlay`` (support check, errors) on the main graph."""
