@@ -68,6 +68,14 @@ def test_heat_map_and_kernels_from_an_export_opened_beside_the_engine(qtbot: Any
     lay = window.engine.layers[[n for n in names].index(times.layers[slow])]
     assert times.ms[slow] == pytest.approx(totals[lay.name] / 3)
     shot(window, "time_heat_map.png", tmp_path)
+    # a click on that node: its time in Properties, with the layer that timed it
+    from test_ui_engine_graph import click_node
+
+    click_node(qtbot, view, dg.display_index(dg.graph.node_by_name[slow]))
+    props = window.side_tabs.props
+    top = {props.topLevelItem(i).text(0): props.topLevelItem(i) for i in range(props.topLevelItemCount())}
+    assert top["Time"].text(1) == f"{times.ms[slow]:.4g} ms per inference (Nsight Systems)"
+    assert top["Time"].child(0).text(1).startswith(times.layers[slow])
 
     # the Kernels tab follows the selected layer: 2 kernels, grid/block, time per inference, share
     pos = names.index(lay.name)
