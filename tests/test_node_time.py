@@ -136,3 +136,30 @@ def test_api_node_times(tmp_path: Path) -> None:
     lay = next(lay for lay in plan.engine.layers if len(lay.onnx_nodes) == 2)
     assert got[lay.onnx_nodes[0]] == pytest.approx(totals[lay.name] / 2)
     assert ts.open_engine(LOG).node_times() == {}  # nothing timed it
+
+
+def test_report_carries_the_same_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A report's node_times is node_times' summary: from the engine's layers (an Nsight Systems
+    export beside the build log), and from a run's per-layer rows (a session of a real profile)."""
+    from trtstudio.cli import main
+
+    _, totals, export = _engine_with_export(tmp_path, inferences=2)
+    capsys.readouterr()
+    assert main(["report", str(MODEL), str(LOG), str(export), "--json"]) == 0
+    nt = json.loads(capsys.readouterr().out)["node_times"]
+    assert nt["source"] == "Nsight Systems" and nt["total_ms"] == pytest.approx(sum(totals.values()) / 2)
+    assert [u["ms"] for u in nt["units"]] == sorted((u["ms"] for u in nt["units"]), reverse=True)
+    assert all(u["ms"] == pytest.approx(totals[u["name"]] / 2) for u in nt["units"])
+    html = tmp_path / "r.html"
+    assert main(["report", str(MODEL), str(LOG), str(export), "-o", str(html)]) == 0
+    assert "Per-node time from the Nsight Systems" in html.read_text()
+    session = tmp_path / "run.trtstudio"
+    assert main(["profile", str(MODEL), "--per-layer", "--iterations", "10", "--session", str(session)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(session), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    from trtstudio.report.session import load_session
+
+    rows = load_session(session).runs[0].layers
+    assert rep["node_times"] == json.loads(json.dumps(from_rows(rows).summary()))
+    assert rep["node_times"]["source"] == "ONNX Runtime profile"

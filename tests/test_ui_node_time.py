@@ -131,3 +131,41 @@ def test_trex_engine_kernels_from_a_tensorrt_export(qtbot: Any, window: MainWind
     assert kv.table.rowCount() == 3
     assert sum(float(kv.table.item(r, 3).text()) for r in range(3)) == pytest.approx(totals[names[pos]] / 2, abs=3e-4)
     assert A100 in graph
+
+
+def test_kineto_trace_beside_the_model_alone(qtbot: Any, window: MainWindow, sample_model: Path, tmp_path: Path) -> None:
+    """A Kineto trace of the PyTorch path (record_function ranges named after the model's nodes,
+    aten:: ops inside them) dropped on the window with only the model open: Time (ms) from it."""
+    import json
+
+    with qtbot.waitSignal(window.sig_model_loaded, timeout=60000):
+        window.open_model(str(sample_model))
+    nodes = [n.name for n in window.display.graph.nodes if n.op_type == "Conv"][:4]
+    events: list[dict] = []
+    t, corr, want = 100.0, 1, {}
+    for _ in range(2):
+        for k, node in enumerate(nodes):
+            start = t
+            events.append({"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 1, "tid": 1, "ts": t + 1, "dur": 8})
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                           "ts": t + 2, "dur": 3, "args": {"correlation": corr}})
+            dur = 10.0 * (k + 1)
+            events.append({"ph": "X", "cat": "kernel", "name": f"implicit_gemm_{k}", "pid": 0, "tid": 7, "ts": t + 50,
+                           "dur": dur, "args": {"correlation": corr, "device": 0, "grid": [k + 1, 1, 1],
+                                                "block": [256, 1, 1]}})
+            want[node] = want.get(node, 0.0) + dur / 1e3 / 2
+            corr += 1
+            t += 20
+            events.append({"ph": "X", "cat": "user_annotation", "name": f"trtstudio::{node.strip('/')}", "pid": 1,
+                           "tid": 1, "ts": start, "dur": t - start - 1})
+    trace = tmp_path / "sample.pt.trace.json"
+    trace.write_text(json.dumps({"schemaVersion": 1, "deviceProperties": [], "traceEvents": events}))
+    window.open_paths([str(trace)])
+    qtbot.waitUntil(lambda: not window.is_busy() and window.workspace.engine is not None
+                    and bool(window.workspace.engine.kernels), timeout=60000)
+    window.overlay.setCurrentText(TIME_MODE)
+    times = window.node_times()
+    assert times is not None and times.source == "Kineto trace"
+    assert times.ms == pytest.approx(want)
+    view, dg = window.view, window.display
+    assert view.fill_color(dg.display_index(dg.graph.node_by_name[nodes[-1]])).name() == "#af2814"

@@ -68,6 +68,13 @@ class NodeTimes:
         """The largest node time (0 without any)."""
         return max(self.ms.values(), default=0.0)
 
+    def summary(self, top: int = 25) -> dict[str, Any]:
+        """A report's compact copy: ``{source, total_ms, nodes_timed, units: [{name, ms, nodes}]}``
+        (the ``top`` slowest layers or rows, each once)."""
+        return {"source": self.source, "total_ms": self.total_ms, "nodes_timed": len(self.ms),
+                "units": [{"name": u, "ms": t, "nodes": nodes} for u, t, nodes in self.units()[:top]],
+                "notes": list(self.notes)}
+
     def to_json(self) -> dict[str, Any]:
         """JSON-ready: ``{source, total_ms, nodes: {name: ms}, layers, shared, notes}``."""
         return {"source": self.source, "total_ms": self.total_ms, "nodes": dict(self.ms),
@@ -116,6 +123,27 @@ def from_analysis(analysis: Any) -> NodeTimes | None:
         return None
     known = [t for t in per if t is not None]
     return NodeTimes(ms, _engine_source(analysis.engine), float(sum(known)) if known else None, shared, layers)
+
+
+def from_layers(engine: Any) -> NodeTimes | None:
+    """Per-node time from an engine's own layers (``Layer.onnx_nodes``, as a report or a session
+    keeps them, without an analysis); None when no layer with ONNX nodes is timed."""
+    ms: dict[str, float] = {}
+    shared: dict[str, int] = {}
+    layers: dict[str, str] = {}
+    known: list[float] = []
+    for lay in getattr(engine, "layers", None) or []:
+        t = layer_ms(lay)
+        if t is None:
+            continue
+        known.append(t)
+        for node in lay.onnx_nodes:
+            ms[node] = ms.get(node, 0.0) + t
+            shared.setdefault(node, max(1, len(lay.onnx_nodes)))
+            layers.setdefault(node, lay.name)
+    if not ms:
+        return None
+    return NodeTimes(ms, _engine_source(engine), float(sum(known)), shared, layers)
 
 
 def _module_key(node: str) -> str:
@@ -199,7 +227,10 @@ def node_times(*, analysis: Any = None, engine: Any = None, rows: Sequence[dict[
         src = "Nsight Systems" if k and (k.get("source") or {}).get("nsys") else "Kineto trace"
         return from_kernels(k, names, src) if names else None
 
-    tries = [("engine", lambda: from_analysis(analysis)), ("kernels", kern), ("rows", lambda: from_rows(rows))]
+    def own() -> NodeTimes | None:
+        return from_analysis(analysis) if analysis is not None else from_layers(eng)
+
+    tries = [("engine", own), ("kernels", kern), ("rows", lambda: from_rows(rows))]
     if prefer in ("profile", "ONNX Runtime profile", "PyTorch kernels"):
         tries.sort(key=lambda t: t[0] != "rows")
     elif prefer in ("Kineto trace",):

@@ -315,7 +315,11 @@ def _slowest(rep: Any, images: Images) -> str:
     rows = [(r["index"], r["name"], r["type"], r["precision"] or "", fmt_ms(r["time_ms"]), fmt_pct(r["percent"]),
              ", ".join(r["findings"])) for r in top]
     svg = plots.svg_bars([r["name"] for r in top], [r["time_ms"] for r in top], f"Top {len(top)} layers by time")
-    return table(("#", "layer", "type", "precision", "time", "share", "findings"), rows, num=(0, 4, 5)) + images.svg(svg, "top_layers.svg")
+    nt = getattr(rep, "node_times", None)
+    note = (f'<p class="muted">Per-node time from the {escape(str(nt["source"]))}: {nt["nodes_timed"]:,} ONNX nodes '
+            "timed, each with the time of the layer or profile row it ran in (the window's Colour by Time (ms), "
+            "EnginePlan.node_times()).</p>") if nt else ""
+    return note + table(("#", "layer", "type", "precision", "time", "share", "findings"), rows, num=(0, 4, 5)) + images.svg(svg, "top_layers.svg")
 
 
 def _groups(rep: Any, images: Images) -> str:

@@ -361,6 +361,8 @@ class Report:
     # the engine the report was made of (compare aligns its layers through trtstudio.diff), not in JSON
     engine_info: EngineInfo | None = field(default=None, repr=False, compare=False)
     sweeps: list[dict[str, Any]] = field(default_factory=list)  # the session's sweeps and shape mixes (report.shapes)
+    # per-node time as the window's Time (ms) colours it (engine.node_time.NodeTimes.summary), or None
+    node_times: dict[str, Any] | None = None
     # an INT8 engine's precision explainer (report.precision_sections.explain_section), or None
     precision_explain: dict[str, Any] | None = None
     # per variant, where accuracy is lost (report.precision_sections.divergence_sections; kept in the
@@ -459,6 +461,10 @@ class Report:
             rep.leak = _leak_summary(rep.memory)
             warnings += [str(w) for w in st.get("warnings") or []]
         rep.warnings = list(dict.fromkeys(warnings))
+        from trtstudio.engine.node_time import node_times
+
+        nt = node_times(engine=info, rows=run.layers if run is not None else None)
+        rep.node_times = nt.summary() if nt is not None else None
         from trtstudio.report.summary import at_a_glance
 
         rep.runs = [run_row(r) for r in s.runs]
