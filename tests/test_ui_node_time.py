@@ -169,3 +169,20 @@ def test_kineto_trace_beside_the_model_alone(qtbot: Any, window: MainWindow, sam
     assert times.ms == pytest.approx(want)
     view, dg = window.view, window.display
     assert view.fill_color(dg.display_index(dg.graph.node_by_name[nodes[-1]])).name() == "#af2814"
+
+
+def test_engine_graph_time_colouring(qtbot: Any, window: MainWindow, trt_real: Path, tmp_path: Path) -> None:
+    """TREx's A100 FP16 engine alone (its profile times): Colour by Time (ms) on the engine's graph."""
+    from test_ui_engine_graph import open_engine_graph
+
+    open_engine_graph(qtbot, window, engine_files(trt_real, "fp16"))
+    window.overlay.setCurrentText(TIME_MODE)
+    view = window.graphs.engine_view
+    g, engine = view.dg.graph, window.engine
+    per = [lay.time.average_ms if lay.time is not None else None for lay in engine.layers]
+    slow = max((k for k, t in enumerate(per) if t is not None), key=lambda k: per[k])
+    di = g.node_by_name[g.nodes[slow].name] + view.dg.node_offset
+    assert view.fill_color(di).name() == "#af2814"
+    ramp = next(label for label, c in view.legend if c.startswith(RAMP))
+    assert ramp.startswith("TensorRT profile") and f"{per[slow]:.3g} ms" in ramp
+    shot(window, "engine_graph_time.png", tmp_path)

@@ -343,3 +343,18 @@ def row_kernels(rows: Sequence[dict[str, Any]] | None, node: str) -> LayerKernel
             return LayerKernels(str(row.get("name", node)), "PyTorch kernels", float(row.get("time_ms") or 0.0),
                                 _per_call(row["kernels"], 1.0))
     return None
+
+
+def layer_time_colors(engine: Any) -> tuple[list[str], list[tuple[str, str]]] | None:
+    """The engine graph's ``Time (ms)`` colouring: one heat colour per layer (time per inference,
+    0 to the slowest layer), untimed layers pale, and the continuous legend; None without times."""
+    from trtstudio.palette import UNMEASURED_COLOR, heat_colors
+
+    per = [layer_ms(lay) for lay in getattr(engine, "layers", None) or []]
+    timed = [t for t in per if t is not None]
+    if not timed:
+        return None
+    top = max(timed) or 1.0
+    heat = iter(heat_colors([t / top for t in timed]))
+    colors = [next(heat) if t is not None else UNMEASURED_COLOR for t in per]
+    return colors, [ramp_legend(top, _engine_source(engine)), ("not timed", UNMEASURED_COLOR)]

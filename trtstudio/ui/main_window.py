@@ -383,7 +383,13 @@ class MainWindow(QMainWindow):
     def paint_engine_graph(self) -> None:
         """Colour the engine's own graph by the Colour by chosen now."""
         mode = self.overlay.currentText()
-        self.engine_graph.paint(mode, self.compare.layer_change("base", mode))
+        change = self.compare.layer_change("base", mode)
+        if mode == TIME_MODE and change is None:
+            from trtstudio.engine.node_time import layer_time_colors
+
+            engine = self.engine
+            change = lambda: layer_time_colors(engine)  # noqa: E731 - each layer's time per inference
+        self.engine_graph.paint(mode, change)
 
     def _apply_overlay(self, name: str) -> None:
         self.paint_engine_graph()
