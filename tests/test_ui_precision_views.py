@@ -108,6 +108,13 @@ def test_accuracy_localisation_on_the_graph(qtbot: Any, window: MainWindow, samp
         assert first == int8.first_over["node"] and view.fill_color(di).name() == FIRST_COLOR
         assert any(first in label and c == FIRST_COLOR for label, c in view.legend)
     assert any(c.startswith("ramp:") and "relative error" in label for label, c in view.legend)
+    assert window.overlay.currentText() == "Error vs FP32"
+    # Colour by another mode and back: the localisation is kept
+    window.overlay.setCurrentText("Op category")
+    assert not any(c.startswith("ramp:") for _, c in view.legend)
+    window.overlay.setCurrentText("Error vs FP32")
+    if div["first"]:
+        assert view.fill_color(di).name() == FIRST_COLOR
     # each measured node coloured by its error: the worst darkest
     worst = div["worst"]["node"]
     if worst != (div["first"] or {}).get("node"):

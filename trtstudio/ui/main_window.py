@@ -50,7 +50,9 @@ if TYPE_CHECKING:
     from trtstudio.engine.node_time import NodeTimes
     from trtstudio.graph.display import DisplayGraph
 
-OVERLAYS = (*MODES, TIME_MODE)  # Colour by: the engine overlays, then per-node time from any source
+ACCURACY_MODE = "Error vs FP32"  # a precision sweep variant's localisation (precision.localize)
+# Colour by: the engine overlays, per-node time from any source, a sweep variant's error per node
+OVERLAYS = (*MODES, TIME_MODE, ACCURACY_MODE)
 
 __all__ = ["OVERLAYS", "MainWindow", "wait_idle"]
 
@@ -400,8 +402,19 @@ class MainWindow(QMainWindow):
         if name in CHANGE_MODES:
             paint_overlay(self.view, dg, self.compare.model_overlay(name))
             return
+        if name == ACCURACY_MODE:
+            from trtstudio.precision.localize import accuracy_overlay
+
+            div = self.side_tabs.accuracy if self.side_tabs.measured_graph is dg.graph else None
+            paint_overlay(self.view, dg, accuracy_overlay(dg.graph.nodes, div))
+            if div is None:
+                self.statusBar().showMessage("Error vs FP32: run Engine > Precision sweep and select a variant's row "
+                                             "to see where its accuracy is lost", 10000)
+            return
         if name == TIME_MODE:
             times = self.node_times()
+            if self.side_tabs.measured_graph is not dg.graph:
+                self.side_tabs.accuracy = None
             self.side_tabs.measured_graph, self.side_tabs.node_time = dg.graph, times
             paint_overlay(self.view, dg, time_overlay(dg.graph.nodes, times))
             if times is None:
@@ -455,14 +468,19 @@ class MainWindow(QMainWindow):
         (``precision.localize``): error as colour, the first diverging node marked and centred; a
         click on a node shows its tensor's statistics; the report gets the section. Returns the
         localisation (None without one)."""
-        from trtstudio.precision.localize import accuracy_overlay, divergence, divergence_section
+        from trtstudio.precision.localize import divergence, divergence_section
 
         dg = self.display
         div = divergence(variant)
         if dg is None or div is None:
             return None
+        if self.side_tabs.measured_graph is not dg.graph:
+            self.side_tabs.node_time = None
         self.side_tabs.measured_graph, self.side_tabs.accuracy = dg.graph, div
-        self.show_overlay(accuracy_overlay(dg.graph.nodes, div))
+        if self.overlay.currentText() == ACCURACY_MODE:
+            self._apply_overlay(ACCURACY_MODE)
+        else:
+            self.overlay.setCurrentText(ACCURACY_MODE)  # paints it
         first = (div.get("first") or {}).get("node") or (div.get("worst") or {}).get("node")
         if first in dg.graph.node_by_name:
             self.view.center_on([dg.display_index(dg.graph.node_by_name[first])])
