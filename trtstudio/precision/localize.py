@@ -117,16 +117,18 @@ def section_rows(sec: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     """Rows of the section's table: the first node, then the nodes adding the most error
     (node, op type, relative error, cosine, error added)."""
     def f(v: Any, fmt: str) -> str:
-        return "" if v is None else format(float(v), fmt)
+        n = _num(v)
+        return "" if n is None else format(n, fmt)
 
     rows = []
-    first = sec.get("first")
+    first = sec.get("first") if isinstance(sec.get("first"), dict) else None  # a session is data: checked
     if first:
+        rel, got = _num(first.get("rel")), _num(first.get("input_rel")) or 0.0
         rows.append((f"{first.get('node')} (first over threshold)", str(first.get("op_type") or ""),
-                     f(first.get("rel"), ".3g"), f(first.get("cosine"), ".5f"),
-                     f(float(first.get("rel", 0.0)) - float(first.get("input_rel", 0.0)), ".3g")))
-    for g in sec.get("growth") or []:
-        if first and g.get("node") == first.get("node"):
+                     f(rel, ".3g"), f(first.get("cosine"), ".5f"), f(None if rel is None else rel - got, ".3g")))
+    growth = sec.get("growth")
+    for g in growth if isinstance(growth, list) else []:
+        if not isinstance(g, dict) or (first and g.get("node") == first.get("node")):
             continue
         rows.append((str(g["node"]), str(g.get("op_type") or ""), f(g.get("rel"), ".3g"), f(g.get("cosine"), ".5f"),
                      f(g.get("growth"), ".3g")))
