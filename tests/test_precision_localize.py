@@ -135,3 +135,22 @@ def test_fp16_on_the_bundled_sample(tmp_path: Path, capsys: pytest.CaptureFixtur
     sec = divergence_section(div, graph)  # around the first diverging node, or the worst when none passes
     anchor = fp16["first_over"]["node"] if fp16["first_over"] else worst["node"]
     assert sec["svg"] and anchor in sec["nodes"]
+
+
+def test_a_damaged_section_in_a_session_renders(tmp_path: Path) -> None:
+    """A session is data: a divergence section with wrong types gives empty cells and no picture,
+    never a traceback, in every writer."""
+    from trtstudio.report.model import Report
+    from trtstudio.report.writers import write_report
+
+    rep = Report.from_json({"title": "t", "generated": "now", "divergence": [
+        {"variant": "int8", "text": "<b>x</b>", "first": {"node": "n", "rel": "NaN?", "cosine": None},
+         "growth": [3, {"node": "m", "rel": [1], "growth": 0.5}], "svg": "<svg onload='alert(1)'></svg>"},
+        {"variant": "fp16", "first": "not a dict", "growth": "nope"}]})
+    for suffix in ("html", "md", "json"):
+        out = tmp_path / f"r.{suffix}"
+        write_report(rep, str(out))
+        text = out.read_text()
+        assert "Where accuracy is lost" in text or suffix == "json"
+        assert "alert(1)" not in text or suffix == "json"
+    assert "&lt;b&gt;x&lt;/b&gt;" in (tmp_path / "r.html").read_text()

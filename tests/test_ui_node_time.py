@@ -59,7 +59,7 @@ def test_heat_map_and_kernels_from_an_export_opened_beside_the_engine(qtbot: Any
     assert len(window.engine.layers) == len(names)
     times = window.node_times()
     assert times is not None and times.source == "Nsight Systems"
-    window.apply_overlay()
+    # the colouring follows the new analysis by itself (Colour by stays Time (ms))
     view, dg = window.view, window.display
     slow = max(times.ms, key=times.ms.__getitem__)
     assert view.fill_color(dg.display_index(dg.graph.node_by_name[slow])).name() == "#af2814"

@@ -288,6 +288,7 @@ class MainWindow(QMainWindow):
 
     def _on_workspace_analysis(self, ws: Workspace) -> None:
         self.engine_tabs.show_analysis(ws.analysis, ws.engine)
+        self._on_workspace_selection(ws)  # the Kernels tab: the same selection in the new engine
         if self.overlay.currentText() != "Op category":  # a support or error overlay stays until replaced
             self._apply_overlay(self.overlay.currentText())
 
