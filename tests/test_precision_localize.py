@@ -88,6 +88,10 @@ def test_first_diverging_node_is_the_first_tensor_over_threshold(paddle_doc: tup
     sec = divergence_section(div, graph)
     assert sec["svg"].startswith("<svg ") and div["first"]["node"] in sec["nodes"]
     assert f"relative error {div['nodes'][div['first']['node']]['rel']:.3g}" in sec["svg"]
+    from trtstudio.palette import heat
+
+    worst_rel = max(s["rel"] for s in div["nodes"].values())
+    assert f'fill="{heat(div["first"]["rel"] / worst_rel)}" fill-opacity="0.9"' in sec["svg"]  # error as colour
 
 
 def test_report_section_from_precision_results(paddle_doc: tuple[Path, dict, Path], tmp_path: Path,

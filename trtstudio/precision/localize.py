@@ -105,10 +105,17 @@ def divergence_section(div: dict[str, Any] | None, graph: Any = None) -> dict[st
         regs = regions(graph, [], [([anchor], "error", "first diverging node")])
         if regs:
             src, dst, _ = graph.edges()
+            from trtstudio.palette import UNMEASURED_COLOR, heat
+
             rel = {n: s["rel"] for n, s in div["nodes"].items()}
-            notes = {i: f"relative error {rel[graph.nodes[i].name]:.3g}" for i in regs[0]["nodes"]
-                     if graph.nodes[i].name in rel}
-            sec["svg"] = excerpt_svg(graph, regs[0], src, dst, notes)
+            worst = max(rel.values(), default=0.0) or 1.0
+            shown = [i for i in regs[0]["nodes"] if graph.nodes[i].name in rel]
+            notes = {i: f"relative error {rel[graph.nodes[i].name]:.3g}" for i in shown}
+            # as the window colours them: measured on the heat scale, the rest (fused away) pale
+            fills = {i: heat(rel[graph.nodes[i].name] / worst) if graph.nodes[i].name in rel else UNMEASURED_COLOR
+                     for i in regs[0]["nodes"]}
+            sec["svg"] = excerpt_svg(graph, regs[0], src, dst, notes, fills)
+            sec["anchor"] = "first" if (div.get("first") or {}).get("node") == anchor else "worst"
             sec["nodes"] = [graph.nodes[i].name for i in regs[0]["nodes"]]
     return sec
 

@@ -131,8 +131,10 @@ def divergence_html(sections: list[dict[str, Any]], images: Any, table: Callable
             parts.append(table(SECTION_HEADERS, rows, num=(2, 3, 4)))
         svg = safe_svg(sec.get("svg"))
         if svg:
-            parts.append('<p class="muted">The graph around the first diverging node (outlined; each node\'s '
-                         "error in its tooltip):</p>")
+            around = "the first diverging node" if sec.get("anchor", "first") == "first" else "the worst tensor's node"
+            parts.append(f'<p class="muted">The graph around {around} (outlined), each node coloured by its '
+                         "relative error (yellow: small, dark red: the variant's worst, grey: not compared; its value in the "
+                         "tooltip):</p>")
             parts.append(images.svg(svg, f"divergence-{k}.svg", "excerpt"))
     return "".join(parts)
 
