@@ -163,3 +163,27 @@ def test_report_carries_the_same_table(tmp_path: Path, capsys: pytest.CaptureFix
     rows = load_session(session).runs[0].layers
     assert rep["node_times"] == json.loads(json.dumps(from_rows(rows).summary()))
     assert rep["node_times"]["source"] == "ONNX Runtime profile"
+
+
+REAL_NSYS = (Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "nsys-real" / "GindaChen_nsys-ai"
+             / "h100_2gpu_1s.sqlite")
+
+
+@pytest.mark.skipif(not REAL_NSYS.is_file(), reason=f"fixture {REAL_NSYS} absent")
+def test_real_export_kernels_carry_their_launch_shape() -> None:
+    """The real H100 export's kernels keep the grid/block their launches used most (CUPTI's
+    gridX..blockZ), as the Kernels tab shows them."""
+    import sqlite3
+
+    from trtstudio.engine.nsys import read_kernels
+
+    table = read_kernels(REAL_NSYS)
+    con = sqlite3.connect(f"file:{REAL_NSYS}?mode=ro&immutable=1", uri=True)
+    names = dict(con.execute("SELECT id, value FROM StringIds"))
+    shapes: dict[str, set[str]] = {}
+    for sid, gx, gy, gz, bx, by, bz in con.execute(
+            "SELECT shortName, gridX, gridY, gridZ, blockX, blockY, blockZ FROM CUPTI_ACTIVITY_KIND_KERNEL"):
+        shapes.setdefault(names[sid], set()).add(f"grid {gx}x{gy}x{gz} block {bx}x{by}x{bz}")
+    con.close()
+    kernels = [k for r in table.ranges for k in r["kernels"]]
+    assert kernels and all(k["launch"] in shapes[k["name"]] for k in kernels)

@@ -148,7 +148,9 @@ def _read(con: sqlite3.Connection, p: Path) -> KernelTable:
         out.notes.append("no NVTX push/pop ranges in this export")
         return out
     owner = _innermost(ranges, arr[:, 5], arr[:, 6])
-    _aggregate(out, ranges, domains, owner, dur_ms, kname, [launch_text(r[7:10], r[10:13]) for r in rows])
+    texts: dict[tuple[Any, ...], str] = {}  # one string per distinct launch shape (100,000s of kernels, few shapes)
+    launch = [texts.get(r[7:13]) or texts.setdefault(r[7:13], launch_text(r[7:10], r[10:13])) for r in rows]
+    _aggregate(out, ranges, domains, owner, dur_ms, kname, launch)
     if any(r["domain"] == TENSORRT_DOMAIN for r in out.ranges) and not arr[:, 4].any():
         graph_launches = [n for n in set(kname) if "graph" in n.lower()]
         if graph_launches:
