@@ -220,8 +220,9 @@ class MainWindow(QMainWindow):
 
     def open_engine_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(
-            self, "Open engine files (layer info, profile, timing, logs, engine)", self.prefs.last_dir(),
-            "TensorRT outputs (*.json *.log *.txt *.engine *.plan *.profile);;All files (*)")
+            self, "Open engine files (layer info, profile, timing, logs, engine, kernel traces)", self.prefs.last_dir(),
+            "TensorRT outputs (*.json *.log *.txt *.engine *.plan *.profile);;"
+            "Kernel traces: Nsight Systems exports, Kineto traces (*.sqlite *.json);;All files (*)")
         if paths:
             self.open_engine(paths)
 
