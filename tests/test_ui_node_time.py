@@ -16,6 +16,8 @@ pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore("propagateSizeHints")]
 
 pytest.importorskip("PySide6")
 
+from PySide6.QtCore import Qt  # noqa: E402
+
 from trtstudio.engine.node_time import RAMP, TIME_MODE, node_times  # noqa: E402
 from trtstudio.ui.main_window import MainWindow  # noqa: E402
 
@@ -103,7 +105,15 @@ def test_real_export_beside_trex_engine_says_what_it_lacks(qtbot: Any, window: M
     files = engine_files(trt_real, "fp16")
     window.open_engine(files)
     qtbot.waitUntil(lambda: _settled(window), timeout=60000)
-    window.open_paths([str(REAL_NSYS)])
+    # dropped on the window, as a user drags it from a file manager
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(REAL_NSYS))])
+    drop = QDropEvent(QPointF(200, 200), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(drop)
     qtbot.waitUntil(lambda: _settled(window) and bool(window.engine.kernels), timeout=60000)
     assert window.workspace.engine_paths == [*files, str(REAL_NSYS)]
     # PyTorch's aten:: ranges are no layer of this engine: its profile's times stay, no kernels per layer
