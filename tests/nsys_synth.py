@@ -35,6 +35,7 @@ def write_trt_export(path: Path, layers: list[str], inferences: int, kernels_per
     outer range (``outer``, domain TensorRT, as TensorRT's enqueue range) holding one range per
     layer, each launching ``kernels_per_layer`` kernels through a cudaLaunchKernel call inside it
     (``inner``: inside one more range per layer, ``NAME/launch``, which then owns the kernels).
+    Kernel ``i`` of a layer launches a grid of ``64 * (i + 1)`` blocks of 128 threads.
     Returns each layer's total kernel time in ms (what the join must find)."""
     rng = np.random.default_rng(seed)
     con = sqlite3.connect(path)
@@ -59,10 +60,11 @@ def write_trt_export(path: Path, layers: list[str], inferences: int, kernels_per
         for name in layers:
             r0 = t
             t += 50
-            for kname in kernel_names:
+            for ki, kname in enumerate(kernel_names):
                 runtime.append((t, t + 20, 1, tid, corr, strings["cudaLaunchKernel"]))
                 dur = int(rng.integers(1_000, 20_000))
-                kern.append((t + 30, t + 30 + dur, 0, 1, 7, corr, strings[kname], strings[kname]))
+                kern.append((t + 30, t + 30 + dur, 0, 1, 7, corr, strings[kname], strings[kname],
+                             64 * (ki + 1), 1, 1, 128, 1, 1))
                 total[name] += dur / 1e6
                 corr += 1
                 t += 40
@@ -78,7 +80,8 @@ def write_trt_export(path: Path, layers: list[str], inferences: int, kernels_per
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId) "
                     "VALUES (?, ?, ?, ?, ?, ?)", runtime)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, "
-                    "demangledName, shortName) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", kern)
+                    "demangledName, shortName, gridX, gridY, gridZ, blockX, blockY, blockZ) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", kern)
     con.commit()
     con.close()
     return total

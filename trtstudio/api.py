@@ -180,6 +180,19 @@ class EnginePlan:
         """Time per inference (ms) by compute precision, largest first (the window's chart)."""
         return dict(self._columns().time_by_precision)
 
+    def node_times(self, run: Any = None) -> dict[str, float]:
+        """Time per inference (ms) of each ONNX node, as the window's ``Time (ms)`` colouring paints it
+        (:func:`trtstudio.engine.node_time.node_times`): the time of the layer the node ran in (a
+        TensorRT profile, or an Nsight Systems export's TensorRT ranges), else a Kineto trace's
+        per-node ranges, else ``run``'s per-layer rows (a dict with ``layers``, or the rows). Empty
+        when nothing timed a node (map the engine to its model first: :meth:`map_to`)."""
+        from trtstudio.engine.node_time import node_times
+
+        rows = run.get("layers") if isinstance(run, dict) else run
+        names = [n.name for n in self.model.graph.nodes] if self.model is not None else None
+        got = node_times(analysis=self.analysis, rows=rows, node_names=names)
+        return dict(got.ms) if got is not None else {}
+
     def report(self, run: Any = None, title: str | None = None) -> ReportDoc:
         """The report of this engine (with its model, and ``run`` when given)."""
         return report(model=self.model, engine=self, run=run, title=title)

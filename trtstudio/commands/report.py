@@ -24,6 +24,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", action="append", metavar="S.trtstudio",
                         help="add the runs of a saved session (profile --session) to a model and engine report; "
                              "repeatable. A run of another model is refused (the model's hash decides)")
+    parser.add_argument("--against", nargs="+", metavar="FILE",
+                        help="an FP16/FP32 build of the same model (its files, a folder or a session): the INT8 "
+                             "section names the layer groups where INT8 loses to it (as trtstudio explain --against)")
+    parser.add_argument("--precision", metavar="P.json",
+                        help="a trtstudio precision --json document: its accuracy figures and, per variant, where "
+                             "accuracy is lost (the first diverging node, drawn on an excerpt of the graph)")
     parser.add_argument("--save-session", metavar="S.trtstudio", help="also save the inputs as a session")
     add_json(parser, SCHEMA)
 
@@ -67,6 +73,46 @@ def runs_of(paths: list[str], model: str | None) -> list[Any]:
     return runs
 
 
+def add_precision(session: Any, path: str) -> None:
+    """Put a ``trtstudio precision --json`` document's accuracy figures (per variant) and its
+    localisations (``divergence``, with excerpts of the session's model graph) in ``session``."""
+    from trtstudio.errors import InputError
+    from trtstudio.jsonio import read_json_file
+    from trtstudio.report.precision_sections import divergence_sections
+
+    doc = read_json_file(path, "precision results")
+    if not isinstance(doc, dict) or doc.get("schema") != "trtstudio.precision/1":
+        raise InputError(path, "not a trtstudio precision --json document (schema trtstudio.precision/1)")
+    graph = None
+    if session.model_path:
+        from trtstudio.graph.model import load_model
+
+        graph = load_model(session.model_path).graph
+    acc = dict(session.accuracy or {})
+    for v in doc.get("variants") or []:
+        if isinstance(v, dict) and v.get("accuracy"):
+            acc[str(v.get("name"))] = v["accuracy"]
+    acc["divergence"] = divergence_sections(doc, graph)
+    session.accuracy = acc
+
+
+def add_against(report: Any, files: list[str]) -> None:
+    """The INT8 section of ``report`` against another build (``--against``); InputError when the
+    report's engine has no INT8 layer."""
+    from trtstudio.diff.sides import load_side
+    from trtstudio.errors import InputError
+    from trtstudio.report.precision_sections import explain_section
+
+    info = report.engine_info
+    spec = files[0] if len(files) == 1 else ",".join(files)
+    if info is None or report.precision_explain is None:
+        raise InputError(files[0], "--against compares an INT8 engine with another build; this report's engine "
+                                   "has no INT8 layer" if info is not None else "--against needs the report's engine")
+    against = load_side(spec)
+    sec = explain_section(info, (report.engine or {}).get("files"), against, name=report.precision_explain["engine"])
+    report.precision_explain = sec
+
+
 def run(args: argparse.Namespace) -> int:
     """Build the report and write it; exit 2 for bad input."""
     from trtstudio.commands._emit import emit
@@ -104,8 +150,12 @@ def run(args: argparse.Namespace) -> int:
         session.runs.extend(runs[1:])
     else:
         raise InputError(None, "give a .trtstudio session, or --engine FILES and/or --onnx MODEL")
+    if args.precision:
+        add_precision(session, args.precision)
     if args.save_session:
         write_session(args.save_session, session)
     report = Report.from_session(session)
+    if args.against:
+        add_against(report, args.against)
     written = write_report(report, args.output, what=args.what) if args.output else []
     return emit(report.to_json() if args.json else {}, args.json, written=written)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from trtstudio.engine.nsys import KernelTable, aggregate, innermost, range_name
+from trtstudio.engine.nsys import KernelTable, aggregate, innermost, launch_text, range_name
 from trtstudio.errors import InputError
 
 RANGE_KINDS = ("user_annotation", "cpu_op")
@@ -46,7 +46,7 @@ def trace_table(events: list[Any], kinds: tuple[str, ...] = RANGE_KINDS, where: 
     """The kernel table of a trace's events (see the module docstring)."""
     threads: dict[tuple[Any, Any], int] = {}
     calls: dict[Any, tuple[int, float]] = {}
-    kern: list[tuple[float, float, Any, str, int]] = []
+    kern: list[tuple[float, float, Any, str, int, str]] = []
     r_tid: list[int] = []
     r_start: list[float] = []
     r_end: list[float] = []
@@ -63,7 +63,7 @@ def trace_table(events: list[Any], kinds: tuple[str, ...] = RANGE_KINDS, where: 
         if cat == "kernel":
             dev = args.get("device")
             kern.append((float(ts), float(dur), args.get("correlation"), str(e.get("name", "?")),
-                         int(dev) if isinstance(dev, int) else 0))
+                         int(dev) if isinstance(dev, int) else 0, launch_text(args.get("grid"), args.get("block"))))
             continue
         tid = threads.setdefault((e.get("pid"), e.get("tid")), len(threads))
         if cat in RUNTIME_KINDS and args.get("correlation") is not None:
@@ -93,7 +93,16 @@ def trace_table(events: list[Any], kinds: tuple[str, ...] = RANGE_KINDS, where: 
     if not names:
         out.notes.append(f"no {' or '.join(kinds)} ranges in this trace")
         return out
-    owner = innermost(np.asarray(r_tid, dtype=np.int64), np.round(np.asarray(r_start) * 1e3).astype(np.int64),
-                      np.round(np.asarray(r_end) * 1e3).astype(np.int64), call_tid, call_t)
-    aggregate(out, names, doms, owner, dur_ms, [k[3] for k in kern])
+    tids = np.asarray(r_tid, dtype=np.int64)
+    starts = np.round(np.asarray(r_start) * 1e3).astype(np.int64)
+    ends = np.round(np.asarray(r_end) * 1e3).astype(np.int64)
+    kname, launch = [k[3] for k in kern], [k[5] for k in kern]
+    aggregate(out, names, doms, innermost(tids, starts, ends, call_tid, call_t), dur_ms, kname, launch)
+    user = np.asarray([d == "user_annotation" for d in doms])
+    if user.any() and not user.all():  # the annotations' own table (ONNX nodes on the PyTorch path)
+        keep = np.flatnonzero(user)
+        ann = KernelTable()
+        owner = innermost(tids[keep], starts[keep], ends[keep], call_tid, call_t)
+        aggregate(ann, [names[i] for i in keep], ["user_annotation"] * len(keep), owner, dur_ms, kname, launch)
+        out.annotations = ann.ranges
     return out

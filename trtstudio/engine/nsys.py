@@ -53,11 +53,17 @@ class KernelTable:
     devices: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)  # nsys version, schema
+    # a Kineto trace's kernels by record_function annotation alone (the PyTorch backend's ONNX nodes),
+    # where the ranges above went to the aten:: ops inside them
+    annotations: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"total_ms": self.total_ms, "attributed_ms": self.attributed_ms, "kernels": self.kernels,
-                "attributed_kernels": self.attributed, "devices": self.devices, "ranges": self.ranges,
-                "notes": self.notes, "source": self.source}
+        doc = {"total_ms": self.total_ms, "attributed_ms": self.attributed_ms, "kernels": self.kernels,
+               "attributed_kernels": self.attributed, "devices": self.devices, "ranges": self.ranges,
+               "notes": self.notes, "source": self.source}
+        if self.annotations:
+            doc["annotations"] = self.annotations
+        return doc
 
     def layer_times(self) -> list[tuple[str, int, float]]:
         """``(layer name, instances, total ms)`` of the TensorRT domain's ranges."""
@@ -107,11 +113,13 @@ def _read(con: sqlite3.Connection, p: Path) -> KernelTable:
     kcols = _cols(con, "CUPTI_ACTIVITY_KIND_KERNEL")
     name_col = "shortName" if "shortName" in kcols else "demangledName"
     graph_col = "graphNodeId" if "graphNodeId" in kcols else "NULL"
+    dims = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
+    launch_cols = ", ".join(f"k.{c}" if c in kcols else "NULL" for c in dims)
     has_runtime = "CUPTI_ACTIVITY_KIND_RUNTIME" in tables
     join = ("LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId" if has_runtime else "")
     rows = con.execute(
         f"SELECT k.start, k.end, k.{name_col}, k.deviceId, {graph_col}, "
-        f"{'r.globalTid, r.start' if has_runtime else 'NULL, NULL'} "
+        f"{'r.globalTid, r.start' if has_runtime else 'NULL, NULL'}, {launch_cols} "
         f"FROM CUPTI_ACTIVITY_KIND_KERNEL k {join}").fetchall()
     if not rows:
         out.notes.append("the export holds no kernels")
@@ -140,7 +148,9 @@ def _read(con: sqlite3.Connection, p: Path) -> KernelTable:
         out.notes.append("no NVTX push/pop ranges in this export")
         return out
     owner = _innermost(ranges, arr[:, 5], arr[:, 6])
-    _aggregate(out, ranges, domains, owner, dur_ms, kname)
+    texts: dict[tuple[Any, ...], str] = {}  # one string per distinct launch shape (100,000s of kernels, few shapes)
+    launch = [texts.get(r[7:13]) or texts.setdefault(r[7:13], launch_text(r[7:10], r[10:13])) for r in rows]
+    _aggregate(out, ranges, domains, owner, dur_ms, kname, launch)
     if any(r["domain"] == TENSORRT_DOMAIN for r in out.ranges) and not arr[:, 4].any():
         graph_launches = [n for n in set(kname) if "graph" in n.lower()]
         if graph_launches:
@@ -196,22 +206,39 @@ def innermost(r_tid: np.ndarray, r_start: np.ndarray, r_end: np.ndarray, call_ti
     return owner
 
 
+def launch_text(grid: Any, block: Any) -> str:
+    """``grid 512x1x1 block 256x1x1`` from a kernel's launch dimensions; "" where they are unknown."""
+    if not grid or not block or any(not isinstance(v, int) for v in (*grid, *block)):
+        return ""
+    return f"grid {'x'.join(map(str, grid))} block {'x'.join(map(str, block))}"
+
+
 def aggregate(out: KernelTable, names: list[str], domains: list[str], owner: np.ndarray, dur_ms: np.ndarray,
-              kname: list[str]) -> None:
-    """Fill ``out``'s ranges from each kernel's ``owner`` range (index into ``names``/``domains``)."""
+              kname: list[str], launch: list[str] | None = None) -> None:
+    """Fill ``out``'s ranges from each kernel's ``owner`` range (index into ``names``/``domains``);
+    ``launch``: each kernel's grid/block text (:func:`launch_text`), kept per kernel name as the one
+    its launches used most."""
     count: dict[tuple[str, str], int] = {}
     for key in zip(names, domains, strict=True):
         count[key] = count.get(key, 0) + 1
     per: dict[tuple[str, str], dict[str, list[float]]] = {}
+    launches: dict[tuple[str, str, str], dict[str, int]] = {}
     hit = owner >= 0
     for k in np.flatnonzero(hit).tolist():
         r = int(owner[k])
         per.setdefault((names[r], domains[r]), {}).setdefault(kname[k], []).append(float(dur_ms[k]))
+        if launch is not None and launch[k]:
+            seen = launches.setdefault((names[r], domains[r], kname[k]), {})
+            seen[launch[k]] = seen.get(launch[k], 0) + 1
     out.attributed = int(hit.sum())
     out.attributed_ms = float(dur_ms[hit].sum())
     for key, ks in per.items():
         items: list[dict[str, Any]] = sorted(({"name": n, "count": len(v), "ms": float(sum(v))} for n, v in ks.items()),
                                              key=lambda x: -float(x["ms"]))
+        for it in items:
+            used = launches.get((*key, it["name"]))
+            if used:
+                it["launch"] = max(used, key=used.__getitem__)
         ms = float(sum(float(x["ms"]) for x in items))
         calls = count.get(key, 1)
         out.ranges.append({"name": key[0], "domain": key[1], "count": calls, "ms": ms, "per_call_ms": ms / calls,
@@ -229,10 +256,10 @@ def range_name(text: str) -> str:
 
 
 def _aggregate(out: KernelTable, ranges: dict[str, Any], domains: dict[int, str], owner: np.ndarray,
-               dur_ms: np.ndarray, kname: list[str]) -> None:
+               dur_ms: np.ndarray, kname: list[str], launch: list[str] | None = None) -> None:
     names = [range_name(n) for n in ranges["name"]]
     doms = [domains.get(d, "default" if d == 0 else f"domain {d}") for d in ranges["domain"]]
-    aggregate(out, names, doms, owner, dur_ms, kname)
+    aggregate(out, names, doms, owner, dur_ms, kname, launch)
 
 
 def is_nsys_export(head: bytes) -> bool:

@@ -84,6 +84,9 @@ class VariantResult:
     layer_precisions: dict[str, int] = field(default_factory=dict)
     node_errors: dict[str, float] = field(default_factory=dict)
     first_over: dict[str, Any] | None = None
+    # every compared tensor's error in topological order (validate.TensorError fields) and the threshold
+    tensors: list[dict[str, Any]] = field(default_factory=list)
+    localize_threshold: float | None = None
     error: str | None = None
     seconds: float = 0.0
     quantization: dict[str, Any] | None = None  # INT8/FP8: how the Q/DQ model was made (recipe, cache, counts)
@@ -97,7 +100,8 @@ class VariantResult:
             "accuracy": self.accuracy, "latency_ms": self.latency_ms, "throughput": self.throughput,
             "memory_bytes": self.memory_bytes, "passed": self.passed, "reasons": self.reasons,
             "notes": self.notes, "error": self.error, "seconds": self.seconds,
-            "first_over": self.first_over, "node_errors": self.node_errors,
+            "first_over": self.first_over, "node_errors": self.node_errors, "tensors": self.tensors,
+            "localize_threshold": self.localize_threshold,
             "speedup": self.speedup, "speedup_verdict": self.speedup_verdict,
         }
         if self.quantization is not None:
@@ -341,6 +345,8 @@ def _variant_steps(model: str, row: VariantResult, step: int, total: int, ins: _
         loc = localize(model, path, ins.val[: opts.localize_samples], ins.specs, name_map, precision=name)
         row.node_errors = loc.node_errors
         row.first_over = None if loc.first_over is None else dict(loc.first_over.__dict__)
+        row.tensors = [dict(t.__dict__) for t in loc.tensors]
+        row.localize_threshold = loc.threshold
     state.check()
     if any("emulated" in n or "unfused" in n for n in v.notes):
         row.notes.append(f"{name} latency not measured: onnxruntime CPU has no native {name} kernels")

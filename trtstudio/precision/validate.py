@@ -347,13 +347,28 @@ def localize(
     var_out = run_outputs(open_session(var_m), samples, specs, list(dict.fromkeys(p[1] for p in pairs)))
     rel_of: dict[str, float] = {}
     rows: list[TensorError] = []
+    producer = {o: n for n in ref.graph.node for o in n.output if o}
+    received: dict[str, float] = {}  # an unmeasured tensor: the worst error measured upstream of it
+
+    def upstream(tensor: str, depth: int = 0) -> float:
+        """The error ``tensor`` carries: measured, else the worst of its producer's inputs (a tensor
+        the variant fused away, e.g. a Conv output folded with its BatchNormalization)."""
+        if tensor in rel_of:
+            return rel_of[tensor]
+        if tensor in received:
+            return received[tensor]
+        node = producer.get(tensor)
+        got = 0.0 if node is None or depth > 64 else max((upstream(i, depth + 1) for i in node.input if i), default=0.0)
+        received[tensor] = got
+        return got
+
     for t, vt, node in pairs:
         a, b = ref_out[t], var_out[vt].astype(np.float32)
         if a.shape != b.shape:
             skipped.append(t)
             continue
         m = compare_arrays(t, a, b)
-        inputs = [rel_of[i] for i in node.input if i in rel_of]
+        inputs = [upstream(i) for i in node.input if i]
         rel_of[t] = m.rel
         rows.append(TensorError(t, node.name, node.op_type, m.rel, m.cosine, m.max_abs, max(inputs, default=0.0)))
     thr = threshold if threshold is not None else LOCALIZE_THRESHOLDS.get(precision, 0.05)

@@ -108,8 +108,9 @@ def _induced(nodes: list[int], src: np.ndarray, dst: np.ndarray) -> tuple[np.nda
 
 
 def excerpt_svg(graph: Any, region: dict[str, Any], src: np.ndarray, dst: np.ndarray,
-                notes: dict[int, str] | None = None) -> str:
-    """One excerpt drawn at full scale: op type and name in each box, marked nodes outlined."""
+                notes: dict[int, str] | None = None, fills: dict[int, str] | None = None) -> str:
+    """One excerpt drawn at full scale: op type and name in each box, marked nodes outlined;
+    ``fills``: a fill colour per node index (e.g. its error against FP32) instead of its op's."""
     from trtstudio.graph.categories import color
     from trtstudio.graph.layout import layout
 
@@ -141,8 +142,9 @@ def excerpt_svg(graph: Any, region: dict[str, Any], src: np.ndarray, dst: np.nda
         name = node.name or f"#{g}"
         tip = escape(f"{node.op_type} {name}" + (f" - {notes[g]}" if notes and g in notes else ""))
         parts.append(f'<g><title>{tip}</title><rect x="{x - _BOX_W / 2:.1f}" y="{y - _BOX_H / 2:.1f}" '
-                     f'width="{_BOX_W:.0f}" height="{_BOX_H:.0f}" rx="5" fill="{color(node.op_type, node.domain)}" '
-                     f'fill-opacity="0.35" stroke="{stroke}" stroke-width="{sw}"/>'
+                     f'width="{_BOX_W:.0f}" height="{_BOX_H:.0f}" rx="5" '
+                     f'fill="{fills[g] if fills and g in fills else color(node.op_type, node.domain)}" '
+                     f'fill-opacity="{0.9 if fills and g in fills else 0.35}" stroke="{stroke}" stroke-width="{sw}"/>'
                      f'<text x="{x:.1f}" y="{y - 3:.1f}" font-size="{FONT_PX}" font-weight="bold" text-anchor="middle">'
                      f'{escape(node.op_type[:24])}</text>'
                      f'<text x="{x:.1f}" y="{y + 11:.1f}" font-size="9" text-anchor="middle" fill="#333">'

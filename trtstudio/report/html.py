@@ -315,7 +315,11 @@ def _slowest(rep: Any, images: Images) -> str:
     rows = [(r["index"], r["name"], r["type"], r["precision"] or "", fmt_ms(r["time_ms"]), fmt_pct(r["percent"]),
              ", ".join(r["findings"])) for r in top]
     svg = plots.svg_bars([r["name"] for r in top], [r["time_ms"] for r in top], f"Top {len(top)} layers by time")
-    return table(("#", "layer", "type", "precision", "time", "share", "findings"), rows, num=(0, 4, 5)) + images.svg(svg, "top_layers.svg")
+    nt = getattr(rep, "node_times", None)
+    note = (f'<p class="muted">Per-node time from the {escape(str(nt["source"]))}: {nt["nodes_timed"]:,} ONNX nodes '
+            "timed, each with the time of the layer or profile row it ran in (the window's Colour by Time (ms), "
+            "EnginePlan.node_times()).</p>") if nt else ""
+    return note + table(("#", "layer", "type", "precision", "time", "share", "findings"), rows, num=(0, 4, 5)) + images.svg(svg, "top_layers.svg")
 
 
 def _groups(rep: Any, images: Images) -> str:
@@ -394,6 +398,10 @@ def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[s
     if rep.top_layers:
         body.append(section("Slowest layers", _slowest(rep, images), "slowest"))
         body.append(section("Time by layer type and precision", _groups(rep, images), "groups"))
+    if getattr(rep, "precision_explain", None):
+        from trtstudio.report.precision_sections import explain_html
+
+        body.append(section("INT8: why it is not faster", explain_html(rep.precision_explain, table), "int8"))
     if rep.findings:
         body.append(section("Findings", _findings(rep, max_rows), "findings"))
     if rep.layers:
@@ -406,6 +414,10 @@ def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[s
         body.append(section("Shapes: sweeps and mixes", shapes_html(rep.sweeps, images, table), "shapes"))
     if rep.accuracy:
         body.append(section("Accuracy", table(("metric", "value"), accuracy_rows(rep.accuracy), num=(1,)), "accuracy"))
+    if getattr(rep, "divergence", None):
+        from trtstudio.report.precision_sections import divergence_html
+
+        body.append(section("Where accuracy is lost", divergence_html(rep.divergence, images, table), "divergence"))
     warn = "".join(f"<li>{escape(w)}</li>" for w in rep.warnings) or "<li>none</li>"
     body.append(section("Warnings", f'<ul class="warnings">{warn}</ul>', "warnings"))
     return body

@@ -77,6 +77,14 @@ def render_markdown(rep: Any) -> str:
         from trtstudio.report.shapes import markdown_lines
 
         out += ["## Shapes: sweeps and mixes", "", *markdown_lines(rep.sweeps)]
+    if getattr(rep, "precision_explain", None):
+        from trtstudio.report.precision_sections import explain_markdown
+
+        out += explain_markdown(rep.precision_explain, md_table)
+    if getattr(rep, "divergence", None):
+        from trtstudio.report.precision_sections import divergence_markdown
+
+        out += divergence_markdown(rep.divergence, md_table)
     if rep.findings:
         out += ["## Findings", "", md_table(("severity", "rule", "layer", "message", "hint"),
                                             [(f["severity"], f["kind"], f.get("layer"), f["message"], f.get("hint"))

@@ -361,6 +361,13 @@ class Report:
     # the engine the report was made of (compare aligns its layers through trtstudio.diff), not in JSON
     engine_info: EngineInfo | None = field(default=None, repr=False, compare=False)
     sweeps: list[dict[str, Any]] = field(default_factory=list)  # the session's sweeps and shape mixes (report.shapes)
+    # per-node time as the window's Time (ms) colours it (engine.node_time.NodeTimes.summary), or None
+    node_times: dict[str, Any] | None = None
+    # an INT8 engine's precision explainer (report.precision_sections.explain_section), or None
+    precision_explain: dict[str, Any] | None = None
+    # per variant, where accuracy is lost (report.precision_sections.divergence_sections; kept in the
+    # session's accuracy under "divergence")
+    divergence: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The report as one JSON-ready document (without the raw samples and the engine object)."""
@@ -390,10 +397,12 @@ class Report:
         title = s.title or "trtstudio report: " + (
             Path(s.model_path).name if s.model_path else (Path(rec.paths[0]).name if rec and rec.paths else
                                                           (run.name if run else "untitled")))
+        accuracy = dict(s.accuracy) if isinstance(s.accuracy, dict) else s.accuracy
+        divergence = accuracy.pop("divergence", None) if isinstance(accuracy, dict) else None
         rep = cls(title=title, generated=generated or now_iso(), environment=s.environment,
                   model=s.model_summary, graph_picture=s.graph_picture.to_json() if s.graph_picture else None,
-                  graph_excerpts=s.graph_excerpts,
-                  accuracy=s.accuracy)
+                  graph_excerpts=s.graph_excerpts, accuracy=accuracy or None,
+                  divergence=[d for d in divergence if isinstance(d, dict)] if isinstance(divergence, list) else [])
         warnings: list[str] = list(s.warnings)
         if info is not None:
             rep.build = {"settings": {**s.build_settings, **info.build_settings}, "versions": info.versions,
@@ -408,6 +417,9 @@ class Report:
                 "provenance": provenance(info),
             }
             rep.engine_info = info
+            from trtstudio.report.precision_sections import explain_section
+
+            rep.precision_explain = explain_section(info, rec.paths if rec else [], name=_engine_label(rec))
             rep.findings = [{**f.to_json(), "layer_index": f.layer_index} for f in info.findings]
             warnings += info.warnings
         elif s.build_settings:
@@ -449,12 +461,24 @@ class Report:
             rep.leak = _leak_summary(rep.memory)
             warnings += [str(w) for w in st.get("warnings") or []]
         rep.warnings = list(dict.fromkeys(warnings))
+        from trtstudio.engine.node_time import node_times
+
+        nt = node_times(engine=info, rows=run.layers if run is not None else None)
+        rep.node_times = nt.summary() if nt is not None else None
         from trtstudio.report.summary import at_a_glance
 
         rep.runs = [run_row(r) for r in s.runs]
         rep.sweeps = [dict(d) for d in s.sweeps]
         rep.summary = at_a_glance(rep)
         return rep
+
+
+def _engine_label(rec: EngineRecord | None) -> str:
+    """An engine's name in a report: its folder (several files) or its file."""
+    if rec is None or not rec.paths:
+        return "engine"
+    first = Path(rec.paths[0])
+    return first.parent.name if len(rec.paths) > 1 else first.name
 
 
 def run_row(run: RunData) -> dict[str, Any]:

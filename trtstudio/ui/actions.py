@@ -51,6 +51,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("&Engine", "&Build engine...", "Ctrl+B", "tools.open_build_dialog"),
     ActionSpec("&Engine", "Check TensorRT &support...", "Ctrl+K", "loader.check_support"),
     ActionSpec("&Engine", "&Precision sweep (FP16/BF16/INT8)...", "Ctrl+Shift+P", "tools.open_precision_dialog"),
+    ActionSpec("&Engine", "E&xplain precision (why INT8 is not faster)...", None, "explain.open"),
     ActionSpec("&Engine", "-"),
     ActionSpec("&Engine", "Compare &with... (engine files or session)", "Ctrl+Shift+D", "compare.open_dialog"),
     ActionSpec("&Engine", "Compare with engine &folder...", None, "compare.open_folder_dialog"),

@@ -115,7 +115,7 @@ _SEVERITY_TAG = re.compile(r"^(?:\[[^\]]*\]\s*)*?\[([VIWEF])\]")
 
 
 class EngineTabs(QTabWidget):
-    """Tabs ``layer_table``, ``charts``, ``findings_view``, ``log_panel`` (each None when its module
+    """Tabs ``layer_table``, ``kernels_view``, ``charts``, ``findings_view``, ``log_panel`` (each None when its module
     cannot load). Signals: ``sig_layers_selected(list)`` (table rows picked), ``sig_finding_clicked
     (layer_index or None, node names)``."""
 
@@ -141,6 +141,13 @@ class EngineTabs(QTabWidget):
             self.addTab(self.layer_table, "Layers")
         except ImportError:
             self.addTab(QLabel("layer table unavailable"), "Layers")
+        from trtstudio.ui.kernels_tab import KernelsView
+
+        self.kernels_view = KernelsView()  # the selected layer's kernels (Nsight Systems, Kineto, PyTorch)
+        self.addTab(self.kernels_view, "Kernels")
+        from trtstudio.ui.explain_panel import ExplainView
+
+        self.explain_view = ExplainView()  # Engine > Explain precision... (why INT8 is not faster)
         if not defer_charts:
             self.add_charts()
         self.findings_model = FindingsModel(self)
@@ -167,6 +174,7 @@ class EngineTabs(QTabWidget):
         self.summary_view = QTextBrowser()  # TREx's engine summary (engine.summary), from the analysis
         self.summary_view.setOpenExternalLinks(False)
         self.addTab(self.summary_view, "Summary")
+        self.addTab(self.explain_view, "Precision")
         try:
             from trtstudio.ui.log_panel import LogPanel
 

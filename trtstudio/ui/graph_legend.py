@@ -1,5 +1,8 @@
 """The legend strip at the bottom of a graph view: colour chips wrapped to the width.
 
+A chip whose colour is ``ramp:#low:#high`` (:data:`trtstudio.engine.node_time.RAMP`) is a continuous
+scale, drawn as a gradient bar before its label (the ``Time (ms)`` colouring's 0 - max ms).
+
 The strip is not part of the drawing area, so the legend never covers a node. The same chip
 layout sizes the strip and paints it, so the rows counted are the rows drawn.
 """
@@ -7,9 +10,12 @@ layout sizes the strip and paints it, so the rows counted are the rows drawn.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QLinearGradient, QPainter
+
+from trtstudio.engine.node_time import RAMP
 
 LEGEND_ROW = 18.0
+RAMP_WIDTH = 96  # a continuous legend's gradient bar (``ramp:#low:#high``), in pixels
 FOLD_LEGEND = "+n: constant / shape nodes folded in"
 BADGE_COLOR = QColor("#5b5b66")  # the "+n" fold badge on nodes and its legend chip
 
@@ -32,8 +38,8 @@ class GraphLegend:
         """(x, row) of each chip: left to right, a new row when the next would pass the right edge."""
         fm = QFontMetrics(self.font)
         x, row, out = 8.0, 0, []
-        for label, _ in items:
-            w = fm.horizontalAdvance(label) + 32
+        for label, col in items:
+            w = fm.horizontalAdvance(label) + 32 + (RAMP_WIDTH - 16 if col.startswith(RAMP) else 0)
             if x + w > width - 4 and x > 8:
                 x, row = 8.0, row + 1
             out.append((x, row))
@@ -59,7 +65,16 @@ class GraphLegend:
         for (label, col), (x, row) in zip(items, self._chips(items, width), strict=True):
             y = box.top() + 4 + row * LEGEND_ROW
             chip = QRectF(x, y + 3, 16, 11)
-            if label == FOLD_LEGEND:
+            text_x = x + 21
+            if col.startswith(RAMP):  # a continuous scale: low colour on the left, high on the right
+                low, high = col[len(RAMP):].split(":")[:2]
+                bar = QRectF(x, y + 3, RAMP_WIDTH, 11)
+                grad = QLinearGradient(bar.topLeft(), bar.topRight())
+                grad.setColorAt(0.0, QColor(low))
+                grad.setColorAt(1.0, QColor(high))
+                p.fillRect(bar, grad)
+                text_x = x + RAMP_WIDTH + 5
+            elif label == FOLD_LEGEND:
                 p.setPen(Qt.PenStyle.NoPen)
                 p.setBrush(BADGE_COLOR)
                 p.drawRoundedRect(chip, 5, 5)
@@ -68,4 +83,4 @@ class GraphLegend:
             else:
                 p.fillRect(chip, QColor(col))
             p.setPen(QColor("#ddd" if dark else "#222"))
-            p.drawText(QPointF(x + 21, y + 12), label)
+            p.drawText(QPointF(text_x, y + 12), label)

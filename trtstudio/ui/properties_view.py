@@ -89,6 +89,11 @@ class ModelPanel(QTabWidget):
         self.props.setAlternatingRowColors(True)
         self.addTab(self.props, "Properties")
         self.addTab(self.summary, "Model")
+        # what the window measured per node of the open model's graph (``graph``): its time
+        # (engine.node_time.NodeTimes) and its error against FP32 (precision.localize.divergence)
+        self.measured_graph: Any = None
+        self.node_time: Any = None
+        self.accuracy: dict[str, Any] | None = None
 
     def show_summary(self, summary: dict[str, Any] | None) -> None:
         """Show the model summary (None clears it) and bring its tab forward."""
@@ -117,6 +122,30 @@ class ModelPanel(QTabWidget):
                 stats = graph.initializer_stats(tname)
                 if stats:
                     self._add(item, "min / max / mean", f"{stats['min']:.4g} / {stats['max']:.4g} / {stats['mean']:.4g}")
+
+    def _measured_rows(self, name: str) -> None:
+        """The node's time (``Time``) and its output's error against FP32 (``Accuracy vs FP32``)."""
+        t = self.node_time
+        if t is not None and name in t.ms:
+            item = self._add(self.props, "Time", f"{t.ms[name]:.4g} ms per inference ({t.source})")
+            unit, shared = t.layers.get(name), t.shared.get(name, 1)
+            if unit:
+                self._add(item, "timed as", unit + (f" (with {shared - 1} other node(s))" if shared > 1 else ""))
+        div = self.accuracy
+        stats = (div or {}).get("nodes", {}).get(name)
+        if div is None or stats is None:
+            return
+        first = (div.get("first") or {}).get("node") == name
+        item = self._add(self.props, "Accuracy vs FP32",
+                         f"{div.get('variant')}: relative error {stats['rel']:.3g}" + (" (first over threshold)" if first else ""))
+        for key, label, fmt in (("tensor", "tensor", "s"), ("rel", "relative error (L2)", ".4g"),
+                                ("cosine", "cosine", ".6f"), ("max_abs", "max abs error", ".4g"),
+                                ("input_rel", "error received", ".4g"), ("growth", "error added", ".4g")):
+            v = stats.get(key)
+            if v is not None:
+                self._add(item, label, format(v, fmt))
+        if div.get("threshold") is not None:
+            self._add(item, "threshold", f"{div['threshold']:.3g}")
 
     def show_properties(self, dg: Any, display_index: int, analysis: Any = None) -> None:
         """Properties of display item ``display_index`` of ``dg``; with ``analysis`` (of this graph),
@@ -159,5 +188,7 @@ class ModelPanel(QTabWidget):
                 for li in layers[:MAX_LAYERS_LISTED]:
                     layer = analysis.engine.layers[li]
                     add(lay_item, layer.name, f"{layer.type} {layer.precision or ''}")
+            if graph is self.measured_graph:
+                self._measured_rows(node.name)
         self.props.expandAll()
         self.setCurrentWidget(self.props)
