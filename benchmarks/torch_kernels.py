@@ -27,7 +27,7 @@ def _loop(backend: Any, torch: Any, n: int) -> list[float]:
     return out
 
 
-def _recorded(backend: Any, torch: Any, n: int) -> list[float]:
+def _recorded(backend: Any, torch: Any, n: int, cuda_only: bool = False) -> list[float]:
     from torch.profiler import ProfilerActivity, profile, record_function
 
     leaves = [(name, m) for name, m in backend._module.named_modules() if name and not list(m.children())]
@@ -43,11 +43,24 @@ def _recorded(backend: Any, torch: Any, n: int) -> list[float]:
             stack.pop().__exit__(None, None, None)
         handles += [mod.register_forward_pre_hook(pre), mod.register_forward_hook(post)]
     try:
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
-            return _loop(backend, torch, n)
+        acts = [ProfilerActivity.CUDA] if cuda_only else [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+        with profile(activities=acts) as prof:
+            out = _loop(backend, torch, n)
+        if cuda_only and not _CATS:
+            import collections
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as tmp:
+                prof.export_chrome_trace(tmp + "/t.json")
+                doc = json.load(open(tmp + "/t.json"))
+            _CATS.update(collections.Counter(e.get("cat") for e in doc["traceEvents"] if e.get("ph") == "X"))
+        return out
     finally:
         for h in handles:
             h.remove()
+
+
+_CATS: dict[str, int] = {}
 
 
 def bench(model: Path, iterations: int, rounds: int) -> dict[str, Any]:
@@ -60,16 +73,20 @@ def bench(model: Path, iterations: int, rounds: int) -> dict[str, Any]:
         _loop(backend, torch, 20)
         plain: list[float] = []
         recorded: list[float] = []
+        cuda_only: list[float] = []
         for r in range(rounds):  # ABBA
-            order = (plain, recorded) if r % 2 == 0 else (recorded, plain)
+            order = (plain, recorded, cuda_only) if r % 2 == 0 else (cuda_only, recorded, plain)
             for lst in order:
-                lst += _recorded(backend, torch, iterations) if lst is recorded else _loop(backend, torch, iterations)
+                lst += (_recorded(backend, torch, iterations) if lst is recorded else
+                        _recorded(backend, torch, iterations, cuda_only=True) if lst is cuda_only
+                        else _loop(backend, torch, iterations))
         rows = backend.per_layer_profile(iterations)
         cov = backend.kernel_coverage
         top = sorted(rows, key=lambda r: -r["time_ms"])[:3]
         return {"bench": "torch_kernels", "model": model.name, "plain_median_ms": statistics.median(plain),
                 "recorded_median_ms": statistics.median(recorded),
                 "ratio": statistics.median(recorded) / statistics.median(plain), "budget_ratio": 1.10,
+                "cuda_only_ratio": statistics.median(cuda_only) / statistics.median(plain), "cuda_only_events": dict(_CATS),
                 "coverage": cov["share"] if cov else None, "budget_coverage": 0.95,
                 "kernels_per_inference": cov["kernels_per_inference"] if cov else None,
                 "top_nodes": [{"nodes": r["onnx_nodes"], "ms": r["time_ms"],
