@@ -263,16 +263,11 @@ class EnginePlan:
         return SVG(svg_bars(list(d), list(d.values()), "Time by precision", unit="ms"))
 
     def memory_by_layer(self) -> list[dict[str, Any]]:
-        """Each layer's weights (TREx's count x type size, bias apart) and activations (its input
-        and output tensors) in bytes, as ``engine.summary.layer_memory`` sums them for the engine."""
-        from trtstudio.engine.summary import layer_memory
+        """Each layer's weights (TREx's count x type size, bias included) and activations (its input
+        and output tensors) in bytes (``engine.layer_stats``)."""
+        from trtstudio.engine.layer_stats import memory_by_layer
 
-        out = []
-        for lay in self.engine.layers:
-            m = layer_memory([lay])
-            out.append({"layer": lay.name, "weights": m.get("layer_weights", 0) + m.get("layer_bias", 0),
-                        "activations": m.get("layer_activations", 0)})
-        return out
+        return memory_by_layer(self.engine.layers)
 
     def plot_memory(self, top: int = 25) -> SVG:
         """The ``top`` layers by weights + activations, both in MiB side by side."""
@@ -285,28 +280,11 @@ class EnginePlan:
                                     "Memory per layer (MiB)", unit="MiB"))
 
     def conv_macs(self) -> list[dict[str, Any]]:
-        """Per convolution whose detailed record gives its geometry: multiply-accumulates per
-        inference (batch x out channels x out H x W x in channels / groups x kernel area), the bytes
-        it moves (weights and tensors, as :meth:`memory_by_layer`) and its arithmetic intensity
-        (2 x MACs per byte: above the GPU's FLOP/byte ratio it is compute bound, below memory bound)."""
-        from trtstudio.engine.diagnose import is_conv
+        """Per convolution: multiply-accumulates per inference, bytes moved and arithmetic intensity
+        (2 x MACs per byte), as ``engine.layer_stats.conv_macs`` computes them."""
+        from trtstudio.engine.layer_stats import conv_macs
 
-        mem = {r["layer"]: r for r in self.memory_by_layer()}
-        out = []
-        for lay in self.engine.layers:
-            if not is_conv(lay) or not lay.inputs or not lay.outputs:
-                continue
-            attrs = lay.attrs
-            kernel, groups = attrs.get("Kernel"), attrs.get("Groups") or 1
-            o, i = lay.outputs[0].shape, lay.inputs[0].shape
-            if not (isinstance(kernel, list) and isinstance(o, list) and isinstance(i, list)
-                    and all(isinstance(d, int) for d in (*kernel, *o, *i)) and len(o) >= 3 and len(i) >= 2):
-                continue
-            macs = int(np.prod(o, dtype=np.int64)) * (i[1] // max(int(groups), 1)) * int(np.prod(kernel, dtype=np.int64))
-            moved = mem[lay.name]["weights"] + mem[lay.name]["activations"]
-            out.append({"layer": lay.name, "macs": macs, "bytes": moved,
-                        "arithmetic_intensity": 2 * macs / moved if moved else None, "ms": _layer_ms(lay)})
-        return out
+        return conv_macs(self.engine.layers)
 
     def plot_macs(self, top: int = 25) -> SVG:
         """The ``top`` convolutions by multiply-accumulates (GMAC per inference), with their

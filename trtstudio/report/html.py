@@ -322,6 +322,30 @@ def _slowest(rep: Any, images: Images) -> str:
     return note + table(("#", "layer", "type", "precision", "time", "share", "findings"), rows, num=(0, 4, 5)) + images.svg(svg, "top_layers.svg")
 
 
+def _layer_charts(rep: Any, images: Images) -> str:
+    """Every layer's time in layer order, memory per layer, convolution work (the Python API's
+    plot_layers, plot_memory and plot_macs)."""
+    parts = []
+    lt = rep.plots.get("layer_times")
+    if lt:
+        parts.append(images.svg(plots.svg_bars(lt["names"], lt["ms"], f"Time per layer, all {len(lt['ms']):,} in layer "
+                                               "order (ms)", max_label=40), "layer_times.svg"))
+    mem = rep.plots.get("layer_memory")
+    if mem:
+        parts.append(images.svg(plots.svg_grouped_bars([r["layer"] for r in mem],
+                                                       {"weights": [r["weights"] / 2**20 for r in mem],
+                                                        "activations": [r["activations"] / 2**20 for r in mem]},
+                                                       "Memory per layer, the largest (MiB)", unit="MiB"),
+                                "layer_memory.svg"))
+    macs = rep.plots.get("conv_macs")
+    if macs:
+        notes = [f"{r['arithmetic_intensity']:.0f} FLOP/B" if r["arithmetic_intensity"] else "" for r in macs]
+        parts.append(images.svg(plots.svg_bars([r["layer"] for r in macs], [r["macs"] / 1e9 for r in macs],
+                                               "Convolution work, GMAC per inference (arithmetic intensity)",
+                                               unit="GMAC", notes=notes), "conv_macs.svg"))
+    return "".join(parts)
+
+
 def _groups(rep: Any, images: Images) -> str:
     parts = []
     for title, data, name in (("By layer type", rep.time_by_type, "by_type.svg"),
@@ -398,6 +422,9 @@ def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[s
     if rep.top_layers:
         body.append(section("Slowest layers", _slowest(rep, images), "slowest"))
         body.append(section("Time by layer type and precision", _groups(rep, images), "groups"))
+    charts = _layer_charts(rep, images)
+    if charts:
+        body.append(section("Layer charts: time, memory, convolution work", charts, "layer-charts"))
     if getattr(rep, "precision_explain", None):
         from trtstudio.report.precision_sections import explain_html
 

@@ -417,6 +417,7 @@ class Report:
                 "provenance": provenance(info),
             }
             rep.engine_info = info
+            rep.plots.update(_layer_charts(info))
             from trtstudio.report.precision_sections import explain_section
 
             rep.precision_explain = explain_section(info, rec.paths if rec else [], name=_engine_label(rec))
@@ -479,6 +480,33 @@ def _engine_label(rec: EngineRecord | None) -> str:
         return "engine"
     first = Path(rec.paths[0])
     return first.parent.name if len(rec.paths) > 1 else first.name
+
+
+LAYER_CHART_MAX_LAYERS = 5000  # above this many layers, the per-layer memory and MAC charts are left out
+LAYER_TIMES_MAX_LAYERS = 500  # above this many, every layer's bar is the Python API's plot_layers(), not the report's
+
+
+def _layer_charts(info: EngineInfo) -> dict[str, Any]:
+    """Data of the Layers section's charts (``engine.layer_stats``, what the Python API plots): each
+    layer's time in layer order, the layers holding the most memory, the convolutions doing the most
+    work with their arithmetic intensity. Left out above ``LAYER_CHART_MAX_LAYERS`` layers."""
+    from trtstudio.engine.layer_stats import conv_macs, layer_ms, memory_by_layer
+
+    layers = info.layers
+    if not layers or len(layers) > LAYER_CHART_MAX_LAYERS:
+        return {}
+    out: dict[str, Any] = {}
+    times = [(lay.name, ms) for lay in layers if (ms := layer_ms(lay)) is not None]
+    if times and len(times) <= LAYER_TIMES_MAX_LAYERS:
+        out["layer_times"] = {"names": [n for n, _ in times], "ms": [v for _, v in times]}
+    if info.detailed:
+        mem = sorted(memory_by_layer(layers), key=lambda r: -(r["weights"] + r["activations"]))[:25]
+        if any(r["weights"] or r["activations"] for r in mem):
+            out["layer_memory"] = mem
+        macs = sorted(conv_macs(layers), key=lambda r: -r["macs"])[:25]
+        if macs:
+            out["conv_macs"] = macs
+    return out
 
 
 def run_row(run: RunData) -> dict[str, Any]:
