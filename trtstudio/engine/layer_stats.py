@@ -48,7 +48,8 @@ def conv_macs(layers: list[Layer]) -> list[dict[str, Any]]:
         if not (isinstance(kernel, list) and isinstance(o, list) and isinstance(i, list)
                 and all(isinstance(d, int) for d in (*kernel, *o, *i)) and len(o) >= 3 and len(i) >= 2):
             continue
-        macs = int(np.prod(o, dtype=np.int64)) * (i[1] // max(int(groups), 1)) * int(np.prod(kernel, dtype=np.int64))
+        out_dims, in_ch, k = [int(d) for d in o], int(i[1]), [int(d) for d in kernel]
+        macs = int(np.prod(out_dims, dtype=np.int64)) * (in_ch // max(int(groups), 1)) * int(np.prod(k, dtype=np.int64))
         moved = mem[lay.name]["weights"] + mem[lay.name]["activations"]
         out.append({"layer": lay.name, "macs": macs, "bytes": moved,
                     "arithmetic_intensity": 2 * macs / moved if moved else None, "ms": layer_ms(lay)})
