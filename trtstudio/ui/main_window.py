@@ -4,8 +4,8 @@ The graph is in the centre, the model summary/properties on the left, the engine
 findings and log below, the live profile on the right. Loading a model or engine files and the
 engine analysis (:func:`trtstudio.engine.analysis.analyze`) run in workers; their results go into
 the workspace, whose change events update the views. Reports and sessions are the
-``SessionController``'s, search the ``SearchController``'s, settings ``AppSettings``', menus the
-table in ``ui/actions.py``.
+``SessionController``'s, search the ``SearchController``'s, Colour by, View > Engine graph and the
+precision views ``EngineTools``', settings ``AppSettings``', menus the table in ``ui/actions.py``.
 """
 
 from __future__ import annotations
@@ -28,14 +28,12 @@ from PySide6.QtWidgets import (
 
 from trtstudio import __version__
 from trtstudio.engine.layer_graph import is_layer_model
-from trtstudio.engine.node_time import TIME_MODE, time_overlay
-from trtstudio.engine.overlay import MODES, error_overlay, overlay
 from trtstudio.ui.actions import build_menus
-from trtstudio.ui.compare_dock import CHANGE_MODES, CompareController
+from trtstudio.ui.compare_dock import CompareController
 from trtstudio.ui.document_loader import DocumentLoader
 from trtstudio.ui.engine_dock import EngineTabs
 from trtstudio.ui.engine_graph import EngineGraph
-from trtstudio.ui.graph_overlay import paint_overlay
+from trtstudio.ui.engine_tools import OVERLAYS, EngineTools
 from trtstudio.ui.graph_tabs import GraphTabs
 from trtstudio.ui.graph_view import GraphView
 from trtstudio.ui.panel_stager import PanelStager
@@ -49,10 +47,6 @@ from trtstudio.workspace import Workspace
 if TYPE_CHECKING:
     from trtstudio.engine.node_time import NodeTimes
     from trtstudio.graph.display import DisplayGraph
-
-ACCURACY_MODE = "Error vs FP32"  # a precision sweep variant's localisation (precision.localize)
-# Colour by: the engine overlays, per-node time from any source, a sweep variant's error per node
-OVERLAYS = (*MODES, TIME_MODE, ACCURACY_MODE)
 
 __all__ = ["OVERLAYS", "MainWindow", "wait_idle"]
 
@@ -107,6 +101,7 @@ class MainWindow(QMainWindow):
         from trtstudio.ui.explain_panel import ExplainController
 
         self.explain = ExplainController(self, self.engine_tabs.explain_view)  # Engine > Explain precision...
+        self.engine_tools = EngineTools(self)  # Colour by, View > Engine graph, precision views
         self.profile_panel: Any = None
         self.profile_dock = self._dock("Live profile", "dock_profile", self.tools.make_profile_holder(defer_plots),
                                        Qt.DockWidgetArea.RightDockWidgetArea)
@@ -139,7 +134,7 @@ class MainWindow(QMainWindow):
         tb.addWidget(QLabel(" Colour by: "))
         self.overlay = QComboBox()
         self.overlay.addItems(OVERLAYS)
-        self.overlay.currentTextChanged.connect(self._apply_overlay)
+        self.overlay.currentTextChanged.connect(self.engine_tools.paint)
         tb.addWidget(self.overlay)
         tb.addSeparator()
         tb.addAction("Fit", lambda: self.current_view().fit())
@@ -151,10 +146,10 @@ class MainWindow(QMainWindow):
         self.sig_error.connect(self.show_error)
         ev = self.workspace.events
         ev.connect("model", self._on_workspace_model)
-        ev.connect("analysis", self._on_workspace_analysis)
+        ev.connect("analysis", self.engine_tools.on_analysis)
         ev.connect("unsupported", self._on_workspace_unsupported)
-        ev.connect("runs", self._on_workspace_runs)
-        ev.connect("selection", self._on_workspace_selection)
+        ev.connect("runs", self.engine_tools.on_runs)
+        ev.connect("selection", self.engine_tools.on_selection)
         QTimer.singleShot(0, self.tools.show_environment)
         self.prefs.restore_window(self)
         self.set_theme(self.prefs.theme())
@@ -263,7 +258,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{Path(model.path).name} - trtstudio {__version__}")
         self.side_tabs.show_summary(self.loader.summary or model.summary())
         self.show_model_in_profile_panel(model)
-        self._apply_overlay(self.overlay.currentText())
+        self.engine_tools.apply_overlay()
         self.stager.model_shown()
 
     def show_model_in_profile_panel(self, model: Any) -> None:
@@ -287,12 +282,6 @@ class MainWindow(QMainWindow):
     def start_plots(self) -> None:
         self.stager.start_plots()
 
-    def _on_workspace_analysis(self, ws: Workspace) -> None:
-        self.engine_tabs.show_analysis(ws.analysis, ws.engine)
-        self._on_workspace_selection(ws)  # the Kernels tab: the same selection in the new engine
-        if self.overlay.currentText() != "Op category":  # a support or error overlay stays until replaced
-            self._apply_overlay(self.overlay.currentText())
-
     def mark_unsupported(self, items: list[dict[str, Any]]) -> None:
         """The nodes the TensorRT parser rejects: marked on the graph and taken into the analysis."""
         self.workspace.set_unsupported(items)
@@ -311,12 +300,7 @@ class MainWindow(QMainWindow):
         """Read engine files and analyse them (``sig_engine_loaded`` when shown). Kernel traces alone
         (an Nsight Systems export, a Kineto trace) open beside the engine already open, replacing an
         earlier trace of it."""
-        from trtstudio.engine.node_time import is_kernel_trace
-
-        open_paths = self.workspace.engine_paths
-        if open_paths and paths and all(is_kernel_trace(p) for p in paths):
-            paths = [p for p in open_paths if not is_kernel_trace(p)] + list(paths)
-        self.loader.open_engine(paths)
+        self.loader.open_engine(self.engine_tools.engine_files(paths))
 
     def set_engine(self, engine: Any, paths: list[str] | None = None, analysis: Any = None) -> None:
         self.loader.set_engine(engine, paths, analysis)
@@ -349,152 +333,24 @@ class MainWindow(QMainWindow):
         """View > Fold constant subgraphs (on by default)."""
         self.view.set_folding(self.act_fold.isChecked())
 
+    # ---- Colour by, engine graph, precision views (EngineTools) --------------------------------------
     def toggle_engine_graph(self) -> None:
-        """View > Engine graph: the engine's own graph (laid out in a worker the first time) or the
-        model's, in the first tab."""
-        on = self.act_engine_graph.isChecked()
-        if on and self.engine_graph.display is None:
-            self.graphs.update_engine_toggle()  # checked once it is shown
-            self.engine_graph.build(show=True)
-            return
-        self.graphs.show_engine_graph(on)
+        self.engine_tools.toggle_engine_graph()
 
     def set_change_modes(self, on: bool) -> None:
-        """Add (and pick) or remove the Colour by modes of a comparison (``Change``, ``Change: time``)."""
-        have = [self.overlay.findText(m) >= 0 for m in CHANGE_MODES]
-        if on:
-            for m, there in zip(CHANGE_MODES, have, strict=True):
-                if not there:
-                    self.overlay.addItem(m)
-            if self.overlay.currentText() == "Change":
-                self._apply_overlay("Change")
-            self.overlay.setCurrentText("Change")
-            return
-        current = self.overlay.currentText()
-        for m in CHANGE_MODES:
-            i = self.overlay.findText(m)
-            if i >= 0:
-                self.overlay.removeItem(i)
-        if current in CHANGE_MODES:
-            self.overlay.setCurrentText("Op category")
-        else:
-            self._apply_overlay(current)
-
-    def apply_overlay(self) -> None:
-        """Colour every graph by the Colour by chosen now."""
-        self._apply_overlay(self.overlay.currentText())
+        self.engine_tools.set_change_modes(on)
 
     def paint_engine_graph(self) -> None:
-        """Colour the engine's own graph by the Colour by chosen now."""
-        mode = self.overlay.currentText()
-        change = self.compare.layer_change("base", mode)
-        if mode == TIME_MODE and change is None:
-            from trtstudio.engine.node_time import layer_time_colors
-
-            engine = self.engine
-            change = lambda: layer_time_colors(engine)  # noqa: E731 - each layer's time per inference
-        self.engine_graph.paint(mode, change)
-
-    def _apply_overlay(self, name: str) -> None:
-        self.paint_engine_graph()
-        self.compare.paint(name)
-        a, dg = self.analysis, self.display
-        if dg is None:
-            return
-        if name in CHANGE_MODES:
-            paint_overlay(self.view, dg, self.compare.model_overlay(name))
-            return
-        if name == ACCURACY_MODE:
-            from trtstudio.precision.localize import accuracy_overlay
-
-            div = self.side_tabs.accuracy if self.side_tabs.measured_graph is dg.graph else None
-            paint_overlay(self.view, dg, accuracy_overlay(dg.graph.nodes, div))
-            if div is None:
-                self.statusBar().showMessage("Error vs FP32: run Engine > Precision sweep and select a variant's row "
-                                             "to see where its accuracy is lost", 10000)
-            return
-        if name == TIME_MODE:
-            times = self.node_times()
-            if self.side_tabs.measured_graph is not dg.graph:
-                self.side_tabs.accuracy = None
-            self.side_tabs.measured_graph, self.side_tabs.node_time = dg.graph, times
-            paint_overlay(self.view, dg, time_overlay(dg.graph.nodes, times))
-            if times is None:
-                self.statusBar().showMessage("Time (ms): no per-node times yet: open a TensorRT profile, an Nsight "
-                                             "Systems export or a Kineto trace, or profile with Per-layer", 10000)
-            return
-        usable = a is not None and a.mapping is not None and a.model_path == str(self.model.path)
-        paint_overlay(self.view, dg, overlay(a, dg.graph.nodes, name) if usable else None)
+        self.engine_tools.paint_engine_graph()
 
     def node_times(self) -> NodeTimes | None:
-        """Per-node time of the open model from whatever measured it (``engine.node_time.node_times``):
-        the engine's analysis (a TensorRT profile, Nsight Systems layer ranges), its kernel table (a
-        Kineto trace), else the latest run of the model with per-layer rows."""
-        from trtstudio.engine.node_time import node_times
-
-        dg, a = self.display, self.analysis
-        if dg is None:
-            return None
-        usable = a is not None and a.mapping is not None and a.model_path == str(self.model.path)
-        rows = next((r.data.layers for r in reversed(self.workspace.runs_of_model())
-                     if r.data is not None and not r.active and r.data.layers), None)
-        return node_times(analysis=a if usable else None, engine=self.engine, rows=rows,
-                          node_names=[n.name for n in dg.graph.nodes])
-
-    def _on_workspace_selection(self, ws: Any) -> None:
-        from trtstudio.ui.kernels_tab import show_selection
-
-        show_selection(self.engine_tabs.kernels_view, ws, self.engine)
-
-    def _on_workspace_runs(self, _ws: Any) -> None:
-        if self.overlay.currentText() == TIME_MODE:
-            self.apply_overlay()
+        return self.engine_tools.node_times()
 
     def show_node_errors(self, errors: dict[str, float]) -> None:
-        """Heat overlay: each node coloured by the relative error of its output against FP32 (darkest = worst).
-        With the precision sweep's variant at hand, its localisation: the first diverging node marked
-        and centred, each node's tensor statistics in Properties, the report's section."""
-        dg = self.display
-        if dg is None:
-            return
-        dlg = self.precision_dialog
-        result = getattr(dlg, "sweep_result", None) if dlg is not None else None
-        variant = next((v for v in getattr(result, "variants", []) if v.node_errors == errors and errors), None)
-        if variant is None:
-            self.show_overlay(error_overlay(dg.graph.nodes, errors))
-            return
-        self.show_localization(variant.to_json())
-
-    def show_localization(self, variant: dict[str, Any]) -> dict[str, Any] | None:
-        """Draw one precision variant's localisation (``VariantResult.to_json``) on the model's graph
-        (``precision.localize``): error as colour, the first diverging node marked and centred; a
-        click on a node shows its tensor's statistics; the report gets the section. Returns the
-        localisation (None without one)."""
-        from trtstudio.precision.localize import divergence, divergence_section
-
-        dg = self.display
-        div = divergence(variant)
-        if dg is None or div is None:
-            return None
-        if self.side_tabs.measured_graph is not dg.graph:
-            self.side_tabs.node_time = None
-        self.side_tabs.measured_graph, self.side_tabs.accuracy = dg.graph, div
-        if self.overlay.currentText() == ACCURACY_MODE:
-            self._apply_overlay(ACCURACY_MODE)
-        else:
-            self.overlay.setCurrentText(ACCURACY_MODE)  # paints it
-        first = (div.get("first") or {}).get("node") or (div.get("worst") or {}).get("node")
-        if first in dg.graph.node_by_name:
-            self.view.center_on([dg.display_index(dg.graph.node_by_name[first])])
-        acc = dict(self.workspace.accuracy or {})
-        acc[div["variant"]] = variant.get("accuracy") or {}
-        acc["divergence"] = [s for s in [divergence_section(div, dg.graph)] if s is not None]
-        self.workspace.set_accuracy(acc)
-        return div
+        self.engine_tools.show_node_errors(errors)
 
     def show_overlay(self, ov: Any) -> None:
-        """Paint an ``engine.overlay.Overlay`` (support check, errors) on the main graph."""
-        paint_overlay(self.view, self.display, ov)
+        self.engine_tools.show_overlay(ov)
 
     # ---- reports and sessions (SessionController) --------------------------------------------
     def export_report(self, path: str) -> None:

@@ -20,7 +20,6 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
@@ -47,7 +46,7 @@ from PySide6.QtWidgets import (
 from trtstudio.errors import FieldError, InputError
 from trtstudio.profiling.runner import RunState
 from trtstudio.tasks import TaskEvent, error_text
-from trtstudio.ui.plots import pg
+from trtstudio.ui.sweep_charts import SweepCharts
 from trtstudio.ui.workers import WorkerHandle, run_in_thread
 
 STEP_ITERATIONS = 200  # per step when the panel's run has no end (Measure: until stopped)
@@ -55,8 +54,6 @@ COLUMNS = ("step", "median ms", "p99 ms", "inferences/s", "samples/s", "peak MiB
 MIX_COLUMNS = ("shape", "count", "median ms", "p99 ms", "re-plan ms", "first ms")
 MIX_REQUESTS = 1  # measured inferences per request of a mix (its counts say how many requests)
 SWEEP, MIX = "Sweep", "Shape mix"
-MEDIAN_PEN = pg.mkPen("#1f77b4", width=2)
-P99_PEN = pg.mkPen("#ff7f0e", width=1.5)
 
 
 def result_label(doc: dict[str, Any]) -> str:
@@ -182,32 +179,9 @@ class SweepTab(QWidget):
         self.status_label, self.error_label = status_lines(outer)
 
         split = QSplitter()
-        plots = QWidget()
-        pcol = QVBoxLayout(plots)
-        pcol.setContentsMargins(0, 0, 0, 0)
-        self.latency_plot = self._plot("Latency against the swept size", "ms")
-        self.median_curve = self.latency_plot.plot([], [], pen=MEDIAN_PEN, symbol="o",
-                                                   symbolSize=6, symbolBrush="#1f77b4", name="median")
-        self.p99_curve = self.latency_plot.plot([], [], pen=P99_PEN, symbol="t",
-                                                symbolSize=6, symbolBrush="#ff7f0e", name="p99")
-        self.budget_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#c22f2f", style=pg.QtCore.Qt.PenStyle.DashLine),
-                                           label="p99 budget", labelOpts={"position": 0.9, "color": "#c22f2f"})
-        self.budget_line.setVisible(False)
-        self.latency_plot.addItem(self.budget_line, ignoreBounds=True)
-        self.mix_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#1f77b4", style=pg.QtCore.Qt.PenStyle.DotLine),
-                                        label="mix median", labelOpts={"position": 0.1, "color": "#1f77b4"})
-        self.mix_line.setVisible(False)
-        self.latency_plot.addItem(self.mix_line, ignoreBounds=True)
-        self.tp_plot = self._plot("Throughput against the swept size", "samples/s")
-        self.tp_curve = self.tp_plot.plot([], [], pen=pg.mkPen("#2a9d3c", width=2), symbol="o", symbolSize=6,
-                                          symbolBrush="#2a9d3c", name="samples/s")
-        self.knee_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#7b52ab", style=pg.QtCore.Qt.PenStyle.DashLine),
-                                         label="knee", labelOpts={"position": 0.9, "color": "#7b52ab"})
-        self.knee_line.setVisible(False)
-        self.tp_plot.addItem(self.knee_line, ignoreBounds=True)
-        pcol.addWidget(self.latency_plot)
-        pcol.addWidget(self.tp_plot)
-        split.addWidget(plots)
+        self.charts = charts = SweepCharts()  # latency and throughput against the swept size (ui.sweep_charts)
+        self.median_curve, self.tp_curve, self.mix_line = charts.median_curve, charts.tp_curve, charts.mix_line
+        split.addWidget(charts)
         right = QWidget()
         rcol = QVBoxLayout(right)
         rcol.setContentsMargins(0, 0, 0, 0)
@@ -227,20 +201,6 @@ class SweepTab(QWidget):
         split.addWidget(right)
         split.setSizes([600, 420])
         outer.addWidget(split, 1)
-
-    @staticmethod
-    def _plot(title: str, unit: str) -> pg.PlotWidget:
-        w = pg.PlotWidget()
-        w.setBackground("w")
-        item = w.getPlotItem()
-        item.setTitle(title, size="9pt")
-        item.setLabel("left", unit)
-        item.getAxis("left").enableAutoSIPrefix(False)
-        item.showGrid(x=True, y=True, alpha=0.2)
-        item.addLegend(offset=(6, 6))
-        item.setMenuEnabled(False)
-        w.setMinimumHeight(140)
-        return w
 
     def mix_mode(self) -> bool:
         """The form runs a shape mix (else a sweep)."""
@@ -379,9 +339,7 @@ class SweepTab(QWidget):
 
     def _headers(self, mix: bool) -> None:
         self.table.setHorizontalHeaderLabels(list(MIX_COLUMNS if mix else COLUMNS))
-        self.tp_plot.setVisible(not mix)
-        title = "Latency per shape of the mix (table row)" if mix else "Latency against the swept size"
-        self.latency_plot.getPlotItem().setTitle(title, size="9pt")
+        self.charts.set_mix(mix)
 
     @Slot()
     def stop(self) -> None:
@@ -445,57 +403,13 @@ class SweepTab(QWidget):
             self.table.setItem(r, c, QTableWidgetItem(text))
 
     def _redraw(self) -> None:
-        """Latency (median, p99) and samples/s against the swept size, one point per finished step;
-        a mix's per-shape latencies against the shape's row, its weighted median as a line."""
-        mix = is_mix(self.doc)
-        self.mix_line.setVisible(False)
-        if mix:
-            self._redraw_mix()
+        """The charts (``ui.sweep_charts``) of the sweep's finished steps, or of the mix shown."""
+        doc = self.doc
+        if doc is not None and is_mix(doc):
+            self.charts.draw_mix(doc["mix"])
             return
-        ok = [r for r in self.rows if r.get("median_ms") is not None]
-        x = np.asarray([float(r["size"]) for r in ok])
-        self.latency_plot.getPlotItem().getAxis("bottom").setTicks(None)
-        self.median_curve.setData(x, np.asarray([r["median_ms"] for r in ok]), pen=MEDIAN_PEN)
-        self.p99_curve.setData(x, np.asarray([r["p99_ms"] for r in ok]), pen=P99_PEN)
-        self.tp_curve.setData(x, np.asarray([r["samples_per_s"] for r in ok]))
         axis = "batch" if self.axis_combo.currentText() == "batch" else f"elements of {self.axis_combo.currentText()}"
-        budget = self.budget_spin.value()
-        self.budget_line.setVisible(bool(budget))
-        if budget:
-            self.budget_line.setValue(budget)
-        tops = {self.latency_plot: max((r["p99_ms"] for r in ok), default=0.0),
-                self.tp_plot: max((r["samples_per_s"] for r in ok), default=0.0)}
-        if budget and budget <= 2 * tops[self.latency_plot]:
-            tops[self.latency_plot] = max(tops[self.latency_plot], budget)  # a budget near the data is shown
-        for p, top in tops.items():  # y from 0: a flat throughput looks flat, not like a zigzag of noise
-            item = p.getPlotItem()
-            item.setLabel("bottom", axis)
-            item.getAxis("bottom").enableAutoSIPrefix(False)
-            if x.size:
-                span = float(x.max() - x.min()) or 1.0
-                item.getViewBox().setRange(xRange=(float(x.min()) - 0.05 * span, float(x.max()) + 0.05 * span),
-                                           yRange=(0.0, (top or 1.0) * 1.15), padding=0)
-
-    def _redraw_mix(self) -> None:
-        assert self.doc is not None
-        shapes = self.doc["mix"]["shapes"]
-        ok = [(k + 1, r) for k, r in enumerate(shapes) if r.get("median_ms") is not None]
-        x = np.asarray([float(k) for k, _ in ok])
-        # the shapes are categories: points, no lines between them; a tick per row
-        self.median_curve.setData(x, np.asarray([r["median_ms"] for _, r in ok]), pen=None)
-        self.p99_curve.setData(x, np.asarray([r["p99_ms"] for _, r in ok]), pen=None)
-        self.latency_plot.getPlotItem().getAxis("bottom").setTicks([[(float(k), str(k)) for k, _ in ok]])
-        self.tp_curve.setData([], [])
-        self.budget_line.setVisible(False)
-        weighted = self.doc["mix"].get("median_ms")
-        if weighted is not None:
-            self.mix_line.setValue(weighted)
-            self.mix_line.setVisible(True)
-        item = self.latency_plot.getPlotItem()
-        item.setLabel("bottom", "shape (row of the table)")
-        if x.size:
-            top = max(r["p99_ms"] for _, r in ok)
-            item.getViewBox().setRange(xRange=(0.5, float(x.max()) + 0.5), yRange=(0.0, (top or 1.0) * 1.15), padding=0)
+        self.charts.draw_sweep(self.rows, axis, self.budget_spin.value())
 
     def _on_worker_done(self, outcome: object) -> None:
         doc = outcome.to_dict()  # type: ignore[attr-defined]
@@ -525,15 +439,15 @@ class SweepTab(QWidget):
         self.doc = doc
         self._headers(False)
         self.table.setRowCount(0)
-        self.knee_line.setVisible(False)
+        self.charts.knee_line.setVisible(False)
         self.rows = list(doc["sweep"])
         for r, row in enumerate(self.rows):
             self._fill_row(r, row)
         self._redraw()
         knee = doc.get("knee")
         if knee is not None and knee.get("index") is not None:
-            self.knee_line.setValue(float(self.rows[knee["index"]]["size"]))
-            self.knee_line.setVisible(not knee.get("still_growing"))
+            self.charts.knee_line.setValue(float(self.rows[knee["index"]]["size"]))
+            self.charts.knee_line.setVisible(not knee.get("still_growing"))
         from trtstudio.profiling.profiles import render_text as profiles_text
 
         lines = [f"knee: {knee['text']}"] if knee else []
@@ -552,7 +466,7 @@ class SweepTab(QWidget):
         self.doc = doc
         self.rows = []
         self._headers(True)
-        self.knee_line.setVisible(False)
+        self.charts.knee_line.setVisible(False)
         shapes = doc["mix"]["shapes"]
         self.table.setRowCount(len(shapes))
         for r, row in enumerate(shapes):
