@@ -263,3 +263,20 @@ def test_same_command_two_engines_is_a_nondeterministic_build(tmp_path: Path, ca
     assert build["verdict"] == "nondeterministic build"
     assert build["differences"] == [{"change": "tactic", "base_layers": ["Conv_15"], "other_layers": ["Conv_15"]}]
     assert "timing cache" in build["text"]
+
+
+@needs_trex
+def test_a_session_of_engine_files_is_a_side(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A session saved from an engine's files keeps its --exportTimes series: diffed against the
+    other build it gives what the folder gives."""
+    from trtstudio.report.model import save_session
+
+    session = tmp_path / "fp32.trtstudio"
+    save_session(session, engine=sorted(str(p) for p in (A100 / "fp32").glob("*.json")))
+    _, from_folder = _diff(capsys, str(A100 / "fp32"), str(A100 / "fp16"))
+    _, from_session = _diff(capsys, str(session), str(A100 / "fp16"))
+    a, b = from_folder["diffs"][0], from_session["diffs"][0]
+    assert b["summary"]["base_samples"] == a["summary"]["base_samples"] > 0
+    assert b["summary"]["base_median_ms"] == pytest.approx(a["summary"]["base_median_ms"], rel=1e-6)
+    assert b["summary"]["verdict"] == a["summary"]["verdict"] == "faster"
+    assert [g["change"] for g in b["groups"]] == [g["change"] for g in a["groups"]]

@@ -90,13 +90,18 @@ def load_side(spec: str, model: str | None = None, name: str | None = None) -> S
         raise InputError(spec, "no engine files given for this side")
     engine = load_engine(paths)
     require_layers(engine)
-    side = Side(name or _label(spec, paths), engine, list(paths), model)
+    side = _with_engine_samples(Side(name or _label(spec, paths), engine, list(paths), model))
+    return _mapped(side)
+
+
+def _with_engine_samples(side: Side) -> Side:
+    """The side's samples from its engine's --exportTimes series: GPU compute, else latency."""
     for key, metric in (("compute", "gpu_compute"), ("latency", "latency")):
-        series = engine.samples_ms.get(key)
+        series = side.engine.samples_ms.get(key)
         if series:
             side.samples, side.metric = np.asarray(series, dtype=np.float64), metric
             break
-    return _mapped(side)
+    return side
 
 
 def _from_session(path: str, model: str | None, name: str | None) -> Side:
@@ -109,6 +114,8 @@ def _from_session(path: str, model: str | None, name: str | None) -> Side:
     if s.runs and len(s.runs[-1].latency_ms):
         run = s.runs[-1]
         side.samples, side.metric, side.run_backend = np.asarray(run.latency_ms, dtype=np.float64), "run", run.backend
+    else:  # a session of engine files: their --exportTimes series
+        _with_engine_samples(side)
     if model is None:
         return side  # a session's layers carry their ONNX nodes already
     return _mapped(side)

@@ -155,11 +155,19 @@ class EngineRecord:
     info: EngineInfo
 
     def to_json(self) -> dict[str, Any]:
-        return {"paths": self.paths, "info": self.info.to_json()}
+        # the per-inference series of --exportTimes (what a diff resamples) travel with the session,
+        # as float32 arrays like a run's samples
+        samples = {k: encode_array(np.asarray(v, dtype=np.float32), "float32") for k, v in self.info.samples_ms.items()}
+        return {"paths": self.paths, "info": self.info.to_json(), **({"samples_ms": samples} if samples else {})}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> EngineRecord:
-        return cls([str(p) for p in doc.get("paths") or []], engine_from_json(doc["info"]))
+        info = engine_from_json(doc["info"])
+        raw = doc.get("samples_ms")
+        if isinstance(raw, dict):
+            info.samples_ms = {str(k): decode_array(v).astype(np.float64).tolist() for k, v in raw.items()
+                               if isinstance(v, dict)}
+        return cls([str(p) for p in doc.get("paths") or []], info)
 
 
 def _str(v: Any) -> str | None:
