@@ -79,3 +79,13 @@ def test_alone_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", str(A100 / "qat"), "--against", str(A100 / "fp16")]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("INT8 is 2 % slower") and "trtexec: --precisionConstraints=obey" in out
+
+
+def test_an_engine_without_int8_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", str(A100 / "fp16")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no INT8 layer" in err[0] and "trtstudio diff" in err[0]
+    import trtstudio as ts
+
+    e = ts.explain(A100 / "fp16")
+    assert e.core.verdict == "no INT8" and not e.causes

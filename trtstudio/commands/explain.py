@@ -27,7 +27,13 @@ def run(args: argparse.Namespace) -> int:
     from trtstudio.diff.explain import explain, render_text
     from trtstudio.diff.sides import load_side
 
+    from trtstudio.diff.explain import has_int8
+    from trtstudio.errors import InputError
+
     engine = load_side(args.engine, args.onnx)
+    if not has_int8(engine):
+        raise InputError(args.engine, "no INT8 layer in this engine: explain looks at an INT8 (Q/DQ or calibrated) "
+                                      "engine; compare two builds with trtstudio diff")
     against = load_side(args.against, args.onnx) if args.against else None
     if against is not None and against.name == engine.name:
         against.name = f"{against.name} (against)"

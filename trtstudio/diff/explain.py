@@ -132,10 +132,25 @@ def _compute_nodes(nodes: list[str]) -> list[str]:
     return picked or [n for n in nodes if not _QDQ_RE.search(n)]
 
 
+NO_INT8 = "no INT8"
+
+
+def has_int8(side: Side) -> bool:
+    """Whether any layer of the side's engine reads or writes INT8."""
+    return any("INT8" in (lay.precision_in, lay.precision_out) for lay in side.engine.layers)
+
+
 def explain(engine: Side, against: Side | None = None) -> Explanation:
     """The explanation for ``engine`` (the INT8 build), beside ``against`` (an FP16/FP32 build of
-    the same model) where given."""
+    the same model) where given. An engine with no INT8 layer gets the verdict ``no INT8`` and no
+    causes: there is nothing to explain."""
     layers = engine.engine.layers
+    if not has_int8(engine):
+        text = (f"{engine.name} has no INT8 layer: explain looks at an INT8 (Q/DQ or calibrated) engine; "
+                "compare two builds with trtstudio diff")
+        return Explanation(engine, against, NO_INT8, text, [], {"layer_precisions": None, "block_nodes": None,
+                                                                "precision_command": None, "estimated_gain_ms": None,
+                                                                "basis": text}, None, {})
     causes = _causes(layers)
     compute = [lay for lay in layers if _compute(lay)]
     n_int8 = sum(1 for lay in compute if lay.precision == "INT8")
