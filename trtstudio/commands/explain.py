@@ -24,10 +24,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load, explain, print."""
     from trtstudio.commands._emit import emit
-    from trtstudio.diff.explain import explain, render_text
+    from trtstudio.diff.explain import explain, has_int8, render_text
     from trtstudio.diff.sides import load_side
-
-    from trtstudio.diff.explain import has_int8
     from trtstudio.errors import InputError
 
     engine = load_side(args.engine, args.onnx)
