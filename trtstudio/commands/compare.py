@@ -93,8 +93,6 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, "compare needs at least two inputs (sessions, report JSON or engine files)")
     if any(os.path.isfile(p) and classify(p) == TRITON for p in args.inputs):
         return _run_triton(args)
-    if not args.output and not args.json:
-        raise InputError(None, "give -o OUT (.html, .pdf, .json) or --json")
     if args.output:
         COMPARISON_WRITERS.for_path(args.output)
     names = labels(args.names, args.inputs)
