@@ -280,3 +280,24 @@ def test_a_session_of_engine_files_is_a_side(tmp_path: Path, capsys: pytest.Capt
     assert b["summary"]["base_median_ms"] == pytest.approx(a["summary"]["base_median_ms"], rel=1e-6)
     assert b["summary"]["verdict"] == a["summary"]["verdict"] == "faster"
     assert [g["change"] for g in b["groups"]] == [g["change"] for g in a["groups"]]
+
+
+HACK = TREX.parent / "NVIDIA_trt-samples-for-hackathon-cn" / "history"
+
+
+@pytest.mark.skipif(not HACK.is_dir(), reason=f"fixtures absent: {HACK}")
+def test_two_tensorrt_versions_two_exporters_align_by_op_names(capsys: pytest.CaptureFixture[str]) -> None:
+    """The cookbook's CNN built by TensorRT 8.6 (network API names, a names-only listing) and by
+    10.16 (ONNX node names, Myelin): no shared name, no types on one side; the op each name speaks
+    of pairs them in order, and what the names-only side does not record is not called a change."""
+    old, new = HACK / "result-04__trt8.6.0__32c8646c.log", HACK / "result-04__trt10.16.0__fe360943.log"
+    rc, doc = _diff(capsys, str(old), str(new))
+    pair = doc["diffs"][0]
+    by_base = {g["base_layers"][0]: g for g in pair["groups"] if g["base_layers"] and g["other_layers"]}
+    assert by_base["Conv-1 + ReLU-2"]["other_layers"] == ["node_conv2d + node_relu"]
+    assert by_base["MaxPool-3"]["other_layers"] == ["node_max_pool2d"]
+    assert by_base["Conv-4 + ReLU-5"]["other_layers"] == ["node_conv2d_1 + node_relu_1"]
+    assert by_base["MaxPool-6"]["other_layers"] == ["node_max_pool2d_1"]
+    assert all(g["matched_by"] == "op names" and g["change"] == "same" for g in by_base.values())
+    prov = pair["provenance"]
+    assert prov["base"]["tensorrt"] == "TensorRT 8.6.0" and prov["other"]["tensorrt"] == "TensorRT 10.16.0"

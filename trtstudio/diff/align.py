@@ -22,7 +22,10 @@ Each group gets one change label, the first that holds: ``only_base``/``only_oth
 empty; ``format`` instead when that side holds reformats only: a reformat added or removed),
 ``fused`` (the sides hold different numbers of non-reformat layers), ``precision`` (compute
 precisions differ), ``tactic`` (kernel/tactic names differ), ``format`` (tensor formats differ),
-``same``.
+``same``; what one side does not record (a names-only listing has no precisions, tactics or
+formats) is no change. A last pass pairs what is left by the op each layer's name speaks of
+(``Conv-1 + ReLU-2`` and ``node_conv2d + node_relu`` are both a convolution), in order: names-only
+listings have no types, and another exporter names nodes its own way.
 """
 
 from __future__ import annotations
@@ -38,6 +41,12 @@ from trtstudio.engine.diagnose import is_conv, is_gemm, is_reformat
 from trtstudio.engine.mapping import split_name
 from trtstudio.engine.model import Layer
 
+_WORD_RE = re.compile(r"[a-z]+")
+# name words (as exporters spell ops) -> the op class the last alignment pass pairs by
+_NAME_CLASSES = (("conv", "conv"), ("deconv", "conv"), ("maxpool", "pool"), ("max", "pool"), ("avgpool", "pool"),
+                 ("pool", "pool"), ("matmul", "gemm"), ("gemm", "gemm"), ("linear", "gemm"), ("dense", "gemm"),
+                 ("fc", "gemm"), ("softmax", "softmax"), ("transpose", "shuffle"), ("reshape", "shuffle"),
+                 ("shuffle", "shuffle"))
 CHANGES = ("same", "precision", "tactic", "format", "fused", "only_base", "only_other")
 _META_RE = re.compile(r"\[ONNX Layer: ([^\]\x1e\x1f]+)\]")
 _TRAILING_NUM = re.compile(r"[_.:]?\d+$")
@@ -83,6 +92,16 @@ class ALayer:
         return self._ops
 
     @property
+    def name_class(self) -> str | None:
+        """The op its name speaks of first (``Conv-1 + ReLU-2``, ``node_conv2d`` -> ``conv``), or None."""
+        for n in self.nodes or (self.name,):
+            for word in _WORD_RE.findall(n.lower()):
+                for prefix, cls in _NAME_CLASSES:
+                    if word.startswith(prefix):
+                        return cls
+        return None
+
+    @property
     def formats(self) -> tuple[str, ...]:
         """Its tensors' formats (types where no format is known), inputs then outputs."""
         lay = self.layer
@@ -113,11 +132,22 @@ def _op_token(name: str) -> str:
     return _TRAILING_NUM.sub("", last).lower()
 
 
-def node_names(lay: Layer) -> tuple[str, ...]:
-    """The ONNX node names ``lay`` covers, from the model's mapping, its metadata or its name."""
+def node_names(lay: Layer, memo: dict[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
+    """The ONNX node names ``lay`` covers, from the model's mapping, its metadata or its name
+    (``memo``: what a metadata string or a name gave before; the two sides of a diff share most)."""
     if lay.onnx_nodes:
         return tuple(lay.onnx_nodes)
     md = lay.metadata
+    key = md if md and "[ONNX Layer: " in md else "\x00" + lay.name
+    if memo is not None:
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = _node_names(lay, md)
+        return got
+    return _node_names(lay, md)
+
+
+def _node_names(lay: Layer, md: str | None) -> tuple[str, ...]:
     if md and "[ONNX Layer: " in md:
         found = _META_RE.findall(md)
         if found:
@@ -170,11 +200,11 @@ def _signature(lay: Layer, kind: str, compute: bool) -> tuple[Any, ...]:
     return (kind, first_in, out_maps, _tup(attrs.get("Kernel")), _tup(attrs.get("Stride")), attrs.get("Groups"))
 
 
-def to_alayer(pos: int, lay: Layer) -> ALayer:
+def to_alayer(pos: int, lay: Layer, memo: dict[str, tuple[str, ...]] | None = None) -> ALayer:
     """The alignment's view of ``lay`` (at ``pos`` in its engine)."""
     kind = _kind(lay)
     return ALayer(pos, lay.name, lay.type, kind, lay.precision, lay.tactic or lay.tactic_value, layer_time(lay),
-                  node_names(lay), kind == "reformat", kind in ("conv", "gemm"), lay)
+                  node_names(lay, memo), kind == "reformat", kind in ("conv", "gemm"), lay)
 
 
 def _by_names(base: Sequence[ALayer], other: Sequence[ALayer]) -> list[Group]:
@@ -217,7 +247,8 @@ def _by_names(base: Sequence[ALayer], other: Sequence[ALayer]) -> list[Group]:
         # convolution on each side) is no evidence: the structure pass aligns them
         if len(g.base) == 1 and len(g.other) == 1:
             a, o = base[g.base[0]], other[g.other[0]]
-            if (a.compute or o.compute) and (a.sig != o.sig or a.compute != o.compute):
+            # the same nodes are the same op; a partial match needs the same structure
+            if a.nodes != o.nodes and (a.compute or o.compute) and (a.compute != o.compute or a.sig != o.sig):
                 continue
         elif sorted(repr(base[i].sig) for i in g.base if base[i].compute) != \
                 sorted(repr(other[i].sig) for i in g.other if other[i].compute):
@@ -389,8 +420,9 @@ def _by_flow(groups: list[Group], base: list[ALayer], other: list[ALayer], fb: _
 def align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple[list[Group], list[ALayer], list[ALayer]]:
     """The groups of ``base_layers`` and ``other_layers`` (every layer in exactly one group, in base
     order, one-sided groups placed where they occur) and both sides' :class:`ALayer` views."""
-    base = [to_alayer(i, lay) for i, lay in enumerate(base_layers)]
-    other = [to_alayer(i, lay) for i, lay in enumerate(other_layers)]
+    memo: dict[str, tuple[str, ...]] = {}
+    base = [to_alayer(i, lay, memo) for i, lay in enumerate(base_layers)]
+    other = [to_alayer(i, lay, memo) for i, lay in enumerate(other_layers)]
     groups = _by_names(base, other)
     in_b = {i for g in groups for i in g.base}
     in_o = {i for g in groups for i in g.other}
@@ -414,6 +446,17 @@ def align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple[
         groups.append(Group([b], [o], "structure"))
         in_b.add(b)
         in_o.add(o)
+    # last: the op each name speaks of (names-only listings have no types; another exporter names
+    # "Conv-1" what this one names "node_conv2d"), in order
+    left_b = [a for a in base if a.pos not in in_b and not a.reformat and a.name_class]
+    left_o = [a for a in other if a.pos not in in_o and not a.reformat and a.name_class]
+    if left_b and left_o:
+        found, _, _ = _match_seq(left_b, left_o, "name_class")
+        for g in found:
+            g.matched_by = "op names"
+            groups.append(g)
+            in_b.update(g.base)
+            in_o.update(g.other)
     _attach_fused(groups, base, other, in_b, in_o)
     for side, layers, used in ((0, base, in_b), (1, other, in_o)):
         for a in layers:
@@ -478,6 +521,15 @@ def _set(layers: list[ALayer], idx: list[int], attr: str) -> list[str]:
     return sorted({str(v) for v in (getattr(layers[i], attr) for i in idx) if v})
 
 
+def _known(formats: tuple[str, ...]) -> bool:
+    return bool(formats) and all(formats)
+
+
+def _differ(a: list[str], b: list[str]) -> bool:
+    """Two sides' values differ, both known (what one side does not record is no change)."""
+    return bool(a) and bool(b) and a != b
+
+
 def label(g: Group, base: list[ALayer], other: list[ALayer]) -> None:
     """Set ``g.change`` (and ``g.reason`` for one-sided groups), see the module docstring."""
     if not g.base or not g.other:
@@ -497,18 +549,25 @@ def label(g: Group, base: list[ALayer], other: list[ALayer]) -> None:
     if len(g.base) == 1 and len(g.other) == 1:  # most groups: one layer a side
         a, o = base[g.base[0]], other[g.other[0]]
         if a.reformat == o.reformat:
-            g.change = ("precision" if a.precision != o.precision else "tactic" if a.tactic != o.tactic
-                        else "format" if a.formats != o.formats else "same")
+            # what one side does not record (a names-only listing) is no change
+            if a.precision and o.precision and a.precision != o.precision:
+                g.change = "precision"
+            elif a.tactic and o.tactic and a.tactic != o.tactic:
+                g.change = "tactic"
+            else:
+                fa, fo = a.formats, o.formats
+                g.change = "format" if fa != fo and _known(fa) and _known(fo) else "same"
             return
     real_b = [i for i in g.base if not base[i].reformat]
     real_o = [i for i in g.other if not other[i].reformat]
     if len(real_b) != len(real_o):
         g.change = "fused"
-    elif _set(base, real_b or g.base, "precision") != _set(other, real_o or g.other, "precision"):
+    elif _differ(_set(base, real_b or g.base, "precision"), _set(other, real_o or g.other, "precision")):
         g.change = "precision"
-    elif _set(base, g.base, "tactic") != _set(other, g.other, "tactic"):
+    elif _differ(_set(base, g.base, "tactic"), _set(other, g.other, "tactic")):
         g.change = "tactic"
-    elif [base[i].formats for i in g.base] != [other[i].formats for i in g.other]:
+    elif all(_known(base[i].formats) for i in g.base) and all(_known(other[i].formats) for i in g.other) and \
+            [base[i].formats for i in g.base] != [other[i].formats for i in g.other]:
         g.change = "format"
     else:
         g.change = "same"
