@@ -404,15 +404,11 @@ def open_model(path: str | os.PathLike[str]) -> ModelInfo:
 
 
 def _side(x: Any, name: str | None = None) -> Side:
-    from trtstudio.diff.sides import Side, load_side
+    from trtstudio.diff.sides import Side, engine_samples, load_side
 
     if isinstance(x, EnginePlan):
         side = Side(name or x.name, x.engine, list(x.paths), str(x.model.path) if x.model is not None else None)
-        for key, metric in (("compute", "gpu_compute"), ("latency", "latency")):
-            series = x.engine.samples_ms.get(key)
-            if series:
-                side.samples, side.metric = np.asarray(series, dtype=np.float64), metric
-                break
+        side.samples, side.metric = engine_samples(x.engine)
         return side
     if isinstance(x, (list, tuple)):
         return load_side(",".join(os.fspath(p) for p in x), name=name)

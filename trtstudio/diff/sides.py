@@ -94,13 +94,22 @@ def load_side(spec: str, model: str | None = None, name: str | None = None) -> S
     return _mapped(side)
 
 
-def _with_engine_samples(side: Side) -> Side:
-    """The side's samples from its engine's --exportTimes series: GPU compute, else latency."""
+def engine_samples(engine: EngineInfo) -> tuple[np.ndarray, str]:
+    """An engine's per-inference times from its --exportTimes series, and which figure they are:
+    GPU compute (``gpu_compute``), else host latency (``latency``); empty and "" without either.
+    The one rule for diff sides, compare's engine runs, the API and the window's Compare."""
     for key, metric in (("compute", "gpu_compute"), ("latency", "latency")):
-        series = side.engine.samples_ms.get(key)
+        series = engine.samples_ms.get(key)
         if series:
-            side.samples, side.metric = np.asarray(series, dtype=np.float64), metric
-            break
+            return np.asarray(series, dtype=np.float64), metric
+    return np.zeros(0), ""
+
+
+def _with_engine_samples(side: Side) -> Side:
+    """The side's samples from its engine's --exportTimes series (:func:`engine_samples`)."""
+    samples, metric = engine_samples(side.engine)
+    if metric:
+        side.samples, side.metric = samples, metric
     return side
 
 

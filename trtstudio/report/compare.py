@@ -149,11 +149,9 @@ def _samples_of(rep: Report) -> tuple[np.ndarray, str]:
     samples = _samples(rep)
     if samples.size or rep.engine_info is None:
         return samples, "run" if samples.size else ""
-    for key, metric in (("compute", "gpu_compute"), ("latency", "latency")):
-        series = rep.engine_info.samples_ms.get(key)
-        if series:
-            return np.asarray(series, dtype=np.float64), metric
-    return samples, ""
+    from trtstudio.diff.sides import engine_samples
+
+    return engine_samples(rep.engine_info)
 
 
 def _layers_of(rep: Report) -> list[Layer]:

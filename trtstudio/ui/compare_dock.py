@@ -148,14 +148,10 @@ class Comparison:
 def base_side(engine: Any, paths: list[str], model_path: str | None) -> Any:
     """The open engine as a diff's base side: its layers (with their ONNX nodes), files, model and
     per-inference times, as ``diff.sides.load_side`` takes them from the files."""
-    from trtstudio.diff.sides import Side
+    from trtstudio.diff.sides import Side, engine_samples
 
     side = Side(engine_label(paths), engine, list(paths), model_path)
-    for key, metric in (("compute", "gpu_compute"), ("latency", "latency")):
-        series = engine.samples_ms.get(key)
-        if series:
-            side.samples, side.metric = np.asarray(series, dtype=np.float64), metric
-            break
+    side.samples, side.metric = engine_samples(engine)
     return side
 
 
