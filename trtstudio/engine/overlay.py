@@ -84,18 +84,55 @@ NO_LAYER = "no engine layer (folded)"
 NO_LAYER_OTHER_MODEL = "no engine layer (the model is probably not the engine's)"
 
 
-def _legend(mode: str, used: set[str], other: bool = False) -> list[tuple[str, str]]:
-    legend: list[tuple[str, str]]
+def _mode_legend(mode: str, used: set[str]) -> list[tuple[str, str]]:
+    """The legend entries of ``mode`` (``used``: the precisions shown)."""
     if mode == "Precision":
-        legend = [(p, c) for p, c in PRECISION_COLORS.items() if p in used]
-    elif mode == "Time share":
-        legend = [(">= 10% of engine time", heat(1.0)), ("5%", heat(0.5)), ("< 1%", heat(0.05))]
-    elif mode == "Finding":
-        legend = [(s, SEVERITY_COLORS[s]) for s in ("error", "warning", "info")] + [("no finding", NO_FINDING_COLOR)]
-    else:
-        legend = [("colour = engine layer", FUSED_COLORS[0])]
-    legend.append((NO_LAYER_OTHER_MODEL if other else NO_LAYER, NO_LAYER_COLOR))
-    return legend
+        return [(p, c) for p, c in PRECISION_COLORS.items() if p in used]
+    if mode == "Time share":
+        return [(">= 10% of engine time", heat(1.0)), ("5%", heat(0.5)), ("< 1%", heat(0.05))]
+    if mode == "Finding":
+        return [(s, SEVERITY_COLORS[s]) for s in ("error", "warning", "info")] + [("no finding", NO_FINDING_COLOR)]
+    return [("colour = engine layer", FUSED_COLORS[0])]
+
+
+def _legend(mode: str, used: set[str], other: bool = False) -> list[tuple[str, str]]:
+    return [*_mode_legend(mode, used), (NO_LAYER_OTHER_MODEL if other else NO_LAYER, NO_LAYER_COLOR)]
+
+
+_SEVERITY_NAMES = ("", "info", "warning", "error")  # Analysis.columns.severity codes
+
+
+def layer_overlay(analysis: Any, n_layers: int, mode: str) -> tuple[list[str], list[tuple[str, str]]] | None:
+    """One colour per engine layer (the engine's own graph: node ``i`` is layer ``i``) for ``mode``
+    (one of :data:`MODES` other than Op category) from ``analysis.columns``, and the legend; None
+    without columns for these layers. The same colours :func:`overlay` gives the nodes of a layer."""
+    import numpy as np
+
+    cols = getattr(analysis, "columns", None)
+    if cols is None or len(cols) != n_layers:
+        return None
+    if mode == "Fused layer":  # the colour its ONNX nodes have in the model's graph
+        pal = np.asarray(FUSED_COLORS, dtype=object)
+        return pal[np.arange(n_layers) % len(pal)].tolist(), [("colour = layer (as its ONNX nodes)", FUSED_COLORS[0])]
+    if mode == "Precision":
+        used = set(cols.precision)
+        color_of = {p: precision_color(p) for p in used}
+        legend = _mode_legend(mode, used)
+        if any(p.upper() not in PRECISION_COLORS for p in used):
+            legend.append(("other / unknown", precision_color(None)))
+        return [color_of[p] for p in cols.precision], legend
+    if mode == "Time share":
+        t = np.asarray(cols.num.get("total_ms", np.full(n_layers, np.nan)), dtype=np.float64)
+        total = float(np.nansum(t))
+        if not total:
+            return [UNMEASURED_COLOR] * n_layers, [("no layer times in these files", UNMEASURED_COLOR)]
+        colors = np.asarray(heat_colors(np.minimum(1.0, t / total * 10)), dtype=object)
+        colors[np.isnan(t)] = UNMEASURED_COLOR
+        return colors.tolist(), [*_mode_legend(mode, set()), ("not timed", UNMEASURED_COLOR)]
+    if mode == "Finding":
+        pal = np.asarray([NO_FINDING_COLOR] + [SEVERITY_COLORS[s] for s in _SEVERITY_NAMES[1:]], dtype=object)
+        return pal[np.clip(cols.severity.astype(np.int64), 0, 3)].tolist(), _mode_legend(mode, set())
+    return None
 
 
 def _indexes(analysis: Analysis, nodes: Sequence[Any]) -> bool:

@@ -22,21 +22,11 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QObject
 
+from trtstudio.engine.overlay import layer_overlay
 from trtstudio.graph.categories import CATEGORIES
-from trtstudio.palette import (
-    FUSED_COLORS,
-    NO_FINDING_COLOR,
-    PRECISION_COLORS,
-    SEVERITY_COLORS,
-    UNMEASURED_COLOR,
-    heat,
-    heat_colors,
-    precision_color,
-)
 from trtstudio.ui.graph_colors import IO_COLOR
 
 FINDING_OUTLINE = ("red outline: a layer with a finding", "#e00000")
-_SEVERITY_NAMES = ("", "info", "warning", "error")  # Analysis.columns.severity codes
 
 
 def build_engine_graph(engine: Any, path: str | None = None) -> tuple[Any, Any]:
@@ -77,38 +67,6 @@ def category_colors(dg: Any) -> tuple[list[str], list[tuple[str, str]]]:
     codes = dg.category_codes
     present = set(np.unique(codes[~dg.hidden]).tolist())
     return palette[codes].tolist(), [CATEGORIES[k] for i, k in enumerate(keys) if i in present]
-
-
-def layer_overlay(analysis: Any, n_layers: int, mode: str) -> tuple[list[str], list[tuple[str, str]]] | None:
-    """One colour per layer for ``mode`` (a Colour by of ``engine.overlay.MODES`` other than Op
-    category) from ``analysis.columns``, and the legend; None without columns for these layers."""
-    cols = getattr(analysis, "columns", None)
-    if cols is None or len(cols) != n_layers:
-        return None
-    if mode == "Fused layer":  # the colour its ONNX nodes have in the model's graph
-        pal = np.asarray(FUSED_COLORS, dtype=object)
-        return pal[np.arange(n_layers) % len(pal)].tolist(), [("colour = layer (as its ONNX nodes)", FUSED_COLORS[0])]
-    if mode == "Precision":
-        used = set(cols.precision)
-        color_of = {p: precision_color(p) for p in used}
-        legend = [(p, c) for p, c in PRECISION_COLORS.items() if p in used]
-        if any(p.upper() not in PRECISION_COLORS for p in used):
-            legend.append(("other / unknown", precision_color(None)))
-        return [color_of[p] for p in cols.precision], legend
-    if mode == "Time share":
-        t = np.asarray(cols.num.get("total_ms", np.full(n_layers, np.nan)), dtype=np.float64)
-        total = float(np.nansum(t))
-        if not total:
-            return [UNMEASURED_COLOR] * n_layers, [("no layer times in these files", UNMEASURED_COLOR)]
-        colors = np.asarray(heat_colors(np.minimum(1.0, t / total * 10)), dtype=object)
-        colors[np.isnan(t)] = UNMEASURED_COLOR
-        return colors.tolist(), [(">= 10% of engine time", heat(1.0)), ("5%", heat(0.5)), ("< 1%", heat(0.05)),
-                                 ("not timed", UNMEASURED_COLOR)]
-    if mode == "Finding":
-        pal = np.asarray([NO_FINDING_COLOR] + [SEVERITY_COLORS[s] for s in _SEVERITY_NAMES[1:]], dtype=object)
-        legend = [(s, SEVERITY_COLORS[s]) for s in ("error", "warning", "info")] + [("no finding", NO_FINDING_COLOR)]
-        return pal[np.clip(cols.severity.astype(np.int64), 0, 3)].tolist(), legend
-    return None
 
 
 class EngineGraph(QObject):
