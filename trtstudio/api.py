@@ -241,9 +241,10 @@ class EnginePlan:
     # plots -----------------------------------------------------------------------------------
     def plot_layers(self, top: int | None = None) -> SVG:
         """Every layer's time per inference (``top``: the slowest only), in layer order."""
+        from trtstudio.engine.layer_stats import layer_ms
         from trtstudio.report.plots import svg_bars
 
-        rows = [(lay.name, ms) for lay in self.engine.layers if (ms := _layer_ms(lay)) is not None]
+        rows = [(lay.name, ms) for lay in self.engine.layers if (ms := layer_ms(lay)) is not None]
         if top is not None:
             rows = sorted(rows, key=lambda r: -r[1])[:top]
         return SVG(svg_bars([n for n, _ in rows], [v for _, v in rows], "Time per layer", unit="ms"))
@@ -303,7 +304,9 @@ class EnginePlan:
     def _repr_html_(self) -> str:
         eng = self.engine
         prov = self.provenance
-        timed = sorted(((lay, _layer_ms(lay)) for lay in eng.layers), key=lambda r: -(r[1] or 0.0))[:10]
+        from trtstudio.engine.layer_stats import layer_ms
+
+        timed = sorted(((lay, layer_ms(lay)) for lay in eng.layers), key=lambda r: -(r[1] or 0.0))[:10]
         rows = [(lay.index, lay.name, lay.type, lay.precision, _ms(ms), ", ".join(lay.onnx_nodes[:3]))
                 for lay, ms in timed if ms is not None]
         counts: dict[str, int] = {}
@@ -318,12 +321,6 @@ class EnginePlan:
 
     def __repr__(self) -> str:
         return f"<EnginePlan {self.name}: {len(self.engine.layers)} layers>"
-
-
-def _layer_ms(lay: Any) -> float | None:
-    from trtstudio.diff.align import layer_time
-
-    return layer_time(lay)
 
 
 def open_engine(*paths: str | os.PathLike[str], model: str | os.PathLike[str] | None = None,

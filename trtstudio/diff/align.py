@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trtstudio.engine.diagnose import is_conv, is_gemm, is_reformat
+from trtstudio.engine.layer_stats import layer_ms
 from trtstudio.engine.mapping import split_name
 from trtstudio.engine.model import Layer
 
@@ -119,14 +120,6 @@ class Group:
     reason: str = ""
 
 
-def layer_time(lay: Layer) -> float | None:
-    """A layer's time per inference: its median where the profile has one, else its average."""
-    t = lay.time
-    if t is None:
-        return None
-    return t.median_ms if t.median_ms is not None else t.average_ms
-
-
 def _op_token(name: str) -> str:
     last = name.rstrip("/").rsplit("/", 1)[-1]
     return _TRAILING_NUM.sub("", last).lower()
@@ -203,7 +196,7 @@ def _signature(lay: Layer, kind: str, compute: bool) -> tuple[Any, ...]:
 def to_alayer(pos: int, lay: Layer, memo: dict[str, tuple[str, ...]] | None = None) -> ALayer:
     """The alignment's view of ``lay`` (at ``pos`` in its engine)."""
     kind = _kind(lay)
-    return ALayer(pos, lay.name, lay.type, kind, lay.precision, lay.tactic or lay.tactic_value, layer_time(lay),
+    return ALayer(pos, lay.name, lay.type, kind, lay.precision, lay.tactic or lay.tactic_value, layer_ms(lay),
                   node_names(lay, memo), kind == "reformat", kind in ("conv", "gemm"), lay)
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from trtstudio.diff.core import PairDiff, diff_sides
 from trtstudio.diff.sides import Side
 from trtstudio.engine.diagnose import is_conv, is_gemm, is_reformat
+from trtstudio.engine.layer_stats import layer_ms
 from trtstudio.engine.model import Layer
 from trtstudio.engine.provenance import provenance
 
@@ -46,11 +47,7 @@ WIDE = ("FP32", "FP16", "BF16")
 
 
 def _ms(lay: Layer) -> float:
-    t = lay.time
-    if t is None:
-        return 0.0
-    v = t.median_ms if t.median_ms is not None else t.average_ms
-    return float(v or 0.0)
+    return float(layer_ms(lay) or 0.0)
 
 
 def _is_qdq(lay: Layer) -> bool:
