@@ -394,20 +394,15 @@ def _by_flow(groups: list[Group], base: list[ALayer], other: list[ALayer], fb: _
         if owner is None:
             continue
         # one side's layer the other side's group fused in: it joins the group, the walk goes on from it
-        for side, left, mine, opp_layers, used in ((0, lb, owner.base, other, in_b), (1, lo, owner.other, base, in_o)):
-            opp = owner.other if side == 0 else owner.base
-            opp_ops = frozenset().union(*(opp_layers[i].ops for i in opp)) if opp else frozenset()
-            own_ops = frozenset().union(*((base if side == 0 else other)[i].ops for i in mine))
-            for a in left:  # a convolution or GEMM is never fused into another one
-                if not a.compute and (a.ops - {a.type.lower()}) & (opp_ops - own_ops):
-                    mine.append(a.pos)
+        for side, left, used in ((0, lb, in_b), (1, lo, in_o)):
+            for a in left:
+                if _fused_into(a, owner, side, base, other):
+                    _join(owner, side, a)
                     used.add(a.pos)
-                    if owner.matched_by != "nodes":
-                        owner.matched_by = f"{owner.matched_by}+fused"
                     if side == 0:
-                        push([a.pos], list(opp), owner)
+                        push([a.pos], list(owner.other), owner)
                     else:
-                        push(list(opp), [a.pos], owner)
+                        push(list(owner.base), [a.pos], owner)
 
 
 def align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple[list[Group], list[ALayer], list[ALayer]]:
@@ -485,26 +480,37 @@ def _attach_fused(groups: list[Group], base: list[ALayer], other: list[ALayer], 
             where[(0, p)] = g
         for p in g.other:
             where[(1, p)] = g
-    for side, layers, used, opposite in ((0, base, in_b, other), (1, other, in_o, base)):
+    for side, layers, used in ((0, base, in_b), (1, other, in_o)):
         for a in layers:
             if a.pos in used or a.reformat:
                 continue
             for step in (-1, 1, -2, 2):
                 near = where.get((side, a.pos + step))
-                if near is None:
-                    continue
-                g = near
-                opp = g.other if side == 0 else g.base
-                mine = g.base if side == 0 else g.other
-                opp_ops = frozenset().union(*(opposite[i].ops for i in opp)) if opp else frozenset()
-                own_ops = frozenset().union(*(layers[i].ops for i in mine)) if mine else frozenset()
-                if (a.ops - {a.type.lower()}) & (opp_ops - own_ops):
-                    mine.append(a.pos)
+                if near is not None and _fused_into(a, near, side, base, other):
+                    _join(near, side, a)
                     used.add(a.pos)
-                    where[(side, a.pos)] = g
-                    if g.matched_by != "nodes":
-                        g.matched_by = f"{g.matched_by}+fused"
+                    where[(side, a.pos)] = near
                     break
+
+
+def _fused_into(a: ALayer, g: Group, side: int, base: list[ALayer], other: list[ALayer]) -> bool:
+    """Whether ``a``, left on ``side`` (0 base, 1 other), was fused into ``g`` on the other side: it
+    is no convolution or GEMM (those are never fused into another one) and its op is among the
+    other side's fused parts but not among its own side's."""
+    if a.compute:
+        return False
+    mine, opp = (g.base, g.other) if side == 0 else (g.other, g.base)
+    own_layers, opp_layers = (base, other) if side == 0 else (other, base)
+    opp_ops = frozenset().union(*(opp_layers[i].ops for i in opp))
+    own_ops = frozenset().union(*(own_layers[i].ops for i in mine))
+    return bool((a.ops - {a.type.lower()}) & (opp_ops - own_ops))
+
+
+def _join(g: Group, side: int, a: ALayer) -> None:
+    """``a`` joins ``g`` on ``side``, fused there."""
+    (g.base if side == 0 else g.other).append(a.pos)
+    if g.matched_by != "nodes":
+        g.matched_by = f"{g.matched_by}+fused"
 
 
 def _set(layers: list[ALayer], idx: list[int], attr: str) -> list[str]:
