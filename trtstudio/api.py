@@ -442,18 +442,15 @@ class Diff:
         """The groups whose time changed most (other - base, ms): gains left, losses right."""
         from trtstudio.diff.render import delta_chart
 
-        return SVG(delta_chart(self.to_json()["diffs"][0], top))
+        return SVG(delta_chart(self.core.pairs[0].to_json(), top))
 
     def _repr_html_(self) -> str:
-        from trtstudio.diff.render import html as page
-
         out = []
-        for p in self.to_json()["diffs"]:
-            out.append(f"<h4>{_E(p['other']['name'])} vs {_E(p['base']['name'])}</h4>")
-            out += [f"<p>{_E(t)}</p>" for t in p["story"]]
+        for p in self.core.pairs:  # the story and totals: no document of every group made for them
+            out.append(f"<h4>{_E(p.other.name)} vs {_E(p.base.name)}</h4>")
+            out += [f"<p>{_E(t)}</p>" for t in p.story]
             out.append(_table(["change", "groups", "delta"],
-                              [(k, v["groups"], _ms(v["delta_ms"])) for k, v in p["totals"].items()]))
-        del page  # the full page is Diff.save's
+                              [(k, v["groups"], _ms(v["delta_ms"])) for k, v in p.totals.items()]))
         return "<div>" + "".join(out) + "</div>"
 
     def save(self, path: str | os.PathLike[str]) -> Path:

@@ -20,7 +20,6 @@ the two sides (:mod:`trtstudio.diff.sides`); the command line, the window and ``
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -340,10 +339,6 @@ def diff(base: Side, *others: Side) -> Diff:
     if not others:
         raise ValueError("a diff needs a base and at least one other side")
     return Diff([diff_sides(base, o) for o in others])
-
-
-def finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and math.isfinite(v)
 
 
 def count_non_finite_doc(doc: dict[str, Any]) -> int:
