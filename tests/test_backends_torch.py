@@ -490,20 +490,43 @@ def test_cuda_stream_of_a_closed_model_is_reused(exported: Path) -> None:
     c.close()
 
 
+def _cupti() -> bool:
+    from trtstudio.backends.cupti_trace import available
+
+    return available()
+
+
 @gpu
-def test_cuda_kernels_per_onnx_node() -> None:
-    """torch.profiler's kernels attributed to the converted ONNX nodes: most kernel time lands on a
-    node, every row's kernels add up to its time, and the nodes are the model's."""
+@pytest.mark.parametrize("recorder", ["cupti", "torch.profiler"])
+@pytest.mark.parametrize("graph", [False, True], ids=["eager", "cuda_graph"])
+def test_cuda_kernels_per_onnx_node(recorder: str, graph: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels attributed to the converted ONNX nodes, recorded by CUPTI alone (put on nodes by the
+    launch order of one traced inference) or traced by torch.profiler: most kernel time lands on a
+    node, every row's kernels add up to its time, and the nodes are the model's. With a CUDA graph
+    CUPTI records the replays the timed run makes."""
     pytest.importorskip("onnx2torch")
     import onnx
 
+    if recorder == "cupti" and not _cupti():
+        pytest.skip("cupti-python is not installed")
+    if recorder == "torch.profiler":
+        monkeypatch.setenv("TRTSTUDIO_TORCH_PROFILER_KERNELS", "1")
     model = Path(__file__).resolve().parents[1] / "trtstudio" / "resources" / "sample" / "mobilenetv2_035.onnx"
-    b = open_backend("torch-cuda", model)
+    b = open_backend("torch-cuda", model, cuda_graph=graph or None)
     b.prepare_inputs({"input": (2, 3, 224, 224)}, None)
     rows = b.per_layer_profile(20)
     cov = b.kernel_coverage  # type: ignore[attr-defined]
+    if recorder == "cupti":  # the same kernel time as torch.profiler's trace, after Kineto ran (TSC clock)
+        monkeypatch.setenv("TRTSTUDIO_TORCH_PROFILER_KERNELS", "1")
+        traced = sum(r["time_ms"] for r in b.per_layer_profile(20))
+        monkeypatch.delenv("TRTSTUDIO_TORCH_PROFILER_KERNELS")
+        again = sum(r["time_ms"] for r in b.per_layer_profile(20))
+        assert again == pytest.approx(traced, rel=0.25), (again, traced)
     b.close()
+    assert cov["recorder"] == recorder
     assert cov["share"] >= 0.95, cov
+    if recorder == "cupti":
+        assert cov["in_launch_order"] >= 0.95 and cov["recorded_median_ms"] > 0, cov
     nodes = {n.name for n in onnx.load(str(model)).graph.node}
     timed = [r for r in rows if r["time_ms"] > 0]
     assert timed and all(r["timing"] == "kernels" for r in rows)
@@ -511,4 +534,6 @@ def test_cuda_kernels_per_onnx_node() -> None:
     assert any("Conv" in n for r in timed for n in r["onnx_nodes"])
     for r in timed:
         assert r["time_ms"] == pytest.approx(sum(k["ms"] for k in r["kernels"]))
+        assert all(k["name"] and not k["name"].startswith("_Z") for k in r["kernels"])  # demangled
+    assert any(k.get("launch", "").startswith("grid ") for r in timed for k in r["kernels"])
     assert sum(r["time_ms"] for r in rows) == pytest.approx(cov["attributed_ms"])

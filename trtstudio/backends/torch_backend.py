@@ -459,7 +459,7 @@ class TorchBackend:
             )
         if self.cuda and not os.environ.get("TRTSTUDIO_TORCH_HOOK_TIMES"):
             return self.kernel_profile(iterations)
-        leaves = [(n, m) for n, m in self._module.named_modules() if n and not list(m.children())]
+        leaves = self._leaves()
         times: dict[str, list[float]] = {}
         starts: dict[str, float] = {}
 
@@ -498,21 +498,86 @@ class TorchBackend:
         ]
 
     def kernel_profile(self, iterations: int) -> list[LayerTime]:
-        """The CUDA kernels each ONNX node's module launched, recorded by ``torch.profiler`` (CUPTI):
-        each leaf module runs inside a ``record_function`` range named after it, and every kernel of
-        ``iterations`` inferences is attributed to the innermost range open on the launching thread
-        (:func:`trtstudio.engine.kineto.trace_table`, the join Nsight Systems exports get). Rows:
-        the node's kernel time per inference (``time_ms``), its kernels (name, launches and ms per
-        inference) and ``timing: "kernels"``; the share of all kernel time attributed is in
-        :attr:`kernel_coverage`."""
+        """The CUDA kernels each ONNX node's module launched. Each leaf module runs inside a
+        ``torch.profiler`` ``record_function`` range named after it and each kernel goes to the
+        innermost range open when it was launched (:func:`trtstudio.engine.kineto.trace_table`, the
+        join Nsight Systems exports get). With ``cupti-python`` installed one inference is traced so,
+        and ``iterations`` inferences run as the timed run does (the CUDA graph replayed where one was
+        captured) with CUPTI recording kernels alone, each put on its node by launch order
+        (:mod:`trtstudio.backends.cupti_trace`); without it, ``iterations`` inferences are traced
+        (1.7-2.3x slower on models bound by launching kernels). Rows: the node's kernel time per
+        inference (``time_ms``), its kernels (name, launches and ms per inference, grid/block) and
+        ``timing: "kernels"``; the share of kernel time attributed and how the kernels were recorded
+        are in :attr:`kernel_coverage`."""
+        torch = self._require()
+        from trtstudio.backends import cupti_trace
+        from trtstudio.engine.kineto import kernel_sequence, trace_table
+        from trtstudio.engine.nsys import KernelTable
+
+        self._call(self._dev_in)  # warm: first-call kernels (autotuning, lazy init) left out
+        torch.cuda.synchronize(self.device)
+        n = max(1, iterations)
+        light = cupti_trace.available() and not os.environ.get("TRTSTUDIO_TORCH_PROFILER_KERNELS")
+        events = self._traced_events(1 if light else n)
+        samples: list[float] = []
+        table: KernelTable | None = None
+        in_order_share: float | None = None
+        if light:
+            expected = kernel_sequence(events)
+            try:
+                with cupti_trace.KernelRecorder() as rec:
+                    samples = [self.infer_once().total_ms for _ in range(n)]
+            except Exception as exc:  # noqa: BLE001 - cupti's own errors (another subscriber, old driver)
+                self.notes.append(f"CUPTI could not record kernels ({_first_line(exc)}): traced by torch.profiler")
+                light = False
+                events = self._traced_events(n)
+            else:
+                table, in_order_share = cupti_trace.table_by_order(expected, rec.kernels)
+        if table is None:
+            table = trace_table(events, kinds=("user_annotation",))
+        how = ("CUPTI kernel activity, put on nodes by the launch order of one traced inference" if light
+               else "torch.profiler")
+        self.kernel_coverage = {"total_ms": table.total_ms / n, "attributed_ms": table.attributed_ms / n,
+                                "share": table.attributed_ms / table.total_ms if table.total_ms else None,
+                                "kernels_per_inference": table.kernels / n, "notes": table.notes,
+                                "recorder": "cupti" if light else "torch.profiler",
+                                "in_launch_order": in_order_share,
+                                "recorded_median_ms": float(np.median(samples)) if samples else None}
+        if table.total_ms:
+            self.notes.append(f"per-layer times are CUDA kernel times ({how}): "
+                              f"{100 * table.attributed_ms / table.total_ms:.1f} % of the GPU's kernel time "
+                              f"({table.total_ms / n:.3g} ms per inference) attributed to ONNX nodes")
+        if not light:
+            self.notes.append("pip install cupti-python (matching torch.version.cuda) to record kernels without "
+                              "tracing every launch: torch.profiler slows a launch-bound model 1.7-2.3x")
+        provider = f"PyTorch kernels ({self.device})"
+        onnx_names = self._onnx_node_names()
+        by_range = {r["name"]: r for r in table.ranges}
+        rows: list[LayerTime] = []
+        for name, _mod in self._leaves():
+            r = by_range.get(f"trtstudio::{name}")
+            node = onnx_names.get(name.strip("/"))
+            rows.append({"name": name, "onnx_nodes": [node] if node else [], "provider": provider,
+                         "time_ms": r["ms"] / n if r else 0.0, "fallback": False, "timing": "kernels",
+                         "kernels": [{"name": k["name"], "count": k["count"] / n, "ms": k["ms"] / n,
+                                      **({"launch": k["launch"]} if k.get("launch") else {})}
+                                     for k in (r["kernels"] if r else [])]})
+        return rows
+
+    def _leaves(self) -> list[tuple[str, Any]]:
+        """The module's leaf submodules (onnx2torch keeps one per ONNX node), by name."""
+        return [(n, m) for n, m in self._module.named_modules() if n and not list(m.children())]
+
+    def _traced_events(self, n: int) -> list[Any]:
+        """The Chrome-trace events of ``n`` eager inferences under ``torch.profiler`` (CPU and CUDA
+        activity), each leaf module inside a ``record_function`` range ``trtstudio::NAME``."""
         import tempfile
 
-        torch = self._require()
+        torch = self._torch
         from torch.profiler import ProfilerActivity, profile, record_function
 
-        from trtstudio.engine.kineto import read_trace
+        from trtstudio.engine.kineto import read_events
 
-        leaves = [(n, m) for n, m in self._module.named_modules() if n and not list(m.children())]
         open_ranges: list[Any] = []
 
         def pre(name: str) -> Any:
@@ -522,19 +587,14 @@ class TorchBackend:
                 open_ranges.append(rf)
             return hook
 
-        def post(_name: str) -> Any:
-            def hook(_m: Any, _i: Any, _o: Any) -> None:
-                if open_ranges:
-                    open_ranges.pop().__exit__(None, None, None)
-            return hook
+        def post(_m: Any, _i: Any, _o: Any) -> None:
+            if open_ranges:
+                open_ranges.pop().__exit__(None, None, None)
 
-        self._call(self._dev_in)  # warm: first-call kernels (autotuning, lazy init) left out
-        torch.cuda.synchronize(self.device)
         handles = []
-        for name, mod in leaves:
+        for name, mod in self._leaves():
             handles.append(mod.register_forward_pre_hook(pre(name)))
-            handles.append(mod.register_forward_hook(post(name)))
-        n = max(1, iterations)
+            handles.append(mod.register_forward_hook(post))
         try:
             with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
                 for _ in range(n):
@@ -546,26 +606,7 @@ class TorchBackend:
         with tempfile.TemporaryDirectory() as tmp:
             trace = os.path.join(tmp, "trace.json")
             prof.export_chrome_trace(trace)
-            table = read_trace(trace, kinds=("user_annotation",))
-        self.kernel_coverage = {"total_ms": table.total_ms / n, "attributed_ms": table.attributed_ms / n,
-                                "share": table.attributed_ms / table.total_ms if table.total_ms else None,
-                                "kernels_per_inference": table.kernels / n, "notes": table.notes}
-        if table.total_ms:
-            self.notes.append(f"per-layer times are CUDA kernel times (torch.profiler): "
-                              f"{100 * table.attributed_ms / table.total_ms:.1f} % of the GPU's kernel time "
-                              f"({table.total_ms / n:.3g} ms per inference) attributed to ONNX nodes")
-        provider = f"PyTorch kernels ({self.device})"
-        onnx_names = self._onnx_node_names()
-        by_range = {r["name"]: r for r in table.ranges}
-        rows: list[LayerTime] = []
-        for name, _mod in leaves:
-            r = by_range.get(f"trtstudio::{name}")
-            node = onnx_names.get(name.strip("/"))
-            rows.append({"name": name, "onnx_nodes": [node] if node else [], "provider": provider,
-                         "time_ms": r["ms"] / n if r else 0.0, "fallback": False, "timing": "kernels",
-                         "kernels": [{"name": k["name"], "count": k["count"] / n, "ms": k["ms"] / n}
-                                     for k in (r["kernels"] if r else [])]})
-        return rows
+            return read_events(trace)
 
     def _onnx_node_names(self) -> dict[str, str]:
         if self._kind != "onnx2torch" or self._onnx_model is None:

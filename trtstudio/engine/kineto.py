@@ -12,6 +12,7 @@ inside it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,11 @@ def looks_like_trace(head: str) -> bool:
 
 def read_trace(path: str | Path, kinds: tuple[str, ...] = RANGE_KINDS) -> KernelTable:
     """The kernel table of the trace at ``path``; InputError for a file that is not one."""
+    return trace_table(read_events(path), kinds, Path(path))
+
+
+def read_events(path: str | Path) -> list[Any]:
+    """The ``traceEvents`` of the Chrome trace at ``path``; InputError for a file that is not one."""
     from trtstudio.jsonio import read_json_file
 
     p = Path(path)
@@ -39,11 +45,24 @@ def read_trace(path: str | Path, kinds: tuple[str, ...] = RANGE_KINDS) -> Kernel
     events = doc.get("traceEvents") if isinstance(doc, dict) else doc if isinstance(doc, list) else None
     if not isinstance(events, list):
         raise InputError(p, 'not a Chrome trace: expected {"traceEvents": [...]}')
-    return trace_table(events, kinds, p)
+    return events
 
 
-def trace_table(events: list[Any], kinds: tuple[str, ...] = RANGE_KINDS, where: Any = None) -> KernelTable:
-    """The kernel table of a trace's events (see the module docstring)."""
+@dataclass
+class _Joined:
+    """A trace's kernels with their launch calls, and its ranges of the kinds asked for."""
+
+    kern: list[tuple[float, float, Any, str, int, str]]  # ts, dur (us), correlation, name, device, launch
+    call_tid: np.ndarray  # per kernel: the launching thread's index, -1 where no launch call was found
+    call_t: np.ndarray  # per kernel: the launch call's time in ns, -1 likewise
+    tids: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    names: list[str]
+    doms: list[str]
+
+
+def _join(events: list[Any], kinds: tuple[str, ...]) -> _Joined:
     threads: dict[tuple[Any, Any], int] = {}
     calls: dict[Any, tuple[int, float]] = {}
     kern: list[tuple[float, float, Any, str, int, str]] = []
@@ -74,6 +93,32 @@ def trace_table(events: list[Any], kinds: tuple[str, ...] = RANGE_KINDS, where: 
             r_end.append(float(ts) + float(dur))
             names.append(range_name(str(e.get("name", "?"))))
             doms.append(str(cat))
+    call = [calls.get(k[2]) for k in kern]
+    return _Joined(
+        kern,
+        np.asarray([c[0] if c else -1 for c in call], dtype=np.int64),
+        # microseconds as integer nanoseconds: the sweep compares them exactly
+        np.asarray([round(c[1] * 1e3) if c else -1 for c in call], dtype=np.int64),
+        np.asarray(r_tid, dtype=np.int64), np.round(np.asarray(r_start) * 1e3).astype(np.int64),
+        np.round(np.asarray(r_end) * 1e3).astype(np.int64), names, doms)
+
+
+def kernel_sequence(events: list[Any], kinds: tuple[str, ...] = ("user_annotation",)) -> list[tuple[str, str | None]]:
+    """The trace's kernels by start time, each as (name, the innermost range of ``kinds`` open when
+    it was launched, or None): the order a single-stream run's kernels repeat in, which
+    :mod:`trtstudio.backends.cupti_trace` puts untraced inferences' kernels on nodes by."""
+    j = _join(events, kinds)
+    if not j.kern:
+        return []
+    owner = innermost(j.tids, j.starts, j.ends, j.call_tid, j.call_t) if j.names else np.full(len(j.kern), -1)
+    order = sorted(range(len(j.kern)), key=lambda i: j.kern[i][0])
+    return [(j.kern[i][3], j.names[int(owner[i])] if owner[i] >= 0 else None) for i in order]
+
+
+def trace_table(events: list[Any], kinds: tuple[str, ...] = RANGE_KINDS, where: Any = None) -> KernelTable:
+    """The kernel table of a trace's events (see the module docstring)."""
+    j = _join(events, kinds)
+    kern, call_tid, call_t, names, doms = j.kern, j.call_tid, j.call_t, j.names, j.doms
     out = KernelTable()
     if not kern:
         out.notes.append("no CUDA kernels in this trace: profile with activities=[ProfilerActivity.CPU, "
@@ -83,19 +128,13 @@ def trace_table(events: list[Any], kinds: tuple[str, ...] = RANGE_KINDS, where: 
     out.kernels = len(kern)
     out.total_ms = float(dur_ms.sum())
     out.devices = sorted({k[4] for k in kern})
-    call = [calls.get(k[2]) for k in kern]
-    call_tid = np.asarray([c[0] if c else -1 for c in call], dtype=np.int64)
-    # microseconds as integer nanoseconds: the sweep compares them exactly
-    call_t = np.asarray([round(c[1] * 1e3) if c else -1 for c in call], dtype=np.int64)
     missing = int((call_t < 0).sum())
     if missing:
         out.notes.append(f"{missing} kernels have no launch call in the trace: left unattributed")
     if not names:
         out.notes.append(f"no {' or '.join(kinds)} ranges in this trace")
         return out
-    tids = np.asarray(r_tid, dtype=np.int64)
-    starts = np.round(np.asarray(r_start) * 1e3).astype(np.int64)
-    ends = np.round(np.asarray(r_end) * 1e3).astype(np.int64)
+    tids, starts, ends = j.tids, j.starts, j.ends
     kname, launch = [k[3] for k in kern], [k[5] for k in kern]
     aggregate(out, names, doms, innermost(tids, starts, ends, call_tid, call_t), dur_ms, kname, launch)
     user = np.asarray([d == "user_annotation" for d in doms])
