@@ -537,3 +537,26 @@ def test_cuda_kernels_per_onnx_node(recorder: str, graph: bool, monkeypatch: pyt
         assert all(k["name"] and not k["name"].startswith("_Z") for k in r["kernels"])  # demangled
     assert any(k.get("launch", "").startswith("grid ") for r in timed for k in r["kernels"])
     assert sum(r["time_ms"] for r in rows) == pytest.approx(cov["attributed_ms"])
+
+
+@gpu
+def test_profile_per_layer_json_says_how_kernels_were_recorded(capsys: pytest.CaptureFixture[str]) -> None:
+    """``trtstudio profile --per-layer --json`` on torch-cuda: per-node kernel rows, and
+    ``kernel_recording`` with the recorder, the share attributed and what recording cost the pass
+    against the timed run's median."""
+    import json
+
+    pytest.importorskip("onnx2torch")
+    from trtstudio.cli import main
+
+    model = Path(__file__).resolve().parents[1] / "trtstudio" / "resources" / "sample" / "mobilenetv2_035.onnx"
+    assert main(["profile", str(model), "--backend", "torch-cuda", "--per-layer", "--iterations", "50",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rec = doc["kernel_recording"]
+    assert rec["share"] >= 0.95 and rec["kernels_per_inference"] > 50
+    assert rec["recorder"] == ("cupti" if _cupti() else "torch.profiler")
+    if rec["recorder"] == "cupti":
+        assert 0 < rec["recorded_vs_run"] < 2, rec
+    timed = [r for r in doc["layers"] if r["time_ms"] > 0]
+    assert sum(r["time_ms"] for r in timed) == pytest.approx(rec["attributed_ms"])

@@ -140,6 +140,7 @@ class ProfileOutcome:
     monitor: Any = None  # profiling.memory.MemoryMonitor
     shape_plan: Any = None  # backends.shapes.ShapePlan the backend chose its shapes from (None: not planned)
     variants: dict[str, Any] | None = None  # CUDA graph against eager (profiling.variants), with cuda_graph
+    kernel_recording: dict[str, Any] | None = None  # how per-layer kernels were recorded (torch-cuda)
 
     def to_dict(self) -> dict[str, Any]:
         """The run as a ``trtstudio.profile/1`` document (what ``trtstudio profile --json`` prints)."""
@@ -161,6 +162,11 @@ class ProfileOutcome:
             doc["layers"] = self.layers
         if self.variants is not None:
             doc["variants"] = self.variants
+        if self.kernel_recording is not None:
+            rec = doc["kernel_recording"] = dict(self.kernel_recording)
+            run = (doc.get("latency_ms") or {}).get("median")
+            if rec.get("recorded_median_ms") and run:
+                rec["recorded_vs_run"] = rec["recorded_median_ms"] / run  # what recording cost the pass
         return doc
 
     def run_data(self, name: str | None = None) -> Any:
@@ -282,7 +288,8 @@ def run_profile(
         if request.per_layer and result.error is None and not state.is_stop_requested():
             layers = [dict(r) for r in backend.per_layer_profile(request.layer_iterations)]
         return ProfileOutcome(request, record, result, shapes, list(backend.notes), dict(backend.memory()), layers,
-                              monitor, getattr(backend, "shape_plan", None), variants)
+                              monitor, getattr(backend, "shape_plan", None), variants,
+                              getattr(backend, "kernel_coverage", None) if layers is not None else None)
     finally:
         backend.close()
 
@@ -310,6 +317,7 @@ def run_layers(request: ProfileRequest, state: TaskState | None = None,
             state.event("loaded", shapes=shapes, notes=list(backend.notes), batch=1, record=record)
         layers = [dict(r) for r in backend.per_layer_profile(request.layer_iterations)]
         return ProfileOutcome(request, record, None, shapes, list(backend.notes), dict(backend.memory()), layers,
-                              shape_plan=getattr(backend, "shape_plan", None))
+                              shape_plan=getattr(backend, "shape_plan", None),
+                              kernel_recording=getattr(backend, "kernel_coverage", None))
     finally:
         backend.close()
