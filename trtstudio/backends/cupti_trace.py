@@ -68,8 +68,7 @@ class KernelRecorder:
     """``with KernelRecorder() as rec: ...`` records every kernel that ran inside the block (the
     block's end flushes CUPTI's buffers); ``rec.kernels`` by start time."""
 
-    kernels: list[Kernel] = field(default_factory=list)  # times in ns from the block's start
-    ticks_per_ns: float = 1.0  # CUPTI's clock (see ticks_per_ns())
+    kernels: list[Kernel] = field(default_factory=list)  # times in ns from the block's start (ticks_per_ns)
     _raw: list[tuple[Any, ...]] = field(default_factory=list)
 
     def __enter__(self) -> KernelRecorder:
@@ -88,8 +87,7 @@ class KernelRecorder:
         cupti.activity_disable(cupti.ActivityKind.CONCURRENT_KERNEL)
         clock1 = (cupti.get_timestamp(), time.perf_counter_ns())
         cupti.activity_flush_all(1)
-        self.ticks_per_ns = ticks_per_ns(self._clock0, clock1)
-        c0, scale = self._clock0[0], self.ticks_per_ns
+        c0, scale = self._clock0[0], ticks_per_ns(self._clock0, clock1)
         self.kernels = [Kernel(round((r[0] - c0) / scale), round((r[1] - c0) / scale), *r[2:])
                         for r in sorted(self._raw)]
         self._raw.clear()

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -50,6 +49,7 @@ from trtstudio.diff.render import CHANGE_COLOURS
 from trtstudio.palette import NO_LAYER_COLOR, UNMEASURED_COLOR, tint
 from trtstudio.ui.engine_graph import build_engine_graph, engine_label, paint_layers, show_layer_properties
 from trtstudio.ui.graph_view import GraphView
+from trtstudio.ui.rows_model import RowsModel
 
 CHANGE_MODES = ("Change", "Change: time")
 CHANGE_TEXT = {"same": "same", "precision": "precision changed", "tactic": "kernel (tactic) changed",
@@ -198,30 +198,22 @@ def compare(base: Any, other_spec: str, model: Any, base_graph: tuple[Any, Any] 
     return c
 
 
-class GroupsModel(QAbstractTableModel):
+class GroupsModel(RowsModel):
     """The aligned groups of a PairDiff, one per row (see :data:`COLUMNS`)."""
+
+    COLUMNS = COLUMNS
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.groups: list[dict[str, Any]] = []
         self._largest = 0.0
 
+    @property
+    def groups(self) -> list[dict[str, Any]]:
+        return self.rows
+
     def set_groups(self, groups: list[dict[str, Any]]) -> None:
-        self.beginResetModel()
-        self.groups = groups
         self._largest = max((abs(g["delta_ms"]) for g in groups if g["delta_ms"] is not None), default=0.0)
-        self.endResetModel()
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self.groups)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
+        self.replace(groups)
 
     @staticmethod
     def _percent(g: dict[str, Any]) -> float | None:

@@ -6,54 +6,43 @@ import html
 import re
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTabWidget, QTextBrowser, QWidget
 
 from trtstudio.palette import SEVERITY_COLORS
+from trtstudio.ui.rows_model import RowsModel
 from trtstudio.ui.tables import RowsTable, rows_only_header, size_columns_to_texts
 
 FINDING_COLUMNS = ("Severity", "Kind", "Layer", "Message", "Hint")
 
 
-class FindingsModel(QAbstractTableModel):
+class FindingsModel(RowsModel):
     """The findings of one analysis as rows (no item objects: tens of thousands of findings are
     shown, and replaced, in constant time). ``Qt.UserRole`` of a row: (layer index, node names)."""
 
+    COLUMNS = FINDING_COLUMNS
+
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self._findings: list[Any] = []
         self._brushes = {sev: QBrush(QColor(c)) for sev, c in SEVERITY_COLORS.items()}
         self._other = QBrush(QColor("#333333"))
 
     def set_findings(self, findings: list[Any]) -> None:
-        self.beginResetModel()
-        self._findings = findings
-        self.endResetModel()
+        self.replace(findings)
 
     def finding(self, row: int) -> Any:
-        return self._findings[row]
+        return self.rows[row]
 
     def texts(self, row: int) -> tuple[str, str, str, str, str]:
         """The display texts of ``row``, a column each."""
-        f = self._findings[row]
+        f = self.rows[row]
         return f.severity, f.kind, f.layer or "", f.message, f.hint
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self._findings)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(FINDING_COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return FINDING_COLUMNS[section]
-        return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        f = self._findings[index.row()]
+        f = self.rows[index.row()]
         col = index.column()
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return self.texts(index.row())[col]
