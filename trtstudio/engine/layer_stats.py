@@ -13,11 +13,8 @@ from trtstudio.engine.model import Layer
 
 
 def layer_ms(lay: Layer) -> float | None:
-    """A layer's time per inference: its median where the profile has one, else its average."""
-    t = lay.time
-    if t is None:
-        return None
-    return t.median_ms if t.median_ms is not None else t.average_ms
+    """A layer's time per inference (:attr:`LayerTime.per_inference_ms`: median, else average)."""
+    return lay.time.per_inference_ms if lay.time is not None else None
 
 
 def memory_by_layer(layers: list[Layer]) -> list[dict[str, Any]]:

@@ -45,11 +45,27 @@ class TensorDesc(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 @dataclass(slots=True)
 class LayerTime:
+    """A layer's profiled time. ``total_ms`` is the sum over every profiled run (trtexec's
+    ``timeMs``, ``count`` runs): never a time per inference. :attr:`per_inference_ms` is the one
+    rule every view uses for a layer's time per inference."""
+
     total_ms: float | None = None
     average_ms: float | None = None
     median_ms: float | None = None
     percent: float | None = None  # share of the engine's total, 0-100
     count: int | None = None
+
+    @property
+    def per_inference_ms(self) -> float | None:
+        """The layer's time per inference: the median where the profile has one, else the average,
+        else the total over the runs divided by their count; None where none of them is known. Never
+        a total over runs."""
+        for v in (self.median_ms, self.average_ms):
+            if v is not None and v == v:
+                return float(v)
+        if self.total_ms is not None and self.total_ms == self.total_ms and self.count:
+            return float(self.total_ms) / self.count
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {
