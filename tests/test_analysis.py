@@ -112,8 +112,9 @@ def as_json(an: Analysis) -> dict[str, Any]:
 
 
 def total_ms(lay: Layer) -> float:
-    assert lay.time is not None and lay.time.total_ms is not None
-    return lay.time.total_ms
+    """A layer's time per inference (never the profile's total over its runs)."""
+    assert lay.time is not None and lay.time.per_inference_ms is not None
+    return lay.time.per_inference_ms
 
 
 def without_machine(doc: dict[str, Any]) -> dict[str, Any]:
@@ -142,7 +143,7 @@ def test_mapped_engine_time_shares_sum_to_the_engine_total(resnet: tuple[Path, l
     mapped = {p for positions in an.node_layers.values() for p in positions}
     unmapped = set(range(len(an.engine.layers))) - mapped
     assert unmapped and all(not an.engine.layers[p].onnx_nodes for p in unmapped)  # reformats, shape calls
-    layer_sum = sum(lay.time.total_ms for lay in an.engine.layers if lay.time and lay.time.total_ms is not None)
+    layer_sum = sum(total_ms(lay) for lay in an.engine.layers if lay.time and lay.time.per_inference_ms is not None)
     assert layer_sum == pytest.approx(total)
     # the table's percent column is each layer's share of the same total
     assert an.columns is not None and len(an.columns) == len(engine.layers) and an.columns.has_times
@@ -444,10 +445,15 @@ def test_base_columns_read_in_steps_are_each_layers_own(monkeypatch: pytest.Monk
     np.testing.assert_array_equal(cols.num["stream"], np.array([lay.stream for lay in layers], dtype=float))
     np.testing.assert_array_equal(cols.num["percent"], whole.num["percent"])
     assert np.isnan(cols.num["median_ms"]).all() and not np.isnan(cols.num["percent"][7])
-    # the NaN total is a total given: its type's sum is NaN, as a loop over the layers adds it; None is none
+    # the time per inference is each layer's own rule (median, else average, else total/count): a
+    # NaN total with an average is timed; the groups sum those times
+    per_inference = np.array([np.nan if lay.time is None or lay.time.per_inference_ms is None
+                              else lay.time.per_inference_ms for lay in layers])
+    np.testing.assert_array_equal(cols.num["ms"], per_inference)
     by_type = cols.time_by_type
     assert repr(by_type) == repr(whole.time_by_type) and repr(cols.time_by_precision) == repr(whole.time_by_precision)
-    assert any(name == "Conv" and v != v for name, v in by_type)
+    assert not any(v != v for _, v in by_type)
+    assert sum(v for _, v in by_type) == pytest.approx(np.nansum(per_inference))
     assert sorted(name for name, _ in by_type) == ["Conv", "Pool", "unknown"]
     assert repr(cols.time_by_precision) == repr(table.time_by(engine, "precision"))
     assert repr(by_type) == repr(table.time_by(engine, "type"))

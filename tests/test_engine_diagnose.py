@@ -38,7 +38,7 @@ def _conv(name: str, src: str, dst: str, pin: str, pout: str, tactic: str | None
     return Layer(
         0, name, type="CaskConvolution", parameter_type="Convolution",
         inputs=[_t(src, pin, [1, c, 56, 56])], outputs=[_t(dst, pout, [1, k, 56, 56])], tactic=tactic,
-        time=LayerTime(total_ms=ms) if ms is not None else None,
+        time=LayerTime(total_ms=ms, count=1) if ms is not None else None,
     )
 
 
@@ -47,7 +47,7 @@ def _reformat(name: str, src: str, dst: str, pin: str, pout: str, origin: str = 
     return Layer(
         0, name, type="Reformat", parameter_type="Reformat", origin=origin,
         inputs=[_t(src, pin, [1, 64, 56, 56])], outputs=[_t(dst, pout, [1, 64, 56, 56])],
-        time=LayerTime(total_ms=ms) if ms is not None else None,
+        time=LayerTime(total_ms=ms, count=1) if ms is not None else None,
     )
 
 
@@ -314,7 +314,7 @@ def test_shape_ops_share_and_graph_op_types(tmp_path: Path) -> None:
     eng = _engine(
         _conv("conv", "x", "c", "FP16", "FP16", TC16, c=8, k=8, ms=1.0),
         Layer(0, "flat", type="Unknown", inputs=[_t("c", "FP16")], outputs=[_t("y", "FP16")],
-              time=LayerTime(total_ms=1.0)),
+              time=LayerTime(total_ms=1.0, count=1)),
         io=("x", "y"),
     )
     fs = diagnose(eng, model)  # maps the layers first
@@ -406,9 +406,9 @@ def test_severity_follows_the_time_at_stake() -> None:
     # the thresholds: raised at TIME_WARN_SHARE, lowered under TIME_INFO_SHARE, errors and engine findings kept
     fs = [Finding("k", "info", "m", layer_index=0), Finding("k", "warning", "m", layer_index=1),
           Finding("k", "error", "m", layer_index=1), Finding("k", "warning", "m")]
-    lays = _engine(Layer(0, "a", time=LayerTime(total_ms=TIME_WARN_SHARE)),
-                   Layer(0, "b", time=LayerTime(total_ms=TIME_INFO_SHARE * 0.99)),
-                   Layer(0, "c", time=LayerTime(total_ms=100.0 - TIME_WARN_SHARE - TIME_INFO_SHARE * 0.99)))
+    lays = _engine(Layer(0, "a", time=LayerTime(total_ms=TIME_WARN_SHARE, count=1)),
+                   Layer(0, "b", time=LayerTime(total_ms=TIME_INFO_SHARE * 0.99, count=1)),
+                   Layer(0, "c", time=LayerTime(total_ms=100.0 - TIME_WARN_SHARE - TIME_INFO_SHARE * 0.99, count=1)))
     assert [f.severity for f in by_time(fs, lays)] == ["warning", "info", "error", "warning"]
     # without a profile the rules' severities stand
     untimed = _engine(_conv("small", "x", "y", "FP16", "FP16", TC16, c=60))

@@ -58,11 +58,11 @@ def test_time_by_precision_is_by_compute_precision_with_the_pairs_as_detail(qtbo
     charts = window.engine_tabs.charts
     qtbot.waitUntil(lambda: charts is not None and bool(charts.parts("precision")), timeout=5000)
     bars = dict(charts.bars("precision"))
-    int8 = sum(lay.time.total_ms for lay in engine.layers if lay.time and lay.precision == "INT8")
+    int8 = sum(lay.time.per_inference_ms for lay in engine.layers if lay.time and lay.precision == "INT8")
     assert bars["INT8"] == pytest.approx(int8)  # INT8 convolutions with FP16/FP32 output count as INT8
     assert set(bars) == {lay.precision for lay in engine.layers if lay.time}
     pairs = dict(charts.parts("precision")["INT8"])
-    conv_fp16 = sum(lay.time.total_ms for lay in engine.layers
+    conv_fp16 = sum(lay.time.per_inference_ms for lay in engine.layers
                     if lay.time and lay.precision_in == "INT8" and lay.precision_out == "FP16")
     assert pairs["INT8 -> FP16"] == pytest.approx(conv_fp16) and conv_fp16 > 0
     assert sum(pairs.values()) == pytest.approx(bars["INT8"])

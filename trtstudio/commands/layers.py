@@ -48,12 +48,11 @@ def _fmt_ms(v: float | None) -> str:
 
 def _table(engine: Any, by_layer: dict[int, list[str]]) -> list[str]:
     total = engine.total_time_ms
-    rows = [("#", "name", "type", "precision", "tactic", "time ms", "%", "findings")]
+    rows = [("#", "name", "type", "precision", "tactic", "ms/inf", "%", "findings")]
     for lay in engine.layers:
         t = lay.time
-        ms = t.average_ms if t and t.average_ms is not None else (t.total_ms if t else None)
-        pct = t.percent if t and t.percent is not None else (
-            100.0 * t.total_ms / total if t and t.total_ms is not None and total else None)
+        ms = t.per_inference_ms if t else None
+        pct = t.percent if t and t.percent is not None else (100.0 * ms / total if ms is not None and total else None)
         prec = lay.precision or ""
         if lay.precision_in and lay.precision_out and lay.precision_in != lay.precision_out:
             prec = f"{lay.precision_in}>{lay.precision_out}"
@@ -69,10 +68,9 @@ def _summary(engine: Any, mapping: Any) -> list[str]:
 
     lines = [f"{len(engine.layers)} layers from {', '.join(engine.sources)} ({', '.join(engine.formats)})"]
     lines += summary_lines(engine)  # TREx's summary: I/O, layers, average time, weights, activations
-    avgs = [lay.time.average_ms for lay in engine.layers if lay.time and lay.time.average_ms is not None]
     total = engine.total_time_ms
-    if not avgs and total is not None:  # with averages the summary's "average time" is their sum
-        lines.append(f"sum of layer times: {total:.4f} ms")
+    if total is not None:
+        lines.append(f"layer time per inference: {total:.4f} ms (sum of each layer's median, else average)")
     for k in ("mean", "median", "compute_mean"):
         if k in engine.latency_ms:
             lines.append(f"latency {k}: {engine.latency_ms[k]:.4f} ms")

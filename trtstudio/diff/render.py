@@ -154,7 +154,7 @@ def html(doc: dict[str, Any]) -> str:
                 ("median ms", _ms(s["base_median_ms"]), _ms(s["other_median_ms"])),
                 ("p99 ms", _ms(s["base_p99_ms"]), _ms(s["other_p99_ms"])),
                 ("throughput /s", _ms(s["throughput"]["base"]), _ms(s["throughput"]["other"])),
-                ("sum of layer times ms", _ms(s["layer_sum_ms"]["base"]), _ms(s["layer_sum_ms"]["other"]))]
+                ("layer time per inference ms (sum of layers)", _ms(s["layer_sum_ms"]["base"]), _ms(s["layer_sum_ms"]["other"]))]
         rows += [(f"memory: {k}", _mib(v["base"]), _mib(v["other"])) for k, v in pair["memory"].items()]
         parts += [f"<tr><th>{e(str(a))}</th><td>{e(str(b))}</td><td>{e(str(c))}</td></tr>" for a, b, c in rows]
         parts.append(f"</table><p>{e(s['text'])}</p>")

@@ -44,7 +44,7 @@ class Analysis:
     ``engine``: a copy of the engine whose layers carry ``onnx_nodes`` and whose ``findings`` are
     this analysis's; ``mapping``: None without a graph; ``node_layers``: ONNX node name -> positions
     in ``engine.layers``; ``node_severity``: node name -> worst finding severity; ``node_time_ms``:
-    node name -> summed total time of its layers; ``columns``: the layer table (when asked);
+    node name -> summed time per inference of its layers; ``columns``: the layer table (when asked);
     ``model_path``: the model it was computed against (None without one).
     """
 
@@ -65,7 +65,7 @@ class Analysis:
 
     @property
     def total_time_ms(self) -> float | None:
-        """The sum of the layers' total times (None without a profile)."""
+        """The sum of the layers' times per inference (None without a profile)."""
         return self.engine.total_time_ms
 
     def severity_counts(self) -> dict[str, int]:
@@ -242,8 +242,9 @@ def _mapped(engine: EngineInfo, graph: Any, columns: bool, hand_over: bool) -> A
         timed = False
         for p in positions:
             lt = eng.layers[p].time
-            if lt is not None and lt.total_ms is not None:
-                t += lt.total_ms
+            ms = lt.per_inference_ms if lt is not None else None
+            if ms is not None:
+                t += ms
                 timed = True
         if timed:
             node_time[name] = t

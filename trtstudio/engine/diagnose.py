@@ -133,8 +133,9 @@ def _share(lay: Layer, total: float | None) -> float | None:
         return None
     if lay.time.percent is not None:
         return lay.time.percent
-    if total and lay.time.total_ms is not None:
-        return 100.0 * lay.time.total_ms / total
+    ms = lay.time.per_inference_ms
+    if total and ms is not None:
+        return 100.0 * ms / total
     return None
 
 

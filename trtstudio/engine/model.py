@@ -523,7 +523,10 @@ class EngineInfo:
 
     @property
     def total_time_ms(self) -> float | None:
-        times = [lay.time.total_ms for lay in self.layers if lay.time and lay.time.total_ms is not None]
+        """The engine's layer time per inference: the sum of its layers'
+        :attr:`LayerTime.per_inference_ms` (None without a profile). Never a total over the
+        profile's runs."""
+        times = [t for lay in self.layers if lay.time and (t := lay.time.per_inference_ms) is not None]
         return float(sum(times)) if times else None
 
     def to_json(self) -> dict[str, Any]:

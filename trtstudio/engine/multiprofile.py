@@ -28,11 +28,8 @@ def layer_key(name: str) -> str:
 
 
 def layer_ms(lay: Layer) -> float | None:
-    """A layer's time in ms: its average per inference where known, else its total."""
-    t = lay.time
-    if t is None:
-        return None
-    return t.average_ms if t.average_ms is not None else t.total_ms
+    """A layer's time per inference in ms (:attr:`LayerTime.per_inference_ms`)."""
+    return None if lay.time is None else lay.time.per_inference_ms
 
 
 def profile_time_ms(engine: EngineInfo) -> float | None:

@@ -22,7 +22,6 @@ as a whole; ``NodeTimes.units()`` lists each unit once, for tables that must add
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,16 +88,10 @@ def _engine_source(engine: Any) -> str:
 
 
 def layer_ms(lay: Any) -> float | None:
-    """A layer's time per inference: its average over the profiled runs, else its total over its
-    count of runs (None when it was not timed)."""
+    """A layer's time per inference (:attr:`LayerTime.per_inference_ms`: median, else average,
+    else total over its count of runs; None when it was not timed)."""
     t = getattr(lay, "time", None)
-    if t is None:
-        return None
-    if t.average_ms is not None and not math.isnan(t.average_ms):
-        return float(t.average_ms)
-    if t.total_ms is not None and not math.isnan(t.total_ms):
-        return float(t.total_ms) / (t.count or 1)
-    return None
+    return None if t is None else t.per_inference_ms
 
 
 def from_analysis(analysis: Any) -> NodeTimes | None:

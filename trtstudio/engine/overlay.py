@@ -122,7 +122,7 @@ def layer_overlay(analysis: Any, n_layers: int, mode: str) -> tuple[list[str], l
             legend.append(("other / unknown", precision_color(None)))
         return [color_of[p] for p in cols.precision], legend
     if mode == "Time share":
-        t = np.asarray(cols.num.get("total_ms", np.full(n_layers, np.nan)), dtype=np.float64)
+        t = np.asarray(cols.num.get("ms", np.full(n_layers, np.nan)), dtype=np.float64)
         total = float(np.nansum(t))
         if not total:
             return [UNMEASURED_COLOR] * n_layers, [("no layer times in these files", UNMEASURED_COLOR)]

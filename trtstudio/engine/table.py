@@ -21,7 +21,7 @@ from trtstudio.engine.model import SEVERITY_RANK, EngineInfo, Finding, Layer, La
 
 __all__ = ["NUMERIC_KEYS", "SEVERITY_RANK", "LayerColumns", "LazyText", "TensorText", "base_columns", "layer_columns",
            "with_findings"]
-NUMERIC_KEYS = ("index", "stream", "total_ms", "average_ms", "median_ms", "percent")
+NUMERIC_KEYS = ("index", "stream", "ms", "total_ms", "average_ms", "median_ms", "percent")
 
 
 @dataclass
@@ -168,13 +168,13 @@ UNKNOWN = "unknown"
 
 
 def time_by(engine: EngineInfo | None, key: str) -> list[tuple[str, float]]:
-    """Total layer time (ms) grouped by ``"type"`` or ``"precision"`` (the compute precision,
+    """Layer time per inference (ms, :attr:`LayerTime.per_inference_ms`) grouped by ``"type"`` or ``"precision"`` (the compute precision,
     :attr:`Layer.precision`: an INT8 convolution with FP16 output is INT8), largest first; layers
     without a time are left out. Beyond :data:`MAX_BARS` groups the smallest are summed into ``other``.
     :func:`precision_pairs` gives each precision's detail."""
     layers = engine.layers if engine else []
     names = [lay.type for lay in layers] if key == "type" else [lay.precision for lay in layers]
-    return _grouped_time(names, [None if lay.time is None else lay.time.total_ms for lay in layers])
+    return _grouped_time(names, [None if lay.time is None else lay.time.per_inference_ms for lay in layers])
 
 
 def pair_text(pin: str | None, pout: str | None) -> str:
@@ -187,7 +187,7 @@ def pair_text(pin: str | None, pout: str | None) -> str:
 
 def precision_pairs(precision_in: Sequence[str | None], precision_out: Sequence[str | None],
                     totals: Sequence[float | None] | np.ndarray) -> dict[str, list[tuple[str, float]]]:
-    """Per compute precision (the input's, else the output's), its layers' total time (ms) by
+    """Per compute precision (the input's, else the output's), its layers' time per inference (ms) by
     :func:`pair_text` of their input and output precision, largest first (timed layers only)."""
     pairs = list(zip(precision_in, precision_out, strict=True))
     distinct, code = _codes(pairs)
@@ -211,8 +211,8 @@ def precision_detail(engine: EngineInfo | None) -> list[dict[str, Any]]:
     INT8 convolutions with FP16 output count as INT8)."""
     rows: dict[str, dict[str, Any]] = {}
     for lay in engine.layers if engine else []:
-        t = lay.time.total_ms if lay.time is not None else None
-        if t is None or t != t:
+        t = lay.time.per_inference_ms if lay.time is not None else None
+        if t is None:
             continue
         pin, pout = lay.precisions()
         row = rows.setdefault(pin or pout or UNKNOWN, {"time_ms": 0.0, "layers": 0, "pairs": {}})
@@ -267,7 +267,7 @@ def _column(values: list[float | None]) -> np.ndarray:
 
 
 STEP = 4_096  # layers read by one C loop (well under a millisecond): the window's thread gets the GIL between two
-_TIME_KEYS = ("total_ms", "average_ms", "median_ms", "percent")
+_TIME_KEYS = ("total_ms", "average_ms", "median_ms", "percent", "count")
 
 
 def _first_dtype(tensors: list[TensorDesc]) -> str:
@@ -347,12 +347,12 @@ def base_columns(engine: EngineInfo | None) -> LayerColumns:
     n = len(layers)
     r = _read_layers(layers)
     nums = r.nums
-    total = np.nansum(nums["total_ms"]) if n else 0.0
-    missing_pct = np.isnan(nums["percent"]) & ~np.isnan(nums["total_ms"])
+    total = np.nansum(nums["ms"]) if n else 0.0
+    missing_pct = np.isnan(nums["percent"]) & ~np.isnan(nums["ms"])
     if total > 0 and missing_pct.any():
-        nums["percent"][missing_pct] = nums["total_ms"][missing_pct] / total * 100.0
+        nums["percent"][missing_pct] = nums["ms"][missing_pct] / total * 100.0
 
-    cols = LayerColumns(has_times=bool(n) and not np.isnan(nums["total_ms"]).all())
+    cols = LayerColumns(has_times=bool(n) and not np.isnan(nums["ms"]).all())
     cols.severity = np.zeros(n, dtype=np.int8)
     cols.tooltips = [""] * n
     tensor_text, tensor_tips = _tensor_columns(r.ins, r.outs)
@@ -369,6 +369,7 @@ def base_columns(engine: EngineInfo | None) -> LayerColumns:
         "index": LazyText(r.indices, str),
         # the number columns' cells from their arrays' numbers (a list of them: 3-5 ms a column)
         "stream": LazyText(nums["stream"], _stream_text),
+        "ms": LazyText(nums["ms"], _ms_text),
         "total_ms": LazyText(nums["total_ms"], _ms_text),
         "average_ms": LazyText(nums["average_ms"], _ms_text),
         "median_ms": LazyText(nums["median_ms"], _ms_text),
@@ -382,7 +383,7 @@ def base_columns(engine: EngineInfo | None) -> LayerColumns:
     cols.precision = r.precision
     cols.types = sorted(set(r.type_codes.names()) - {""})
     cols.precisions = sorted(set(r.precision_codes.names()) - {""})
-    column = (nums["total_ms"], r.timed)
+    column = (nums["ms"], r.timed)
     cols.time_by_type = _group_sums(r.type_codes.names(), r.type_codes.dense(r.type_code), column) if n else []
     cols.time_by_precision = _group_sums(r.precision_codes.names(), r.precision_codes.dense(r.precision_code),
                                          column) if n else []
@@ -407,7 +408,7 @@ class _Read:
     precision_out: list[str] = field(default_factory=list)
     precision: list[str] = field(default_factory=list)  # Layer.precision, "" for None
     nums: dict[str, np.ndarray] = field(default_factory=dict)
-    timed: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))  # a total time given (NaN counts)
+    timed: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))  # a time per inference known
     type_codes: _Codes = field(default_factory=lambda: _Codes())
     precision_codes: _Codes = field(default_factory=lambda: _Codes())
     type_code: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
@@ -420,7 +421,7 @@ def _read_layers(layers: list[Layer]) -> _Read:
     lists then. What the time goes on is the memory: each distinct object read is a cache miss (a
     layer's name, type, tactic, its lists and tensors), so each is read as few times as can be."""
     n = len(layers)
-    r = _Read(nums={key: np.empty(n) for key in NUMERIC_KEYS}, timed=np.empty(n, dtype=bool),
+    r = _Read(nums={key: np.empty(n) for key in (*NUMERIC_KEYS, "count")}, timed=np.empty(n, dtype=bool),
               type_code=np.empty(n, dtype=np.int64), precision_code=np.empty(n, dtype=np.int64))
     nums = r.nums
     for a in range(0, n, STEP):
@@ -496,10 +497,12 @@ _TIME_FIELDS = tuple((key, attrgetter(key)) for key in _TIME_KEYS)
 
 def _time_columns(times: list[LayerTime | None], nums: dict[str, np.ndarray], timed: np.ndarray, a: int, b: int) -> None:
     """Rows ``a:b`` of the time columns in ``nums`` (NaN where a layer has no time or its time no
-    such field) and of ``timed`` (a total time given) from those layers' ``times``."""
+    such field), of ``ms`` (the time per inference: :attr:`LayerTime.per_inference_ms`, median,
+    else average, else total over count) and of ``timed`` (a time per inference known) from those
+    layers' ``times``."""
     given = np.fromiter(map(is_not, times, repeat(None)), dtype=bool, count=b - a)
     if not given.any():
-        for key in _TIME_KEYS:
+        for key in (*_TIME_KEYS, "ms"):
             nums[key][a:b] = np.nan
         timed[a:b] = False
         return
@@ -512,9 +515,12 @@ def _time_columns(times: list[LayerTime | None], nums: dict[str, np.ndarray], ti
         else:
             nums[key][a:b] = np.nan
             nums[key][a:b][given] = values
-    timed[a:b] = given
-    for i in np.flatnonzero(np.isnan(nums["total_ms"][a:b]) & given).tolist():  # None, or NaN given (a few)
-        timed[a + i] = times[i].total_ms is not None  # type: ignore[union-attr]  # given: not None
+    med, avg, tot, cnt = (nums[k][a:b] for k in ("median_ms", "average_ms", "total_ms", "count"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_run = np.where(cnt > 0, tot / cnt, np.nan)
+    ms = np.where(np.isnan(med), np.where(np.isnan(avg), per_run, avg), med)
+    nums["ms"][a:b] = ms
+    timed[a:b] = ~np.isnan(ms)
 
 
 def _haystack(text: dict[str, Sequence[str]]) -> list[str]:
@@ -570,6 +576,6 @@ def with_findings(cols: LayerColumns, engine: EngineInfo | None, findings: Itera
         haystack = haystack.made()  # made once, shared (no cell of it changes after)
     pairs = cols.time_by_precision_pairs
     if not pairs and cols.has_times and "precision_in" in cols.text:  # here, off the table's first showing
-        pairs = precision_pairs(cols.text["precision_in"], cols.text["precision_out"], cols.num["total_ms"])
+        pairs = precision_pairs(cols.text["precision_in"], cols.text["precision_out"], cols.num["ms"])
     return replace(cols, text=text, severity=severity, tooltips=tooltips, haystack=haystack,
                    time_by_precision_pairs=pairs)

@@ -223,7 +223,7 @@ def _build(rep: Any) -> str:
     if e:
         rows = [("files", ", ".join(e.get("files") or e.get("sources") or [])), ("formats", ", ".join(e.get("formats") or [])),
                 ("layers", e.get("layers")), ("detailed", e.get("detailed")),
-                ("sum of layer times ms", e.get("total_layer_time_ms"))]
+                ("layer time per inference ms (sum of layers)", e.get("total_layer_time_ms"))]
         rows += [(f"I/O {t['name']}", _io_text(t)) for t in e.get("io_tensors") or []]
         parts.append("<h3>Engine</h3>" + kv_table(rows))
     return "".join(parts)

@@ -238,15 +238,7 @@ def _clean(obj: Any) -> Any:
 
 
 def _layer_ms(t: Any) -> float | None:
-    if t is None:
-        return None
-    if t.average_ms is not None:
-        return float(t.average_ms)
-    if t.median_ms is not None:
-        return float(t.median_ms)
-    if t.total_ms is not None:
-        return float(t.total_ms) / (t.count or 1)
-    return None
+    return None if t is None else t.per_inference_ms
 
 
 def _precision_text(pin: str | None, pout: str | None, p: str | None) -> str | None:

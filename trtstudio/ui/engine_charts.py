@@ -108,7 +108,7 @@ class EngineChartsView(QWidget):
         ``columns``: the analysis's table columns, whose split was computed off the GUI thread."""
         self._engine = engine
         if columns is not None and engine is not None:
-            times = columns.num["total_ms"]
+            times = columns.num["ms"]
             total = float(np.nansum(times)) if len(times) else 0.0
         else:
             total = (engine.total_time_ms if engine else None) or 0.0
@@ -119,7 +119,7 @@ class EngineChartsView(QWidget):
             by_type, by_prec = time_by(engine, "type"), time_by(engine, "precision")
             lays = engine.layers if engine else []
             pairs = precision_pairs([lay.precision_in for lay in lays], [lay.precision_out for lay in lays],
-                                    [lay.time.total_ms if lay.time else None for lay in lays]) if by_prec else {}
+                                    [lay.time.per_inference_ms if lay.time else None for lay in lays]) if by_prec else {}
         self.by_type.set_bars(by_type, [TYPE_COLOR] * len(by_type), total)
         self.by_precision.set_bars(
             by_prec, [PRECISION_COLORS.get(name, OTHER_PRECISION_COLOR) for name, _ in by_prec], total, pairs)
@@ -129,10 +129,10 @@ class EngineChartsView(QWidget):
             self.message.setText("This engine has no per-layer times: load a profile "
                                  "(trtexec --dumpProfile --exportProfile=profile.json) with its layer information.")
         else:
-            n = int((~np.isnan(columns.num["total_ms"])).sum()) if columns is not None else sum(
-                1 for lay in engine.layers if lay.time and lay.time.total_ms is not None)
-            self.message.setText(f"Per-layer time of {n} layers, {total:.4g} ms in all "
-                                 f"(sum over the profiled runs).")
+            n = int((~np.isnan(columns.num["ms"])).sum()) if columns is not None else sum(
+                1 for lay in engine.layers if lay.time and lay.time.per_inference_ms is not None)
+            self.message.setText(f"Per-layer time of {n} layers: {total:.4g} ms per inference "
+                                 f"(each layer's median, else its average, over the profiled runs).")
         self.message.setVisible(True)
 
     def parts(self, which: str = "precision") -> dict[str, list[tuple[str, float]]]:

@@ -196,8 +196,8 @@ def show_layer_properties(panel: Any, dg: Any, display_index: int, analysis: Any
     if lay.tactic:
         add(props, "Tactic / kernel", lay.tactic)
     t = lay.time
-    if t is not None and (t.median_ms is not None or t.average_ms is not None):
-        ms = t.median_ms if t.median_ms is not None else t.average_ms
+    ms = t.per_inference_ms if t is not None else None
+    if t is not None and ms is not None:
         share = f", {t.percent:.3g} % of the engine" if t.percent is not None else ""
         add(props, "Time", f"{ms:.4g} ms per inference{share}")
     nodes = add(props, "ONNX nodes", len(lay.onnx_nodes) if lay.onnx_nodes else "none named")

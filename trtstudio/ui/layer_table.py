@@ -178,7 +178,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("type", "Type"),
     Column("precision_in", "Prec. in"),
     Column("precision_out", "Prec. out"),
-    Column("total_ms", "Total ms", numeric=True, timed=True),
+    Column("ms", "ms/inference", numeric=True, timed=True),
+    Column("total_ms", "Total ms (all runs)", numeric=True, timed=True),
     Column("average_ms", "Avg ms", numeric=True, timed=True),
     Column("median_ms", "Median ms", numeric=True, timed=True),
     Column("percent", "% of total", numeric=True, timed=True),
@@ -292,7 +293,7 @@ class LayerTableModel(QAbstractTableModel):
         self._ranking = None
         self._rank_timer.stop()
         self._pending_sort = None
-        self._times = cols.num.get("total_ms", np.full(n, np.nan))
+        self._times = cols.num.get("ms", np.full(n, np.nan))
         self._precision = cols.precision
         self._types = cols.types
         self._precisions = cols.precisions
@@ -454,7 +455,7 @@ class LayerTableModel(QAbstractTableModel):
         return list(self._precisions)
 
     def times(self) -> np.ndarray:
-        """Per-position total time in ms (NaN where unknown)."""
+        """Per-position time per inference in ms (NaN where unknown)."""
         return self._times
 
     def filter_mask(self, text: str = "", layer_type: str = ALL, precision: str = ALL,
@@ -679,7 +680,7 @@ class LayerTableView(QWidget):
     def _set_default_widths(self) -> None:
         widths = {"index": 48, "name": 300, "type": 120, "parameter_type": 100, "precision_in": 64,
                   "precision_out": 64, "in_formats": 160, "out_formats": 160, "in_shapes": 110,
-                  "out_shapes": 110, "tactic": 220, "stream": 56, "nodes": 200, "total_ms": 72,
+                  "out_shapes": 110, "tactic": 220, "stream": 56, "nodes": 200, "ms": 84, "total_ms": 72,
                   "average_ms": 72, "median_ms": 72, "percent": 72, "findings": 160}
         for i, c in enumerate(COLUMNS):
             self.table.setColumnWidth(i, widths.get(c.key, 100))
@@ -854,7 +855,7 @@ class LayerTableView(QWidget):
             all_ms = float(np.nansum(times))
             shown_ms = float(np.nansum(times[mask])) if mask is not None else all_ms
             pct = shown_ms / all_ms * 100.0 if all_ms > 0 else 0.0
-            text += f"  ·  total time {shown_ms:.4g} ms  ·  {pct:.1f} % of engine ({all_ms:.4g} ms)"
+            text += f"  ·  {shown_ms:.4g} ms per inference  ·  {pct:.1f} % of engine ({all_ms:.4g} ms per inference)"
         self.totals.setText(text)
 
     def _on_selection_changed(self) -> None:
