@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -405,9 +406,33 @@ def _by_flow(groups: list[Group], base: list[ALayer], other: list[ALayer], fb: _
                         push(list(owner.base), [a.pos], owner)
 
 
+def _orientation(layers: Sequence[Layer]) -> tuple[int, bytes]:
+    """A key of a layer list that does not depend on which side it is given as: its length and a
+    digest of its layers' names and types."""
+    h = hashlib.blake2b(digest_size=16)
+    for lay in layers:
+        h.update(f"{lay.name}\x1f{lay.type}\x1e".encode("utf-8", "surrogatepass"))
+    return len(layers), h.digest()
+
+
 def align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple[list[Group], list[ALayer], list[ALayer]]:
     """The groups of ``base_layers`` and ``other_layers`` (every layer in exactly one group, in base
-    order, one-sided groups placed where they occur) and both sides' :class:`ALayer` views."""
+    order, one-sided groups placed where they occur) and both sides' :class:`ALayer` views.
+
+    The alignment is the same whichever side is the base: the two lists are aligned in an order of
+    their own (:func:`_orientation`), and the groups swapped where the base came second, so that
+    ``diff(A, B)`` and ``diff(B, A)`` hold the same groups with their changes mirrored."""
+    if _orientation(base_layers) <= _orientation(other_layers):
+        return _align(base_layers, other_layers)
+    groups, other, base = _align(other_layers, base_layers)
+    for g in groups:
+        g.base, g.other = g.other, g.base
+        label(g, base, other)
+    return _in_base_order(groups, len(other)), base, other
+
+
+def _align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple[list[Group], list[ALayer], list[ALayer]]:
+    """:func:`align` in the order given."""
     memo: dict[str, tuple[str, ...]] = {}
     base = [to_alayer(i, lay, memo) for i, lay in enumerate(base_layers)]
     other = [to_alayer(i, lay, memo) for i, lay in enumerate(other_layers)]
@@ -454,12 +479,17 @@ def align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple[
         g.base.sort()
         g.other.sort()
         label(g, base, other)
-    # in base order; a group only in other sits after the group that precedes it in other's order
-    placed: list[int] = [-1] * len(other)  # base position of the group of each other layer (-1: none)
+    return _in_base_order(groups, len(other)), base, other
+
+
+def _in_base_order(groups: list[Group], n_other: int) -> list[Group]:
+    """``groups`` sorted in base order; a group only in other sits after the group that precedes
+    it in other's order."""
+    placed: list[int] = [-1] * n_other  # base position of the group of each other layer (-1: none)
     for g in groups:
         for p in g.other:
             placed[p] = g.base[0] if g.base else -1
-    before = [-1] * (len(other) + 1)  # the latest base position placed before each other position
+    before = [-1] * (n_other + 1)  # the latest base position placed before each other position
     for p, b in enumerate(placed):
         before[p + 1] = max(before[p], b)
 
@@ -468,7 +498,7 @@ def align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple[
             return (g.base[0], g.other[0] if g.other else -1)
         return (before[g.other[0]] + 0.5, g.other[0])
     groups.sort(key=key)
-    return groups, base, other
+    return groups
 
 
 def _attach_fused(groups: list[Group], base: list[ALayer], other: list[ALayer], in_b: set[int], in_o: set[int]) -> None:
