@@ -81,3 +81,38 @@ def test_two_engines_graphs_are_refused_and_the_open_engine_stays(qtbot, window:
     (line,) = errors
     assert str(fp32) in line and str(fp16) in line and "another engine" in line and "\n" not in line
     assert window.analysis is shown and len(window.engine.layers) == 73  # the MobileNet engine stays
+
+
+def test_a_profile_of_thousands_of_runs_shows_times_per_inference(qtbot, window: MainWindow, trt_real: Path) -> None:
+    """TREx's tutorial engine was profiled 8,657 times: the footer, the charts and the table's
+    time column say its time per inference (the profile's total over runs divided by its count,
+    to the medians' few per cent), never the total over the runs (3,081 ms)."""
+    import json
+    import re
+
+    from PySide6.QtCore import Qt
+
+    from trtstudio.ui.layer_table import COLUMN
+
+    stem = f"{TREX}/tests/inputs/mobilenet_v2_residuals.qat.onnx.engine"
+    files = [trt_real / f"{stem}.graph.json", trt_real / f"{stem}.profile.json"]
+    if not all(f.is_file() for f in files):
+        pytest.skip("TREx fixtures absent")
+    doc = json.loads(files[1].read_text())
+    count, runs_total = doc[0]["count"], sum(r["timeMs"] for r in doc[1:])
+    assert count > 1000
+    per_inference = runs_total / count
+    _open(qtbot, window, [str(f) for f in files])
+    footer = window.layer_table.totals.text()
+    shown = [float(x) for x in re.findall(r"([\d.]+) ms per inference", footer)]
+    assert shown and all(v == pytest.approx(per_inference, rel=0.05) for v in shown), footer
+    charts = window.engine_tabs.charts
+    qtbot.waitUntil(lambda: charts is not None and bool(charts.bars("precision")), timeout=5000)
+    for which in ("type", "precision"):
+        assert sum(v for _, v in charts.bars(which)) == pytest.approx(per_inference, rel=0.05)
+    assert "per inference" in charts.message.text() and f"{runs_total:.4g}" not in charts.message.text()
+    model = window.layer_table.model
+    assert model.headerData(COLUMN["ms"], Qt.Orientation.Horizontal) == "ms/inference"
+    window.engine_dock.raise_()
+    qtbot.wait(50)
+    assert window.grab().save("/tmp/per_inference_footer.png")

@@ -680,7 +680,7 @@ class LayerTableView(QWidget):
     def _set_default_widths(self) -> None:
         widths = {"index": 48, "name": 300, "type": 120, "parameter_type": 100, "precision_in": 64,
                   "precision_out": 64, "in_formats": 160, "out_formats": 160, "in_shapes": 110,
-                  "out_shapes": 110, "tactic": 220, "stream": 56, "nodes": 200, "ms": 84, "total_ms": 72,
+                  "out_shapes": 110, "tactic": 220, "stream": 56, "nodes": 200, "ms": 96, "total_ms": 124,
                   "average_ms": 72, "median_ms": 72, "percent": 72, "findings": 160}
         for i, c in enumerate(COLUMNS):
             self.table.setColumnWidth(i, widths.get(c.key, 100))
