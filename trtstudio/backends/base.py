@@ -34,6 +34,7 @@ class LayerTime(TypedDict, total=False):
 
     name: str
     onnx_nodes: list[str]
+    op_type: str | None  # the ONNX op type (or, without one, the module's class)
     provider: str
     time_ms: float
     fallback: bool

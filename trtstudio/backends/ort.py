@@ -257,7 +257,7 @@ def parse_ort_profile(
         rows.append(
             {
                 "name": name,
-                "op_type": op,  # type: ignore[typeddict-unknown-key]
+                "op_type": op,
                 "onnx_nodes": mapper.onnx_nodes(name, op),
                 "provider": provider,
                 "time_ms": float(statistics.median(kept)),

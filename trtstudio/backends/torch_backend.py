@@ -28,6 +28,7 @@ import json
 import os
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -491,9 +492,11 @@ class TorchBackend:
                 h.remove()
         provider = f"PyTorch ({self.device})"
         onnx_names = self._onnx_node_names()
+        ops = self._op_types()
         return [
             {"name": name, "onnx_nodes": [onnx_names[name.strip("/")]] if name.strip("/") in onnx_names else [],
-             "provider": provider, "time_ms": float(np.median(ts[1:] if len(ts) > 1 else ts)), "fallback": False}
+             "op_type": ops.get(name), "provider": provider,
+             "time_ms": float(np.median(ts[1:] if len(ts) > 1 else ts)), "fallback": False}
             for name, ts in times.items()
         ]
 
@@ -552,13 +555,14 @@ class TorchBackend:
                               "tracing every launch: torch.profiler slows a launch-bound model 1.7-2.3x")
         provider = f"PyTorch kernels ({self.device})"
         onnx_names = self._onnx_node_names()
+        ops = self._op_types()
         by_range = {r["name"]: r for r in table.ranges}
         rows: list[LayerTime] = []
         for name, _mod in self._leaves():
             r = by_range.get(f"trtstudio::{name}")
             node = onnx_names.get(name.strip("/"))
-            rows.append({"name": name, "onnx_nodes": [node] if node else [], "provider": provider,
-                         "time_ms": r["ms"] / n if r else 0.0, "fallback": False, "timing": "kernels",
+            rows.append({"name": name, "onnx_nodes": [node] if node else [], "op_type": ops.get(name),
+                         "provider": provider, "time_ms": r["ms"] / n if r else 0.0, "fallback": False, "timing": "kernels",
                          "kernels": [{"name": k["name"], "count": k["count"] / n, "ms": k["ms"] / n,
                                       **({"launch": k["launch"]} if k.get("launch") else {})}
                                      for k in (r["kernels"] if r else [])]})
@@ -596,17 +600,35 @@ class TorchBackend:
             handles.append(mod.register_forward_pre_hook(pre(name)))
             handles.append(mod.register_forward_hook(post))
         try:
-            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-                for _ in range(n):
-                    self._call(self._dev_in)
-                torch.cuda.synchronize(self.device)
+            # torch.profiler's own warnings (Kineto's, "profiler already enabled") are the tool's
+            # business, not the terminal's: kept as notes, once each
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                    for _ in range(n):
+                        self._call(self._dev_in)
+                    torch.cuda.synchronize(self.device)
         finally:
             for h in handles:
                 h.remove()
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True) as more:
+            warnings.simplefilter("always")
             trace = os.path.join(tmp, "trace.json")
             prof.export_chrome_trace(trace)
-            return read_events(trace)
+            events = read_events(trace)
+        for w in [*caught, *more]:
+            note = f"torch.profiler: {_first_line(w.message)}"  # type: ignore[arg-type]  # a Warning instance
+            if note not in self.notes:
+                self.notes.append(note)
+        return events
+
+    def _op_types(self) -> dict[str, str]:
+        """Each leaf module's op: its ONNX node's op type (onnx2torch keeps one module per node), else
+        the module's class (``Conv2d``, ``ReLU``)."""
+        by_module: dict[str, str] = {}
+        if self._kind == "onnx2torch" and self._onnx_model is not None:
+            by_module = {(n.domain + n.name).replace(".", "/").strip("/"): n.op_type for n in self._onnx_model.graph.node}
+        return {name: by_module.get(name.strip("/")) or type(mod).__name__ for name, mod in self._leaves()}
 
     def _onnx_node_names(self) -> dict[str, str]:
         if self._kind != "onnx2torch" or self._onnx_model is None:

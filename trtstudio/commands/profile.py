@@ -222,10 +222,11 @@ def render_text(doc: dict[str, Any]) -> str:
             lines.append(f"memory {key:<22} {_fmt_bytes(value):>11}")
     if doc.get("layers"):
         lines.append("")
-        lines.append(f"{'layer':<48}{'provider':<24}{'ms':>10}  onnx nodes")
-        for row in sorted(doc["layers"], key=lambda r: -r["time_ms"]):
-            flag = " (fallback)" if row.get("fallback") else ""
-            lines.append(f"{row['name'][:47]:<48}{row['provider'][:23]:<24}{row['time_ms']:>10.4f}  {', '.join(row['onnx_nodes'])}{flag}")
+        lines.extend(_layer_lines(doc["layers"]))
+    if doc.get("kernel_recording"):
+        from trtstudio.profiling.kernel_cover import render_text as kernels_text
+
+        lines.extend(kernels_text(doc["kernel_recording"]))
     for note in doc.get("notes", []):
         lines.append(f"note: {note}")
     for warning in doc.get("warnings", []):
@@ -233,6 +234,22 @@ def render_text(doc: dict[str, Any]) -> str:
     for path in doc.get("written", []):
         lines.append(f"wrote {path}")
     return "\n".join(lines)
+
+
+def _layer_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The per-layer table, slowest first: each row's name, its ONNX op type, the provider in full
+    (the column as wide as its longest text) and its time per inference."""
+    name_w = min(max((len(r["name"]) for r in rows), default=5), 47) + 1
+    op_w = max((len(str(r.get("op_type") or "")) for r in rows), default=0)
+    op_w = max(op_w, 2) + 2 if op_w else 0
+    prov_w = max((len(str(r.get("provider") or "")) for r in rows), default=8) + 2
+    out = [f"{'layer':<{name_w}}{'op' if op_w else '':<{op_w}}{'provider':<{prov_w}}{'ms':>10}  onnx nodes"]
+    for row in sorted(rows, key=lambda r: -r["time_ms"]):
+        flag = " (fallback)" if row.get("fallback") else ""
+        op = str(row.get("op_type") or "")
+        out.append(f"{row['name'][:name_w - 1]:<{name_w}}{op:<{op_w}}{str(row.get('provider') or ''):<{prov_w}}"
+                   f"{row['time_ms']:>10.4f}  {', '.join(row['onnx_nodes'])}{flag}")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:

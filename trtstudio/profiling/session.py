@@ -163,10 +163,11 @@ class ProfileOutcome:
         if self.variants is not None:
             doc["variants"] = self.variants
         if self.kernel_recording is not None:
-            rec = doc["kernel_recording"] = dict(self.kernel_recording)
-            run = (doc.get("latency_ms") or {}).get("median")
-            if rec.get("recorded_median_ms") and run:
-                rec["recorded_vs_run"] = rec["recorded_median_ms"] / run  # what recording cost the pass
+            from trtstudio.profiling.kernel_cover import summarise
+
+            # what recording cost the pass, how much of the inference the kernels cover, launch-bound or not
+            doc["kernel_recording"] = summarise(self.kernel_recording, (doc.get("latency_ms") or {}).get("median"),
+                                                self.variants, bool(getattr(self.request, "cuda_graph", False)))
         return doc
 
     def run_data(self, name: str | None = None) -> Any:
