@@ -12,7 +12,7 @@ import pytest
 from trtstudio.profiling.export import chrome_trace, write_samples_csv, write_samples_npy, write_trace
 from trtstudio.profiling.leak import MIB, leak_check
 from trtstudio.profiling.samples import ExactStore, SampleBuffer
-from trtstudio.profiling.stats import latency_stats, longest_spike, run_warnings
+from trtstudio.profiling.stats import latency_stats, longest_spike, run_warnings, thin_tail, thin_tail_note
 
 
 def test_stats_match_numpy() -> None:
@@ -25,6 +25,21 @@ def test_stats_match_numpy() -> None:
     assert s["min"] == v.min() and s["max"] == v.max()
     assert s["cov"] == pytest.approx(100 * v.std() / v.mean())
     assert s["jitter_ms"] == pytest.approx(np.percentile(v, 99) - np.percentile(v, 50))
+
+
+def test_a_thin_p99_is_set_by_the_slowest_sample() -> None:
+    """Below 100 samples a p99 lies between the two slowest (moving the slowest moves it): thin;
+    from 101 on no single sample sets it."""
+    rng = np.random.default_rng(8)
+    for n in (2, 10, 60, 99, 101, 400):
+        v = rng.lognormal(0.0, 0.3, n)
+        slower = v.copy()
+        slower[np.argmax(v)] *= 10
+        moved = np.percentile(slower, 99) - np.percentile(v, 99)
+        assert thin_tail("p99", n) == (n < 100) == (moved > 0)
+    assert thin_tail("p999", 999) and not thin_tail("p999", 1000) and not thin_tail("median", 1)
+    assert thin_tail_note("p99", 10, "requests") == "p99 of 10 requests: fewer than 100, so it is about the slowest of them, not a tail"
+    assert thin_tail_note("p99", 100) is None
 
 
 def test_longest_spike() -> None:

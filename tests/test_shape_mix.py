@@ -28,6 +28,7 @@ from trtstudio.profiling.shape_mix import (
     replay,
     request_order,
     run_mix,
+    split_counts,
     weighted_quantile,
 )
 
@@ -228,3 +229,83 @@ def test_tied_model_mix_runs_with_ties(tmp_path: Path) -> None:
     doc = run_mix(ProfileRequest(str(model), warmup=0, iterations=1), str(f)).to_dict()
     assert [r["shapes"]["attention_mask"] for r in doc["mix"]["shapes"]] == ["1x16", "3x40"]
     assert doc["profiles"]["inputs"] == ["input_ids", "attention_mask"]
+
+
+def test_split_counts_keeps_the_proportions_and_the_total() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        counts = rng.integers(0, 50, size=int(rng.integers(1, 8))).tolist()
+        if not sum(counts):
+            continue
+        total = int(rng.integers(1, 500))
+        parts = split_counts(counts, total)
+        exact = [c * total / sum(counts) for c in counts]
+        assert sum(parts) == total and all(abs(p - e) < 1 for p, e in zip(parts, exact, strict=True))
+    order = request_order([MixEntry({"x": (1,)}, 6), MixEntry({"x": (2,)}, 3), MixEntry({"x": (3,)}, 1)], 4, 100)
+    assert np.bincount(order).tolist() == [60, 30, 10] and not np.array_equal(order, np.sort(order))
+
+
+def _mix_cli(capsys: pytest.CaptureFixture[str], model: Path, mix: Path, *flags: str) -> dict:
+    rc = main(["profile", str(model), "--shape-mix", str(mix), "--threads", "1", "--json", *flags])
+    assert rc == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_cli_mix_counts_are_weights_over_iterations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Counts 6/3/1 with --iterations 100 run 100 requests split 60/30/10, in the seeded order, and say so."""
+    model = _tied_model(tmp_path / "tied.onnx")
+    f = tmp_path / "mix.csv"
+    f.write_text("input_ids,count\n1x16,6\n2x32,3\n4x64,1\n")
+    doc = _mix_cli(capsys, model, f, "--iterations", "100", "--mix-seed", "4")
+    mix, counts = doc["mix"], doc["counts"]
+    assert mix["requests"] == mix["warm"] == counts["ran"] == 100
+    assert [r["warm"] for r in mix["shapes"]] == split_counts([6, 3, 1], 100) == counts["planned"]
+    assert [r["count"] for r in mix["shapes"]] == [6, 3, 1] and counts["used"] == "weights"
+    assert counts["text"] == "counts 6/3/1 used as weights over 100 iterations"
+    assert mix["p99_thin"] is False and all(r["p99_thin"] for r in mix["shapes"])  # 60, 30, 10 each: thin
+    assert not any("the mix's p99" in w for w in doc["warnings"])
+    assert any("3 of 3 shape(s) ran fewer than 100 requests" in w for w in doc["warnings"])
+    assert doc["settings"]["iterations"] == 100 and doc["settings"]["duration_s"] is None
+    main(["profile", str(model), "--shape-mix", str(f), "--threads", "1", "--iterations", "100"])
+    text = capsys.readouterr().out
+    assert "counts 6/3/1 used as weights over 100 iterations" in text and "100 requests over 3 shapes" in text
+
+    thin = _mix_cli(capsys, model, f, "--iterations", "7")  # 4.2/2.1/0.7 -> 4/2/1
+    assert [r["warm"] for r in thin["mix"]["shapes"]] == split_counts([6, 3, 1], 7) and thin["mix"]["p99_thin"]
+    assert any(w.startswith("the mix's p99 of 7 requests: fewer than 100") for w in thin["warnings"])
+    few = _mix_cli(capsys, model, f, "--iterations", "2")  # the 1 in 10 shape gets no request
+    assert few["mix"]["shapes"][2]["warm"] == 0
+    assert any("1 shape(s) got no request in 2 iterations" in w for w in few["warnings"])
+
+
+def test_mix_replays_the_order_it_plans(tmp_path: Path) -> None:
+    """The requests run in the mix's seeded order: the order request_order gives for the total."""
+    model = _tied_model(tmp_path / "tied.onnx")
+    entries = [MixEntry({"input_ids": (1, 16), "attention_mask": (1, 16)}, 5),
+               MixEntry({"input_ids": (2, 8), "attention_mask": (2, 8)}, 2)]
+    backend = open_backend("ort", str(model), threads=1)
+    seen: list[int] = []
+    try:
+        replay(backend, entries, request_order(entries, 9, 21), on_request=lambda n, i, ms: seen.append(i))
+    finally:
+        backend.close()
+    assert seen == request_order(entries, 9, 21).tolist() and len(seen) == 21
+
+
+def test_cli_mix_duration_replays_rounds_until_the_time_is_up(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    model = _tied_model(tmp_path / "tied.onnx")
+    f = tmp_path / "mix.json"
+    f.write_text(json.dumps([{"shapes": {"input_ids": "1x16"}, "count": 6}, {"shapes": {"input_ids": "2x32"}, "count": 3},
+                             {"shapes": {"input_ids": "4x64"}, "count": 1}]))
+    doc = _mix_cli(capsys, model, f, "--duration", "0.3", "--pad-to", "opt")
+    mix, counts = doc["mix"], doc["counts"]
+    ran = counts["ran"]
+    assert ran == mix["warm"] == mix["requests"] > 10 and counts["planned"] is None
+    assert counts["text"] == f"counts 6/3/1 used as weights over 0.3 s ({ran:,} requests)"
+    rounds, part = divmod(ran, 10)  # whole rounds of 6/3/1, then part of one more
+    for row, c in zip(mix["shapes"], (6, 3, 1), strict=True):
+        assert rounds * c <= row["warm"] <= rounds * c + min(c, part)
+    latency_s = sum(row["median_ms"] * row["warm"] for row in mix["shapes"]) / 1e3
+    assert latency_s < 0.3 * 1.5  # the time bounds the replay (medians times requests: its warm time)
+    assert doc["padded"]["warm"] == ran  # the padded replay runs the same requests

@@ -18,8 +18,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_backend(parser)
     parser.add_argument("--shapes", help="input shapes, e.g. input:1x3x224x224,mask:1x128")
     count = parser.add_mutually_exclusive_group()
-    count.add_argument("--iterations", type=int, help="measured inferences (default 1000)")
-    count.add_argument("--duration", type=float, metavar="S", help="measure for S seconds instead")
+    count.add_argument("--iterations", type=int,
+                       help="measured inferences (default 1000); with --shape-mix: requests, split in the "
+                            "proportions of the file's counts (default: the counts as given)")
+    count.add_argument("--duration", type=float, metavar="S",
+                       help="measure for S seconds instead (with --shape-mix: replay the counts as weights for S s)")
     parser.add_argument("--warmup", type=int, default=10, help="inferences before measuring (default 10)")
     parser.add_argument("--threads", type=int, help="onnxruntime intra-op threads")
     parser.add_argument("--device", type=int, metavar="N",

@@ -44,7 +44,10 @@ Rules
 ``unaligned_channels`` (warning; info for image inputs with C <= 4)
     Convolution/GEMM layers whose input channels C or output channels K (dimension 1 of the
     input/output, the last dimension for GEMM/MatMul layers) are not a multiple of 8 for
-    FP16/BF16 or 16 for INT8/FP8: tensor-core kernels then pad or fall back.
+    FP16/BF16 or 16 for INT8/FP8: tensor-core kernels then pad or fall back. A convolution whose
+    only misaligned side is an input of C <= 4 channels (an image: the network's first
+    convolution) is said at ``info`` whatever its time (FP32 ones too, against TF32's 4), with
+    the fix: expected; pad the input to 4 channels only if the layer's time matters.
 ``foreign_node`` (info)
     Myelin regions (``{ForeignNode[first...last]}`` layers or regions named by reformats) and DLA
     regions (``{a,b,...}``), with the ONNX nodes they cover: they are compiled as one opaque unit.
@@ -60,10 +63,16 @@ Rules
     reformats map to its nodes, so the model is probably not the one the engine was built from
     (and its nodes without a layer were not folded away: the models differ).
 
-Not findings: the quantize of a network's float input and the dequantize of its output (a Q/DQ
-layer reading an engine input, or writing an engine output, through layers that only move data)
-are required, not Q/DQ left unfused; an INT8 layer whose float output is the engine's output (a
-classifier's logits) has nothing to hand INT8 to.
+``reformat`` at the engine's boundary (info, whatever its time)
+    The quantize of a network's float input and the dequantize of its output (a Q/DQ layer
+    reading an engine input, or writing an engine output, through layers that only move data)
+    are required by float I/O, not Q/DQ left unfused: each is one ``info`` reformat finding (TREx
+    flags it) whose hint is the I/O format that removes the copy, from the format the layer
+    writes (reads): ``trtexec --inputIOFormats=int8:chw4`` (``--outputIOFormats``), with the
+    caller quantizing (dequantizing) the data.
+
+Not findings: an INT8 layer whose float output is the engine's output (a classifier's logits)
+has nothing to hand INT8 to.
 
 Severity
 --------
@@ -73,7 +82,8 @@ profile gives the layer's time share (:func:`by_time`): a layer finding at or ab
 ``TIME_WARN_SHARE`` (5 %) of the engine's time is raised to ``warning``, one below
 ``TIME_INFO_SHARE`` (2 %, the share at which the reformat and Q/DQ rules already warn) lowered to
 ``info``; in between the rule's own severity stands. Findings without a layer (engine-level, the
-parser's errors, this machine's checks) and errors keep theirs: a layer that costs 18 % of the time
+parser's errors, this machine's checks), errors, and the two expected ones above (the boundary
+quantize/dequantize, a first convolution's image channels: ``_Ctx.expected``) keep theirs: a layer that costs 18 % of the time
 is not a footnote, and one that costs 1 % is not what to fix first.
 """
 
@@ -104,6 +114,7 @@ REDUCED = frozenset(("FP16", "BF16"))
 LOW = frozenset(("FP16", "BF16", "INT8", "FP8", "FP4", "INT4"))
 FLOAT = frozenset(("FP32", "FP16", "BF16"))
 ALIGN = {"FP16": 8, "BF16": 8, "INT8": 16, "FP8": 16, "FP4": 32, "INT4": 32}
+TF32_ALIGN = 4  # an FP32 convolution on TF32 tensor cores: only a first convolution's image input is said
 
 REFORMAT_WARN_SHARE = 2.0
 PLUGIN_WARN_SHARE = 5.0
@@ -218,6 +229,7 @@ class _Ctx:
         self._shape_ids: set[int] | None = None
         self._consumers: dict[str, list[Layer]] | None = None
         self._written_read: tuple[set[str], set[str]] | None = None  # tensor names some layer writes / reads
+        self.expected: list[Finding] = []  # info findings of what is expected where it is: by_time leaves them info
         # One classification pass (_classify); the rules then walk only the layers they are about.
         self.reformats: list[Layer] = []
         self.plugins: list[Layer] = []
@@ -596,9 +608,12 @@ def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
                             f"{lay.name} is an INT8 {lay.type} with {pout} output{tail}{_share_text(_share(lay, total))}",
                             _INT8_OUT_HINT))
     for lay, pin, pout in zip(ctx.qdq, ctx.qdq_in, ctx.qdq_out, strict=True):
-        if (pout in LOW and pin not in LOW and ctx.reads_engine_input(lay)) or (
-                pin in LOW and pout not in LOW and ctx.feeds_engine_output(lay)):
-            continue  # quantizing the network's float input (dequantizing its output) is required
+        if pout in LOW and pin not in LOW and ctx.reads_engine_input(lay):
+            append(_boundary_qdq(ctx, lay, pin, pout, True))  # required: said, with the I/O format that drops it
+            continue
+        if pin in LOW and pout not in LOW and ctx.feeds_engine_output(lay):
+            append(_boundary_qdq(ctx, lay, pin, pout, False))
+            continue
         share = _share(lay, total)
         sev = "warning" if share is not None and share >= REFORMAT_WARN_SHARE else "info"
         conv = f" ({pin} -> {pout})" if pin and pout else ""
@@ -606,6 +621,46 @@ def _precision(ctx: _Ctx, model_precision: str | None) -> list[Finding]:
                         f"{lay.name} runs as its own quantize/dequantize layer{conv}{_share_text(share)}: Q/DQ not fused",
                         _QDQ_HINT))
     return out
+
+
+# the IOFormats word of a TensorRT format text (trtexec --inputIOFormats=TYPE:FORMAT), the first
+# that the text holds ("thirty-two wide" before "two wide", which it also holds)
+_LAYOUT_WORDS = (("thirty-two wide channel vectorized", "chw32"), ("two wide channel vectorized", "chw2"),
+                 ("four wide channel vectorized", "chw4"), ("sixteen wide channel vectorized", "chw16"),
+                 ("channel % 16 == 0", "hwc16"), ("channel % 8 == 0", "hwc8"), ("channel major", "hwc"),
+                 ("row major", "chw"))
+
+
+def io_format(t: Any, precision: str | None) -> str:
+    """``int8:chw4``: the ``--inputIOFormats``/``--outputIOFormats`` spec of tensor ``t``'s type and
+    layout (``chw`` where its format text says none)."""
+    text = (getattr(t, "format", None) or "").lower()
+    layout = next((word for key, word in _LAYOUT_WORDS if key in text), "chw")
+    if "3 spatial" in text:
+        layout = {"chw32": "cdhw32", "hwc8": "dhwc8", "hwc": "dhwc"}.get(layout, layout)
+    return f"{(precision or 'fp32').lower()}:{layout}"
+
+
+def _boundary_qdq(ctx: _Ctx, lay: Layer, pin: str | None, pout: str | None, quantize: bool) -> Finding:
+    """The info finding of the quantize of the network's float input (``quantize``) or the
+    dequantize of its output: required by float I/O, removed by giving the engine the low-precision
+    I/O format the layer writes (reads). Listed in ``ctx.expected``: info whatever its time."""
+    share = ctx.share(lay)
+    if quantize:
+        spec = io_format(lay.outputs[0] if lay.outputs else None, pout)
+        what, flag, data = "quantizes the engine's float input", "--inputIOFormats", "quantize its input data"
+    else:
+        spec = io_format(lay.inputs[0] if lay.inputs else None, pin)
+        what, flag, data = ("dequantizes to the engine's float output", "--outputIOFormats",
+                            "dequantize the output it receives")
+    conv = f" ({pin} -> {pout})" if pin and pout else ""
+    f = _finding("reformat", "info", lay,
+                 f"{lay.name} {what}{conv}{_share_text(share)}: required while the engine's I/O is float, "
+                 "a copy of the whole tensor",
+                 f"expected with float I/O; to drop the copy build with trtexec {flag}={spec} (the layout the "
+                 f"layer {'writes' if quantize else 'reads'}) and {data} with the model's Q/DQ scale in the caller")
+    ctx.expected.append(f)
+    return f
 
 
 def _requantizer(ctx: _Ctx) -> Callable[[Layer], Layer | None]:
@@ -691,7 +746,10 @@ def _alignment(ctx: _Ctx) -> list[Finding]:
             continue
         p = pin or pout  # Layer.precision
         need = ALIGN.get(p or "")
-        if need is None:
+        tf32 = need is None and p == "FP32" and conv  # TF32 tensor cores: only an image input is said
+        if tf32:
+            need = TF32_ALIGN
+        elif need is None:
             continue
         ishape, oshape = lay.inputs[0].shape, lay.outputs[0].shape
         if gemm and not conv:
@@ -702,13 +760,23 @@ def _alignment(ctx: _Ctx) -> list[Finding]:
             continue
         bad = [(n, v) for n, v in (("C", c), ("K", k)) if v is not None and v % need]
         image = conv and c is not None and c <= 4 and [n for n, _ in bad] == ["C"]
+        if tf32 and not image:
+            continue
         what = ", ".join(f"{n}={v}" for n, v in bad)
-        out.append(_finding(
+        tc = " (TF32 tensor cores)" if tf32 else ""
+        f = _finding(
             "unaligned_channels", "info" if image else "warning", lay,
-            f"{lay.name}: {what} is not a multiple of {need} for {p}{_share_text(ctx.share(lay))}",
+            f"{lay.name}: {what} is not a multiple of {need} for {p}{tc}{_share_text(ctx.share(lay))}",
+            (f"expected for an image input of {c} channels (the kernel pads it); only if this layer's time "
+             "matters, pad the input to 4 channels" + ("" if need == 4 else f" (TensorRT's first-layer kernels "
+                                                      f"take 4) or to a multiple of {need}")
+             + ", zeros in the data and in the weights") if image else
             f"make channels a multiple of {need} (pad the weights with zero channels, or choose layer widths "
-            f"that are multiples of {need})" + ("; for an image input with 3 channels this is expected" if image else ""),
-        ))
+            f"that are multiples of {need})",
+        )
+        out.append(f)
+        if image:
+            ctx.expected.append(f)
     return out
 
 
@@ -882,4 +950,7 @@ def _diagnose(engine: EngineInfo, graph: Any, unsupported: Iterable[dict[str, An
     findings += _shape_ops(ctx)
     if graph is not None:
         findings += _other_model(ctx)
-    return by_time(findings, engine)
+    by_time(findings, engine)
+    for f in ctx.expected:  # what is expected where it is stays info, whatever the time at stake
+        f.severity = "info"
+    return findings

@@ -45,7 +45,8 @@ def run_production(args: argparse.Namespace, request: Any) -> dict[str, Any]:
     else:
         from trtstudio.profiling.shape_mix import run_mix
 
-        doc = run_mix(request, args.shape_mix, pad_to=args.pad_to, seed=args.mix_seed).to_dict()
+        doc = run_mix(request, args.shape_mix, pad_to=args.pad_to, seed=args.mix_seed,
+                      iterations=args.iterations, duration_s=args.duration).to_dict()
     if getattr(args, "session", None) or getattr(args, "report", None):
         doc["written"] = save(doc, session_path=args.session, report_path=args.report, title=args.title)
     return doc

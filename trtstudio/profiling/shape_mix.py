@@ -14,9 +14,17 @@ statistics) before it runs as a request; every later request of that shape switc
 no allocation (backends with ``keep_inputs``/``use_inputs``: ONNX Runtime, torch, TensorRT; another
 backend re-prepares on every change of shape, said in a note).
 
+How many requests: the file's counts are weights (:class:`MixPlan`). With ``iterations`` N the
+replay runs N requests split in the counts' proportions (largest remainder, :func:`split_counts`)
+in the seeded order; with ``duration_s`` it replays rounds of the counts, each in a new seeded
+order, until the time is up; with neither it runs the counts as given (the window's Sweep tab).
+The document says which (``counts.text``: "counts 6/3/1 used as weights over 100 iterations").
+
 Statistics: per shape (count, median, p99 of its requests) and the mix's weighted median and p99
 (each sample of a shape weighs ``count / samples`` of that shape: the pooled requests when the
-replay ran whole, still the mix's weights when it was stopped). ``pad_to="opt"``
+replay ran whole, still the mix's weights when it was stopped or cut by the time). A p99 over fewer
+than 100 requests is marked thin (``p99_thin``, a warning; :func:`~trtstudio.profiling.stats.thin_tail`):
+it is about the slowest request, not a tail. ``pad_to="opt"``
 replays the mix a second time with every request padded to the opt shape of the recommended
 profile whose range holds it (:mod:`~trtstudio.profiling.profiles`), and gives the padded mix's median against the
 exact one as a ratio with its interval: what padding to a profile's opt costs.
@@ -28,7 +36,7 @@ import csv
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from trtstudio.errors import FieldError, InputError
+from trtstudio.profiling.stats import thin_tail, thin_tail_note
 
 SCHEMA = "trtstudio.mix/1"
 Shape = tuple[int, ...]
@@ -174,10 +183,80 @@ def load_mix(path: str | os.PathLike[str], specs: list[dict[str, Any]], base: di
     return entries
 
 
-def request_order(entries: list[MixEntry], seed: int = 0) -> np.ndarray:
-    """The entry index of every request, in a seeded random order."""
-    order = np.repeat(np.arange(len(entries)), [e.count for e in entries])
+def split_counts(counts: list[int], total: int) -> list[int]:
+    """``total`` requests split in the proportions of ``counts`` (largest remainder: each entry
+    gets the whole part of its share, the requests left over go to the largest fractions, the
+    earlier entry first on a tie); they sum to ``total``."""
+    whole = sum(counts)
+    parts = [c * total // whole for c in counts]
+    rest = [c * total % whole for c in counts]
+    for k in sorted(range(len(counts)), key=lambda k: -rest[k])[:total - sum(parts)]:
+        parts[k] += 1
+    return parts
+
+
+def request_order(entries: list[MixEntry], seed: int = 0, total: int | None = None) -> np.ndarray:
+    """The entry index of every request, in a seeded random order: the counts as given, or
+    ``total`` requests split in their proportions (:func:`split_counts`)."""
+    counts = [e.count for e in entries]
+    order = np.repeat(np.arange(len(entries)), counts if total is None else split_counts(counts, total))
     return np.random.default_rng(seed).permutation(order)
+
+
+def request_rounds(entries: list[MixEntry], seed: int = 0) -> Iterator[int]:
+    """Requests without end for a replay bounded by time: round k is the counts as given in the
+    order of seed ``seed + k``, so the proportions hold at the end of every round."""
+    k = 0
+    while True:
+        yield from request_order(entries, seed + k).tolist()
+        k += 1
+
+
+@dataclass(frozen=True)
+class MixPlan:
+    """How a replay uses the file's counts: weights over ``iterations`` requests, weights over
+    ``duration_s`` seconds, or (neither) the counts as given."""
+
+    counts: tuple[int, ...]
+    iterations: int | None = None
+    duration_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.iterations is not None and self.iterations < 1:
+            raise FieldError("iterations", "must be positive")
+        if self.duration_s is not None and not self.duration_s > 0:
+            raise FieldError("duration_s", "must be positive")
+        if self.iterations is not None and self.duration_s is not None:
+            raise FieldError("duration_s", "give iterations or a duration, not both")
+
+    def planned(self) -> list[int] | None:
+        """Requests of each entry the replay runs (None when the time decides)."""
+        if self.duration_s is not None:
+            return None
+        return list(self.counts) if self.iterations is None else split_counts(list(self.counts), self.iterations)
+
+    def order(self, entries: list[MixEntry], seed: int) -> np.ndarray | Iterator[int]:
+        """The requests in the mix's seeded order (an endless iterator when the time decides)."""
+        if self.duration_s is not None:
+            return request_rounds(entries, seed)
+        return request_order(entries, seed, self.iterations)
+
+    def text(self, ran: int) -> str:
+        """"counts 6/3/1 used as weights over 100 iterations" (or seconds, or as given)."""
+        shown = self.counts if len(self.counts) <= 12 else (*self.counts[:12], "...")
+        counts = "counts " + "/".join(str(c) for c in shown)
+        if self.iterations is not None:
+            return f"{counts} used as weights over {self.iterations:,} iterations"
+        if self.duration_s is not None:
+            return f"{counts} used as weights over {self.duration_s:g} s ({ran:,} requests)"
+        return (f"{counts} used as given: {sum(self.counts):,} requests "
+                "(--iterations N or --duration S replays them as weights)")
+
+    def to_json(self, ran: int) -> dict[str, Any]:
+        """``{used, counts, iterations, duration_s, planned, ran, text}``."""
+        return {"used": "as given" if self.iterations is None and self.duration_s is None else "weights",
+                "counts": list(self.counts), "iterations": self.iterations, "duration_s": self.duration_s,
+                "planned": self.planned(), "ran": ran, "text": self.text(ran)}
 
 
 class InputSlots:
@@ -234,6 +313,7 @@ class ShapeStats:
         row: dict[str, Any] = {"shapes": {n: _x(s) for n, s in self.entry.shapes.items()}, "count": self.entry.count,
                                "warm": int(v.size), "median_ms": float(np.median(v)) if v.size else None,
                                "p99_ms": float(np.percentile(v, 99)) if v.size else None,
+                               "p99_thin": thin_tail("p99", int(v.size)) if v.size else None,
                                "replan_ms": self.replan_ms, "first_ms": self.first_ms}
         if self.padded_to is not None:
             row["padded_to"] = {n: _x(s) for n, s in self.padded_to.items()}
@@ -259,29 +339,35 @@ def _weighted(stats: list[ShapeStats]) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(vals), np.concatenate(wts)
 
 
-def summary(stats: list[ShapeStats]) -> dict[str, Any]:
-    """``{shapes: [...], median_ms, p99_ms, requests, warm}``: the mix's weighted figures."""
+def summary(stats: list[ShapeStats], requests: int | None = None) -> dict[str, Any]:
+    """``{shapes: [...], median_ms, p99_ms, p99_thin, requests, warm}``: the mix's weighted figures;
+    ``requests`` the replay's planned requests (default: the counts as given), ``warm`` those run."""
     v, w = _weighted(stats)
     return {"shapes": [s.to_dict() for s in stats],
             "median_ms": weighted_quantile(v, w, 0.5) if v.size else None,
             "p99_ms": weighted_quantile(v, w, 0.99) if v.size else None,
-            "requests": int(sum(s.entry.count for s in stats)), "warm": int(v.size),
+            "p99_thin": thin_tail("p99", int(v.size)) if v.size else None,
+            "requests": int(sum(s.entry.count for s in stats)) if requests is None else int(requests),
+            "warm": int(v.size),
             "replan_ms_total": float(sum(s.replan_ms or 0.0 for s in stats))}
 
 
-def replay(backend: Any, entries: list[MixEntry], order: np.ndarray, state: Any = None,
+def replay(backend: Any, entries: list[MixEntry], order: np.ndarray | Iterable[int], state: Any = None,
            targets: list[dict[str, Shape]] | None = None,
-           on_request: Callable[[int, int, float], None] | None = None) -> tuple[list[ShapeStats], InputSlots]:
-    """Run every request of ``order`` on ``backend``: switch to its shape's buffers (or the padded
-    target's, ``targets[i]`` for entry i), infer, record. A request's latency is the switch plus
-    the inference; before a shape's first request its buffers are prepared and it runs once cold
-    (``replan_ms``, ``first_ms``), outside the statistics."""
+           on_request: Callable[[int, int, float], None] | None = None,
+           duration_s: float | None = None) -> tuple[list[ShapeStats], InputSlots]:
+    """Run every request of ``order`` on ``backend`` (or those that start within ``duration_s``
+    seconds of the first): switch to its shape's buffers (or the padded target's, ``targets[i]``
+    for entry i), infer, record. A request's latency is the switch plus the inference; before a
+    shape's first request its buffers are prepared and it runs once cold (``replan_ms``,
+    ``first_ms``), outside the statistics."""
     slots = InputSlots(backend)
     stats = [ShapeStats(e, padded_to=(targets[i] if targets else None)) for i, e in enumerate(entries)]
     perf = time.perf_counter
     stop = state.is_stop_requested if state is not None else (lambda: False)
-    for n, i in enumerate(order.tolist()):
-        if stop():
+    end = perf() + duration_s if duration_s is not None else None
+    for n, i in enumerate(order.tolist() if isinstance(order, np.ndarray) else order):
+        if stop() or (end is not None and perf() >= end):
             break
         st = stats[i]
         shapes = targets[i] if targets else st.entry.shapes
@@ -327,27 +413,30 @@ class MixOutcome:
     padded: list[ShapeStats] | None = None
     notes: list[str] = field(default_factory=list)
     stopped: bool = False
+    plan: MixPlan | None = None
+    ran: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``trtstudio.mix/1`` document: ``mix`` (per shape and weighted), ``allocations``,
         ``profiles`` recommended from it, and ``padded`` with ``pad_to``."""
         from trtstudio.profiling.profiles import ShapePoint, recommend
 
-        mix = summary(self.stats)
+        plan = self.plan or MixPlan(tuple(e.count for e in self.entries))
+        ran = self.ran if self.ran is not None else sum(len(s.latencies) for s in self.stats)
+        planned = plan.planned()
+        mix = summary(self.stats, sum(planned) if planned is not None else ran)
         points = [ShapePoint(s.entry.shapes, float(s.entry.count), float(np.median(s.latencies)))
                   for s in self.stats if s.latencies]
         doc: dict[str, Any] = {
             "schema": SCHEMA, "model": self.request.model, "model_sha256": self.record.model_sha256,
             "backend": self.request.backend, "settings": self.record.settings, "source": self.source,
-            "seed": self.seed, "mix": mix,
+            "seed": self.seed, "counts": plan.to_json(ran), "mix": mix,
             "buffers": {"allocations": self.slots.allocations, "switches": self.slots.switches,
                         "kept_per_shape": self.slots.can_keep},
             "profiles": recommend(points, self.dynamic, "mix", self.request.model),
             "notes": list(self.notes), "warnings": [], "stopped": self.stopped,
         }
-        few = [s for s in self.stats if 0 < len(s.latencies) < 5]
-        if few:
-            doc["warnings"].append(f"{len(few)} shape(s) came fewer than 5 times: their p99 is their slowest request")
+        doc["warnings"].extend(_thin_warnings(self.stats, mix, plan, planned))
         if self.padded is not None:
             from trtstudio.measure.ratio import ratio_interval
 
@@ -364,10 +453,35 @@ class MixOutcome:
         return doc
 
 
+def _thin_warnings(stats: list[ShapeStats], mix: dict[str, Any], plan: MixPlan,
+                   planned: list[int] | None) -> list[str]:
+    """What the figures rest on: a thin mix p99, shapes whose own p99 is thin, shapes left out."""
+    out = []
+    note = thin_tail_note("p99", mix["warm"], "requests") if mix["warm"] else None
+    if note:
+        more = "give --iterations 100 or more" if plan.duration_s is None else "run longer"
+        out.append(f"the mix's {note}; {more}")
+    thin = [s for s in stats if s.latencies and thin_tail("p99", len(s.latencies))]
+    if thin:
+        out.append(f"{len(thin)} of {len(stats)} shape(s) ran fewer than 100 requests: their own p99 (marked *) "
+                   "is about their slowest request")
+    none = [k for k, s in enumerate(stats) if not s.latencies]
+    if none and len(none) < len(stats):
+        why = (f"in {plan.iterations:,} iterations" if planned is not None and all(planned[k] == 0 for k in none)
+               else "before the replay ended")
+        names = "; ".join(stats[k].entry.label for k in none[:3]) + ("; ..." if len(none) > 3 else "")
+        out.append(f"{len(none)} shape(s) got no request {why} ({names}): left out of the mix's figures")
+    return out
+
+
 def run_mix(request: Any, source: str, pad_to: str | None = None, seed: int = 0, state: Any = None,
-            factory: Any = None) -> MixOutcome:
+            factory: Any = None, iterations: int | None = None, duration_s: float | None = None) -> MixOutcome:
     """Open the request's backend, load the mix from ``source`` and replay it (and once more padded
-    with ``pad_to="opt"``). Events on ``state``: ``mix_plan`` (shapes, requests) before the replay."""
+    with ``pad_to="opt"``, the same requests in the same order). The file's counts are weights over
+    ``iterations`` requests or ``duration_s`` seconds, or (neither) run as given (:class:`MixPlan`;
+    the request's own iterations and duration are for one run and not read here). Events on
+    ``state``: ``mix_plan`` (shapes, requests: None when the time decides, duration_s) before the
+    replay."""
     from trtstudio.profiling.profiles import ShapePoint, dynamic_names, recommend
     from trtstudio.profiling.session import _open_recorded
 
@@ -377,12 +491,17 @@ def run_mix(request: Any, source: str, pad_to: str | None = None, seed: int = 0,
     try:
         specs = list(backend.input_specs())
         entries = load_mix(source, specs, shapes)
-        record.settings.update(shape_mix=str(source), mix_seed=seed, pad_to=pad_to)
-        order = request_order(entries, seed)
+        plan = MixPlan(tuple(e.count for e in entries), iterations, duration_s)
+        record.settings.update(shape_mix=str(source), mix_seed=seed, pad_to=pad_to, iterations=iterations,
+                               duration_s=duration_s)
+        planned = plan.planned()
         if state is not None:
-            state.event("mix_plan", shapes=[e.label for e in entries], requests=int(order.size))
+            state.event("mix_plan", shapes=[e.label for e in entries],
+                        requests=sum(planned) if planned is not None else None, duration_s=duration_s)
         notes = list(backend.notes)
-        stats, slots = replay(backend, entries, order, state)
+        ran: list[int] = []
+        stats, slots = replay(backend, entries, plan.order(entries, seed), state,
+                              on_request=lambda n, i, ms: ran.append(i), duration_s=duration_s)
         if not slots.can_keep:
             notes.append(f"backend '{request.backend}' cannot keep buffers per shape: every change of shape "
                          "re-prepared its inputs")
@@ -394,9 +513,11 @@ def run_mix(request: Any, source: str, pad_to: str | None = None, seed: int = 0,
             rec = recommend(points, dynamic, "mix", request.model)
             if rec is not None:
                 profs = rec["one"]["profiles"] if rec["recommended"] == 1 else rec["two"]["profiles"]
-                padded, _ = replay(backend, entries, order, state, pad_targets(entries, profs))
+                padded, _ = replay(backend, entries, np.asarray(ran, dtype=np.int64), state,
+                                   pad_targets(entries, profs))
         stopped = bool(state is not None and state.is_stop_requested())
-        return MixOutcome(request, record, str(source), entries, stats, slots, seed, dynamic, padded, notes, stopped)
+        return MixOutcome(request, record, str(source), entries, stats, slots, seed, dynamic, padded, notes, stopped,
+                          plan, len(ran))
     finally:
         backend.close()
 
@@ -406,18 +527,23 @@ def render_text(doc: dict[str, Any]) -> str:
     mix = doc["mix"]
     lines = [f"model    {doc['model']}", f"backend  {doc['backend']}",
              f"mix      {doc['source']}: {mix['requests']} requests over {len(mix['shapes'])} shapes "
-             f"(seed {doc['seed']})", ""]
-    lines.append(f"{'shape':<44}{'count':>8}{'median ms':>11}{'p99 ms':>10}{'re-plan ms':>12}{'first ms':>10}")
+             f"(seed {doc['seed']})"]
+    if doc.get("counts"):
+        lines.append(f"         {doc['counts']['text']}")
+    lines.append("")
+    lines.append(f"{'shape':<44}{'count':>8}{'requests':>10}{'median ms':>11}{'p99 ms':>10}{'re-plan ms':>12}"
+                 f"{'first ms':>10}")
     for row in mix["shapes"]:
         label = ", ".join(f"{n} {s}" for n, s in row["shapes"].items())
         med = f"{row['median_ms']:.3f}" if row["median_ms"] is not None else "-"
-        p99 = f"{row['p99_ms']:.3f}" if row["p99_ms"] is not None else "-"
+        p99 = f"{row['p99_ms']:.3f}{'*' if row.get('p99_thin') else ' '}" if row["p99_ms"] is not None else "- "
         rp = f"{row['replan_ms']:.2f}" if row["replan_ms"] is not None else "-"
         fm = f"{row['first_ms']:.2f}" if row["first_ms"] is not None else "-"
-        lines.append(f"{label[:43]:<44}{row['count']:>8}{med:>11}{p99:>10}{rp:>12}{fm:>10}")
+        lines.append(f"{label[:43]:<44}{row['count']:>8}{row.get('warm', 0):>10}{med:>11}{p99:>10}{rp:>12}{fm:>10}")
     if mix["median_ms"] is not None:
-        lines.append(f"mix (weighted by count): median {mix['median_ms']:.3f} ms, p99 {mix['p99_ms']:.3f} ms over "
-                     f"{mix['warm']} warm requests; re-planning {mix['replan_ms_total']:.1f} ms in all")
+        thin = "*" if mix.get("p99_thin") else ""
+        lines.append(f"mix (weighted by count): median {mix['median_ms']:.3f} ms, p99 {mix['p99_ms']:.3f} ms{thin} "
+                     f"over {mix['warm']} warm requests; re-planning {mix['replan_ms_total']:.1f} ms in all")
     buf = doc["buffers"]
     lines.append(f"buffers: {buf['allocations']} input allocations for {len(mix['shapes'])} shapes, "
                  f"{buf['switches']} switches between kept buffers")

@@ -51,6 +51,24 @@ def stat(stats: dict[str, Any] | None, name: str) -> float | None:
     return float(v)
 
 
+def thin_tail(name: str, count: int) -> bool:
+    """Whether percentile ``name`` (``p90`` ... ``p999``) of ``count`` samples is thin: with fewer
+    than 1 / (1 - q) samples none lies beyond it, so it is (about) the slowest sample, not a tail
+    estimate (a p99 needs 100, a p99.9 1,000). Figures with no tail (``median``) are never thin."""
+    q = PERCENTILES.get(name, 50.0) / 100.0
+    return q > 0.5 and count < round(1.0 / (1.0 - q))
+
+
+def thin_tail_note(name: str, count: int, unit: str = "samples") -> str | None:
+    """The one wording for a thin percentile (:func:`thin_tail`), None when it is not thin:
+    "p99 of 10 requests: fewer than 100, so it is about the slowest of them, not a tail"."""
+    if not thin_tail(name, count):
+        return None
+    need = round(1.0 / (1.0 - PERCENTILES[name] / 100.0))
+    return (f"{name} of {count:,} {unit}: fewer than {need:,}, so it is about the slowest of them, "
+            "not a tail")
+
+
 def latency_stats(values: np.ndarray) -> dict[str, Any]:
     """count, mean, median, p90/p95/p99/p999, min, max, std, cov (%), jitter (p99 - p50) and the
     longest spike, over latencies in ms (linear-interpolated percentiles, as numpy's default)."""
