@@ -4,9 +4,10 @@ Two steps, so a report's JSON holds everything needed to redraw its plots:
 
 * ``envelope``, ``histogram``, ``series`` turn raw arrays into small plot-data dicts (a long series
   becomes a min/max envelope of at most ``columns`` columns: 1,000,000 samples -> 2,000 columns);
-* ``svg_*`` render a plot-data dict as one ``<svg>`` element with no external reference, its XML
-  namespace declared, so the same text is inline HTML, a standalone .svg file and an image that
-  ``jupyter nbconvert --to html`` embeds (without ``xmlns`` its data URI shows as a broken image).
+* ``svg_*`` render a plot-data dict as one ``<svg>`` element for inline HTML (no external reference,
+  not even the SVG namespace URL, which the reports keep out: :func:`standalone` adds it for a
+  separate .svg file or an image, as the Python API's ``SVG`` does for Jupyter, where an image
+  without ``xmlns`` is broken once ``jupyter nbconvert --to html`` exports the notebook).
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ class _Frame:
 
 
 def _svg(parts: list[str], width: int = WIDTH, height: int = HEIGHT, label: str = "") -> str:
-    return (f'<svg xmlns="{SVG_NS}" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+    return (f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
             f'font-family="Helvetica, Arial, sans-serif" role="img" aria-label="{escape(label, {chr(34): "&quot;"})}">'
             + "".join(parts) + "</svg>")
 
