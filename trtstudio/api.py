@@ -5,12 +5,15 @@ comparison plots in notebook cells)::
 
     import trtstudio as ts
 
-    plan = ts.open_engine("A100/fp32")                  # a folder, or the files of one engine
-    plan.df                                             # pandas: one row per layer (``layers --json`` fields)
-    plan.summary()                                      # the At a glance figures
+    plan = ts.open_engine("A100/fp32", name="fp32")     # a folder, or the files of one engine
+    plan.df                                             # pandas: one row per layer, TREx's columns beside ours
+    plan.get_layers_by_type("Convolution")              # TREx's type: every convolution
+    plan.summary()                                      # TREx's summary fields; plan.glance(): At a glance
     plan.time_by_type(), plan.time_by_precision()       # ms per inference, largest first
     plan.findings, plan.provenance
+    plan.graph(color_by="precision"), plan.plot_layers(color_by="type"), plan.plot_timing()
     d = ts.diff(plan, ts.open_engine("A100/fp16"))      # trtstudio diff: aligned groups, verdict
+    ts.compare(plan, "A100/fp16")                       # trtstudio compare
     ts.explain(ts.open_engine("A100/qat"), against=plan)
     r = ts.profile("model.onnx", iterations=200)        # samples as numpy, statistics
     ts.report(model="model.onnx", engine=plan, run=r).save("report.html")
