@@ -5,6 +5,7 @@ The public API (documented in :mod:`trtstudio.api`; semantic versioning, see REA
     import trtstudio as ts
     plan = ts.open_engine("engine_folder")       # EnginePlan: .layers .df .findings .summary() .provenance
     ts.diff(plan, ts.open_engine("other"))       # Diff
+    ts.compare(plan, "other_engine_folder")      # Comparison
     ts.explain(plan, against=...)                # Explanation
     ts.profile("model.onnx")                     # ProfileResult
     ts.report(model=..., engine=plan).save("r.html")
@@ -23,12 +24,16 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from trtstudio.api import (
         SVG,
+        Comparison,
         Diff,
         EnginePlan,
+        EngineWarning,
         Explanation,
         ModelInfo,
         ProfileResult,
         ReportDoc,
+        Summary,
+        compare,
         diff,
         explain,
         open_engine,
@@ -37,8 +42,9 @@ if TYPE_CHECKING:
         report,
     )
 
-__all__ = ["SVG", "Diff", "EnginePlan", "Explanation", "ModelInfo", "ProfileResult", "ReportDoc", "__version__",
-           "diff", "explain", "open_engine", "open_model", "profile", "report"]
+__all__ = ["SVG", "Comparison", "Diff", "EnginePlan", "EngineWarning", "Explanation", "ModelInfo", "ProfileResult",
+           "ReportDoc", "Summary", "__version__", "compare", "diff", "explain", "open_engine", "open_model", "profile",
+           "report"]
 
 
 def __getattr__(name: str) -> Any:

@@ -5,7 +5,9 @@ Two steps, so a report's JSON holds everything needed to redraw its plots:
 * ``envelope``, ``histogram``, ``series`` turn raw arrays into small plot-data dicts (a long series
   becomes a min/max envelope of at most ``columns`` columns: 1,000,000 samples -> 2,000 columns);
 * ``svg_*`` render a plot-data dict as one ``<svg>`` element for inline HTML (no external reference,
-  not even the SVG namespace URL: :func:`standalone` adds it for a separate .svg file).
+  not even the SVG namespace URL, which the reports keep out: :func:`standalone` adds it for a
+  separate .svg file or an image, as the Python API's ``SVG`` does for Jupyter, where an image
+  without ``xmlns`` is broken once ``jupyter nbconvert --to html`` exports the notebook).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ DEFAULT_COLUMNS = 2000
 WIDTH = 760
 HEIGHT = 230
 _PAD_L, _PAD_R, _PAD_T, _PAD_B = 64, 16, 28, 40
+SVG_NS = "http://www.w3.org/2000/svg"
 COLORS = ("#1f6fb4", "#e07b00", "#2a9d3c", "#c22f2f", "#7b52ab", "#8c564b", "#d462b4", "#6b6b6b")
 
 
@@ -163,9 +166,6 @@ def _svg(parts: list[str], width: int = WIDTH, height: int = HEIGHT, label: str 
             + "".join(parts) + "</svg>")
 
 
-SVG_NS = "http://www.w3.org/2000/svg"
-
-
 def standalone(svg: str) -> str:
     """An inline ``<svg>`` made a standalone SVG document (adds the namespace)."""
     return svg if "xmlns=" in svg[:200] else svg.replace("<svg ", f'<svg xmlns="{SVG_NS}" ', 1)
@@ -246,12 +246,15 @@ def svg_series(data: dict[str, Any], title: str, xlabel: str = "time (s)", ylabe
 
 
 def svg_bars(labels: Sequence[str], values: Sequence[float], title: str, unit: str = "ms",
-             notes: Sequence[str] | None = None, max_label: int = 48) -> str:
-    """Horizontal bars, one per label (top-N layers, time by type, comparison of variants)."""
+             notes: Sequence[str] | None = None, max_label: int = 48, colors: Sequence[str] | None = None,
+             legend: Sequence[tuple[str, str]] | None = None) -> str:
+    """Horizontal bars, one per label (top-N layers, time by type, comparison of variants);
+    ``colors``: one per bar, ``legend``: (label, colour) pairs drawn under the bars."""
     if not labels:
         return _empty(title)
     row = 18
-    height = _PAD_T + row * len(labels) + 24
+    legend_rows = math.ceil(len(legend) / 4) if legend else 0
+    height = _PAD_T + row * len(labels) + 24 + 16 * legend_rows
     label_w = 300
     width = WIDTH
     vmax = max((float(v) for v in values), default=0.0) or 1.0
@@ -264,9 +267,22 @@ def svg_bars(labels: Sequence[str], values: Sequence[float], title: str, unit: s
         w = max(float(v) / vmax * bar_w, 0.0)
         note = f" {notes[i]}" if notes else ""
         parts.append(f'<text x="{label_w - 6}" y="{y + 12}" font-size="10" text-anchor="end">{escape(text)}</text>')
-        parts.append(f'<rect x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{row - 5}" fill="{COLORS[i % len(COLORS)] if notes else COLORS[0]}"/>')
+        parts.append(f'<rect x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{row - 5}" fill="{colors[i] if colors else COLORS[i % len(COLORS)] if notes else COLORS[0]}"/>')
         parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 12}" font-size="10">{bar_text(float(v))} {escape(unit)}{escape(note)}</text>')
+    parts += _legend(legend or [], 4, _PAD_T + row * len(labels) + 10, width)
     return _svg(parts, width, height, title)
+
+
+def _legend(entries: Sequence[tuple[str, str]], x: float, y: float, width: float, opacity: float = 1.0) -> list[str]:
+    """Legend swatches (label, colour), four to a row of ``width``, the first row at ``y``."""
+    col = (width - x) / 4
+    out = []
+    for k, (label, color) in enumerate(entries):
+        lx, ly = x + (k % 4) * col, y + (k // 4) * 16
+        out.append(f'<rect x="{lx:.0f}" y="{ly:.0f}" width="11" height="11" fill="{escape(color)}" fill-opacity="{opacity}" '
+                   f'stroke="#4a6a8a" stroke-width="0.5"/><text x="{lx + 15:.0f}" y="{ly + 10:.0f}" font-size="10">'
+                   f'{escape(label[:34])}</text>')
+    return out
 
 
 def _segments(points: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -292,10 +308,12 @@ def _clip_segments(segs: np.ndarray, top: float, bottom: float) -> np.ndarray:
 
 
 def svg_graph(n: int, src: np.ndarray, dst: np.ndarray, labels: Sequence[str], colors: Sequence[str] | None = None,
-              max_width: float = 760.0, max_height: float = 900.0) -> str:
+              max_width: float = 760.0, max_height: float = 900.0, legend: Sequence[tuple[str, str]] | None = None,
+              titles: Sequence[str] | None = None, title: str = "") -> str:
     """A picture of a model graph laid out by ``trtstudio.graph.layout`` (boxes and edges). A deep
     graph is cut into vertical strips placed side by side (read them left to right), scaled so the
-    picture fits ``max_width`` x ``max_height``."""
+    picture fits ``max_width`` x ``max_height``. ``legend``: (label, colour) pairs and ``title``
+    above the graph; ``titles``: each box's tooltip."""
     from trtstudio.graph.layout import layout
 
     lay = layout(n, src, dst)
@@ -315,7 +333,13 @@ def svg_graph(n: int, src: np.ndarray, dst: np.ndarray, labels: Sequence[str], c
     width = (strips * gw + (strips - 1) * gap) * scale
     height = (min(gh, strip_h + bh) if strips > 1 else gh) * scale
     ys = lay.y - ymin
-    parts = [f'<rect x="0" y="0" width="{width:.1f}" height="{height:.1f}" fill="#ffffff"/>']
+    head = (20.0 if title else 0.0) + 16.0 * math.ceil(len(legend or []) / 4) + (6.0 if legend else 0.0)
+    width = max(width, min(max_width, 560.0) if legend or title else width)
+    parts = [f'<rect x="0" y="0" width="{width:.1f}" height="{height + head:.1f}" fill="#ffffff"/>']
+    if title:
+        parts.append(f'<text x="4" y="15" font-size="13" font-weight="bold">{escape(title)}</text>')
+    parts += _legend(legend or [], 4, 20.0 if title else 2.0, width, opacity=0.35)
+    parts.append(f'<g transform="translate(0 {head:.1f})">')
     segs = _segments(lay.edge_xy - [0.0, ymin] if lay.edge_xy.size else np.zeros((0, 2)), lay.edge_offsets)
     font = 10.0
     for k in range(strips):
@@ -329,13 +353,15 @@ def svg_graph(n: int, src: np.ndarray, dst: np.ndarray, labels: Sequence[str], c
         inside = (ys >= top) & ((ys < bottom) | (k == strips - 1))
         for i in np.flatnonzero(inside).tolist():
             fill = colors[i] if colors else "#dde8f5"
+            tip = f"<title>{escape(titles[i])}</title>" if titles else ""
             g.append(f'<rect x="{lay.x[i] - bw / 2:.1f}" y="{ys[i] - bh / 2:.1f}" width="{bw:.0f}" height="{bh:.0f}" rx="4" '
-                     f'fill="{fill}" fill-opacity="0.35" stroke="#4a6a8a" stroke-width="0.8"/>')
+                     f'fill="{fill}" fill-opacity="0.35" stroke="#4a6a8a" stroke-width="0.8">{tip}</rect>')
             g.append(f'<text x="{lay.x[i]:.1f}" y="{ys[i] + font / 3:.1f}" font-size="{font:.0f}" '
                      f'text-anchor="middle">{escape(labels[i][:24])}</text>')
         g.append("</g>")
         parts.extend(g)
-    return _svg(parts, int(math.ceil(width)), int(math.ceil(height)), "model graph")
+    parts.append("</g>")
+    return _svg(parts, int(math.ceil(width)), int(math.ceil(height + head)), title or "model graph")
 
 
 def svg_distributions(data: dict[str, Any], title: str = "Latency distributions (share of inferences)",
