@@ -24,7 +24,7 @@ def _mix_csv(path: Path) -> Path:
 
 def test_the_sweep_tab_replays_a_shape_mix(qtbot: Any, panel: Any, tmp_path: Path) -> None:  # noqa: F811
     _open(qtbot, panel, tiny_model(tmp_path / "tiny.onnx"))
-    _fast(panel)
+    _fast(panel, iterations=24)  # the form's Measure is the mix's length: 24 requests, weighted 7/3/2
     tab = panel.sweep_tab
     panel.tabs.setCurrentWidget(tab)
     tab.kind_combo.setCurrentText("Shape mix")
@@ -38,7 +38,8 @@ def test_the_sweep_tab_replays_a_shape_mix(qtbot: Any, panel: Any, tmp_path: Pat
     with qtbot.waitSignal(tab.sig_finished, timeout=120_000) as done:
         tab.run()
     doc = done.args[0]
-    assert doc is not None and doc["schema"] == "trtstudio.mix/1" and doc["mix"]["requests"] == 12
+    assert doc is not None and doc["schema"] == "trtstudio.mix/1" and doc["mix"]["requests"] == 24
+    assert doc["counts"]["used"] == "weights" and doc["counts"]["planned"] == [14, 6, 4]
     shapes = doc["mix"]["shapes"]
     assert tab.table.rowCount() == len(shapes) == 3
     assert [tab.table.horizontalHeaderItem(c).text() for c in range(2)] == ["shape", "count"]
@@ -82,7 +83,7 @@ def test_save_session_keeps_the_sweep_tab_results_and_opening_shows_them(qtbot: 
         window.sessions.save_session(str(path))
     saved = json.loads(path.read_text())["sweeps"]
     assert [d["schema"] for d in saved] == ["trtstudio.sweep/1", "trtstudio.mix/1"]
-    assert [r["batch"] for r in saved[0]["sweep"]] == [1, 2] and saved[1]["mix"]["requests"] == 12
+    assert [r["batch"] for r in saved[0]["sweep"]] == [1, 2] and saved[1]["mix"]["requests"] == live.count_spin.value()
     # a report of the window has them in its Shapes section
     report = tmp_path / "r.html"
     with qtbot.waitSignal(window.sessions.sig_report_written, timeout=60_000):

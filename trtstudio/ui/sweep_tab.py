@@ -309,6 +309,9 @@ class SweepTab(QWidget):
             self._show_error(FieldError("mix", "give the mix file (CSV, JSON, or a folder of .npy/.npz requests)"))
             self.sig_finished.emit(None)
             return
+        # the form's Measure (iterations or seconds) is the mix's length, its counts the weights, as
+        # profile --shape-mix --iterations/--duration; "until stopped" replays the counts as given
+        iterations, duration_s = req.iterations, req.duration_s
         req = dataclasses.replace(req, input_path=None, cuda_graph=False, per_layer=False,
                                   iterations=MIX_REQUESTS, duration_s=None)
         pad, seed, factory = "opt" if self.pad_check.isChecked() else None, self.seed_spin.value(), self.factory
@@ -317,7 +320,8 @@ class SweepTab(QWidget):
         def task(state: RunState) -> object:
             from trtstudio.profiling.shape_mix import run_mix
 
-            return run_mix(req, source, pad_to=pad, seed=seed, state=state, factory=factory)
+            return run_mix(req, source, pad_to=pad, seed=seed, state=state, factory=factory,
+                           iterations=iterations, duration_s=duration_s)
 
         self._start(task, f"mix {source}: loading…", "mix")
 
