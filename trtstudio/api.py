@@ -96,23 +96,15 @@ def flatten_layer(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _engine_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[str], str | None]:
-    """Files of one engine (a folder's engine files, the model beside them)."""
-    from trtstudio.diff.sides import folder_files
+    """Files of one engine and its model, named as every command names them
+    (``engine.naming.resolve``: a folder, FILE,FILE,..., a TREx prefix, files, an ``.onnx``)."""
+    from trtstudio.engine.naming import NamingError, resolve
 
-    out: list[str] = []
-    model = None
-    for p in paths:
-        if os.path.isdir(p):
-            files, found = folder_files(Path(p))
-            out += files
-            model = model or found
-        else:
-            s = os.fspath(p)
-            if s.lower().endswith(".onnx"):
-                model = model or s
-            else:
-                out.append(s)
-    return out, model
+    named = resolve(paths)
+    if named.session:
+        raise NamingError(named.session, "open_engine reads engine files; a session's engine: "
+                                         "trtstudio.report.load_session(path).engines[0].info", forms=False)
+    return named.files, named.model
 
 
 class EnginePlan:
