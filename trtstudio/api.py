@@ -453,7 +453,10 @@ class Diff:
 
 
 def diff(base: Any, *others: Any, names: Sequence[str] | None = None) -> Diff:
-    """``trtstudio diff``: each side an :class:`EnginePlan`, a folder, a file or a list of files."""
+    """``trtstudio diff``: each side an :class:`EnginePlan`, or named as every command names an
+    engine (a folder, FILE,FILE,..., a TREx prefix, a file, a list of files, a session). Sides that
+    may not belong together (different models, GPUs, TensorRT, too few layers aligned) warn with
+    :class:`trtstudio.MismatchWarning`, the text of the document's ``warnings``."""
     if not others:
         raise ValueError("diff needs a base and at least one other engine")
     from trtstudio.diff.core import diff as core_diff
@@ -464,7 +467,11 @@ def diff(base: Any, *others: Any, names: Sequence[str] | None = None) -> Diff:
         if s.name in seen:
             s.name = f"{s.name} ({i + 1})"
         seen.add(s.name)
-    return Diff(core_diff(sides[0], *sides[1:]))
+    from trtstudio.diff.mismatch import warn
+
+    core = core_diff(sides[0], *sides[1:])
+    warn([w for p in core.pairs for w in p.warnings])  # sides that may not belong together
+    return Diff(core)
 
 
 class Explanation:
@@ -496,14 +503,19 @@ class Explanation:
 
 
 def explain(plan: Any, against: Any = None) -> Explanation:
-    """``trtstudio explain``: ``plan`` the INT8 engine, ``against`` an FP16/FP32 build of the model."""
+    """``trtstudio explain``: ``plan`` the INT8 engine, ``against`` an FP16/FP32 build of the model;
+    a build that may not belong beside it warns with :class:`trtstudio.MismatchWarning`."""
     from trtstudio.diff.explain import explain as core_explain
 
     a = _side(plan)
     b = _side(against) if against is not None else None
     if b is not None and b.name == a.name:
         b.name = f"{b.name} (against)"
-    return Explanation(core_explain(a, b))
+    from trtstudio.diff.mismatch import warn
+
+    core = core_explain(a, b)
+    warn(core.warnings)  # the engine and the build it is explained against may not belong together
+    return Explanation(core)
 
 
 class ProfileResult:

@@ -20,7 +20,11 @@ exit codes:
   1  --fail-if-slower: a side is slower by more than PCT, the whole 95 % interval above the limit
   2  bad input (one line: error: FILE: what is wrong)
   3  --fail-if-slower: inconclusive (the interval holds the limit, or a side has no per-inference
-     timings: trtexec --exportTimes)
+     timings: trtexec --exportTimes), or a side that does not belong beside the base (different
+     models or input shapes, under half of the convolutions/GEMMs aligned): not judged
+
+Sides that do not belong together (different models, GPUs, TensorRT versions, too few layers
+aligned) are the first lines of the output (warning: ...) and the JSON's "warnings".
 """
 
 INPUTS: tuple[str, ...] = ()  # sides are named as engine.naming.resolve takes them: it checks them
