@@ -80,7 +80,7 @@ def test_compare_takes_a_comma_list_and_writes_html_with_provenance(tmp_path: Pa
 def test_compare_refuses_a_missing_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["compare", str(A100 / "fp32"), str(tmp_path / "nothing"), "--json"])
     err = capsys.readouterr().err
-    assert rc == 2 and err.count("\n") == 1 and err.startswith("error: ") and "no such file or folder" in err
+    assert rc == 2 and err.count("\n") == 1 and err.startswith("error: ") and "no such file, folder or prefix of engine files" in err
 
 
 def test_report_json_inputs_align_by_their_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -41,15 +41,17 @@ if TYPE_CHECKING:
         profile,
         report,
     )
+    from trtstudio.diff.mismatch import MismatchWarning
 
-__all__ = ["SVG", "Comparison", "Diff", "EnginePlan", "EngineWarning", "Explanation", "ModelInfo", "ProfileResult",
-           "ReportDoc", "Summary", "__version__", "compare", "diff", "explain", "open_engine", "open_model", "profile",
-           "report"]
+__all__ = ["SVG", "Comparison", "Diff", "EnginePlan", "EngineWarning", "Explanation", "MismatchWarning", "ModelInfo",
+           "ProfileResult", "ReportDoc", "Summary", "__version__", "compare", "diff", "explain", "open_engine",
+           "open_model", "profile", "report"]
+_ELSEWHERE = {"MismatchWarning": "trtstudio.diff.mismatch"}  # public names not defined in trtstudio.api
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__ and name != "__version__":
-        value = getattr(import_module("trtstudio.api"), name)
+        value = getattr(import_module(_ELSEWHERE.get(name, "trtstudio.api")), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'trtstudio' has no attribute {name!r}")

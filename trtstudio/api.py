@@ -101,24 +101,16 @@ def flatten_layer(rec: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _engine_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[str], str | None]:
-    """Files of one engine (a folder's engine files, the model beside them)."""
-    from trtstudio.diff.sides import folder_files
+def _engine_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[str], str | None, str]:
+    """Files of one engine, its model and its label, named as every command names them
+    (``engine.naming.resolve``: a folder, FILE,FILE,..., a TREx prefix, files, an ``.onnx``)."""
+    from trtstudio.engine.naming import NamingError, resolve
 
-    out: list[str] = []
-    model = None
-    for p in paths:
-        if os.path.isdir(p):
-            files, found = folder_files(Path(p))
-            out += files
-            model = model or found
-        else:
-            s = os.fspath(p)
-            if s.lower().endswith(".onnx"):
-                model = model or s
-            else:
-                out.append(s)
-    return out, model
+    named = resolve(paths)
+    if named.session:
+        raise NamingError(named.session, "open_engine reads engine files; a session's engine: "
+                                         "trtstudio.report.load_session(path).engines[0].info", forms=False)
+    return named.files, named.model, named.label
 
 
 # trtstudio's own column -> TREx's ``get_layers_by_type`` name, for the layer attributes TREx's
@@ -198,9 +190,9 @@ class EnginePlan:
         share one, else their folder."""
         if self._name:
             return self._name
-        from trtstudio.diff.sides import _stem
+        from trtstudio.engine.naming import stem
 
-        stems = {_stem(Path(p).name) for p in self.paths}
+        stems = {stem(Path(p).name) for p in self.paths}
         if len(stems) == 1:
             return stems.pop()
         return Path(self.paths[0]).parent.name if self.paths else "engine"
@@ -583,14 +575,14 @@ def open_engine(*paths: str | os.PathLike[str], model: str | os.PathLike[str] | 
     from trtstudio.engine.analysis import analyze
     from trtstudio.engine.load import load_engine, require_layers
 
-    files, found = _engine_paths(paths)
+    files, found, label = _engine_paths(paths)
     engine = load_engine(files, profile=profile)
     require_layers(engine)
     m = _graph_model(model or found) if (model or found) else None
     if name is None and len(paths) == 1:  # one argument: its folder's name, or the engine's file stem
-        from trtstudio.diff.sides import _label
+        from trtstudio.engine.naming import stem
 
-        name = _label(os.fspath(paths[0]), files)
+        name = label or stem(Path(files[0]).name)
     plan = EnginePlan(analyze(engine, m.graph if m is not None else None, machine=files), files, m, name)
     for w in engine.warnings:
         if "profiled layer" in w:
@@ -756,8 +748,11 @@ def stack_svgs(svgs: Sequence[str], gap: int = 8) -> str:
 
 
 def diff(base: Any, *others: Any, names: Sequence[str] | None = None) -> Diff:
-    """``trtstudio diff``: each side an :class:`EnginePlan`, a folder, a file or a list of files;
-    ``names``: one per side (the base first), else each plan's :attr:`EnginePlan.name`."""
+    """``trtstudio diff``: each side an :class:`EnginePlan`, or named as every command names an
+    engine (a folder, FILE,FILE,..., a TREx prefix, a file, a list of files, a session); ``names``:
+    one per side (the base first), else each plan's :attr:`EnginePlan.name`. Sides that may not
+    belong together (different models, GPUs, TensorRT, too few layers aligned) warn with
+    :class:`trtstudio.MismatchWarning`, the text of the document's ``warnings``."""
     if not others:
         raise ValueError("diff needs a base and at least one other engine")
     if names is not None and (isinstance(names, str) or len(names) != 1 + len(others)):
@@ -771,7 +766,11 @@ def diff(base: Any, *others: Any, names: Sequence[str] | None = None) -> Diff:
         if s.name in seen:
             s.name = f"{s.name} ({i + 1})"
         seen.add(s.name)
-    return Diff(core_diff(sides[0], *sides[1:]))
+    from trtstudio.diff.mismatch import warn
+
+    core = core_diff(sides[0], *sides[1:])
+    warn([w for p in core.pairs for w in p.warnings])  # sides that may not belong together
+    return Diff(core)
 
 
 class Comparison:
@@ -881,14 +880,19 @@ class Explanation:
 
 
 def explain(plan: Any, against: Any = None) -> Explanation:
-    """``trtstudio explain``: ``plan`` the INT8 engine, ``against`` an FP16/FP32 build of the model."""
+    """``trtstudio explain``: ``plan`` the INT8 engine, ``against`` an FP16/FP32 build of the model;
+    a build that may not belong beside it warns with :class:`trtstudio.MismatchWarning`."""
     from trtstudio.diff.explain import explain as core_explain
 
     a = _side(plan)
     b = _side(against) if against is not None else None
     if b is not None and b.name == a.name:
         b.name = f"{b.name} (against)"
-    return Explanation(core_explain(a, b))
+    from trtstudio.diff.mismatch import warn
+
+    core = core_explain(a, b)
+    warn(core.warnings)  # the engine and the build it is explained against may not belong together
+    return Explanation(core)
 
 
 class ProfileResult:

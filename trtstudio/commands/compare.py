@@ -1,6 +1,6 @@
-"""``trtstudio compare``: compare two or more runs/engines (sessions, report JSON files, or engine
-files: a folder of one engine's files or files joined with commas, as ``trtstudio diff`` takes
-them; trtexec's per-inference times in them count as a run)."""
+"""``trtstudio compare``: compare two or more runs/engines (sessions, report JSON files, or an
+engine named as every command names one: a folder, files joined with commas, a TREx prefix, a
+file; trtexec's per-inference times in them count as a run)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from trtstudio.commands._args import add_json, add_labels
 
-INPUTS: tuple[str, ...] = ()  # sessions, report JSON, folders or comma lists: _load checks each
+INPUTS: tuple[str, ...] = ()  # sessions, report JSON, engines (engine.naming.resolve): _load checks each
 HELP = ("compare sessions or engine files (FP32 vs FP16 vs INT8, two builds): latency, speed-ups, memory, accuracy, "
         "layer diff")
 
@@ -17,9 +17,9 @@ HELP = ("compare sessions or engine files (FP32 vs FP16 vs INT8, two builds): la
 def configure(parser: argparse.ArgumentParser) -> None:
     """Flags of ``trtstudio compare``."""
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
-                        help=".trtstudio sessions, report .json files, or engine files (a folder of one engine's "
-                             "files, or its files joined with commas, as trtstudio diff takes them); the first is "
-                             "the baseline")
+                        help=".trtstudio sessions, report .json files, or engines (a folder of one engine's files, "
+                             "its files joined with commas, a TREx prefix DIR/NAME.onnx.engine, as trtstudio diff "
+                             "takes them); the first is the baseline")
     parser.add_argument("-o", "--output", metavar="OUT", help="comparison file: .html, .pdf or .json")
     add_labels(parser)
     add_json(parser, "trtstudio.comparison/2; trtstudio.triton-comparison/1 for Triton sessions")
@@ -35,10 +35,8 @@ def _load(path: str) -> Any:
     from trtstudio.report.session import NotASession, load_session
 
     p = Path(path)
-    if p.is_dir() or ("," in path and not p.exists()):
+    if not p.exists() or p.is_dir():  # a folder, a comma list, a TREx prefix (or nothing: resolve says so)
         return _engine_report(path)
-    if not p.exists():
-        raise InputError(p, "no such file or folder")
     if not p.is_file():
         from trtstudio.fileio import check_input
 
@@ -67,8 +65,8 @@ def _load(path: str) -> Any:
 
 
 def _engine_report(spec: str) -> Any:
-    """The report of one engine's files (a folder, a comma list or one file; an ONNX model among or
-    beside them maps its layers), with the engine object for the layer diff."""
+    """The report of one engine (named as ``engine.naming.resolve`` takes it; an ONNX model among or
+    beside its files maps its layers), with the engine object for the layer diff."""
     from trtstudio.diff.sides import load_side
     from trtstudio.report.model import Report, make_session
 

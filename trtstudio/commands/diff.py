@@ -10,26 +10,31 @@ from trtstudio.commands._args import add_json
 HELP = "what changed between two or more engine builds: aligned layer groups, time with its interval, a CI gate"
 
 EPILOG = """\
-Each side: a folder of one engine's files (trtexec/TREx layout; an .onnx beside them is its model),
-files joined with commas, one file (a `trtstudio build --json` document, a log, a layer JSON), or a
-.trtstudio session. The first side is the base.
+Each side names one engine as every command does: a folder of its files (trtexec/TREx layout; an
+.onnx beside them is its model), its files joined with commas, a TREx prefix (DIR/NAME.onnx.engine
+for NAME.onnx.engine.graph.json, ...), one file (a `trtstudio build --json` document, a log, a
+layer JSON), or a .trtstudio session. The first side is the base.
 
 exit codes:
   0  done; with --fail-if-slower: no side is slower than the base by more than PCT
   1  --fail-if-slower: a side is slower by more than PCT, the whole 95 % interval above the limit
   2  bad input (one line: error: FILE: what is wrong)
   3  --fail-if-slower: inconclusive (the interval holds the limit, or a side has no per-inference
-     timings: trtexec --exportTimes)
+     timings: trtexec --exportTimes), or a side that does not belong beside the base (different
+     models or input shapes, under half of the convolutions/GEMMs aligned): not judged
+
+Sides that do not belong together (different models, GPUs, TensorRT versions, too few layers
+aligned) are the first lines of the output (warning: ...) and the JSON's "warnings".
 """
 
-INPUTS: tuple[str, ...] = ()  # sides are folders, comma lists or files: load_side checks them
+INPUTS: tuple[str, ...] = ()  # sides are named as engine.naming.resolve takes them: it checks them
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Flags of ``trtstudio diff``."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
-    parser.add_argument("base", metavar="BASE", help="the base engine (folder, FILE,FILE,..., file or session)")
+    parser.add_argument("base", metavar="BASE", help="the base engine (folder, FILE,FILE,..., TREx prefix, file or session)")
     parser.add_argument("others", nargs="+", metavar="OTHER", help="the engines to compare with the base")
     parser.add_argument("--onnx", action="append", default=[], metavar="SIDE=MODEL",
                         help="the ONNX model of a side (SIDE: its position 1, 2, ... or its name); a model beside "

@@ -7,13 +7,13 @@ import argparse
 from trtstudio.commands._args import add_json
 
 HELP = "why an INT8 engine is not faster: Q/DQ and reformats, wide convolutions, groups slower than FP16"
-INPUTS: tuple[str, ...] = ()  # sides: folders, comma lists or files (diff.sides checks them)
+INPUTS: tuple[str, ...] = ()  # sides are named as engine.naming.resolve takes them: it checks them
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Flags of ``trtstudio explain``."""
     parser.add_argument("engine", metavar="ENGINE",
-                        help="the INT8 engine's files: a folder, FILE,FILE,..., one file or a session")
+                        help="the INT8 engine: a folder, FILE,FILE,..., a TREx prefix, one file or a session")
     parser.add_argument("--against", metavar="OTHER", help="an FP16/FP32 build of the same model, to find the "
                                                            "groups where INT8 loses (aligned as trtstudio diff does)")
     parser.add_argument("--onnx", metavar="MODEL", help="the ONNX model both were built from (node names for the "

@@ -6,6 +6,7 @@ import argparse
 
 from trtstudio.commands._args import add_window
 
+INPUTS: tuple[str, ...] = ()  # a session, the model, the engine's names (engine.naming.resolve): checked as opened
 HELP = "open the main window on a model and/or engine files, or on a saved session"
 
 # what the window cannot open from its command line, and what to do instead
@@ -16,8 +17,9 @@ REFUSE = {
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="*", help="an ONNX model and/or TensorRT outputs (layer JSON, profile, logs, "
-                                            "engine), or one .trtstudio session")
+    p.add_argument("files", nargs="*", help="an ONNX model and/or one engine (a folder of its files, FILE,FILE,... "
+                                            "or several files: layer JSON, profile, logs, plan; a TREx prefix "
+                                            "DIR/NAME.onnx.engine), or one .trtstudio session")
     add_window(p, "window size for --screenshot (default 1600x1000)")
 
 
@@ -27,6 +29,15 @@ def run(args: argparse.Namespace) -> int:
 
     session = session_among(args.files)
     model, engine = model_and_engines(args.files, REFUSE) if session is None else (None, [])
+    if engine:  # named as every command names an engine
+        from trtstudio.engine.naming import resolve
+
+        named = resolve(engine)
+        model, engine = model or named.model, named.files
+    if model:
+        from trtstudio.fileio import check_input
+
+        check_input(model, what="an ONNX model")
     size = parse_size(args.size)
     if args.screenshot and model:
         from trtstudio.graph.model import load_model

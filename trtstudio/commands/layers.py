@@ -9,6 +9,7 @@ from typing import Any
 
 from trtstudio.commands._args import add_json
 
+INPUTS = ("onnx",)  # the engine's names: engine.naming.resolve checks them (folders and prefixes too)
 HELP = "list an engine's layers (precision, tactic, time) with findings, from inspector JSON, profiles or logs"
 _TACTIC_WIDTH = 40
 _NAME_WIDTH = 60
@@ -17,9 +18,10 @@ _NAME_WIDTH = 60
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the layers options."""
     parser.add_argument(
-        "files", nargs="+", metavar="FILE",
-        help="files of ONE engine: layer info JSON, --exportProfile/--exportTimes JSON, trtexec/build logs, "
-             "TREx metadata, engine plan",
+        "files", nargs="+", metavar="ENGINE",
+        help="ONE engine: a folder of its files, FILE,FILE,... or several files (layer info JSON, "
+             "--exportProfile/--exportTimes JSON, trtexec/build logs, TREx metadata, engine plan), a TREx prefix "
+             "(DIR/NAME.onnx.engine), a trtstudio build --json document or a .trtstudio session",
     )
     parser.add_argument("--onnx", metavar="MODEL", help="ONNX model the engine was built from (maps layers to nodes)")
     parser.add_argument("--profile", type=int, default=0, help="optimization profile whose layers to show (default 0)")
@@ -109,8 +111,17 @@ def _all_json(paths: list[str]) -> bool:
 def _read(args: argparse.Namespace) -> tuple[Any, Any]:
     """The engine of ``args.files`` (with layers) and the graph of ``args.onnx`` (or None)."""
     from trtstudio.engine.load import load_engine, require_layers
+    from trtstudio.errors import InputError
 
-    engine = load_engine(args.files, profile=args.profile)
+    if args.session_file:  # its engine as the session holds it (layers mapped to its model already)
+        from trtstudio.report.session import load_session
+
+        s = load_session(args.session_file)
+        if not s.engines:
+            raise InputError(args.session_file, "this session holds no engine")
+        engine = s.engines[0].info
+    else:
+        engine = load_engine(args.files, profile=args.profile)
     if not engine.layers and engine.kernels:
         raise KernelsOnly(engine)
     require_layers(engine)
@@ -178,8 +189,20 @@ def render_kernels(k: dict[str, Any], limit: int = 20) -> str:
     return "\n".join(lines)
 
 
+def name_engine(args: argparse.Namespace) -> None:
+    """``args.files`` as the engine's files (``engine.naming.resolve``), ``args.onnx`` the model
+    among or beside them unless given, ``args.session_file`` a session named alone."""
+    from trtstudio.engine.naming import resolve
+
+    named = resolve(args.files)
+    args.session_file = named.session
+    args.files = [named.session] if named.session else named.files
+    args.onnx = args.onnx or named.model
+
+
 def run(args: argparse.Namespace) -> int:
     """Read, map, diagnose, print. Exit 0; bad input raises InputError (exit 2)."""
+    name_engine(args)
     try:
         return _run_all_profiles(args) if args.all_profiles else _run(args)
     except KernelsOnly as only:
@@ -255,10 +278,11 @@ def _run_all_profiles(args: argparse.Namespace) -> int:
     from trtstudio.commands._emit import emit
     from trtstudio.engine.load import require_layers
     from trtstudio.engine.multiprofile import analyse_profiles, profile_summary, side_by_side
+    from trtstudio.errors import InputError
 
+    if args.session_file:
+        raise InputError(args.session_file, "--all-profiles reads an engine's files; a session holds one profile")
     if args.profile:
-        from trtstudio.errors import InputError
-
         raise InputError(None, "give --profile N or --all-profiles, not both")
     graph = None
     if args.onnx:

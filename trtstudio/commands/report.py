@@ -9,15 +9,18 @@ from trtstudio.commands._args import add_json
 
 HELP = "write a report (.html .pdf .json .csv) from a .trtstudio session, or from engine files and an ONNX model"
 SCHEMA = "trtstudio.report/1"
+INPUTS = ("onnx", "run")  # a session or an engine's names: load_session and engine.naming.resolve check them
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Flags of ``trtstudio report``."""
     parser.add_argument("session", nargs="*", metavar="SESSION | FILE",
-                        help="a .trtstudio session (from profile --session), or an ONNX model and engine files "
+                        help="a .trtstudio session (from profile --session), or an ONNX model and an engine "
                              "(as --onnx and --engine take them)")
     parser.add_argument("-o", "--output", metavar="OUT", help="report file: .html, .pdf, .json or .csv (by extension)")
-    parser.add_argument("--engine", nargs="+", metavar="FILE", help="files of one engine (layer info, profile, logs), no session")
+    parser.add_argument("--engine", nargs="+", metavar="ENGINE",
+                        help="one engine: a folder of its files, FILE,FILE,... or several files (layer info, "
+                             "profile, logs), a TREx prefix (DIR/NAME.onnx.engine); no session")
     parser.add_argument("--onnx", metavar="MODEL", help="the ONNX model (summary, graph picture, layer mapping)")
     parser.add_argument("--title", help="report title")
     parser.add_argument("--what", choices=("all", "layers", "samples"), help="CSV only: what to write (default all)")
@@ -36,7 +39,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _model_and_engine(files: list[str], onnx: str | None,
                       engine: list[str] | None) -> tuple[str | None, list[str] | None]:
-    """The model and engine files among the positional ``files`` and ``--onnx``/``--engine``."""
+    """The model and the engine's files among the positional ``files`` and ``--onnx``/``--engine``
+    (the engine named as ``engine.naming.resolve`` takes it; a model beside a folder's files is its)."""
+    from trtstudio.engine.naming import resolve
     from trtstudio.errors import InputError
     from trtstudio.filekinds import SESSION, model_and_engines
 
@@ -45,7 +50,10 @@ def _model_and_engine(files: list[str], onnx: str | None,
     if model and onnx:
         raise InputError(model, f"one ONNX model per report (--onnx gives {onnx})")
     engine_files += engine or []
-    return model or onnx, engine_files or None
+    if not engine_files:
+        return model or onnx, None
+    named = resolve(engine_files)
+    return model or onnx or named.model, named.files
 
 
 def runs_of(paths: list[str], model: str | None) -> list[Any]:
@@ -104,17 +112,18 @@ def add_against(report: Any, files: list[str]) -> None:
     from trtstudio.report.precision_sections import explain_section
 
     info = report.engine_info
-    spec = files[0] if len(files) == 1 else ",".join(files)
     if info is None or report.precision_explain is None:
         raise InputError(files[0], "--against compares an INT8 engine with another build; this report's engine "
                                    "has no INT8 layer" if info is not None else "--against needs the report's engine")
-    against = load_side(spec)
+    against = load_side(files)
     sec = explain_section(info, (report.engine or {}).get("files"), against, name=report.precision_explain["engine"])
     report.precision_explain = sec
 
 
 def run(args: argparse.Namespace) -> int:
     """Build the report and write it; exit 2 for bad input."""
+    import os
+
     from trtstudio.commands._emit import emit
     from trtstudio.errors import InputError
     from trtstudio.filekinds import ONNX, SESSION, classify
@@ -127,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         REPORT_WRITERS.for_path(args.output)
     files = list(args.session or [])
-    if len(files) == 1 and not (args.engine or args.onnx) and classify(files[0]) != ONNX:
+    one_file = len(files) == 1 and os.path.isfile(files[0]) and classify(files[0]) != ONNX
+    if one_file and not (args.engine or args.onnx):
         try:
             session = load_session(files[0])
         except NotASession as exc:

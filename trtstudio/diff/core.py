@@ -16,6 +16,11 @@ the two sides (:mod:`trtstudio.diff.sides`); the command line, the window and ``
 - **Provenance**: each side's GPU and TensorRT from its own files (``engine.provenance``).
 - **Same build?** Two sides built from one model with the same recorded options are ``identical``
   when every group is ``same``, else a ``nondeterministic build`` with what differs.
+- **Do they belong together?** ``diff.mismatch``: different models, GPUs or TensorRT versions, or
+  under half of a side's convolutions/GEMMs aligned, each a sentence in ``warnings`` (the pair's
+  and the document's). Different models or too few aligned make the verdict unreliable: the
+  summary says ``reliable: false`` and why (``unreliable_because``), its text starts with
+  ``unreliable:``, and the CI gate does not judge the pair (``diff.gate``: exit 3).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from trtstudio.diff.align import CHANGES, ALayer, Group, align
+from trtstudio.diff.mismatch import mismatches, unreliable
 from trtstudio.diff.sides import Side, describe
 from trtstudio.engine.provenance import provenance
 from trtstudio.measure.ratio import NO_DIFFERENCE, Ratio, ratio_interval
@@ -121,6 +127,12 @@ class PairDiff:
     memory: dict[str, Any] = field(default_factory=dict)
     story: list[str] = field(default_factory=list)
     ratio: Ratio | None = None
+    mismatch: dict[str, str] = field(default_factory=dict)  # diff.mismatch: kind -> sentence
+
+    @property
+    def warnings(self) -> list[str]:
+        """Why the two sides may not belong together (``diff.mismatch``), one sentence each."""
+        return list(self.mismatch.values())
 
     def unmatched(self) -> dict[str, list[dict[str, Any]]]:
         """Layers with no counterpart, each with the reason."""
@@ -136,6 +148,7 @@ class PairDiff:
         return {
             "base": describe(self.base), "other": describe(self.other),
             "provenance": {"base": provenance(self.base.engine), "other": provenance(self.other.engine)},
+            "warnings": self.warnings, "mismatch": self.mismatch,
             "summary": self.summary, "story": self.story, "totals": self.totals, "alignment": self.alignment,
             "build": self.build, "memory": self.memory, "groups": self.groups, "unmatched": self.unmatched(),
         }
@@ -149,6 +162,7 @@ class Diff:
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "base": self.pairs[0].base.name if self.pairs else None,
+                "warnings": list(dict.fromkeys(w for p in self.pairs for w in p.warnings)),
                 "diffs": [p.to_json() for p in self.pairs]}
 
 
@@ -328,6 +342,12 @@ def diff_sides(base: Side, other: Side) -> PairDiff:
     p.summary, p.ratio = _summary(base, other, rows)
     p.totals = _totals(rows)
     p.alignment = _alignment(groups, bv, ov)
+    p.mismatch = mismatches(base.name, base.engine, other.name, other.engine, p.alignment)
+    because = unreliable(p.mismatch)
+    p.summary["reliable"] = because is None
+    p.summary["unreliable_because"] = because
+    if because is not None:
+        p.summary["text"] = f"unreliable: {p.summary['text']}"
     p.build = _build(base, other, rows)
     p.memory = _memory(base, other)
     p.story = _story(p)

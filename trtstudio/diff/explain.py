@@ -25,6 +25,11 @@ The verdict sentence comes first ("INT8 is 8 % slower than FP16: 14 Q/DQ layers 
 and ``trtstudio precision --block-nodes NODE,...`` (strongly typed: the Q/DQ around those nodes not
 placed), for the groups where INT8 lost, with the gain estimated from the measured times (the sum
 of those groups' losses; reformats they cause are not counted, so it is a lower bound).
+
+Beside another build, the pair's ``diff.mismatch`` sentences (different models, GPUs, TensorRT
+versions, too few convolutions/GEMMs aligned) are the document's ``warnings``, first in its text;
+different models or too few aligned make the verdict and the suggestion unreliable (``reliable:
+false``, ``unreliable_because``, texts starting with ``unreliable:``).
 """
 
 from __future__ import annotations
@@ -85,11 +90,24 @@ class Explanation:
     pair: PairDiff | None = None
     int8_share: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def warnings(self) -> list[str]:
+        """Why the engine and the build it is explained against may not belong together (``diff.mismatch``)."""
+        return self.pair.warnings if self.pair is not None else []
+
+    @property
+    def unreliable_because(self) -> str | None:
+        """Why the verdict is unreliable (different models, too few layers aligned), None where it is not."""
+        return self.pair.summary.get("unreliable_because") if self.pair is not None else None
+
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "engine": self.engine.name, "against": self.against.name if self.against else None,
+                "warnings": self.warnings,
                 "provenance": provenance(self.engine.engine),
                 "precision": {"verdict": self.verdict, "text": self.text, "causes": [c.to_json() for c in self.causes],
-                              "suggestion": self.suggestion, "int8": self.int8_share},
+                              "suggestion": self.suggestion, "int8": self.int8_share,
+                              "reliable": self.unreliable_because is None,
+                              "unreliable_because": self.unreliable_because},
                 "diff": self.pair.to_json() if self.pair is not None else None}
 
 
@@ -182,6 +200,9 @@ def explain(engine: Side, against: Side | None = None) -> Explanation:
                                            "where INT8 loses",
     }
     verdict, text = _verdict(engine, against, pair, causes, share)
+    if pair is not None and pair.summary.get("unreliable_because"):
+        text = text if text.startswith("unreliable: ") else f"unreliable: {text}"
+        suggestion["basis"] = f"unreliable: {suggestion['basis']}"
     return Explanation(engine, against, verdict, text, causes, suggestion, pair, share)
 
 
@@ -225,7 +246,7 @@ def _n(n: int, one: str, many: str) -> str:
 def render_text(doc: dict[str, Any], limit: int = 8) -> str:
     """The sentence, each cause with its time and first layers, the suggestion."""
     p = doc["precision"]
-    lines = [p["text"], ""]
+    lines = [*(f"warning: {w}" for w in doc.get("warnings") or []), p["text"], ""]
     for c in p["causes"]:
         more = f" (+{c['count'] - limit} more)" if c["count"] > limit else ""
         lines.append(f"{c['cause']:<18} {c['ms']:>8.3g} ms  {c['text']}")

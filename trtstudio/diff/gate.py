@@ -7,7 +7,9 @@ Per other side, the median ratio other/base with its 95 % interval against the t
   the noise cannot explain it;
 - exit **0** (pass) when the whole interval is at or below the threshold;
 - exit **3** (inconclusive) when the interval straddles it, or when a side has no per-inference
-  samples to make one (noisy or short runs).
+  samples to make one (noisy or short runs), or when the pair's verdict is unreliable (different
+  models, or under half of a side's convolutions/GEMMs aligned: ``diff.mismatch``): not judged,
+  and the text says why. Different GPUs or TensorRT versions are gated as usual, the text noting them.
 
 Several other sides: the worst outcome (1 before 3 before 0). ``junit_xml`` writes one test case
 per other side and metric (median, p99), the failure text naming the slowest groups;
@@ -24,6 +26,17 @@ PASS, FAIL, INCONCLUSIVE_EXIT = 0, 1, 3
 
 def gate(pair: dict[str, Any], pct: float) -> tuple[int, str]:
     """(exit code, one sentence) for one pair of a ``trtstudio.diff/1`` document."""
+    s = pair["summary"]
+    name, base = pair["other"]["name"], pair["base"]["name"]
+    if s.get("reliable") is False:
+        return INCONCLUSIVE_EXIT, (f"inconclusive: {name} vs {base}: not gated, the sides do not belong together "
+                                   f"({s.get('unreliable_because')})")
+    code, text = _gate(pair, pct)
+    notes = [w for k, w in (pair.get("mismatch") or {}).items() if k in ("gpu", "tensorrt")]
+    return code, text + "".join(f"; note: {w}" for w in notes)
+
+
+def _gate(pair: dict[str, Any], pct: float) -> tuple[int, str]:
     s = pair["summary"]
     name, base = pair["other"]["name"], pair["base"]["name"]
     limit = 1.0 + pct / 100.0

@@ -81,8 +81,11 @@ def _names(layers: list[str], n: int = 2, width: int = 60) -> str:
 
 
 def text(doc: dict[str, Any], limit: int = 40) -> str:
-    """The terminal view: per pair, the story, totals by change and the changed groups by time at stake."""
-    out: list[str] = []
+    """The terminal view: the warnings first (sides that may not belong together), then per pair
+    the story, totals by change and the changed groups by time at stake."""
+    out: list[str] = [f"warning: {w}" for w in doc.get("warnings") or []]
+    if out:
+        out.append("")
     for pair in doc["diffs"]:
         s = pair["summary"]
         out.append(f"== {pair['other']['name']} vs {pair['base']['name']}")
@@ -111,6 +114,9 @@ def text(doc: dict[str, Any], limit: int = 40) -> str:
 def markdown(doc: dict[str, Any], gates: list[str] | None = None) -> str:
     """A summary for a CI job page: verdicts, the time table, totals, the ten largest changes."""
     out = ["# trtstudio diff", ""]
+    out += [f"> **warning:** {w}" for w in doc.get("warnings") or []]
+    if doc.get("warnings"):
+        out.append("")
     out += [f"- {g}" for g in gates or []]
     if gates:
         out.append("")
@@ -142,11 +148,13 @@ def html(doc: dict[str, Any]) -> str:
              "body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
              "font-size:13px}td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
              "td.n{text-align:right;font-variant-numeric:tabular-nums}.chip{color:#fff;border-radius:3px;padding:1px 6px}"
-             ".story{font-size:17px}", "</style></head><body><h1>trtstudio diff</h1>"]
+             ".story{font-size:17px}.warning{font-size:16px;color:#8a4b00;background:#fff3e0;padding:6px 10px;"
+             "border-left:4px solid #fb8c00}", "</style></head><body><h1>trtstudio diff</h1>"]
     for pair in doc["diffs"]:
         s = pair["summary"]
         pb, po = pair["provenance"]["base"], pair["provenance"]["other"]
         parts.append(f"<h2>{e(pair['other']['name'])} vs {e(pair['base']['name'])}</h2>")
+        parts += [f"<p class='warning'>warning: {e(w)}</p>" for w in pair.get("warnings") or []]
         parts += [f"<p class='story'>{e(t)}</p>" for t in pair["story"]]
         parts.append("<h3>Time</h3><table><tr><th></th><th>base</th><th>other</th></tr>")
         rows = [("side", pair["base"]["name"], pair["other"]["name"]),

@@ -1,15 +1,15 @@
 """One side of a diff: an engine read from what the user has, with its runs and its model.
 
-A side is given as a folder of one engine's files (the trtexec/TREx layout: graph or layer JSON,
-profile, timings, metadata, logs; an ``.onnx`` beside them is its model), a list of files joined
-with commas, one file (a ``trtstudio build --json`` document, a log, a layer JSON), or a
-``.trtstudio`` session (its engine, model and last run).
+A side is named as every command names an engine (``engine.naming.resolve``): a folder of one
+engine's files (an ``.onnx`` beside them is its model), files joined with commas, a TREx prefix,
+one file (a ``trtstudio build --json`` document, a log, a layer JSON), or a ``.trtstudio`` session
+(its engine, model and last run).
 """
 
 from __future__ import annotations
 
 import os
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,10 +18,6 @@ import numpy as np
 
 from trtstudio.engine.model import EngineInfo
 from trtstudio.errors import InputError
-
-# trtexec/TREx file names: NAME.engine.graph.json, NAME.engine.profile.metadata.json, ...
-_PART_RE = re.compile(r"(\.engine)?\.(graph|profile|timing|times|metadata|build|layers|layer_info|log)\b.*$", re.I)
-_SKIP_SUFFIXES = (".onnx", ".md", ".txt", ".png", ".html", ".pdf", ".csv")
 
 
 @dataclass
@@ -38,59 +34,18 @@ class Side:
     run_backend: str | None = None
 
 
-def _stem(name: str) -> str:
-    base = re.sub(r"__added_in_[0-9a-f]+", "", name)
-    if ".engine" in base:
-        return base.split(".engine", 1)[0]
-    return _PART_RE.sub("", Path(base).stem) or base
-
-
-def folder_files(folder: Path) -> tuple[list[str], str | None]:
-    """The engine files of ``folder`` and the ONNX model beside them; refuses a folder that holds
-    the files of several engines (naming them) or none."""
-    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
-    models = [str(p) for p in files if p.suffix.lower() == ".onnx"]
-    engine_files = [p for p in files if p.suffix.lower() not in _SKIP_SUFFIXES]
-    stems = sorted({_stem(p.name) for p in engine_files})
-    if not engine_files:
-        raise InputError(folder, "no engine files in this folder (graph/layer JSON, profile, timings, logs)")
-    if len(stems) > 1:
-        raise InputError(folder, f"holds the files of {len(stems)} engines ({', '.join(stems[:4])}"
-                                 f"{', ...' if len(stems) > 4 else ''}): give one engine's files joined with commas")
-    if len(models) > 1:
-        models = [m for m in models if _stem(Path(m).name) == stems[0]] or models[:0]
-    return [str(p) for p in engine_files], models[0] if len(models) == 1 else None
-
-
-def _label(spec: str, paths: list[str]) -> str:
-    p = Path(spec.split(",")[0].rstrip("/"))
-    if p.is_dir():
-        return p.name
-    return _stem(p.name) if paths else spec
-
-
-def load_side(spec: str, model: str | None = None, name: str | None = None) -> Side:
-    """Read one side (see the module docstring); ``model`` (an ONNX file) maps its layers to nodes."""
+def load_side(spec: str | Sequence[str], model: str | None = None, name: str | None = None) -> Side:
+    """Read one side (``engine.naming.resolve``: a folder, a comma list, a TREx prefix, a file, a
+    session); ``model`` (an ONNX file) maps its layers to nodes, else a model among or beside them."""
     from trtstudio.engine.load import load_engine, require_layers
-    from trtstudio.filekinds import ONNX, SESSION, classify
+    from trtstudio.engine.naming import resolve
 
-    parts = [s for s in spec.split(",") if s] if "," in spec and not os.path.exists(spec) else [spec]
-    if len(parts) == 1 and os.path.isdir(parts[0]):
-        paths, found_model = folder_files(Path(parts[0]))
-        model = model or found_model
-    else:
-        paths = parts
-    if len(paths) == 1 and classify(paths[0]) == SESSION:
-        return _from_session(paths[0], model, name)
-    onnx = [p for p in paths if classify(p, sniff=False) == ONNX]
-    if onnx:
-        model = model or onnx[0]
-        paths = [p for p in paths if p not in onnx]
-    if not paths:
-        raise InputError(spec, "no engine files given for this side")
-    engine = load_engine(paths)
+    named = resolve(spec)
+    if named.session:
+        return _from_session(named.session, model, name)
+    engine = load_engine(named.files)
     require_layers(engine)
-    side = _with_engine_samples(Side(name or _label(spec, paths), engine, list(paths), model))
+    side = _with_engine_samples(Side(name or named.label, engine, list(named.files), model or named.model))
     return _mapped(side)
 
 

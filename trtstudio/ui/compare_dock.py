@@ -46,7 +46,7 @@ from PySide6.QtWidgets import (
 )
 
 from trtstudio.diff.render import CHANGE_COLOURS
-from trtstudio.palette import NO_LAYER_COLOR, UNMEASURED_COLOR, tint
+from trtstudio.palette import NO_LAYER_COLOR, SEVERITY_COLORS, UNMEASURED_COLOR, tint
 from trtstudio.ui.engine_graph import build_engine_graph, engine_label, paint_layers, show_layer_properties
 from trtstudio.ui.graph_view import GraphView
 from trtstudio.ui.rows_model import RowsModel
@@ -295,6 +295,38 @@ class GroupsFilter(QSortFilterProxyModel):
         return str(a) < str(b)
 
 
+class WarningLine(QLabel):
+    """A visible line above a story: why the two sides may not belong together (``diff.mismatch``
+    sentences: different models, GPUs, TensorRT, too few layers aligned); hidden when there are none."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setStyleSheet(f"QLabel {{ background: {tint(SEVERITY_COLORS['warning'], 0.8)}; color: #000; "
+                           f"border-left: 4px solid {SEVERITY_COLORS['warning']}; padding: 4px; }}")
+        self.warnings: list[str] = []
+        self.hide()
+
+    def set_warnings(self, warnings: list[str]) -> None:
+        """Show ``warnings`` (one line each), or hide when there are none."""
+        self.warnings = list(warnings)
+        self.setText("<br>".join(f"<b>Warning:</b> {_html(w)}" for w in self.warnings))
+        self.setVisible(bool(self.warnings))
+        self._fit()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Keep every line readable: a small dock squeezed a wrapped label to two of its lines (a
+        heightForWidth policy instead made the main window narrow its side docks)."""
+        want = self.heightForWidth(max(self.width(), 200)) if self.warnings else 0
+        if want != self.minimumHeight():
+            self.setMinimumHeight(max(want, 0))
+
+
 class CompareDock(QWidget):
     """The story, the filter and the aligned groups' table; ``sig_group_selected(int)``: the group
     row (in ``PairDiff.groups``) the user picked."""
@@ -303,6 +335,7 @@ class CompareDock(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.warning = WarningLine()
         self.story = QLabel()
         self.story.setWordWrap(True)
         self.story.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -334,6 +367,7 @@ class CompareDock(QWidget):
         bar.addWidget(self.count_label, 1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.warning)
         lay.addWidget(self.story)
         lay.addLayout(bar)
         lay.addWidget(self.table, 1)
@@ -344,7 +378,8 @@ class CompareDock(QWidget):
         s = pair.summary
         head = pair.story[0] if pair.story else ""
         rest = " ".join(pair.story[1:])
-        verdict = s.get("verdict", "")
+        verdict = s.get("verdict", "") + ("" if s.get("reliable", True) else ", unreliable")
+        self.warning.set_warnings(pair.warnings)
         self.story.setText(f"<b>{_html(pair.other.name)} against {_html(pair.base.name)} (base): {_html(verdict)}.</b> "
                            f"{_html(head)}<br><span style='color:#666'>{_html(rest)}</span>")
         self.model.set_groups(pair.groups)

@@ -43,11 +43,11 @@ def build_engine_graph(engine: Any, path: str | None = None) -> tuple[Any, Any]:
 
 def engine_label(paths: list[str]) -> str:
     """A short name of an engine from its files: ``resnet.onnx`` for ``resnet.onnx.engine.graph.json``."""
-    from trtstudio.diff.sides import _stem  # the name trtstudio diff gives a side's files
+    from trtstudio.engine.naming import stem  # the name every command gives an engine's files
 
     if not paths:
         return "engine"
-    return _stem(Path(paths[0].split(",")[0].rstrip("/")).name)
+    return stem(Path(paths[0].split(",")[0].rstrip("/")).name)
 
 
 def layer_colors(dg: Any, per_layer: list[str] | np.ndarray) -> list[str]:

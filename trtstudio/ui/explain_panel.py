@@ -1,7 +1,8 @@
 """Engine > Explain precision...: why the open INT8 engine is not faster, in the engine dock's
 Precision tab (``ExplainView``), computed in a worker by :func:`trtstudio.diff.explain.explain`.
 
-The tab shows the verdict sentence, the causes (each with its layers and the time at stake: a row
+The tab shows a warning line where the other build may not belong beside it (different models,
+GPUs, TensorRT, too few layers aligned: ``diff.mismatch``), the verdict sentence, the causes (each with its layers and the time at stake: a row
 selects its layers in the table and on the graph), and the suggestion to paste (trtexec
 ``--layerPrecisions`` and ``trtstudio precision --block-nodes``) with a Copy button. "Against
 another build..." explains it beside an FP16/FP32 build of the same model, as ``trtstudio explain
@@ -56,7 +57,10 @@ class ExplainView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        from trtstudio.ui.compare_dock import WarningLine
+
         self.doc: dict[str, Any] | None = None
+        self.warning = WarningLine()
         self.sentence = QLabel(EMPTY)
         self.sentence.setWordWrap(True)
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -91,6 +95,7 @@ class ExplainView(QWidget):
         bottom.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.warning)
         lay.addWidget(self.sentence)
         lay.addLayout(top)
         lay.addWidget(self.table, 1)
@@ -99,6 +104,7 @@ class ExplainView(QWidget):
     def reset(self) -> None:
         """Back to the empty tab (another engine was opened)."""
         self.doc = None
+        self.warning.set_warnings([])
         self.sentence.setText(EMPTY)
         self.against_label.setText("")
         self.table.setRowCount(0)
@@ -113,6 +119,7 @@ class ExplainView(QWidget):
         """Show an explanation (``trtstudio explain --json``'s document)."""
         self.doc = doc
         p = doc["precision"]
+        self.warning.set_warnings(doc.get("warnings") or [])
         self.sentence.setText(f"<b>{p['text']}</b>")
         against = doc.get("against")
         self.against_label.setText(f"{doc.get('engine')} against {against}" if against else
