@@ -24,6 +24,7 @@ import collections
 import itertools
 import json
 import math
+import os
 import re
 from functools import cache
 from pathlib import Path
@@ -329,3 +330,41 @@ def test_layers_json_is_finite_and_gives_the_same_layers(files: list[Path], capf
     assert all(math.isfinite(x) for x in _numbers(doc))
     engine = _load(tuple(files))
     assert [lay["name"] for lay in doc["layers"]] == [lay.name for lay in engine.layers]
+
+
+def _forms(files: list[Path]) -> list[str]:
+    """The ways a user names this engine: its files joined with commas, always; its TREx prefix
+    where its files have one; its folder where the folder holds this engine alone."""
+    from trtstudio.engine.naming import NamingError, resolve
+
+    forms = [",".join(map(str, files))]
+    names = [f.name for f in files]
+    common = os.path.commonprefix(names) if len(names) > 1 else ""
+    common = common[: common.rfind(".")] if "." in common else ""
+    if common.endswith(".engine"):
+        forms.append(str(files[0].parent / common))
+    try:
+        in_folder = resolve(str(files[0].parent)).files
+    except NamingError:
+        in_folder = []
+    if in_folder and set(in_folder) <= {str(f) for f in files}:
+        forms.append(str(files[0].parent))
+    return forms
+
+
+@needs_fixtures
+@per_engine
+def test_every_form_of_naming_an_engine_gives_the_same_layers_everywhere(files: list[Path],
+                                                                        capfd: pytest.CaptureFixture[str]) -> None:
+    from trtstudio import api, cli
+    from trtstudio.diff.sides import load_side
+
+    engine = _load(tuple(files))
+    names = [lay.name for lay in engine.layers]
+    forms = _forms(files)
+    for form in forms:
+        assert [lay.name for lay in api.open_engine(form).engine.layers] == names, form
+        assert [lay.name for lay in load_side(form).engine.layers] == names, form
+    for form in forms[1:]:  # the short forms on the command line too
+        assert cli.main(["layers", form, "--json"]) == 0
+        assert [lay["name"] for lay in json.loads(capfd.readouterr().out)["layers"]] == names, form
