@@ -546,13 +546,16 @@ def test_profile_per_layer_json_says_how_kernels_were_recorded(capsys: pytest.Ca
     against the timed run's median."""
     import json
 
+    import onnx
+
     pytest.importorskip("onnx2torch")
     from trtstudio.cli import main
 
     model = Path(__file__).resolve().parents[1] / "trtstudio" / "resources" / "sample" / "mobilenetv2_035.onnx"
     assert main(["profile", str(model), "--backend", "torch-cuda", "--per-layer", "--iterations", "50",
                  "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
     rec = doc["kernel_recording"]
     assert rec["share"] >= 0.95 and rec["kernels_per_inference"] > 50
     assert rec["recorder"] == ("cupti" if _cupti() else "torch.profiler")
@@ -560,3 +563,12 @@ def test_profile_per_layer_json_says_how_kernels_were_recorded(capsys: pytest.Ca
         assert 0 < rec["recorded_vs_run"] < 2, rec
     timed = [r for r in doc["layers"] if r["time_ms"] > 0]
     assert sum(r["time_ms"] for r in timed) == pytest.approx(rec["attributed_ms"])
+    # what the numbers mean: the share of the inference the kernels cover, launch-bound or not, the
+    # recording's cost; each node with its ONNX op type
+    busy = rec["total_ms"] / doc["latency_ms"]["median"]
+    assert rec["gpu_busy_share"] == pytest.approx(min(busy, 1.0))
+    assert rec["bound"] == ("launch" if busy < 0.5 else "gpu") and rec["text"]
+    assert ("--cuda-graph" in rec["text"]) == (rec["bound"] == "launch")
+    ops = {n.name: n.op_type for n in onnx.load(str(model)).graph.node}
+    assert all(r["op_type"] == ops[r["onnx_nodes"][0]] for r in doc["layers"] if r["onnx_nodes"])
+    assert not [ln for ln in captured.err.splitlines() if "Warning" in ln]  # none on the terminal
