@@ -245,12 +245,12 @@ def _io_from_layers(layers: list[Layer], names: list[str]) -> list[TensorDesc]:
     written = {t.name for lay in layers for t in lay.outputs}
     found: dict[str, TensorDesc] = {}
     for lay in layers:
-        for t in (*lay.inputs, *lay.outputs):
-            if t.name in names and t.name not in found:
-                found[t.name] = t
+        for seen in (*lay.inputs, *lay.outputs):
+            if seen.name in names and seen.name not in found:
+                found[seen.name] = seen
     out = []
     for name in names:
-        t = found.get(name)
+        t: TensorDesc | None = found.get(name)
         mode = "Output" if name in written else "Input"
         out.append(TensorDesc(name, list(t.shape) if t is not None and t.shape is not None else None,
                               t.dtype if t is not None else None, None, mode if t is not None else None))
