@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import types
 from collections import Counter
 from pathlib import Path
@@ -15,7 +17,7 @@ import numpy as np
 import pytest
 from test_precision_recipe import _package_file  # a model shipped by an installed package, not imported
 
-from trtstudio.backends.build_precision import converted_path, flag_step, flags_to_convert
+from trtstudio.backends.build_precision import converted_path, flag_step, flags_to_convert, strongly_typed
 from trtstudio.backends.build_request import BuildRequest
 from trtstudio.cli import main
 from trtstudio.errors import FieldError
@@ -169,3 +171,122 @@ def test_int8_with_calibration_data_is_quantized(tmp_path: Path, capsys: pytest.
     assert p["how"] == "quantized" and p["details"]["qdq_pairs"] > 0 and p["details"]["samples"] == 4
     assert Path(p["built_model"]).is_file()
     assert _precisions(doc["layers"])["INT8"] > 10
+
+
+def test_tensorrt_rtx_is_strongly_typed_in_every_version() -> None:
+    # TensorRT-RTX 1.4 still has BuilderFlag.FP16, and its builder refuses it ("condition:
+    # !config.getFlag(BuilderFlag::kFP16)"): the module, not the attribute, says it is strongly typed
+    rtx14 = StronglyTypedDouble(BuilderFlag=types.SimpleNamespace(FP16=1, INT8=2, BF16=3, TF32=4))
+    assert strongly_typed(rtx14) and flags_to_convert(rtx14, BuildRequest(model="m.onnx", fp16=True)) == ["fp16"]
+    assert not strongly_typed(FullTensorRT10Double(BuilderFlag=types.SimpleNamespace(FP16=1, TF32=4)))
+    assert strongly_typed(FullTensorRT10Double(BuilderFlag=types.SimpleNamespace(TF32=4)))  # TensorRT 11
+    if HAS_RTX:
+        import tensorrt_rtx
+
+        assert strongly_typed(tensorrt_rtx)
+
+
+def _light(name: str) -> Path:
+    import onnx
+
+    path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / f"{name}.onnx"
+    if not path.is_file():
+        pytest.skip(f"this onnx wheel has no {path.name}")
+    return path
+
+
+@pytest.mark.rtx
+@needs_rtx
+@pytest.mark.parametrize("name", ["light_resnet50", "light_vgg19"])
+def test_ir3_light_zoo_builds_in_fp16(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    # issue 47: exit 2 "fp16 conversion produced an invalid model", and --json printed nothing
+    rc, doc, err = _build(capsys, str(_light(name)), "--fp16", "--target", "sm86", "-o", str(tmp_path / "m.engine"))
+    assert rc == 0 and doc["ok"] and doc["schema"] == "trtstudio.build/1", (doc["error"], err)
+    counts = _precisions(doc["layers"])
+    assert counts["FP16"] >= 0.9 * sum(counts.values()), counts
+    assert doc["precision"]["layers"]["FP16"] == counts["FP16"] == doc["precision"]["layers_in_precision"]
+    assert not any("no layer" in w for w in doc["warnings"])
+
+
+@pytest.mark.rtx
+@needs_rtx
+def test_a_converter_failure_is_an_internal_error_with_its_document(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import trtstudio.precision.convert as convert
+
+    # the converter as it was before the IR-3 fix (initializer inputs left FP32): its own check fails
+    monkeypatch.setattr(convert, "_declare_initializer_inputs", lambda graph: None)
+    model = str(_light("light_vgg19"))
+    rc, doc, err = _build(capsys, model, "--fp16", "--target", "sm86", "-o", str(tmp_path / "m.engine"))
+    assert rc == 1 and doc["schema"] == "trtstudio.build/1" and doc["ok"] is False
+    assert doc["error"].startswith("internal error: the FP16 conversion of ") and "trtstudio bug" in doc["error"]
+    assert err.strip().splitlines()[-1] == f"error: {doc['error']}"
+    assert not (tmp_path / "m.engine").exists()
+    rc = main(["build", model, "--fp16", "--target", "sm86", "-o", str(tmp_path / "t.engine")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and err[-1].startswith("error: internal error:"), err  # not exit 2 "bad input"
+
+
+@pytest.mark.rtx
+@needs_rtx
+def test_silero_if_builds_in_fp16_inside_the_branches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = _package_file("silero_vad", "data/silero_vad_op18_ifless.onnx")
+    rc, doc, err = _build(capsys, str(model), "--fp16", "--target", "sm86", "--require-precision",
+                          "-o", str(tmp_path / "s.engine"))
+    assert rc == 0 and doc["ok"], (doc["error"], err)
+    assert doc["precision"]["details"]["control_flow"] == ["node_cond__1"]
+    in_branch = [lay for lay in doc["layers"] if any("(then_branch)" in n for n in lay["onnx_nodes"])]
+    assert in_branch and Counter(lay["precision"] for lay in in_branch)["FP16"] >= len(in_branch) // 2
+    assert not any("no layer" in w for w in doc["warnings"])
+
+
+@pytest.mark.rtx
+@needs_rtx
+def test_an_fp16_build_with_no_fp16_layer_warns_and_can_fail(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # the exact shape of issue 47 / rf-detr#1453: the converter as it was (an If kept FP32 whole)
+    # built silero's export all FP32, exit 0, no warning
+    import functools
+
+    import trtstudio.precision.convert as convert
+
+    monkeypatch.setattr(convert, "convert_float", functools.partial(convert.convert_float, block_ops=["If"]))
+    model = str(_package_file("silero_vad", "data/silero_vad_op18_ifless.onnx"))
+    rc, doc, _ = _build(capsys, model, "--fp16", "--target", "sm86", "-o", str(tmp_path / "s.engine"))
+    assert rc == 0 and doc["ok"] and "FP16" not in _precisions(doc["layers"])
+    warning = next(w for w in doc["warnings"] if w.startswith("no layer of the built engine runs in FP16"))
+    assert doc["precision"]["layers_in_precision"] == 0 and "--require-precision" in warning
+    assert main(["build", model, "--fp16", "--target", "sm86", "-o", str(tmp_path / "t.engine")]) == 0
+    captured = capsys.readouterr()
+    assert "warning: no layer of the built engine runs in FP16 (" in captured.err
+    assert "layers in FP16: 0 of " in captured.out and "1 node(s) kept FP32" in warning
+    rc, doc, err = _build(capsys, model, "--fp16", "--target", "sm86", "--require-precision",
+                          "-o", str(tmp_path / "r.engine"))
+    assert rc == 1 and doc["schema"] == "trtstudio.build/1" and doc["error"].endswith("(--require-precision)")
+    assert err.strip().splitlines()[-1] == f"error: {doc['error']}"
+
+
+# older TensorRT-RTX releases, each in a virtual environment of its own (RTX_VENVS/VERSION/bin/python;
+# made as tests/data/rtx_logs/README.md says); absent: skipped
+RTX_VENVS = Path(os.environ.get("TRTSTUDIO_RTX_VENVS", Path(__file__).resolve().parents[2] / "rtx-venvs"))
+
+
+@pytest.mark.rtx
+@pytest.mark.parametrize("version", ["1.4.0.76", "1.5.0.114"])
+def test_fp16_builds_on_older_tensorrt_rtx_releases(tmp_path: Path, version: str) -> None:
+    python = RTX_VENVS / version / "bin" / "python"
+    if not python.is_file():
+        pytest.skip(f"no TensorRT-RTX {version} environment at {python.parent.parent} (TRTSTUDIO_RTX_VENVS)")
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [str(python), "-m", "trtstudio", "build", str(_light("light_vgg19")), "--fp16", "--target", "sm86",
+         "--json", "-o", str(tmp_path / "v.engine")],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(repo), "QT_QPA_PLATFORM": "offscreen"})
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 0 and doc["ok"], (doc["error"], proc.stderr[-2000:])
+    assert doc["versions"]["tensorrt_rtx"] == version and doc["precision"]["how"] == "converted"
+    counts = _precisions(doc["layers"])
+    assert counts["FP16"] >= 0.9 * sum(counts.values()), counts
+    notes = [w for w in doc["warnings"] if w.startswith("this build log")]
+    assert (len(notes) == 1 and "no tensor formats" in notes[0]) if version.startswith("1.4.") else not notes

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
 
 import onnx
@@ -99,3 +101,39 @@ def test_tensorrt_engine_layer_information_log() -> None:
     assert info.memory["weights"] > 0
     # the trtexec reader owns trtexec logs; this reader only reads them when asked by name
     assert not rtx_log.sniff(trtexec_log.read_text(errors="replace")[:65536], trtexec_log)
+
+
+RTX_LOGS = Path(__file__).resolve().parent / "data" / "rtx_logs"  # our own 1.4/1.5 builds (README.md there)
+
+
+def test_rtx_1_4_log_fills_io_tensors_from_its_bindings_and_says_what_it_lacks() -> None:
+    old = _read(RTX_LOGS / "light_vgg19.fp16.rtx1.4.build.log")
+    new = _read(RTX_LOGS / "light_vgg19.fp16.rtx1.5.build.log")
+    assert old.versions["tensorrt_rtx"] == "1.4.0.76" and new.versions["tensorrt_rtx"] == "1.5.0.114"
+    # 1.5 records the I/O tensors; 1.4 names them only: the layers give the same names, shapes and types
+    assert new.io_tensors and all(t.format for t in new.io_tensors)
+    assert [(t.name, t.shape, t.dtype, t.raw) for t in old.io_tensors] == \
+        [(t.name, t.shape, t.dtype, t.raw) for t in new.io_tensors]
+    assert all(t.format is None for t in old.io_tensors)  # unknown, not invented
+    notes = [w for w in old.warnings if w.startswith("this build log")]
+    assert len(notes) == 1 and "tensorrt_rtx 1.4.0.76" in notes[0]
+    assert "no tensor formats" in notes[0] and "no I/O tensors" in notes[0] and "no profile shapes" not in notes[0]
+    assert not any(w.startswith("this build log") for w in new.warnings)
+    assert Counter(lay.precision for lay in old.layers) == Counter(lay.precision for lay in new.layers)
+
+
+def test_rtx_1_4_log_of_dynamic_shapes_takes_the_profile_from_the_header(tmp_path: Path) -> None:
+    path = RTX_LOGS / "silero_vad_op18_ifless.fp16.rtx1.4.build.log"
+    info = _read(path)
+    header = json.loads(path.read_text(encoding="utf-8").split("\n", 1)[0].split(" ", 2)[2])
+    given = header["settings"]["profiles"][0]
+    assert info.build_settings["profile_shapes"] == {
+        k: dict(zip(("MinShape", "OptShape", "MaxShape"), v, strict=True)) for k, v in given.items()}
+    io = {t.name: t for t in info.io_tensors}
+    assert set(io) == {"input", "sr", "state", "output", "stateN"}
+    assert io["input"].raw == "Input" and io["output"].raw == "Output" and -1 in io["input"].shape
+    # the same log without trtstudio's header: the missing profile shapes are said, once
+    bare = tmp_path / "bare.build.log"
+    bare.write_text(path.read_text(encoding="utf-8").split("\n", 1)[1], encoding="utf-8")
+    notes = [w for w in _read(bare).warnings if w.startswith("this build log")]
+    assert len(notes) == 1 and "no profile shapes" in notes[0]

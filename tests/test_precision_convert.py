@@ -198,3 +198,90 @@ def test_layernorm_softmax_fp16_and_fp32_reductions() -> None:
     e_plain = validate(ref, plain.model, samples, specs, "fp16").accuracy()["max_abs"]
     e_kept = validate(ref, kept.model, samples, specs, "fp16").accuracy()["max_abs"]
     assert 0 < e_kept < e_plain
+
+
+def _onnx_light(name: str):
+    """A model of the onnx wheel's light zoo (IR 3: every initializer is also listed as a graph input)."""
+    from pathlib import Path
+
+    path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / f"{name}.onnx"
+    if not path.is_file():
+        pytest.skip(f"this onnx wheel has no {path.name}")
+    return path
+
+
+def _silero(name: str):
+    from test_precision_recipe import _package_file
+
+    return _package_file("silero_vad", f"data/{name}.onnx")
+
+
+def _run(model, feeds: dict) -> list[np.ndarray]:
+    data = model.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
+    return ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+@pytest.mark.parametrize("name", ["light_resnet50", "light_vgg19"])
+def test_ir3_initializers_listed_as_inputs_convert_as_initializers(name: str) -> None:
+    # issue 47: the light zoo's IR-3 files were refused by the converter's own check ("Inferred elem
+    # type differs from existing elem type: (10) vs (1)"): the inputs listing the weights stayed FP32
+    path = _onnx_light(name)
+    src = onnx.load(str(path))
+    assert src.ir_version == 3 and {i.name for i in src.graph.initializer} < {i.name for i in src.graph.input}
+    res = convert_float(path, "fp16")
+    m = res.model
+    onnx.checker.check_model(m, full_check=True)
+    inits = {i.name: i.data_type for i in m.graph.initializer}
+    listed = {i.name: i.type.tensor_type.elem_type for i in m.graph.input}
+    assert set(inits) <= set(listed)  # still IR 3: every initializer a graph input
+    assert all(listed[n] == t for n, t in inits.items())  # with its initializer's type
+    assert sum(t == TensorProto.FLOAT16 for t in inits.values()) > 0
+    real = [i for i in src.graph.input if i.name not in inits]
+    assert [(i.name, i.type.tensor_type.elem_type) for i in m.graph.input if i.name not in inits] == \
+        [(i.name, TensorProto.FLOAT) for i in real]  # the image input stays FP32
+    x = np.random.default_rng(0).random((1, 3, 224, 224), dtype=np.float32)
+    ref, low = _run(path, {real[0].name: x})[0], _run(m, {real[0].name: x})[0]
+    assert low.dtype == np.float32 and np.isfinite(low).all()
+    assert np.abs(low - ref).max() <= 0.02 * max(1.0, float(np.abs(ref).max()))
+
+
+@pytest.mark.parametrize("name", ["silero_vad_op18_ifless", "silero_vad"])
+def test_if_branches_are_converted_inside(name: str) -> None:
+    # issue 47 / rf-detr#1453: an If was kept FP32 whole, so silero's whole network stayed FP32
+    path = _silero(name)
+    res = convert_float(path, "fp16")
+    m = res.model
+    onnx.checker.check_model(m, full_check=True)
+    top_ifs = [n.name for n in onnx.load(str(path)).graph.node if n.op_type == "If"]
+    assert res.control_flow[: len(top_ifs)] == top_ifs
+    assert not any("subgraph" in why for why in res.fp32_nodes.values())
+
+    def branch_convs(graph) -> list:
+        out = []
+        for node in graph.node:
+            for a in node.attribute:
+                if a.type == a.GRAPH:
+                    out += [n for n in a.g.node if n.op_type == "Conv"] + branch_convs(a.g)
+        return out
+
+    inferred = onnx.shape_inference.infer_shapes(m)
+    types = {i.name: i.data_type for i in inferred.graph.initializer}
+
+    def collect(graph) -> None:
+        for vi in graph.value_info:
+            types[vi.name] = vi.type.tensor_type.elem_type
+        for node in graph.node:
+            for a in node.attribute:
+                if a.type == a.GRAPH:
+                    collect(a.g)
+
+    collect(inferred.graph)
+    convs = branch_convs(m.graph)
+    assert convs and all(types.get(c.input[1]) == TensorProto.FLOAT16 for c in convs)  # weights FP16 inside
+    assert [o.type.tensor_type.elem_type for o in m.graph.output] == [TensorProto.FLOAT] * len(m.graph.output)
+    rng = np.random.default_rng(0)
+    feeds = {"input": (0.1 * rng.standard_normal((1, 512))).astype(np.float32),
+             "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)}
+    ref, low = _run(path, feeds), _run(m, feeds)
+    for a, b in zip(ref, low, strict=True):
+        assert b.dtype == np.float32 and 0 < np.abs(a - b).max() < 0.02  # FP16 inside: close, not equal

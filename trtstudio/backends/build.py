@@ -32,7 +32,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trtstudio.backends.build_precision import PrecisionStep, flag_step, flags_to_convert, give_precision
+from trtstudio.backends.build_precision import (
+    ConversionError,
+    PrecisionStep,
+    flag_step,
+    flags_to_convert,
+    give_precision,
+)
 from trtstudio.backends.model_io import UNKNOWN_DIM, OnnxModel, onnx_model, read_onnx
 from trtstudio.backends.trt_parser import AUTO_ORDER as AUTO_ORDER  # re-exported: the "auto" order
 from trtstudio.backends.trt_parser import MODULES as MODULES  # re-exported: backend -> (module, pip hint)
@@ -89,7 +95,8 @@ class BuildOptions:
     warning. ``fp16``/``int8``/``bf16`` are TensorRT 10's weak-typing flags where the module has
     them; on a strongly typed runtime (TensorRT 11, TensorRT-RTX) the model is converted to that
     precision as ``trtstudio precision`` does and the converted model is built
-    (:mod:`trtstudio.backends.build_precision`; INT8 needs ``calib``, calibration data).
+    (:mod:`trtstudio.backends.build_precision`; INT8 needs ``calib``, calibration data). A built engine
+    with no layer in the precision asked for is a warning, and a failed build with ``require_precision``.
     """
 
     backend: str = "auto"  # "rtx" | "tensorrt" | "auto"
@@ -105,6 +112,7 @@ class BuildOptions:
     bf16: bool = False
     strongly_typed: bool = False
     calib: str | None = None  # INT8 calibration data on a strongly typed runtime (folder or samples.py)
+    require_precision: bool = False  # no layer in the precision asked for: the build fails (exit 1)
     default_max_dim: int = DEFAULT_MAX_DIM
     shapes_source: str | None = None  # how the plan names the user's shapes (None: the CLI's flags)
 
@@ -123,6 +131,7 @@ class BuildOptions:
             "bf16": self.bf16,
             "strongly_typed": self.strongly_typed,
             "calib": self.calib,
+            "require_precision": self.require_precision,
         }
 
 
@@ -583,7 +592,11 @@ def build_engine(
     if options.calib and "int8" not in b.converted:
         b.warn(f"calibration data {options.calib} not used: only INT8 on a strongly typed runtime reads it")
     if b.converted:
-        model_path, model = _give_precision(b, model_path, out_path, progress)
+        try:
+            model_path, model = _give_precision(b, model_path, out_path, progress)
+        except ConversionError as exc:
+            res.error = str(exc)
+            return _finish(b)
     data, note = placeholder_dims_apart(model, res.shape_plan)
     if note:
         b.warn(note)
@@ -675,8 +688,26 @@ def _plan(model: OnnxModel, options: BuildOptions) -> Any:
     return plan_shapes(model, given, user_source=source, batch_max=options.default_max_dim, probe=True)
 
 
+def _check_precision(b: _Build) -> None:
+    """A built engine with no layer in the precision asked for: a warning (the rf-detr#1453 failure:
+    an "FP16" build that wrote an FP32 engine), the build's error with ``require_precision``."""
+    res = b.result
+    if not res.ok or res.precision is None:
+        return
+    info = res.engine_info
+    if info is None:
+        return
+    problem = res.precision.check_layers([lay.precision for lay in info.layers])
+    if problem is None:
+        return
+    b.warn(problem)
+    if b.options.require_precision:
+        res.error = problem.split("; --require-precision")[0] + " (--require-precision)"
+
+
 def _finish(b: _Build) -> BuildResult:
     res = b.result
+    _check_precision(b)
     res.seconds = time.perf_counter() - b.t0
     if res.error and not res.ok and not res.cancelled and not res.unsupported and res.shape_plan is not None:
         from trtstudio.backends.support import control_flow_hint

@@ -12,8 +12,10 @@ for such a precision where the runtime has no flag for it converts the model the
   per-channel weights; Convs without an INT8 kernel and attention MatMuls kept float). Without
   calibration data the build is refused (:class:`~trtstudio.errors.FieldError` ``int8``).
 
-Where the runtime has the flag (TensorRT 10, weakly typed), nothing here runs: the builder flag is
-set as before. Heavy modules (onnx, onnxruntime's quantizer) are imported only when converting.
+Where the runtime is weakly typed (full TensorRT 10: it has the flags), nothing here runs: the
+builder flag is set as before. TensorRT-RTX is strongly typed in every release, though 1.4 still has
+``BuilderFlag.FP16`` (its builder refuses it: "condition: !config.getFlag(BuilderFlag::kFP16)"), so
+:func:`strongly_typed` knows it by its module, not by the flag's presence. Heavy modules (onnx, onnxruntime's quantizer) are imported only when converting.
 """
 
 from __future__ import annotations
@@ -27,16 +29,32 @@ from typing import Any
 from trtstudio.errors import FieldError
 
 LOW = ("fp16", "bf16")
+LAYER_PRECISION = {"fp16": "FP16", "bf16": "BF16", "int8": "INT8"}  # asked -> a layer's compute precision
 CALIB_LIMIT = 64  # calibration samples read at most (trtstudio precision's default)
 
 
-def flags_to_convert(trt: Any, options: Any) -> list[str]:
-    """The precision flags ``options`` asks for that ``trt`` has no ``BuilderFlag`` for (in the
-    order fp16, bf16, int8); FieldError where they cannot be given to the model: FP16 with BF16,
-    INT8 with a low float precision, INT8 without calibration data."""
+STRONGLY_TYPED_MODULES = ("tensorrt_rtx",)  # strongly typed in every release, whatever flags they keep
+
+
+def strongly_typed(trt: Any) -> bool:
+    """True for a runtime whose builder takes no precision flags: TensorRT-RTX (every version, known by
+    its module's name, since 1.4 still has the attributes) and TensorRT 11 (no ``BuilderFlag.FP16``)."""
+    name = str(getattr(trt, "__name__", "")).split(".")[0]
+    if name in STRONGLY_TYPED_MODULES:
+        return True
     flags = getattr(trt, "BuilderFlag", None)
+    return flags is None or not any(hasattr(flags, f) for f in ("FP16", "BF16", "INT8"))
+
+
+def flags_to_convert(trt: Any, options: Any) -> list[str]:
+    """The precision flags ``options`` asks for that ``trt``'s builder does not take (in the order
+    fp16, bf16, int8): all of them on a strongly typed runtime (:func:`strongly_typed`), else those
+    it has no ``BuilderFlag`` for; FieldError where they cannot be given to the model: FP16 with
+    BF16, INT8 with a low float precision, INT8 without calibration data."""
+    flags = getattr(trt, "BuilderFlag", None)
+    typed = strongly_typed(trt)
     wanted = [f for f in ("fp16", "bf16", "int8") if getattr(options, f, False)
-              and (flags is None or not hasattr(flags, f.upper()))]
+              and (typed or flags is None or not hasattr(flags, f.upper()))]
     runtime = f"{getattr(trt, '__name__', 'this TensorRT')} is strongly typed"
     if "fp16" in wanted and "bf16" in wanted:
         raise FieldError("fp16", f"{runtime}: the model is converted to one precision; choose FP16 or BF16")
@@ -65,12 +83,43 @@ class PrecisionStep:
     fp32_islands: dict[str, str] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    layers: dict[str, int] | None = None  # the built engine's layers by compute precision (None: not read)
 
     def to_json(self) -> dict[str, Any]:
         """The ``precision`` section of the ``trtstudio.build/1`` document."""
         return {"precision": self.precision, "how": self.how, "runtime": self.runtime,
                 "source_model": self.source_model, "built_model": self.built_model,
-                "fp32_islands": dict(self.fp32_islands), "details": dict(self.details), "notes": list(self.notes)}
+                "fp32_islands": dict(self.fp32_islands), "details": dict(self.details), "notes": list(self.notes),
+                "layers": dict(self.layers) if self.layers is not None else None,
+                "layers_in_precision": self.layers_in_precision()}
+
+    def asked(self) -> list[str]:
+        """The layer precisions asked for (``FP16``...; a weakly typed build may allow several)."""
+        return [LAYER_PRECISION[p] for p in self.precision.split("+") if p in LAYER_PRECISION]
+
+    def layers_in_precision(self) -> int | None:
+        """How many of the built engine's layers compute in a precision asked for (None: not read)."""
+        if self.layers is None:
+            return None
+        return sum(n for p, n in self.layers.items() if p in self.asked())
+
+    def check_layers(self, precisions: list[str | None]) -> str | None:
+        """Count the built engine's layers by compute precision (``precisions``: one per layer, None
+        where the files name none); the warning when none is in a precision asked for, else None."""
+        counts: dict[str, int] = {}
+        for p in precisions:
+            key = p or "none"
+            counts[key] = counts.get(key, 0) + 1
+        self.layers = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+        if not precisions or self.layers_in_precision():
+            return None
+        asked = " or ".join(self.asked())
+        shown = ", ".join(f"{p} {n}" for p, n in self.layers.items())
+        kept = f"{len(self.fp32_islands)} node(s) kept {'FP32' if self.how == 'converted' else 'float'}"
+        how = (f"the model built ({self.built_model}; {kept}) computes nothing in {asked} once built"
+               if self.how != "builder_flags" else f"the builder flag allowed {asked}, and the builder chose none")
+        return (f"no layer of the built engine runs in {asked} ({len(precisions)} layers: {shown}): {how}; "
+                "--require-precision makes this a failure")
 
     def settings(self) -> dict[str, Any]:
         """Flat build settings (kept in the build log's header, shown in the window's Properties)."""
@@ -101,6 +150,10 @@ class PrecisionStep:
         if len(items) > limit:
             lines.append(f"  ... and {len(items) - limit} more (the --json document lists them all)")
         lines += [f"  note: {n}" for n in self.notes]
+        if self.layers is not None:
+            shown = ", ".join(f"{p} {n}" for p, n in self.layers.items())
+            lines.append(f"  layers in {'/'.join(self.asked())}: {self.layers_in_precision()} of "
+                         f"{sum(self.layers.values())} ({shown})")
         return "\n".join(lines)
 
 
@@ -126,6 +179,11 @@ def converted_path(model: str | os.PathLike[str], out_path: str | os.PathLike[st
     return path
 
 
+class ConversionError(RuntimeError):
+    """The model could not be converted to the precision asked for: a fault of the converter, not of
+    the user's input (the model was read); the build fails with an internal-error line (exit 1)."""
+
+
 def give_precision(model: str | os.PathLike[str], precision: str, out_path: str | os.PathLike[str] | None,
                    options: Any, runtime: str) -> PrecisionStep:
     """Convert (FP16/BF16) or quantize (INT8) ``model`` as ``trtstudio precision`` does and write it
@@ -135,8 +193,14 @@ def give_precision(model: str | os.PathLike[str], precision: str, out_path: str 
     if precision in LOW:
         from trtstudio.precision.convert import convert_float, save_model
 
-        conv = convert_float(model, precision)
-        save_model(conv.model, path)
+        try:
+            conv = convert_float(model, precision)
+            save_model(conv.model, path)
+        except Exception as exc:  # noqa: BLE001 - the model was read: any failure here is ours
+            text = getattr(exc, "message", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise ConversionError(
+                f"internal error: the {precision.upper()} conversion of {model} failed ({text}); this is a "
+                f"trtstudio bug, please report it with the model; build it without --{precision} meanwhile") from exc
         details = conv.to_json()
         islands, notes = details.pop("fp32_nodes"), details.pop("notes")
         return PrecisionStep(precision, "converted", str(model), str(path), runtime, islands, details, notes)

@@ -53,6 +53,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calib", metavar="DIR",
                         help="calibration data for --int8 on a strongly typed runtime: a folder of .npy/.npz, "
                              "images, or samples.py")
+    parser.add_argument("--require-precision", action="store_true",
+                        help="fail (exit 1) when the built engine has no layer in the precision asked for "
+                             "(--fp16/--bf16/--int8); without it that is a warning")
     parser.add_argument("--no-tf32", action="store_true", help="disable TF32 for FP32 math")
     parser.add_argument("--strongly-typed", action="store_true", help="build a strongly typed network")
     parser.add_argument("--names-only", action="store_true", help="profiling verbosity LAYER_NAMES_ONLY")
@@ -134,12 +137,15 @@ def request_from_args(args: argparse.Namespace) -> Any:
         bf16=args.bf16,
         strongly_typed=args.strongly_typed,
         calib=args.calib,
+        require_precision=args.require_precision,
     )
 
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build; print a summary or JSON. Exit 0 built, 1 build failed, 2 bad input / missing backend."""
+    """Build; print a summary or JSON. Exit 0 built, 1 build failed (a conversion that failed, or no layer in
+    the precision asked for with --require-precision; the JSON document is printed), 2 bad input /
+    missing backend."""
     from trtstudio.backends.build_request import run_build
     from trtstudio.errors import FieldError, InputError
 

@@ -7,9 +7,15 @@ in the model. :func:`convert_float` rewrites a float32 model so that:
 - the model's inputs and outputs stay FP32, with ``Cast`` nodes at the boundary;
 - nodes that must stay FP32 keep FP32 tensors, with ``Cast`` nodes around them: a block list of op
   types or node names, ops whose ONNX schema allows no half type at this opset (``Range``, the
-  ``scales`` input of ``Resize``), ops with random or shape semantics, nodes with subgraphs (If, Loop,
-  Scan: kept whole), custom-domain ops, and shape-computing subgraphs (everything computed only from
-  ``Shape``/``Size`` results); optionally reductions and normalisations (Softmax, LayerNorm, Reduce*);
+  ``scales`` input of ``Resize``), ops with random or shape semantics, custom-domain ops, and
+  shape-computing subgraphs (everything computed only from ``Shape``/``Size`` results); optionally
+  reductions and normalisations (Softmax, LayerNorm, Reduce*);
+- control flow (``If``, ``Loop``, ``Scan``) is converted inside: the node keeps FP32 at its boundary
+  (its inputs, its outputs and the outer tensors its branches read), and each branch or body is
+  converted by the same rules, with casts at its edges, as a graph of its own (nested ones too);
+  weights the branches read from the main graph get a low copy there;
+- IR-3 models, where every initializer is also listed as a graph input, keep those inputs consistent:
+  an initializer made low is declared low as an input, and a low copy is listed as an input too;
 - tensor names of the original graph keep their meaning: each original tensor still exists under its
   own name (in the new precision), so an FP32 reference and the variant can be compared tensor by
   tensor (``ConvertResult.name_map``; only inserted casts are new);
@@ -64,6 +70,7 @@ class ConvertResult:
     converted_initializers: int = 0
     clipped_values: int = 0
     notes: list[str] = field(default_factory=list)
+    control_flow: list[str] = field(default_factory=list)  # If/Loop/Scan nodes converted inside
 
     def to_json(self) -> dict[str, Any]:
         """Summary for JSON output (no model)."""
@@ -74,6 +81,7 @@ class ConvertResult:
             "casts": self.casts,
             "converted_initializers": self.converted_initializers,
             "clipped_values": self.clipped_values,
+            "control_flow": list(self.control_flow),
             "notes": list(self.notes),
         }
 
@@ -114,7 +122,10 @@ def low_tensor(array: np.ndarray, name: str, dtype: str) -> tuple[Any, int]:
 
 
 def _elem_types(model: Any) -> dict[str, int]:
-    g = model.graph
+    return _graph_types(model.graph)
+
+
+def _graph_types(g: Any) -> dict[str, int]:
     types: dict[str, int] = {}
     for vi in (*g.input, *g.output, *g.value_info):
         if vi.type.HasField("tensor_type"):
@@ -186,14 +197,16 @@ def _is_float(types: dict[str, int], name: str) -> bool:
     return bool(name) and types.get(name) == FLOAT
 
 
-def _shape_tainted(graph: Any, static: set[str]) -> set[str]:
-    """Tensors computed only from Shape/Size results (and constants): shape arithmetic."""
-    tainted: set[str] = set()
+def _shape_tainted(graph: Any, static: set[str], outer: set[str] | frozenset[str] = frozenset()) -> set[str]:
+    """Tensors computed only from Shape/Size results (and constants): shape arithmetic (``outer``:
+    the tainted tensors of enclosing graphs that ``graph`` may read)."""
+    tainted: set[str] = set(outer)
     for node in graph.node:
         if node.op_type in SHAPE_SOURCES:
             tainted.update(o for o in node.output if o)
             continue
-        dynamic = [i for i in node.input if i and i not in static]
+        reads = [*node.input, *(t for sub in _subgraphs(node) for t in _outer_refs(sub))]  # branches read too
+        dynamic = [i for i in reads if i and i not in static]
         if dynamic and all(i in tainted for i in dynamic):
             tainted.update(o for o in node.output if o)
     return tainted
@@ -210,8 +223,6 @@ def _fp32_reason(
         return "always FP32"
     if options["fp32_reductions"] and node.op_type in REDUCTION_OPS:
         return "reduction kept FP32"
-    if any(a.type in (a.GRAPH, a.GRAPHS) for a in node.attribute):
-        return "has subgraphs (kept FP32 whole)"
     if node.domain not in ("", "ai.onnx"):
         return f"custom domain {node.domain}"
     if node.op_type not in SHAPE_SOURCES and any(o in tainted for o in node.output if o):
@@ -227,6 +238,46 @@ def _fp32_reason(
     if slots and all(j in (fixed_in if k == "in" else fixed_out) for k, j in slots):
         return f"ONNX opset {_opset(model, '')} {node.op_type} has no float16" if lacking else "float-only inputs"
     return None
+
+
+def _subgraphs(node: Any) -> list[Any]:
+    """The GraphProtos of a node's attributes (If's branches, Loop's and Scan's body)."""
+    out: list[Any] = []
+    for a in node.attribute:
+        if a.type == a.GRAPH:
+            out.append(a.g)
+        elif a.type == a.GRAPHS:
+            out.extend(a.graphs)
+    return out
+
+
+def _outer_refs(graph: Any) -> list[str]:
+    """Names ``graph`` (and graphs nested in it) reads from enclosing scopes, in order."""
+    defined = {i.name for i in graph.input} | {i.name for i in graph.initializer}
+    defined.update(o for n in graph.node for o in n.output if o)
+    refs: dict[str, None] = {}
+    for node in graph.node:
+        for t in node.input:
+            if t and t not in defined:
+                refs[t] = None
+        for sub in _subgraphs(node):
+            refs.update((t, None) for t in _outer_refs(sub) if t not in defined)
+    refs.update((o.name, None) for o in graph.output if o.name not in defined)
+    return list(refs)
+
+
+def _rename_refs(graph: Any, mapping: dict[str, str]) -> None:
+    """Point every read of an outer name in ``mapping`` (nested graphs too) at its new name (ONNX
+    names are unique across scopes, so no local name is touched)."""
+    for node in graph.node:
+        for i, t in enumerate(node.input):
+            if t in mapping:
+                node.input[i] = mapping[t]
+        for sub in _subgraphs(node):
+            _rename_refs(sub, mapping)
+    for o in graph.output:
+        if o.name in mapping:
+            o.name = mapping[o.name]
 
 
 def load_onnx(model: Any) -> Any:
@@ -270,16 +321,15 @@ def convert_float(
     except Exception:  # noqa: BLE001 - keep going with what the model declares
         pass
     block_nodes = set(block_nodes)
-    unknown = sorted(block_nodes - {n.name for n in m.graph.node})
+    unknown = sorted(block_nodes - {n.name for n in _all_nodes(m.graph)})
     if unknown:
         raise InputError(source, f"block list names node(s) the model lacks: {', '.join(unknown)}")
-    conv = _Converter(m, dtype, {"block_ops": set(block_ops), "block_nodes": block_nodes,
-                                 "fp32_reductions": fp32_reductions, "bf16_schema_notes": set()})
-    conv.plan_nodes()
-    conv.find_low_tensors()
-    conv.rewrite_nodes()
-    conv.convert_initializers()
-    conv.fix_value_info()
+    conv = _Converter(m, m.graph, dtype, {"block_ops": set(block_ops), "block_nodes": block_nodes,
+                                          "fp32_reductions": fp32_reductions, "bf16_schema_notes": set()})
+    conv.run()
+    conv.drop_unread_initializers()
+    if m.ir_version < 4:
+        _declare_initializer_inputs(m.graph)
     try:
         m = onnx.shape_inference.infer_shapes(m, strict_mode=False)
         onnx.checker.check_model(m)
@@ -288,21 +338,58 @@ def convert_float(
     return conv.finish(m)
 
 
-class _Converter:
-    """The state of one :func:`convert_float`: a plan per node, then the graph rewritten in steps."""
+def _all_nodes(graph: Any) -> list[Any]:
+    """The nodes of ``graph`` and of every graph nested in it."""
+    out: list[Any] = []
+    for node in graph.node:
+        out.append(node)
+        for sub in _subgraphs(node):
+            out.extend(_all_nodes(sub))
+    return out
 
-    def __init__(self, m: Any, dtype: str, options: dict[str, Any]) -> None:
-        g = m.graph
+
+def _declare_initializer_inputs(graph: Any) -> None:
+    """IR 3 lists every initializer as a graph input: give each listed one its initializer's type,
+    and list the initializers that were added (low copies)."""
+    from onnx import helper
+
+    inits = {i.name: i for i in graph.initializer}
+    listed = set()
+    for vi in graph.input:
+        init = inits.get(vi.name)
+        if init is not None:
+            listed.add(vi.name)
+            vi.type.tensor_type.elem_type = init.data_type
+    for name, init in inits.items():
+        if name not in listed:
+            graph.input.append(helper.make_tensor_value_info(name, init.data_type, list(init.dims)))
+
+
+class _Converter:
+    """The state of one :func:`convert_float` on one graph: a plan per node, then the graph
+    rewritten in steps. A control-flow node's branches are converted by child converters
+    (``parent`` set), whose boundary (inputs, outputs, outer reads) stays FP32."""
+
+    def __init__(self, m: Any, g: Any, dtype: str, options: dict[str, Any], parent: _Converter | None = None) -> None:
         self.m, self.g, self.dtype, self.tag, self.options = m, g, dtype, dtype, options
+        self.parent = parent
+        if parent is not None:  # names are unique across scopes: each branch's new names get their own tag
+            options["graphs"] = options.get("graphs", 0) + 1
+            self.tag = f"{dtype}_g{options['graphs']}"
         self.low = LOW_TYPES[dtype]
         self.low_str = TYPE_STR[self.low]
-        self.types = _elem_types(m)
+        self.types: dict[str, int] = {**parent.types, **_graph_types(g)} if parent is not None else _graph_types(g)
         self.inits = {i.name: i for i in g.initializer}
         self.graph_inputs = {i.name for i in g.input if i.name not in self.inits}
         self.graph_outputs = {o.name for o in g.output}
         self.constants = {n.output[0] for n in g.node if n.op_type == "Constant" and n.output}
-        self.tainted = _shape_tainted(g, set(self.inits) | self.constants)
-        self.res = ConvertResult(m, dtype)
+        static = set(self.inits) | self.constants
+        outer_tainted: set[str] = parent.tainted if parent is not None else set()
+        if parent is not None:  # outer weights and constants are static here too
+            static |= set(parent.types) - outer_tainted
+        self.tainted: set[str] = _shape_tainted(g, static, outer_tainted)
+        self.res: ConvertResult = parent.res if parent is not None else ConvertResult(m, dtype)
+        self.flow: dict[int, list[str]] = {}  # control-flow node index -> the outer names its graphs read
         self.plan: dict[int, tuple[bool, set[int], set[int]]] = {}
         self.low_tensors: set[str] = set()
         self.renamed: dict[str, str] = {}
@@ -313,10 +400,30 @@ class _Converter:
         self.low_copy: dict[str, str] = {}
         self.fp32_copy: dict[str, str] = {}
 
+    def run(self) -> None:
+        """Plan, rewrite and retype this graph (and, through :meth:`rewrite_nodes`, its branches)."""
+        self.plan_nodes()
+        self.find_low_tensors()
+        self.rewrite_nodes()
+        self.convert_initializers()
+        self.fix_value_info()
+
     def plan_nodes(self) -> None:
-        """Pass 1: which nodes run in low precision, and which input/output slots stay FP32."""
+        """Pass 1: which nodes run in low precision, and which input/output slots stay FP32; control-flow
+        nodes keep FP32 at their boundary and are converted inside."""
         for idx, node in enumerate(self.g.node):
             if node.op_type == "Constant":
+                continue
+            subs = _subgraphs(node)
+            if subs and not (node.name in self.options["block_nodes"] or node.op_type in self.options["block_ops"]):
+                self.plan[idx] = (False, set(), set())
+                self.flow[idx] = [t for sub in subs for t in _outer_refs(sub)]
+                self.res.control_flow.append(node.name or f"#{idx} {node.op_type}")
+                continue
+            if subs:
+                self.plan[idx] = (False, set(), set())
+                self.res.fp32_nodes[node.name or f"#{idx} {node.op_type}"] = (
+                    "block list (node)" if node.name in self.options["block_nodes"] else "block list (op type)")
                 continue
             if not any(_is_float(self.types, t) for t in (*node.input, *node.output)):
                 continue
@@ -342,6 +449,9 @@ class _Converter:
                     continue
                 target = want_low if is_low and i not in fixed_in else want_fp32
                 target[t] = target.get(t, 0) + 1
+            for t in self.flow.get(idx, ()):  # read inside a branch: FP32 at the boundary
+                if _is_float(self.types, t):
+                    want_fp32[t] = want_fp32.get(t, 0) + 1
         for t in self.graph_outputs:
             want_fp32[t] = want_fp32.get(t, 0) + 1
         return want_low, want_fp32
@@ -368,7 +478,7 @@ class _Converter:
 
         if src in cache:
             return cache[src]
-        out = f"{src}__{suffix}"
+        out = f"{src}__{suffix}" if self.parent is None or suffix == self.tag else f"{src}__{suffix}_{self.tag}"
         self.new_nodes.append(helper.make_node("Cast", [src], [out], name=f"{out}/Cast", to=to))
         cache[src] = out
         self.value_info[out] = to
@@ -383,17 +493,28 @@ class _Converter:
             return self.renamed[t]
         if t in self.low_tensors:
             return t
-        init = self.inits.get(t)
-        if init is not None and init.data_type == FLOAT:  # an FP32 initializer also read in FP32: a low copy
-            if t not in self.low_copy:
-                tensor, over = low_tensor(numpy_helper.to_array(init), f"{t}__{self.tag}", self.dtype)
-                self.new_inits.append(tensor)
+        owner = self._init_owner(t)
+        if owner is not None:  # an FP32 initializer also read in FP32: a low copy where it is declared
+            if t not in owner.low_copy:
+                tensor, over = low_tensor(numpy_helper.to_array(owner.inits[t]), f"{t}__{owner.tag}", self.dtype)
+                owner.new_inits.append(tensor)
                 self.res.converted_initializers += 1
                 self.res.clipped_values += over
-                self.low_copy[t] = tensor.name
-                self.value_info[tensor.name] = self.low
-            return self.low_copy[t]
+                owner.low_copy[t] = tensor.name
+                owner.value_info[tensor.name] = self.low
+            return owner.low_copy[t]
         return self._cast(t, self.low, self.low_copy, self.tag)
+
+    def _init_owner(self, t: str) -> _Converter | None:
+        """The converter of the graph that declares ``t`` as an FP32 initializer (this one or an enclosing one)."""
+        conv: _Converter | None = self
+        while conv is not None:
+            if t in conv.inits:
+                return conv if conv.inits[t].data_type == FLOAT else None
+            if t in conv.graph_inputs or t in conv.constants or t in conv.low_tensors:
+                return None
+            conv = conv.parent
+        return None
 
     def _fp32_input(self, t: str) -> str:
         if t in self.low_tensors and t not in self.renamed:
@@ -428,6 +549,8 @@ class _Converter:
             for i, t in enumerate(node.input):
                 if _is_float(self.types, t):
                     node.input[i] = self._low_input(t) if is_low and i not in fixed_in else self._fp32_input(t)
+            if idx in self.flow:
+                self._convert_branches(node, self.flow[idx])
             if is_low:
                 self._low_attributes(node)
             self.new_nodes.append(node)
@@ -438,6 +561,34 @@ class _Converter:
                     self.cast_source[self.renamed[o]] = o
                     self.new_nodes.append(helper.make_node("Cast", [self.renamed[o]], [o], name=f"{o}__fp32/Cast", to=FLOAT))
                     self.res.casts += 1
+
+    def _convert_branches(self, node: Any, refs: list[str]) -> None:
+        """Convert the graphs of a control-flow node: the outer tensors they read are given in FP32
+        (a cast here where this graph holds them low), then each graph is converted on its own."""
+        mapping = {}
+        for t in dict.fromkeys(refs):
+            if _is_float(self.types, t):
+                fp32 = self._fp32_input(t)
+                if fp32 != t:
+                    mapping[t] = fp32
+                    self.types[fp32] = FLOAT
+        for sub in _subgraphs(node):
+            if mapping:
+                _rename_refs(sub, mapping)
+            _Converter(self.m, sub, self.dtype, self.options, parent=self).run()
+
+    def drop_unread_initializers(self) -> None:
+        """Remove FP32 initializers that only low copies are read from now (and their IR-3 input entries)."""
+        read = {t for n in _all_nodes(self.g) for t in n.input} | {o.name for o in self.g.output}
+        drop = {t for t in self.low_copy if t in self.inits and t not in read}
+        if not drop:
+            return
+        keep = [i for i in self.g.initializer if i.name not in drop]
+        del self.g.initializer[:]
+        self.g.initializer.extend(keep)
+        inputs = [i for i in self.g.input if i.name not in drop]
+        del self.g.input[:]
+        self.g.input.extend(inputs)
 
     def convert_initializers(self) -> None:
         """Initializers converted in place (every reader is low); the new nodes and copies put in."""
@@ -486,6 +637,10 @@ class _Converter:
             res.notes.append(
                 f"ONNX opset {_opset(m, '')} lists no bfloat16 for {ops}; TensorRT accepts it, onnxruntime may not"
             )
+        if res.control_flow:
+            res.notes.append(f"converted inside {len(res.control_flow)} control-flow node(s) "
+                             f"({', '.join(res.control_flow[:5])}{', ...' if len(res.control_flow) > 5 else ''}): "
+                             "FP32 at their boundary, their branches converted")
         if res.fp32_nodes:
             reasons: dict[str, int] = {}
             for r in res.fp32_nodes.values():

@@ -9,7 +9,12 @@ Two listings are understood, wherever they sit in the log:
       Constants: [...], Outputs: [...], TacticName: __myelin_CASK_STUB, StreamId: 0,
       Metadata: [ONNX Layer: /features/1/conv/0/0/Conv][ONNX Layer: /features/1/conv/0/2/Clip]
 
-  followed by ``I/O Tensors:`` (engine inputs/outputs with their profile shapes).
+  followed by ``I/O Tensors:`` (engine inputs/outputs with their profile shapes). TensorRT-RTX 1.4
+  prints ``Format/Datatype: Float`` (a data type, no format) and, instead of ``I/O Tensors:``, a
+  ``Bindings:`` block of bare names: the I/O tensors are then taken from the layers that read and
+  write those names, the profile shapes from trtstudio's header where it has them, and one reader
+  warning says what the log lacks (formats, I/O tensors, profile shapes), so that nobody reads a
+  missing format or shape as a change.
 * Full TensorRT after ``Engine Layer Information:``::
 
       Layer(CaskConvolution): node_conv2d + node_relu, Tactic: 0xcf8ea142095f02d2, x (Float[-1,1,28,28]) -> relu (Float[-1,32,28,28])
@@ -28,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from trtstudio.engine.buildlog import LOG_HEADER
-from trtstudio.engine.model import EngineInfo, Layer
+from trtstudio.engine.model import EngineInfo, Layer, TensorDesc
 from trtstudio.engine.readers._common import (
     assign_profiles,
     io_from_json,
@@ -199,10 +204,11 @@ def _map_metadata(layers: list[Layer]) -> None:
             lay.mapping_confidence = 1.0
 
 
-def _listings(lines: list[str]) -> tuple[list[list[str]], list[str]]:
-    """(layer listings, lines of the last I/O Tensors block)."""
+def _listings(lines: list[str]) -> tuple[list[list[str]], list[str], list[str]]:
+    """(layer listings, lines of the last I/O Tensors block, names of the last Bindings block)."""
     listings: list[list[str]] = []
     io_lines: list[str] = []
+    bindings: list[str] = []
     mode = ""
     for line in lines:
         msg, sev = _strip(line)
@@ -217,13 +223,65 @@ def _listings(lines: list[str]) -> tuple[list[list[str]], list[str]]:
             io_lines = []
             mode = "io"
             continue
+        if head == "Bindings:" and sev is None:
+            bindings = []
+            mode = "bindings"
+            continue
         if mode == "layers" and (msg.startswith("Name: ") or msg.startswith("Layer(")):
             listings[-1].append(msg)
         elif mode == "io" and head.startswith("Name: "):
             io_lines.append(head)
+        elif mode == "bindings" and head and ": " not in head:
+            bindings.append(head)
         elif head:
             mode = ""
-    return [ls for ls in listings if ls], io_lines
+    return [ls for ls in listings if ls], io_lines, bindings
+
+
+def _io_from_layers(layers: list[Layer], names: list[str]) -> list[TensorDesc]:
+    """The engine's I/O tensors named by a ``Bindings:`` block, described by the layers that read or
+    write them (an output is written by a layer, an input only read); a name no layer lists keeps
+    only its name."""
+    written = {t.name for lay in layers for t in lay.outputs}
+    found: dict[str, TensorDesc] = {}
+    for lay in layers:
+        for seen in (*lay.inputs, *lay.outputs):
+            if seen.name in names and seen.name not in found:
+                found[seen.name] = seen
+    out = []
+    for name in names:
+        t: TensorDesc | None = found.get(name)
+        mode = "Output" if name in written else "Input"
+        out.append(TensorDesc(name, list(t.shape) if t is not None and t.shape is not None else None,
+                              t.dtype if t is not None else None, None, mode if t is not None else None))
+    return out
+
+
+def _header_profile_shapes(info: EngineInfo) -> dict[str, dict[str, Any]]:
+    """The first profile's shapes as trtstudio's build-log header recorded them (its settings)."""
+    given = info.build_settings.get("profiles")
+    first = given[0] if isinstance(given, list) and given and isinstance(given[0], dict) else {}
+    return {str(k): dict(zip(("MinShape", "OptShape", "MaxShape"), v, strict=True))
+            for k, v in first.items() if isinstance(v, list) and len(v) == 3}
+
+
+def _missing_note(info: EngineInfo, bindings_only: bool) -> str | None:
+    """One warning naming what this log does not record (None where it records it all)."""
+    tensors = [t for lay in info.layers for t in (*lay.inputs, *lay.outputs)]
+    lacks = []
+    if any(t.dtype for t in tensors) and not any(t.format for t in tensors):
+        lacks.append("no tensor formats (data types only)")
+    if bindings_only:
+        lacks.append("no I/O tensors (only the bindings' names; taken from the layers that read and write them)")
+    dynamic = any(isinstance(d, int) and d < 0 for t in info.io_tensors for d in (t.shape or ()))
+    if dynamic and "profile_shapes" not in info.build_settings:
+        lacks.append("no profile shapes")
+    if not lacks:
+        return None
+    module = info.versions.get("module")
+    by = f" ({module} {info.versions.get(module, '')})".replace(" )", ")") if module else ""
+    later = "; TensorRT-RTX 1.5 and later print them" if bindings_only else ""
+    return f"this build log{by} records {', '.join(lacks)}: what it lacks is unknown, not a change{later}"
 
 
 def _facts(info: EngineInfo, lines: list[str]) -> None:
@@ -265,7 +323,7 @@ def read(path: Path, text: str) -> EngineInfo:
     info = EngineInfo(formats=[NAME], sources=[str(path)])
     if lines:
         _header(info, lines[0])
-    listings, io_lines = _listings(lines)
+    listings, io_lines, bindings = _listings(lines)
     if not listings:
         raise InputError(
             path,
@@ -295,6 +353,13 @@ def read(path: Path, text: str) -> EngineInfo:
         }
         if shapes:
             info.build_settings["profile_shapes"] = shapes
+    elif bindings:
+        info.io_tensors = _io_from_layers(layers, bindings)
+    if not info.build_settings.get("profile_shapes") and _header_profile_shapes(info):
+        info.build_settings["profile_shapes"] = _header_profile_shapes(info)
+    note = _missing_note(info, bool(bindings) and not io_lines)
+    if note:
+        info.warnings.append(note)
     _facts(info, lines)
     info.log = lines
     return info
