@@ -367,12 +367,10 @@ def _mix_text(mix: dict[str, Any] | None) -> str:
     return ", ".join(f"{p} {v:.0f} %" for p, v in list(mix["shares"].items())[:3])
 
 
-def render_text(doc: dict[str, Any]) -> str:
-    """The ``trtstudio.upgrade/1`` document as a table (a column per runtime), the diffs' stories and
-    the gates."""
+def table_rows(doc: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The side-by-side table of a ``trtstudio.upgrade/1`` document: (row label, a cell per runtime);
+    the text output and the window's table show these rows."""
     cols = doc["runtimes"]
-    flags = " ".join(doc.get("build_flags") or []) or "default flags"
-    lines = [f"upgrade check of {Path(doc['model']).name} ({flags}), {len(cols)} runtime(s)"]
     basis = next((c["precision"]["basis"] for c in cols if c.get("precision")), "layers")
     changes = {d["other"]: d for d in doc.get("diffs") or []}
 
@@ -383,10 +381,6 @@ def render_text(doc: dict[str, Any]) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(d["changes"].items(), key=lambda kv: -kv[1]))
         return f"{d['changed_groups']}/{d['groups']} groups" + (f": {kinds}" if kinds else "")
 
-    def acc(c: dict[str, Any]) -> str:
-        a = c.get("accuracy") or {}
-        return a.get("text") or "-"
-
     rows: list[tuple[str, Any]] = [
         ("build", lambda c: "ok" if c["ok"] else f"FAILED: {c['error']}"),
         ("build time", lambda c: f"{c['seconds']:.2f} s" if c.get("seconds") is not None else "-"),
@@ -396,13 +390,22 @@ def render_text(doc: dict[str, Any]) -> str:
         ("layers", lambda c: str(c["layers"]) if c.get("layers") is not None else "-"),
         (f"precision (of {'time' if basis == 'time' else 'layers'})", lambda c: _mix_text(c.get("precision"))),
         ("changes vs previous", change_text),
-        ("accuracy vs ORT FP32", acc),
+        ("accuracy vs ORT FP32", lambda c: (c.get("accuracy") or {}).get("text") or "-"),
     ]
+    return [(label, [str(fn(c)) for c in cols]) for label, fn in rows]
+
+
+def render_text(doc: dict[str, Any]) -> str:
+    """The ``trtstudio.upgrade/1`` document as a table (a column per runtime, :func:`table_rows`), the
+    diffs' stories and the gates."""
+    cols = doc["runtimes"]
+    flags = " ".join(doc.get("build_flags") or []) or "default flags"
+    lines = [f"upgrade check of {Path(doc['model']).name} ({flags}), {len(cols)} runtime(s)"]
+    rows = table_rows(doc)
     width = max(26, *(len(c["name"]) + 2 for c in cols))
     head = max(len(r[0]) for r in rows) + 2
     lines.append(" " * head + "".join(f"{c['name']:<{width}}" for c in cols))
-    for label, fn in rows:
-        cells = [str(fn(c)) for c in cols]
+    for label, cells in rows:
         if label in ("build", "accuracy vs ORT FP32") and any(len(x) > width - 2 for x in cells):
             lines.append(f"{label}:")
             lines += [f"  {c['name']}: {x}" for c, x in zip(cols, cells, strict=True)]
