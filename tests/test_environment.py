@@ -11,7 +11,8 @@ from importlib import metadata
 import pytest
 
 from trtstudio import environment
-from trtstudio.environment import check_environment, format_table, runtime_items
+from trtstudio.environment import check_environment, format_table
+from trtstudio.runtimes.listing import runtime_items
 
 KEYS = {"name", "status", "version", "detail", "fix"}
 HEAVY = ("onnxruntime", "tensorrt", "tensorrt_rtx", "pycuda", "pynvml", "cuda", "PySide6", "pyqtgraph", "onnx",
