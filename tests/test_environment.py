@@ -12,6 +12,7 @@ import pytest
 
 from trtstudio import environment
 from trtstudio.environment import check_environment, format_table
+from trtstudio.runtimes.listing import runtime_items
 
 KEYS = {"name", "status", "version", "detail", "fix"}
 HEAVY = ("onnxruntime", "tensorrt", "tensorrt_rtx", "pycuda", "pynvml", "cuda", "PySide6", "pyqtgraph", "onnx",
@@ -119,7 +120,8 @@ def test_module_cli_json() -> None:
     assert proc.returncode == _expected_exit(), proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["schema"] == "trtstudio.environment/1"
-    assert [it["name"] for it in doc["items"]] == [it["name"] for it in check_environment()]
+    # the packages and driver, then the runtimes an upgrade check can use (this Python's, the managed ones)
+    assert [it["name"] for it in doc["items"]] == [it["name"] for it in check_environment() + runtime_items(probe_gpu=False)]
 
 
 def test_module_cli_text_lists_every_entry() -> None:

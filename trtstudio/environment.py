@@ -11,16 +11,18 @@ the GUI thread. ``probe_gpu=True`` also imports ``pynvml`` (driver version, CUDA
 names, compute capabilities, memory), loads the CUDA driver library (``cuDriverGetVersion``) and
 imports ``onnxruntime`` to list its execution providers.
 
-From a shell (the CLI's subcommand list is fixed, so this is a module, not ``trtstudio doctor``)::
+From a shell (``trtstudio environment`` takes the same flags)::
 
-    python -m trtstudio.environment [--json] [--no-gpu]
+    python -m trtstudio.environment [--json] [--no-gpu] [--engine FILE] [--runtimes-root DIR]
 
+lists, after the packages and the driver, the runtimes an upgrade check can use (this Python's and
+the managed ones, :func:`trtstudio.runtimes.listing.runtime_items`) with a warning on each
+combination that cannot load an engine,
 exits 1 when a required package is missing, else 0.
 """
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import ctypes.util
 import importlib.util
@@ -252,19 +254,16 @@ def format_table(items: Sequence[Item]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m trtstudio.environment [--json] [--no-gpu]``: exit 1 if a required package is missing."""
-    ap = argparse.ArgumentParser(prog="python -m trtstudio.environment", description="What trtstudio can use here.")
-    ap.add_argument("--json", action="store_true", help=f'one JSON document, "schema": "{SCHEMA}"')
-    ap.add_argument("--no-gpu", action="store_true", help="do not load NVML, libcuda or onnxruntime")
-    args = ap.parse_args(argv)
-    items = check_environment(probe_gpu=not args.no_gpu)
-    if args.json:
-        from trtstudio.jsonio import write_json
+    """``python -m trtstudio.environment``: the same as ``trtstudio environment`` (packages, driver,
+    then the runtimes of :mod:`trtstudio.runtimes.listing`); exit 1 if a required package is missing."""
+    import runpy  # the program run by name: the CLI is above this module, not imported by it
 
-        write_json({"schema": SCHEMA, "items": items})
-    else:
-        print(format_table(items))
-    return 1 if any(it["required"] and it["status"] == "missing" for it in items) else 0
+    sys.argv = ["trtstudio", "environment", *(sys.argv[1:] if argv is None else argv)]
+    try:
+        runpy.run_module("trtstudio", run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    return 0
 
 
 if __name__ == "__main__":

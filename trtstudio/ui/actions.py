@@ -33,6 +33,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("&File", "Sa&ve session...", Key.Save, "sessions.save_session_dialog"),
     ActionSpec("&File", "E&xport report...", "Ctrl+Shift+E", "sessions.export_report_dialog"),
     ActionSpec("&File", "Save &screenshot...", "Ctrl+Shift+S", "save_screenshot_dialog"),
+    ActionSpec("&File", "&Upgrade check (several TensorRT versions)...", None, "tools.open_upgrade_dialog"),
     ActionSpec("&File", "-"),
     ActionSpec("&File", "&Quit", Key.Quit, "close"),
     ActionSpec("&View", "&Fit", "F", "current_view().fit"),

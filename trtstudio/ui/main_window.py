@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
         self.build_dialog: Any = None
         self.precision_dialog: Any = None
         self.scenario_dialog: Any = None
+        self.upgrade_dialog: Any = None
         self.triton_dialog: Any = None
         self._boxes: list[QMessageBox] = []
         self._loading = 0
@@ -420,7 +421,8 @@ class MainWindow(QMainWindow):
         """Stop and join every worker (profiling runs, builds, loads)."""
         if self.profile_panel is not None:
             self.profile_panel.shutdown()
-        for dlg in (self.build_dialog, self.precision_dialog, self.scenario_dialog, self.triton_dialog):
+        for dlg in (self.build_dialog, self.precision_dialog, self.scenario_dialog, self.triton_dialog,
+                    self.upgrade_dialog):
             if dlg is not None:
                 try:
                     dlg.close()

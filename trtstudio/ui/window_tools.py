@@ -122,6 +122,13 @@ class WindowTools(QObject):
         self.w.scenario_dialog = ScenarioDialog(self.w, models=[str(self.w.model.path)] if self.w.model else [])
         self.w.scenario_dialog.show()
 
+    def open_upgrade_dialog(self) -> None:
+        """File > Upgrade check: the open model built by several TensorRT versions, side by side."""
+        from trtstudio.ui.upgrade_dialog import UpgradeDialog
+
+        self.w.upgrade_dialog = UpgradeDialog(self.w, model=str(self.w.model.path) if self.w.model else "")
+        self.w.upgrade_dialog.show()
+
     def open_triton_dialog(self) -> None:
         """Profile > Triton Inference Server: sweep a served model (the open model's name prefilled)."""
         from pathlib import Path
