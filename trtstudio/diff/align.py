@@ -18,12 +18,19 @@ Two passes, as the design asks (what the files say first, then structure, never 
    names among its fused parts (``conv1.weight + Conv_9 + MaxPool_12``) joins that group: it was
    fused there.
 
+Control-flow nodes (``If``, ``Loop``, ``Scan``) are never join keys: every layer inside a branch
+names its ``If`` beside its own node, and the branch nodes align them (:func:`control_nodes`).
+Myelin fusions (``runtime_fusion``) count as convolutions/GEMMs by what they cover
+(``__myl_CorrMulAddRelu``, ``__myl_FcAdd``, or their ONNX nodes). A one-sided Myelin layer of no ONNX
+node joins the group of a layer it feeds or is fed by (split off or absorbed there).
+
 Each group gets one change label, the first that holds: ``only_base``/``only_other`` (one side
 empty; ``format`` instead when that side holds reformats only: a reformat added or removed),
-``fused`` (the sides hold different numbers of non-reformat layers), ``precision`` (compute
-precisions differ), ``tactic`` (kernel/tactic names differ), ``format`` (tensor formats differ),
-``same``; what one side does not record (a names-only listing has no precisions, tactics or
-formats) is no change. A last pass pairs what is left by the op each layer's name speaks of
+``fused`` (the sides hold different numbers of non-reformat layers, or a layer type changed, its
+implementation aside, or, where the sides share ONNX node names, the nodes each layer covers),
+``precision`` (compute precisions differ), ``tactic`` (kernel/tactic names differ), ``format``
+(tensor formats differ), ``same``; what one side does not record (a names-only listing has no
+precisions, tactics or formats; TensorRT-RTX 1.4's log has data types but no formats) is no change. A last pass pairs what is left by the op each layer's name speaks of
 (``Conv-1 + ReLU-2`` and ``node_conv2d + node_relu`` are both a convolution), in order: names-only
 listings have no types, and another exporter names nodes its own way.
 """
@@ -105,9 +112,10 @@ class ALayer:
 
     @property
     def formats(self) -> tuple[str, ...]:
-        """Its tensors' formats (types where no format is known), inputs then outputs."""
+        """Its tensors' formats, inputs then outputs ("" where the listing records none: a data type
+        is no format, and TensorRT-RTX 1.4's log records types only)."""
         lay = self.layer
-        return tuple(str(t.format or t.dtype or "") for t in (*lay.inputs, *lay.outputs))
+        return tuple(str(t.format or "") for t in (*lay.inputs, *lay.outputs))
 
 
 @dataclass
@@ -122,16 +130,18 @@ class Group:
 
 
 def _op_token(name: str) -> str:
-    last = name.rstrip("/").rsplit("/", 1)[-1]
+    last = name.split(" | ", 1)[0].rstrip("/").rsplit("/", 1)[-1]  # a node in a branch: "node | graph (then_branch) | If_0 (If)"
     return _TRAILING_NUM.sub("", last).lower()
 
 
 def node_names(lay: Layer, memo: dict[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
     """The ONNX node names ``lay`` covers, from the model's mapping, its metadata or its name
     (``memo``: what a metadata string or a name gave before; the two sides of a diff share most)."""
-    if lay.onnx_nodes:
-        return tuple(lay.onnx_nodes)
     md = lay.metadata
+    if lay.onnx_nodes and not (md and any("[ONNX Layer: " in n or "\x1f" in n for n in lay.onnx_nodes)):
+        # (a reader that split "[ONNX Layer: Conv@4]__gemm_from_conv1x1\x1f[ONNX Layer: Mul@1]" wrongly
+        # left the markers in: its metadata is read again below)
+        return tuple(lay.onnx_nodes)
     key = md if md and "[ONNX Layer: " in md else "\x00" + lay.name
     if memo is not None:
         got = memo.get(key)
@@ -161,8 +171,38 @@ def _dims(t: Any) -> tuple[Any, ...]:
     return tuple(shape[1:]) if isinstance(shape, list) and shape else ()
 
 
-def _kind(lay: Layer) -> str:
-    return "reformat" if is_reformat(lay) else _type_kind(lay.type, lay.parameter_type)
+def _kind(lay: Layer, nodes: tuple[str, ...] = ()) -> str:
+    if is_reformat(lay):
+        return "reformat"
+    kind = _type_kind(lay.type, lay.parameter_type)
+    if kind in ("conv", "gemm") or lay.type.lower() not in _FUSED_TYPES:
+        return kind
+    return _fused_kind(lay.name, nodes) or kind
+
+
+# layer types of Myelin/runtime fusions: a convolution or GEMM by what they cover, not by their type
+_FUSED_TYPES = frozenset(("runtime_fusion", "myelin", "foreignnode", "fused"))
+_CAMEL_RE = re.compile(r"[A-Z][a-z]*")
+_MYELIN_OPS = {"Corr": "conv", "Conv": "conv", "Deconv": "conv", "Fc": "gemm", "Gemm": "gemm", "Mmul": "gemm",
+               "Matmul": "gemm", "Bmm": "gemm"}
+_NODE_OPS = (("conv", "conv"), ("deconv", "conv"), ("matmul", "gemm"), ("gemm", "gemm"), ("linear", "gemm"),
+             ("fc", "gemm"), ("dense", "gemm"))
+
+
+def _fused_kind(name: str, nodes: tuple[str, ...]) -> str | None:
+    """``conv``/``gemm`` for a Myelin fusion by what it covers: its name's ops (``__myl_CorrMulAddRelu``:
+    a correlation, ``__myl_FcAdd``: a fully connected layer), else its ONNX nodes' (``node_linear``,
+    ``/conv1/Conv``); None where neither says."""
+    if name.startswith("__myl_"):
+        for word in _CAMEL_RE.findall(name[6:].split("_", 1)[0]):
+            if word in _MYELIN_OPS:
+                return _MYELIN_OPS[word]
+    for n in nodes:
+        for word in _WORD_RE.findall(_op_token(n)):
+            for prefix, cls in _NODE_OPS:
+                if word.startswith(prefix):
+                    return cls
+    return None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -196,14 +236,39 @@ def _signature(lay: Layer, kind: str, compute: bool) -> tuple[Any, ...]:
 
 def to_alayer(pos: int, lay: Layer, memo: dict[str, tuple[str, ...]] | None = None) -> ALayer:
     """The alignment's view of ``lay`` (at ``pos`` in its engine)."""
-    kind = _kind(lay)
+    nodes = node_names(lay, memo)
+    kind = _kind(lay, nodes)
     return ALayer(pos, lay.name, lay.type, kind, lay.precision, lay.tactic or lay.tactic_value, layer_ms(lay),
-                  node_names(lay, memo), kind == "reformat", kind in ("conv", "gemm"), lay)
+                  nodes, kind == "reformat", kind in ("conv", "gemm"), lay)
+
+
+_CONTROL_RE = re.compile(r"^(.*) \((?:If|Loop|Scan)\)$")
+_CONTROL_OPS = frozenset(("if", "loop", "scan"))
+
+
+def control_nodes(*sides: Sequence[ALayer]) -> set[str]:
+    """The control-flow nodes (``If``, ``Loop``, ``Scan``) the layers name: every layer inside a
+    branch names its ``If`` beside its own node (``node_pad | true_graph_0 (then_branch) | node_cond__1
+    (If)``), so they are never join keys; the branch's own nodes are."""
+    out: set[str] = set()
+    for layers in sides:
+        for a in layers:
+            for n in a.nodes:
+                if " | " in n:
+                    for part in n.split(" | ")[1:]:
+                        m = _CONTROL_RE.match(part)
+                        if m:
+                            out.add(m.group(1))
+                elif _op_token(n) in _CONTROL_OPS:
+                    out.add(n)
+    return out
 
 
 def _by_names(base: Sequence[ALayer], other: Sequence[ALayer]) -> list[Group]:
-    """Pass 1: groups of layers that share ONNX node names (reformats: their whole name). A
-    union-find over integers (base layer p is p, other layer p is len(base) + p)."""
+    """Pass 1: groups of layers that share ONNX node names (reformats: their whole name; control-flow
+    nodes are no key, :func:`control_nodes`). A union-find over integers (base layer p is p, other
+    layer p is len(base) + p)."""
+    control = control_nodes(base, other)
     nb = len(base)
     parent = list(range(nb + len(other)))
 
@@ -220,6 +285,8 @@ def _by_names(base: Sequence[ALayer], other: Sequence[ALayer]) -> list[Group]:
         for a in layers:
             key = offset + a.pos
             for n in (("\x00" + a.name,) if a.reformat else a.nodes):
+                if n in control:
+                    continue
                 prev = setdefault(n, key)
                 if prev != key:
                     ra, rb = find(prev), find(key)
@@ -288,6 +355,7 @@ class _Flow:
             for t in lay.outputs:
                 producer[t.name] = i
         self.succ: list[list[int]] = [[] for _ in layers]
+        self.pred: list[list[int]] = [[] for _ in layers]
         self.roots: list[int] = []
         for i, lay in enumerate(layers):
             fed = False
@@ -297,6 +365,7 @@ class _Flow:
                     fed = True
                 elif p != i and i not in self.succ[p]:
                     self.succ[p].append(i)
+                    self.pred[i].append(p)
             if fed or not lay.inputs:
                 self.roots.append(i)
         self.clear = [v.reformat or v.kind in ("noop", "shuffle") for v in views]
@@ -439,7 +508,8 @@ def _align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple
     groups = _by_names(base, other)
     in_b = {i for g in groups for i in g.base}
     in_o = {i for g in groups for i in g.other}
-    _by_flow(groups, base, other, _Flow(base_layers, base), _Flow(other_layers, other), in_b, in_o)
+    flows = (_Flow(base_layers, base), _Flow(other_layers, other))
+    _by_flow(groups, base, other, *flows, in_b, in_o)
     anchors = [(-1, -1), *_anchors(groups), (len(base), len(other))]
     for (b0, o0), (b1, o1) in zip(anchors, anchors[1:], strict=False):
         seg_b = [a for a in base[b0 + 1:b1] if a.pos not in in_b and not a.reformat]
@@ -470,7 +540,7 @@ def _align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple
             groups.append(g)
             in_b.update(g.base)
             in_o.update(g.other)
-    _attach_fused(groups, base, other, in_b, in_o)
+    _attach_fused(groups, base, other, in_b, in_o, flows)
     for side, layers, used in ((0, base, in_b), (1, other, in_o)):
         for a in layers:
             if a.pos not in used:
@@ -501,9 +571,13 @@ def _in_base_order(groups: list[Group], n_other: int) -> list[Group]:
     return groups
 
 
-def _attach_fused(groups: list[Group], base: list[ALayer], other: list[ALayer], in_b: set[int], in_o: set[int]) -> None:
+def _attach_fused(groups: list[Group], base: list[ALayer], other: list[ALayer], in_b: set[int], in_o: set[int],
+                  flows: tuple[_Flow, _Flow]) -> None:
     """A layer left on one side joins the neighbouring group whose other side names its op among
-    its fused parts (``MaxPool_2`` beside ``conv1.weight + ... + Conv_9 + MaxPool_12``)."""
+    its fused parts (``MaxPool_2`` beside ``conv1.weight + ... + Conv_9 + MaxPool_12``); a Myelin
+    layer of no ONNX node (``__myl_Tran_myl0_74``) left on one side joins the group of a layer it
+    feeds or is fed by: its work was split off or absorbed there (``__myl_MoveMean`` -> ``__myl_Tran``
+    + ``__myl_Mean``)."""
     where: dict[tuple[int, int], Group] = {}
     for g in groups:
         for p in g.base:
@@ -521,6 +595,28 @@ def _attach_fused(groups: list[Group], base: list[ALayer], other: list[ALayer], 
                     used.add(a.pos)
                     where[(side, a.pos)] = near
                     break
+    for side, layers, used in ((0, base, in_b), (1, other, in_o)):
+        flow = flows[side]
+        for a in layers:
+            if a.pos in used or a.reformat or a.compute or not _myelin_own(a):
+                continue
+            for n in (*flow.succ[a.pos], *flow.pred[a.pos]):
+                near = where.get((side, n))
+                if near is not None and near.base and near.other:
+                    _join(near, side, a)
+                    used.add(a.pos)
+                    where[(side, a.pos)] = near
+                    break
+
+
+_MYELIN_NAME = re.compile(r"_myl\d+_\d+$")
+
+
+def _myelin_own(a: ALayer) -> bool:
+    """A layer Myelin made of no ONNX node: its name is its own (``__myl_Tran_myl0_74``), no metadata names a node."""
+    lay = a.layer
+    return not lay.onnx_nodes and not (lay.metadata and "[ONNX Layer: " in lay.metadata) and \
+        bool(_MYELIN_NAME.search(lay.name))
 
 
 def _fused_into(a: ALayer, g: Group, side: int, base: list[ALayer], other: list[ALayer]) -> bool:
@@ -560,7 +656,8 @@ def _differ(a: list[str], b: list[str]) -> bool:
 
 
 def label(g: Group, base: list[ALayer], other: list[ALayer]) -> None:
-    """Set ``g.change`` (and ``g.reason`` for one-sided groups), see the module docstring."""
+    """Set ``g.change`` and ``g.reason`` (one-sided, fused and format groups), see the module docstring."""
+    g.reason = ""
     if not g.base or not g.other:
         layers, idx, where = (other, g.other, "base") if not g.base else (base, g.base, "other")
         if all(layers[i].reformat for i in idx):
@@ -578,25 +675,104 @@ def label(g: Group, base: list[ALayer], other: list[ALayer]) -> None:
     if len(g.base) == 1 and len(g.other) == 1:  # most groups: one layer a side
         a, o = base[g.base[0]], other[g.other[0]]
         if a.reformat == o.reformat:
+            fused = _refused([a], [o])
+            if fused:
+                g.change, g.reason = "fused", fused
             # what one side does not record (a names-only listing) is no change
-            if a.precision and o.precision and a.precision != o.precision:
+            elif a.precision and o.precision and a.precision != o.precision:
                 g.change = "precision"
             elif a.tactic and o.tactic and a.tactic != o.tactic:
                 g.change = "tactic"
             else:
                 fa, fo = a.formats, o.formats
-                g.change = "format" if fa != fo and _known(fa) and _known(fo) else "same"
+                if fa != fo and _known(fa) and _known(fo):
+                    g.change, g.reason = "format", _format_reason([a], [o])
+                else:
+                    g.change = "same"
             return
-    real_b = [i for i in g.base if not base[i].reformat]
-    real_o = [i for i in g.other if not other[i].reformat]
+    real_b = [base[i] for i in g.base if not base[i].reformat]
+    real_o = [other[i] for i in g.other if not other[i].reformat]
     if len(real_b) != len(real_o):
         g.change = "fused"
-    elif _differ(_set(base, real_b or g.base, "precision"), _set(other, real_o or g.other, "precision")):
+        g.reason = (f"{len(real_b)} -> {len(real_o)} layers: "
+                    f"{', '.join(a.name for a in real_b[:3])} -> {', '.join(a.name for a in real_o[:3])}")
+    elif fused := _refused(real_b, real_o):
+        g.change, g.reason = "fused", fused
+    elif _differ(_set(base, [a.pos for a in real_b] or g.base, "precision"),
+                 _set(other, [a.pos for a in real_o] or g.other, "precision")):
         g.change = "precision"
     elif _differ(_set(base, g.base, "tactic"), _set(other, g.other, "tactic")):
         g.change = "tactic"
     elif all(_known(base[i].formats) for i in g.base) and all(_known(other[i].formats) for i in g.other) and \
             [base[i].formats for i in g.base] != [other[i].formats for i in g.other]:
         g.change = "format"
+        g.reason = _format_reason([base[i] for i in g.base], [other[i] for i in g.other])
     else:
         g.change = "same"
+
+
+def _refused(bs: list[ALayer], os_: list[ALayer]) -> str:
+    """Why layers aligned one for one were fused otherwise ("" where they were not): a layer type
+    changed (``gemm`` -> ``runtime_fusion``: a bias Add folded into the FC), or, where the two
+    sides name the same ONNX nodes, the nodes each layer covers."""
+    tb = [_op_type(a.type) for a in bs]
+    to = [_op_type(a.type) for a in os_]
+    if all(tb) and all(to) and sorted(tb) != sorted(to):
+        pairs = [f"{x} -> {y}" for x, y in zip(tb, to, strict=False) if x != y] or [f"{', '.join(tb)} -> {', '.join(to)}"]
+        return f"layer type {'; '.join(pairs[:3])}{_covers(bs, os_)}"
+    nb = [frozenset(a.nodes) for a in bs]
+    no = [frozenset(a.nodes) for a in os_]
+    if sorted(map(sorted, nb)) != sorted(map(sorted, no)) and frozenset().union(*nb) & frozenset().union(*no):
+        return f"the ONNX nodes each layer covers changed{_covers(bs, os_)}"
+    return ""
+
+
+_IMPL_RE = re.compile(r"^(?:cublaslt|cublas|cudnn|cuda|cask|tiled|generic)(?=[a-z])")
+
+
+@functools.lru_cache(maxsize=512)
+def _op_type(type_: str) -> str:
+    """A layer type without its implementation (TensorRT's ``CaskConvolution``, ``CudnnConvolution`` ->
+    ``convolution``; ``TiledPooling``, ``CudaPooling`` -> ``pooling``: a kernel choice, no fusion);
+    "" where the listing records none (a names-only listing's ``unknown``)."""
+    t = type_.lower()
+    return "" if t in ("", "unknown") else _IMPL_RE.sub("", t)
+
+
+def _covers(bs: list[ALayer], os_: list[ALayer]) -> str:
+    def nodes(layers: list[ALayer]) -> str:
+        got = list(dict.fromkeys(_short(n) for a in layers for n in a.nodes))
+        return ", ".join(got[:4]) + (", ..." if len(got) > 4 else "") if got else "no node named"
+    b, o = nodes(bs), nodes(os_)
+    return f" (covers {b} -> {o})" if b != o else ""
+
+
+def _short(node: str) -> str:
+    return node.split(" | ", 1)[0]
+
+
+def _format_reason(bs: list[ALayer], os_: list[ALayer]) -> str:
+    """Which tensors changed format, both sides' formats."""
+    out = []
+    for a, o in zip(bs, os_, strict=False):
+        la, lo = a.layer, o.layer
+        for what, ta, to in (("input", la.inputs, lo.inputs), ("output", la.outputs, lo.outputs)):
+            for k, (x, y) in enumerate(zip(ta, to, strict=False)):
+                if (x.format or "") != (y.format or ""):
+                    out.append(f"{what} {k} {x.format} -> {y.format}")
+            if len(ta) != len(to):
+                out.append(f"{len(ta)} -> {len(to)} {what}s")
+    return "tensor format: " + "; ".join(out[:3]) + (f" and {len(out) - 3} more" if len(out) > 3 else "") if out \
+        else "tensor formats differ"
+
+
+def formats_of(layers: list[ALayer], idx: list[int]) -> list[list[str]]:
+    """Each layer's tensor formats (inputs then outputs), for a group's JSON."""
+    return [list(layers[i].formats) for i in idx]
+
+
+def lacks_formats(layers: Sequence[ALayer]) -> bool:
+    """Whether a listing records no tensor format at all (TensorRT-RTX 1.4's log: data types only),
+    though its layers have tensors."""
+    with_tensors = [a for a in layers if a.layer.inputs or a.layer.outputs]
+    return bool(with_tensors) and not any(any(a.formats) for a in with_tensors)

@@ -14,8 +14,13 @@ the two sides (:mod:`trtstudio.diff.sides`); the command line, the window and ``
   holds it, ``inconclusive`` where a side has no per-inference samples (then the sums of the layer
   times are compared, as figures only). A side whose samples vary by more than 10 % (CoV) is named.
 - **Provenance**: each side's GPU and TensorRT from its own files (``engine.provenance``).
-- **Same build?** Two sides built from one model with the same recorded options are ``identical``
-  when every group is ``same``, else a ``nondeterministic build`` with what differs.
+- **Same build?** Two sides whose files record different TensorRT (or TensorRT-RTX) versions are
+  ``different versions`` first ("built by different TensorRT-RTX versions (1.6.1.120 -> 1.7.1.116)",
+  "the same layers" where nothing changed: never a nondeterministic build). Else two sides built
+  from one model with the same recorded options are ``identical`` when every group is ``same``, else
+  a ``nondeterministic build`` with what differs.
+- **Notes**: what one side does not record (tensor formats, a names-only listing's details), which
+  was therefore not compared, one sentence each (``notes``, and the story).
 - **Do they belong together?** ``diff.mismatch``: different models, GPUs or TensorRT versions, or
   under half of a side's convolutions/GEMMs aligned, each a sentence in ``warnings`` (the pair's
   and the document's). Different models or too few aligned make the verdict unreliable: the
@@ -31,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from trtstudio.diff.align import CHANGES, ALayer, Group, align
+from trtstudio.diff.align import CHANGES, ALayer, Group, align, formats_of, lacks_formats
 from trtstudio.diff.mismatch import mismatches, unreliable
 from trtstudio.diff.sides import Side, describe
-from trtstudio.engine.provenance import provenance
+from trtstudio.engine.provenance import NOT_RECORDED, provenance, runtime_of
 from trtstudio.measure.ratio import NO_DIFFERENCE, Ratio, ratio_interval
 from trtstudio.measure.verdict import INCONCLUSIVE
 
@@ -42,6 +47,7 @@ SCHEMA = "trtstudio.diff/1"
 NOISY_COV_PERCENT = 10.0
 IDENTICAL = "identical"
 NONDETERMINISTIC = "nondeterministic build"
+VERSIONS = "different versions"
 # build options that say nothing about the engine built (timing runs, file names)
 _RUN_KEYS = frozenset(("profile_iterations", "inference_options", "Model", "model", "onnx_file", "source_model",
                        "built_model", "minTiming", "avgTiming", "build_seconds", "build_time", "engine_path"))
@@ -95,7 +101,7 @@ def _group_json(g: Group, base: list[ALayer], other: list[ALayer]) -> dict[str, 
             "base_ms": bms, "other_ms": oms, "delta_ms": None if bms is None or oms is None else oms - bms,
             "base_precision": [a.precision] if a.precision else [], "other_precision": [o.precision] if o.precision else [],
             "base_tactic": [str(a.tactic)] if a.tactic else [], "other_tactic": [str(o.tactic)] if o.tactic else [],
-            "reason": g.reason or None,
+            "reason": g.reason or None, **_formats(g, base, other),
         }
     bms, oms = _ms(base, g.base), _ms(other, g.other)
     uniq = _uniq
@@ -109,8 +115,15 @@ def _group_json(g: Group, base: list[ALayer], other: list[ALayer]) -> dict[str, 
         "delta_ms": _delta(bms, oms, bool(g.base), bool(g.other)),
         "base_precision": uniq(base, g.base, "precision"), "other_precision": uniq(other, g.other, "precision"),
         "base_tactic": uniq(base, g.base, "tactic"), "other_tactic": uniq(other, g.other, "tactic"),
-        "reason": g.reason or None,
+        "reason": g.reason or None, **_formats(g, base, other),
     }
+
+
+def _formats(g: Group, base: list[ALayer], other: list[ALayer]) -> dict[str, Any]:
+    """A format group's tensor formats, each side's layers' (inputs then outputs); nothing for others."""
+    if g.change != "format":
+        return {}
+    return {"base_formats": formats_of(base, g.base), "other_formats": formats_of(other, g.other)}
 
 
 @dataclass
@@ -128,6 +141,7 @@ class PairDiff:
     story: list[str] = field(default_factory=list)
     ratio: Ratio | None = None
     mismatch: dict[str, str] = field(default_factory=dict)  # diff.mismatch: kind -> sentence
+    notes: list[str] = field(default_factory=list)  # what a side does not record, so was not compared
 
     @property
     def warnings(self) -> list[str]:
@@ -148,7 +162,7 @@ class PairDiff:
         return {
             "base": describe(self.base), "other": describe(self.other),
             "provenance": {"base": provenance(self.base.engine), "other": provenance(self.other.engine)},
-            "warnings": self.warnings, "mismatch": self.mismatch,
+            "warnings": self.warnings, "mismatch": self.mismatch, "notes": self.notes,
             "summary": self.summary, "story": self.story, "totals": self.totals, "alignment": self.alignment,
             "build": self.build, "memory": self.memory, "groups": self.groups, "unmatched": self.unmatched(),
         }
@@ -252,6 +266,14 @@ def _build(base: Side, other: Side, groups: list[dict[str, Any]]) -> dict[str, A
         _model_name(base) is not None and _model_name(base) == _model_name(other))
     same_opts = opts(base) == opts(other)
     changed = [g for g in groups if g["change"] != "same"]
+    rb, ro = runtime_of(base.engine), runtime_of(other.engine)
+    if NOT_RECORDED not in (rb, ro) and rb != ro:
+        # the version first: a new TensorRT builds other engines, which is no nondeterminism
+        kinds = Counter(g["change"] for g in changed)
+        what = (f"{len(changed)} of {len(groups)} groups changed ({', '.join(f'{n} {k}' for k, n in kinds.most_common())})"
+                if changed else "the same layers (every layer, precision, tactic and format matches what both record)")
+        return {"verdict": VERSIONS, "text": f"built by different {_versions(rb, ro)}: {what}", "same_model": same_model,
+                "same_options": same_opts, "differences": []}
     if not changed:
         verdict = IDENTICAL
         text = f"{other.name} and {base.name} are the same engine: every layer, precision, tactic and format matches"
@@ -267,6 +289,28 @@ def _build(base: Side, other: Side, groups: list[dict[str, Any]]) -> dict[str, A
     return {"verdict": verdict, "text": text, "same_model": same_model, "same_options": same_opts,
             "differences": [{"change": g["change"], "base_layers": g["base_layers"], "other_layers": g["other_layers"]}
                             for g in changed[:200]] if verdict == NONDETERMINISTIC else []}
+
+
+def _versions(rb: str, ro: str) -> str:
+    """'TensorRT-RTX versions (1.6.1.120 -> 1.7.1.116)', or both names where the runtimes differ."""
+    (nb, _, vb), (no, _, vo) = rb.rpartition(" "), ro.rpartition(" ")
+    if nb == no:
+        return f"{nb} versions ({vb} -> {vo})"
+    return f"TensorRT versions ({rb} -> {ro})"
+
+
+def _notes(base: Side, other: Side, bv: list[ALayer], ov: list[ALayer]) -> list[str]:
+    """What one side does not record, so was not compared (no change is made of it)."""
+    out = []
+    lack = [s.name for s, v in ((base, bv), (other, ov)) if lacks_formats(v)]
+    has = [s.name for s, v in ((base, bv), (other, ov)) if any(any(a.formats) for a in v)]
+    if len(lack) == 1 and len(has) == 1:
+        out.append(f"{lack[0]} records no tensor formats (its listing gives data types only, as TensorRT-RTX 1.4's "
+                   f"build log does): formats were not compared with {has[0]}'s")
+    thin = [s.name for s in (base, other) if not s.engine.detailed and s.engine.layers]
+    if len(thin) == 1:
+        out.append(f"{thin[0]} lists layer names only (no precisions, tactics or formats): those were not compared")
+    return out
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -314,8 +358,15 @@ def _story(p: PairDiff) -> list[str]:
             d = f["delta_ms"]
             bits.append(f"{f['removed']} reformats are gone, {f['added']} new"
                         + (f" ({d:+.3g} ms)" if d is not None else ""))
+    if "format" in t and t["format"]["groups"] > t["format"]["removed"] + t["format"]["added"]:
+        bits.append(f"{t['format']['groups'] - t['format']['removed'] - t['format']['added']} changed tensor format")
     if "tactic" in t:
         bits.append(f"{t['tactic']['groups']} changed kernel")
+    for key, side in (("only_base", p.base.name), ("only_other", p.other.name)):
+        if key in t:
+            gs = [g for g in p.groups if g["change"] == key]
+            names = [n for g in gs for n in (g["base_layers"] or g["other_layers"])]
+            bits.append(f"{_n(len(names), 'layer')} only in {side} ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})")
     timed = [g for g in p.groups if g["delta_ms"] is not None and g["base_layers"] and g["other_layers"]]
     best = min(timed, key=lambda g: g["delta_ms"], default=None)
     worst = max(timed, key=lambda g: g["delta_ms"], default=None)
@@ -323,12 +374,19 @@ def _story(p: PairDiff) -> list[str]:
         bits.append(f"the largest gain is {best['base_layers'][0]} ({best['delta_ms']:+.3g} ms)")
     if worst is not None and worst["delta_ms"] > 0:
         bits.append(f"the largest loss is {worst['base_layers'][0]} ({worst['delta_ms']:+.3g} ms)")
+    if not bits and "same" in t:
+        bits.append(f"all {t['same']['groups']} groups the same")
     out = [first + ("; " + "; ".join(bits) if bits else "") + "."]
-    if p.build["verdict"] in (IDENTICAL, NONDETERMINISTIC):
+    if p.build["verdict"] in (IDENTICAL, NONDETERMINISTIC, VERSIONS):
         out.append(p.build["text"] + ".")
+    out += [n + "." for n in p.notes]
     pb, po = provenance(p.base.engine), provenance(p.other.engine)
     out.append(f"{p.base.name}: {pb['text']}; {p.other.name}: {po['text']} (from the engines' own files).")
     return out
+
+
+def _n(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def diff_sides(base: Side, other: Side) -> PairDiff:
@@ -339,6 +397,7 @@ def diff_sides(base: Side, other: Side) -> PairDiff:
         groups, bv, ov = align(base.engine.layers, other.engine.layers)
         rows = [_group_json(g, bv, ov) for g in groups]
     p = PairDiff(base, other, rows)
+    p.notes = _notes(base, other, bv, ov)
     p.summary, p.ratio = _summary(base, other, rows)
     p.totals = _totals(rows)
     p.alignment = _alignment(groups, bv, ov)

@@ -12,7 +12,8 @@ Per other side, the median ratio other/base with its 95 % interval against the t
   and the text says why. Different GPUs or TensorRT versions are gated as usual, the text noting them.
 
 Several other sides: the worst outcome (1 before 3 before 0). ``junit_xml`` writes one test case
-per other side and metric (median, p99), the failure text naming the slowest groups;
+per other side and metric (median, p99), the failure text naming the slowest groups, a metric
+with no data skipped;
 ``markdown`` a summary for a CI job page.
 """
 
@@ -68,7 +69,8 @@ def worst(codes: list[int]) -> int:
 
 
 def junit_xml(doc: dict[str, Any], pct: float | None) -> str:
-    """JUnit XML: a test suite per diff, a test case per other side and metric (median, p99)."""
+    """JUnit XML: a test suite per diff, a test case per other side and metric (median, p99); a
+    metric with no data is ``<skipped>``, never a pass."""
     cases = []
     failures = skipped = 0
     for pair in doc["diffs"]:
@@ -79,7 +81,12 @@ def junit_xml(doc: dict[str, Any], pct: float | None) -> str:
             b, o = s.get(f"base_{metric}_ms"), s.get(f"other_{metric}_ms")
             figures = f"{metric} {b if b is None else f'{b:.4g}'} -> {o if o is None else f'{o:.4g}'} ms"
             body = ""
-            if metric == "median" and code == FAIL:
+            if b is None or o is None:  # no data is no pass: "p99 None -> None ms" passed before
+                skipped += 1
+                missing = " and ".join(n for n, v in ((pair["base"]["name"], b), (pair["other"]["name"], o)) if v is None)
+                why = f"no {metric} latency: {missing} {'has' if (b is None) != (o is None) else 'have'} no per-inference timings"
+                body = f"<skipped message={quoteattr(why)}/>"
+            elif metric == "median" and code == FAIL:
                 failures += 1
                 body = f"<failure message={quoteattr(text)}>{escape(figures + '; ' + text)}</failure>"
             elif metric == "median" and code == INCONCLUSIVE_EXIT:

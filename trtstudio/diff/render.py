@@ -105,6 +105,8 @@ def text(doc: dict[str, Any], limit: int = 40) -> str:
             for g in changed[:limit]:
                 out.append(f"  {g['change']:<11}{_ms(g['base_ms']):>9}{_ms(g['other_ms']):>10}{_delta(g['delta_ms']):>9}  "
                            f"{_names(g['base_layers']) or '-'} -> {_names(g['other_layers']) or '-'}")
+                if g["reason"] and g["base_layers"] and g["other_layers"]:  # fused, format: what changed
+                    out.append(f"  {'':<11}{'':>28}  {_names([g['reason']], width=110)}")
             if len(changed) > limit:
                 out.append(f"  ... {len(changed) - limit} more changed groups (--json or -o FILE lists all)")
         out.append("")

@@ -289,8 +289,16 @@ def _load(paths: list[str | Path], profile: int) -> EngineInfo:
 
 
 def _checked(paths: list[str | Path]) -> list[ReadResult]:
-    """Each file's ReadResult; InputError where there is none, or a file gave nothing."""
-    results = _read_files(paths)
+    """Each file's ReadResult; InputError where there is none, or a file gave nothing. A plan
+    beside files that list the engine's layers (``trtstudio build``'s document or log) is not
+    deserialized (that needs its runtime and a GPU): its header says what it is (:func:`_plans_aside`)."""
+    plans, rest = _plans_aside(paths)
+    results = _read_files(rest)
+    if plans:
+        if any(r.info.layers for r in results):
+            results += [_plan_header(p, results) for p in plans]
+        else:
+            results = _read_files(paths)
     if not results:
         raise InputError(None, "no files given")
     for r in results:
@@ -298,6 +306,40 @@ def _checked(paths: list[str | Path]) -> list[ReadResult]:
             raise InputError(r.path, f"nothing read as {r.reader.name} (no layers, times or engine details); "
                                      f"{EXPECTED_FILES}")
     return results
+
+
+def _plans_aside(paths: list[str | Path]) -> tuple[list[str | Path], list[str | Path]]:
+    """(the serialized plans among ``paths``, the other files), when there are both; else ([], paths)."""
+    from trtstudio.engine.readers.engine_file import ENGINE_SUFFIXES
+
+    if len(paths) < 2:
+        return [], paths
+    plans = [p for p in paths if Path(p).suffix.lower() in ENGINE_SUFFIXES and _is_plan(p)]
+    if not plans or len(plans) == len(paths):
+        return [], paths
+    return plans, [p for p in paths if p not in plans]
+
+
+def _is_plan(path: str | Path) -> bool:
+    try:
+        return find_reader(Path(path)).name == "engine-plan"
+    except InputError:
+        return False
+
+
+def _plan_header(path: str | Path, listed: list[ReadResult]) -> ReadResult:
+    """A plan read by its header alone (beside ``listed``, the files that list its layers); a
+    warning where its TensorRT-RTX version is not the one those files record."""
+    from trtstudio.engine.readers import get_reader
+    from trtstudio.engine.readers.engine_file import plan_header_info
+
+    info = plan_header_info(path)
+    version = info.build_settings.get("plan_version")
+    recorded = next((r.info.versions.get("tensorrt_rtx") for r in listed if r.info.versions.get("tensorrt_rtx")), None)
+    if version and recorded and not str(recorded).startswith(f"{version}."):
+        info.warnings.append(f"{Path(path).name} is a TensorRT-RTX {version} plan, but the files that list its layers "
+                             f"record TensorRT-RTX {recorded}: is it another build's plan?")
+    return ReadResult(Path(path), get_reader("engine-plan"), info)
 
 
 def _merge(results: list[ReadResult], profile: int) -> EngineInfo:

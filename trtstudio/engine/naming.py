@@ -4,7 +4,10 @@ What a user names (:func:`resolve`) becomes the files of ONE engine (:class:`Eng
 
 - a folder holding one engine's files (the trtexec/TREx layout; an ``.onnx`` beside them is its
   model). Only files a reader claims by their content count: a README or notes file is not another
-  engine. A folder with several engines is refused, naming each by its prefix;
+  engine. A folder with several engines is refused, naming each by its prefix; a plan is the engine
+  of the ``trtstudio build`` document that names it (``engine_path``), or of the one build log
+  beside it that records its TensorRT-RTX version, whatever their names (``engine.load`` then reads
+  the plan's header only, never deserializing it);
 - files joined with commas (``layers.json,profile.json``), in one argument or several;
 - a TREx-style prefix: ``DIR/resnet.onnx.engine`` for ``resnet.onnx.engine.graph.json``,
   ``.profile.json``, ... (where the prefix is itself a serialized plan, the exports beside it are
@@ -113,6 +116,67 @@ def _engines_of(paths: list[Path]) -> dict[str, list[Path]]:
     return groups
 
 
+_ENGINE_PATH_RE = re.compile(r'"engine_path":\s*"((?:[^"\\]|\\.)*)"')
+_LOG_VERSION_RE = re.compile(r'"tensorrt_rtx":\s*"([^"]+)"')
+
+
+def _built_plans(groups: dict[str, list[Path]]) -> dict[str, list[Path]]:
+    """``groups`` with each plan-only group joined to the group of its build: a ``trtstudio build``
+    document naming it as its ``engine_path``, else, one plan and one other group, a build log or
+    document of the TensorRT-RTX version its header records (``build -o model.engine --save-log
+    build.log``: two names, one engine)."""
+    from trtstudio.engine.compat import read_plan_header
+
+    plans = {k: g for k, g in groups.items() if all(p.suffix.lower() in _PLAN_SUFFIXES for p in g)}
+    if not plans or len(plans) == len(groups):
+        return groups
+    out = {k: list(g) for k, g in groups.items() if k not in plans}
+    heads = {k: _head(g) for k, g in out.items()}
+    for key, plan_files in plans.items():
+        owner = next((k for k, (named, _) in heads.items() if any(_same(p, named) for p in plan_files)), None)
+        if owner is None and len(plans) == 1 and len(out) == 1:
+            version = (read_plan_header(plan_files[0]) or {}).get("version")
+            (k, (_, recorded)), = heads.items()
+            owner = k if version and recorded and recorded.startswith(f"{version}.") else None
+        if owner is None:
+            out[key] = plan_files
+        else:
+            out[owner] += plan_files
+    return out
+
+
+def _head(files: list[Path]) -> tuple[list[str], str | None]:
+    """(the plans a group's build documents name, the TensorRT-RTX version its build document or log records)."""
+    from trtstudio.engine.buildlog import LOG_HEADER
+    from trtstudio.engine.readers import read_head
+
+    named: list[str] = []
+    version = None
+    for p in files:
+        try:
+            text = read_head(p).decode("utf-8", errors="replace")
+        except InputError:
+            continue
+        if '"trtstudio.build/1"' in text[:200]:
+            named += [m.group(1).encode().decode("unicode_escape") for m in _ENGINE_PATH_RE.finditer(text[:4096])][:1]
+        elif not text.startswith(LOG_HEADER):
+            continue
+        found = _LOG_VERSION_RE.search(text)
+        version = version or (found.group(1) if found else None)
+    return named, version
+
+
+def _same(plan: Path, named: list[str]) -> bool:
+    for n in named:
+        try:
+            if os.path.samefile(plan, n):
+                return True
+        except OSError:
+            if Path(n).name == plan.name and not os.path.exists(n):  # a folder moved since: by name
+                return True
+    return False
+
+
 def _kind(p: Path) -> str:
     from trtstudio.filekinds import classify
 
@@ -131,7 +195,7 @@ def _folder(folder: Path) -> tuple[list[str], str | None]:
 
     check_input(folder, allow_dir=True)
     entries = list(folder.iterdir())
-    groups = _engines_of(entries)
+    groups = _built_plans(_engines_of(entries))
     if not groups:
         raise NamingError(folder, "no engine files in this folder (layer JSON, profile, timings, logs)")
     if len(groups) > 1:

@@ -3,7 +3,10 @@
 Full TensorRT plans start with the magic ``ftrt`` and TensorRT-RTX plans with ``vtrt`` (the numbers
 the runtimes print when the tags differ: 0x74727466 / 0x74727476), so the matching runtime is tried
 first. Deserializing needs a GPU and the TensorRT version that built the engine; when either is
-missing the user gets one line saying so and how to export the layer information instead.
+missing the user gets one line saying so and how to export the layer information instead (for a
+TensorRT-RTX plan: ``trtstudio build --json`` / ``--save-log``; trtexec does not build those).
+Beside a file that lists the engine's layers (a build document or log) a plan is not deserialized:
+:func:`plan_header_info` reads what its header says (``engine.load``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ _NO_RUNTIME = (
     "from NVIDIA's index) or tensorrt-rtx-cu13 for TensorRT-RTX engines, or export layer info with "
     "trtexec --loadEngine=... --profilingVerbosity=detailed --exportLayerInfo=layers.json"
 )
+# TensorRT-RTX plans: trtexec does not build them; trtstudio build's document and log list every layer
+RTX_HINT = ("name the build's document or log instead (trtstudio build MODEL --backend rtx --json > NAME.build.json, "
+            "or --save-log NAME.build.log; a folder holding it is read without deserializing the plan)")
+_TRTEXEC_HINT = "export the layer information on the build machine with trtexec --exportLayerInfo"
 _VERSION_PATTERNS = (
     re.compile(r"expecting library version (\S+?),? got (\S+?)[,.]? "),
     re.compile(r"Current Version: (\d+), Serialized Engine Version: (\d+)"),
@@ -113,8 +120,8 @@ def read_engine_file(path: str | Path) -> EngineInfo:
             why = version_mismatch(errs)
             last = next((m for m in reversed(errs) if "rror" in m), "deserialize_cuda_engine returned None")
             if why is None and "cuda" in last.lower():
-                why = ("no usable CUDA GPU or driver here (deserializing an engine needs one); export the layer "
-                       "information on the build machine with trtexec --exportLayerInfo")
+                why = ("no usable CUDA GPU or driver here (deserializing an engine needs one); "
+                       + (RTX_HINT if data[:4] == b"vtrt" else _TRTEXEC_HINT))
             problems.append(f"{modname} {version}: {why or last.splitlines()[0]}")
             continue
         inspector = engine.create_engine_inspector()
@@ -132,12 +139,32 @@ def read_engine_file(path: str | Path) -> EngineInfo:
             info.io_tensors = io
         return info
     if not tried_any:
-        raise InputError(p, _NO_RUNTIME)
+        raise InputError(p, _NO_RUNTIME if data[:4] != b"vtrt" else
+                         "a serialized TensorRT-RTX engine needs tensorrt-rtx-cu13 and a GPU to deserialize; " + RTX_HINT)
     from trtstudio.engine.compat import compare_engine, plan_summary  # the plan header vs this machine
 
     header = [f["message"] for f in compare_engine(plan_path=p)
               if f["severity"] == "error" and "no NVIDIA GPU" not in f["message"]]
     raise InputError(p, f"cannot deserialize {plan_summary(p) or 'the engine'}: " + "; ".join(problems + header))
+
+
+def plan_header_info(path: str | Path) -> EngineInfo:
+    """What a plan's header says, without deserializing it: the runtime (and a TensorRT-RTX plan's
+    version and targets) and the file's size (``memory["engine_size"]``)."""
+    from trtstudio.engine.compat import read_plan_header
+
+    p = Path(path)
+    info = EngineInfo(sources=[str(p)], formats=["engine-plan (header)"])
+    head = read_plan_header(p) or {}
+    if head.get("version"):
+        info.build_settings["plan_version"] = head["version"]
+    if head.get("targets"):
+        info.build_settings["plan_targets"] = ["SM" + c.replace(".", "") for c in head["targets"]]
+    try:
+        info.memory["engine_size"] = p.stat().st_size
+    except OSError:
+        pass
+    return info
 
 
 @register("engine-plan", patterns=tuple("*" + s for s in ENGINE_SUFFIXES), sniff=_sniff, kind="engine",
