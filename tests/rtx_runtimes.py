@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 CACHE = Path(os.environ.get("TRTSTUDIO_TEST_RUNTIMES", Path.home() / ".cache" / "trtstudio-test-runtimes"))
 VERSIONS = ("1.5.0.114", "1.6.1.120")  # two versions besides the tensorrt_rtx of the test environment
@@ -27,6 +28,12 @@ def _index_reachable() -> str | None:
 
 def runtimes(versions: tuple[str, ...] = VERSIONS) -> list[str]:
     """The managed runtimes of ``versions`` under :data:`CACHE` (installed where missing): their names."""
+    return [rt.name for rt in installed(versions)]
+
+
+def installed(versions: tuple[str, ...] = VERSIONS) -> list[Any]:
+    """The managed runtimes (``trtstudio.runtimes.manage.Runtime``) of ``versions`` under :data:`CACHE`,
+    installed where missing."""
     from trtstudio.errors import BackendError, InputError
     from trtstudio.runtimes import manage
 
@@ -41,4 +48,4 @@ def runtimes(versions: tuple[str, ...] = VERSIONS) -> list[str]:
                 have[v] = manage.add(f"tensorrt-rtx=={v}", CACHE)
             except (BackendError, InputError) as exc:
                 raise Unavailable(f"runtimes add tensorrt-rtx=={v}: {exc}") from None
-    return [have[v].name for v in versions]
+    return [have[v] for v in versions]

@@ -266,17 +266,19 @@ def test_an_fp16_build_with_no_fp16_layer_warns_and_can_fail(
     assert err.strip().splitlines()[-1] == f"error: {doc['error']}"
 
 
-# older TensorRT-RTX releases, each in a virtual environment of its own (RTX_VENVS/VERSION/bin/python;
-# made as tests/data/rtx_logs/README.md says); absent: skipped
-RTX_VENVS = Path(os.environ.get("TRTSTUDIO_RTX_VENVS", Path(__file__).resolve().parents[2] / "rtx-venvs"))
-
-
 @pytest.mark.rtx
 @pytest.mark.parametrize("version", ["1.4.0.76", "1.5.0.114"])
 def test_fp16_builds_on_older_tensorrt_rtx_releases(tmp_path: Path, version: str) -> None:
-    python = RTX_VENVS / version / "bin" / "python"
-    if not python.is_file():
-        pytest.skip(f"no TensorRT-RTX {version} environment at {python.parent.parent} (TRTSTUDIO_RTX_VENVS)")
+    """Older TensorRT-RTX releases, each in an environment of its own made by the product's
+    ``runtimes add`` into the tests' cache (tests/rtx_runtimes.py); skipped, naming why, where they
+    are missing and the index is unreachable."""
+    from tests.rtx_runtimes import Unavailable, installed
+
+    try:
+        (runtime,) = installed((version,))
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    python = Path(runtime.python)
     repo = Path(__file__).resolve().parents[1]
     proc = subprocess.run(
         [str(python), "-m", "trtstudio", "build", str(_light("light_vgg19")), "--fp16", "--target", "sm86",
