@@ -323,3 +323,17 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, where):
     assert main([a.format(**fill) for a in argv]) == 2
     err = capsys.readouterr().err.strip().split("\n")
     assert len(err) == 1 and err[0].startswith(f"error: {where.format(**fill)}: ")
+
+
+def test_api_plan_memory_is_the_command_document(trt_real, capsys):
+    import trtstudio
+
+    folder = trt_real / "NVIDIA_trt-samples-for-hackathon-cn/HEAD/cookbook/07-Tool/trtexec"
+    log = folder / "result-04.log"  # --dumpLayerInfo: layers beside the memory lines
+    plan = trtstudio.open_engine(log)
+    assert main(["memory", str(log), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert plan.memory["schema"] == doc["schema"]
+    assert plan.memory["categories"] == doc["categories"]
+    assert plan.memory["live"] == doc["live"] and doc["live"]["peak_bytes"] > 0
+    assert {c["name"]: c["bytes"] for c in doc["categories"]}["activations"] == 125440

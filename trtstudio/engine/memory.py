@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from trtstudio.engine.model import EngineInfo, Layer, TensorDesc
+from trtstudio.engine.summary import _constant_bytes, tensor_bytes
 from trtstudio.errors import InputError
 
 SCHEMA = "trtstudio.memory/1"
@@ -497,8 +498,6 @@ def log_figures(log: LogMemory) -> tuple[dict[str, Figure], dict[int, dict[str, 
 
 
 def _weight_bytes(lay: Layer) -> int | None:
-    from trtstudio.engine.summary import _constant_bytes
-
     w, b = lay.constants()
     total = None
     for v in (w, b):
@@ -509,8 +508,6 @@ def _weight_bytes(lay: Layer) -> int | None:
 
 
 def _out_bytes(tensors: Iterable[TensorDesc]) -> int | None:
-    from trtstudio.engine.summary import tensor_bytes
-
     sized = [s for s in map(tensor_bytes, tensors) if s is not None]
     return int(math.ceil(sum(sized))) if sized else None
 
@@ -546,8 +543,6 @@ def live_memory(layers: Sequence[Layer], io_outputs: Iterable[str] = (), alive_t
     ``peak_index``/``peak_layer``, ``alive_at_peak`` (the largest ``alive_top`` tensors, bytes),
     ``unsized`` (tensors of unknown shape or type, left out). None without layers."""
     import numpy as np
-
-    from trtstudio.engine.summary import tensor_bytes
 
     n = len(layers)
     if not n:
@@ -598,8 +593,6 @@ def live_memory(layers: Sequence[Layer], io_outputs: Iterable[str] = (), alive_t
 
 def _io_figure(info: EngineInfo, label: str) -> Figure:
     """The I/O buffers at the first profile's max shapes (where recorded), else the tensors' shapes."""
-    from trtstudio.engine.summary import tensor_bytes
-
     tensors = info.io_tensors
     if not tensors:
         return Figure("io")
@@ -659,7 +652,10 @@ def _build_doc_log(path: Path) -> tuple[str | None, int | None]:
     import json
 
     from trtstudio.engine.buildlog import build_log_text, log_line
+    from trtstudio.engine.readers import read_head
 
+    if b'"trtstudio.build/1"' not in read_head(path)[:400]:  # the schema comes first; a layer JSON is not read twice
+        return None, None
     try:
         doc = json.loads(path.read_text(errors="replace"))
     except ValueError:
