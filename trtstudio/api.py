@@ -463,6 +463,14 @@ class EnginePlan:
         return SVG(svg_bars(list(d), list(d.values()), "Time by precision (ms per inference)", unit="ms",
                             colors=[precision_color(k) for k in d]))
 
+    @property
+    def memory(self) -> dict[str, Any]:
+        """Where the engine's GPU memory goes: the ``trtstudio memory --json`` document of this engine
+        (``trtstudio.memory/1``: ``categories`` with each figure's source, ``layers``, ``live``)."""
+        from trtstudio.engine.memory import memory_doc, memory_of
+
+        return memory_doc([memory_of(self.engine, self.paths, self.name)])
+
     def memory_by_layer(self) -> list[dict[str, Any]]:
         """Each layer's weights (TREx's count x type size, bias included) and activations (its input
         and output tensors) in bytes (``engine.layer_stats``)."""

@@ -20,8 +20,8 @@ from typing import Any
 from trtstudio import __version__
 
 # Order is the order shown in --help.
-COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "diff", "explain", "precision", "scenario",
-            "triton", "triton-config", "remote", "runtimes", "upgrade-check", "environment")
+COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "diff", "explain", "memory",
+            "precision", "scenario", "triton", "triton-config", "remote", "runtimes", "upgrade-check", "environment")
 
 # Arguments that name input files, checked (stat only: pipes, devices, unreadable files refused)
 # before a command runs. A command module may declare its own ``INPUTS``; "name/" accepts a folder.
