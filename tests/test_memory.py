@@ -337,3 +337,39 @@ def test_api_plan_memory_is_the_command_document(trt_real, capsys):
     assert plan.memory["categories"] == doc["categories"]
     assert plan.memory["live"] == doc["live"] and doc["live"]["peak_bytes"] > 0
     assert {c["name"]: c["bytes"] for c in doc["categories"]}["activations"] == 125440
+
+
+def test_diff_sets_both_engines_memory_side_by_side(trt_real, capsys):
+    """``trtstudio diff``'s pairs carry each side's memory by category (what ``trtstudio memory``
+    says of each), with the change, in the JSON and the text."""
+    from trtstudio.engine.memory import engine_memory
+
+    a100 = trt_real / "NVIDIA_TensorRT_trex/release-11.0/examples/pytorch/resnet/A100"
+    base, other = str(a100 / "fp32"), str(a100 / "fp16")
+    assert main(["diff", base, other, "--json"]) == 0
+    mem = json.loads(capsys.readouterr().out)["diffs"][0]["memory"]
+    mb, mo = engine_memory(base), engine_memory(other)
+    recorded = [n for n in mb.categories if mb.categories[n].bytes is not None or mo.categories[n].bytes is not None]
+    assert sorted(mem) == sorted(recorded) and "weights" in mem
+    for name, row in mem.items():
+        assert (row["base"], row["other"]) == (mb.categories[name].bytes, mo.categories[name].bytes), name
+        assert row["change"] == (None if None in (row["base"], row["other"]) else row["other"] - row["base"])
+    assert mem["weights"]["other"] < mem["weights"]["base"]  # FP16 weights take half the bytes
+    assert main(["diff", base, other]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("memory: "))
+    assert "weights" in line
+
+
+def test_the_report_has_the_engine_memory_section(trt_real, tmp_path, capsys):
+    """A report of an engine whose files record memory carries ``trtstudio memory``'s categories
+    (JSON ``engine_memory``) and shows each in the HTML and Markdown with the line it came from."""
+    log = trt_real / "NVIDIA_trt-samples-for-hackathon-cn/HEAD/cookbook/04-Feature/ProfilingVerbosity/log-main.py.log"
+    assert main(["memory", str(log), "--json"]) == 0
+    want = {c["name"]: c["bytes"] for c in json.loads(capsys.readouterr().out)["categories"]}
+    for ext in ("json", "html", "md"):
+        assert main(["report", str(log), "-o", str(tmp_path / f"r.{ext}")]) == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert {c["name"]: c["bytes"] for c in doc["engine_memory"]["categories"]} == want
+    html, md = (tmp_path / "r.html").read_text(), (tmp_path / "r.md").read_text()
+    assert "Engine memory" in html and "## Engine memory" in md
+    assert want["weights"] and "Total Weights Memory: 13100672 bytes" in html and "Total Weights Memory" in md

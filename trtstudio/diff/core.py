@@ -332,8 +332,15 @@ def _model_name(s: Side) -> str | None:
 
 
 def _memory(base: Side, other: Side) -> dict[str, Any]:
-    keys = sorted(set(base.engine.memory) | set(other.engine.memory))
-    return {k: {"base": base.engine.memory.get(k), "other": other.engine.memory.get(k)} for k in keys}
+    """The two engines' memory by category (``engine.memory``: weights, activations as allocated,
+    persistent, scratch, I/O, engine size, ...) side by side: ``{category: {base, other,
+    base_source, other_source, change}}`` for the categories either side's files record."""
+    from trtstudio.engine.memory import memory_of, memory_rows
+
+    rows = memory_rows(memory_of(base.engine, base.paths, base.name), memory_of(other.engine, other.paths, other.name))
+    return {r["name"]: {"base": r["a_bytes"], "other": r["b_bytes"], "base_source": r["a_source"],
+                        "other_source": r["b_source"], "change": r["change_bytes"]}
+            for r in rows if r["a_bytes"] is not None or r["b_bytes"] is not None}
 
 
 def _story(p: PairDiff) -> list[str]:

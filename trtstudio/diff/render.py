@@ -98,6 +98,10 @@ def text(doc: dict[str, Any], limit: int = 40) -> str:
         out.append("by change: " + ", ".join(
             f"{k} {v['groups']}" + (f" ({_delta(v['delta_ms'])} ms)" if v["delta_ms"] is not None else "")
             for k, v in pair["totals"].items()))
+        mem = [f"{k} {_mib(v['base'])} -> {_mib(v['other'])}" for k, v in (pair.get("memory") or {}).items()
+               if isinstance(v, dict) and (v.get("change") or v.get("base") is None or v.get("other") is None)]
+        if mem:  # the categories that differ or that one side does not record
+            out.append("memory: " + ", ".join(mem))
         changed = [g for g in pair["groups"] if g["change"] != "same"]
         changed.sort(key=lambda g: -abs(g["delta_ms"] or 0))
         if changed:

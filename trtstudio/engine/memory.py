@@ -946,7 +946,7 @@ def memory_doc(engines: Sequence[EngineMemory], prediction: dict[str, Any] | Non
     return doc
 
 
-def _short(source: str) -> str:
+def short_source(source: str) -> str:
     """A source for people: the file's name, not its folders."""
     head, sep, rest = source.partition(": ")
     return f"{Path(head).name}{sep}{rest}" if "/" in head else source
@@ -957,10 +957,10 @@ def _engine_text(e: dict[str, Any]) -> list[str]:
     width = max(len(c["name"]) for c in e["categories"])
     for c in e["categories"]:
         note = f" ({c['note']})" if c.get("note") else ""
-        src = _short(c["source"]) + note if c["bytes"] is not None else ""
+        src = short_source(c["source"]) + note if c["bytes"] is not None else ""
         out.append(f"  {c['name']:<{width}}  {_fmt(c['bytes']):>14}  {src}")
     ctx = e["context"]
-    out.append(f"  {'context':<{width}}  {_fmt(ctx['bytes']):>14}  {_short(ctx['source']) if ctx['bytes'] is not None else ''}")
+    out.append(f"  {'context':<{width}}  {_fmt(ctx['bytes']):>14}  {short_source(ctx['source']) if ctx['bytes'] is not None else ''}")
     for p in e.get("profiles") or []:
         act = next((c for c in p["categories"] if c["name"] == "activations"), None)
         if act is not None:

@@ -310,6 +310,18 @@ def _memory(rep: Any, images: Images) -> str:
     return "".join(parts)
 
 
+def _engine_memory(doc: dict[str, Any]) -> str:
+    """Where the engine's GPU memory goes, by category, each figure with the line or field it came
+    from (``trtstudio memory``); what no file records says so."""
+    from trtstudio.engine.memory import short_source
+
+    rows = [(c["name"], fmt_bytes(c["bytes"]) if c["bytes"] is not None else "not recorded",
+             short_source(c["source"]) if c["bytes"] is not None else "") for c in doc.get("categories", [])]
+    return ('<p class="muted">From the engine\'s own files (trtstudio memory); activations are what the engine '
+            "allocates (block assignment), beside TREx's naive sum of every layer's inputs and outputs.</p>"
+            + table(("category", "bytes", "from"), rows, num=(1,)))
+
+
 def _slowest(rep: Any, images: Images) -> str:
     top = rep.top_layers
     rows = [(r["index"], r["name"], r["type"], r["precision"] or "", fmt_ms(r["time_ms"]), fmt_pct(r["percent"]),
@@ -419,6 +431,8 @@ def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[s
     if rep.run:
         body.append(section("Latency", _latency(rep, images), "latency"))
         body.append(section("Memory", _memory(rep, images), "memory"))
+    if getattr(rep, "engine_memory", None):
+        body.append(section("Engine memory", _engine_memory(rep.engine_memory), "engine-memory"))
     if rep.top_layers:
         body.append(section("Slowest layers", _slowest(rep, images), "slowest"))
         body.append(section("Time by layer type and precision", _groups(rep, images), "groups"))
@@ -579,6 +593,17 @@ def _layer_diff_table(d: dict[str, Any], changed_only: bool, max_rows: int | Non
                   "change"), rows, num=(3, 6, 7), cls="layers", row_classes=classes) + more
 
 
+def _memory_table(d: dict[str, Any]) -> str:
+    """A layer diff's memory by category side by side (``engine.memory``), where the files record any."""
+    mem = d.get("memory") or {}
+    if not mem:
+        return ""
+    rows = [(k, fmt_bytes(v.get("base")), fmt_bytes(v.get("other")),
+             "" if v.get("change") is None else ("+" if v["change"] > 0 else "") + fmt_bytes(v["change"]))
+            for k, v in mem.items()]
+    return "<h3>Memory by category</h3>" + table(["category", d["a"], d["b"], "change"], rows, (1, 2, 3))
+
+
 def render_comparison(comp: Any, inline: bool = True,
                       max_rows: int | None = None) -> tuple[str, dict[str, tuple[str, bytes]]]:
     """(HTML text, image resources) of a comparison: one-page summary first, then details;
@@ -598,6 +623,7 @@ def render_comparison(comp: Any, inline: bool = True,
             text = f"<h3>Changed ({changed} of {len(d['rows'])} rows)</h3>" + _layer_diff_table(d, True, max_rows)
             if changed < len(d["rows"]):
                 text += "<h3>All layers</h3>" + _layer_diff_table(d, False, max_rows)
+        text += _memory_table(d)
         body.append(section(f"Layer diff: {d['b']} vs {d['a']}", text, f"diff-{i}"))
     if getattr(comp, "sweeps", None):
         from trtstudio.report.shapes import comparison_html

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from trtstudio.report.fmt import fmt_ms, fmt_ms3, fmt_num
+from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_ms3, fmt_num
 
 DASH = "\u2013"
 
@@ -85,6 +85,13 @@ def render_markdown(rep: Any) -> str:
         from trtstudio.report.precision_sections import divergence_markdown
 
         out += divergence_markdown(rep.divergence, md_table)
+    mem = getattr(rep, "engine_memory", None)
+    if mem:
+        from trtstudio.engine.memory import short_source
+
+        out += ["## Engine memory", "", md_table(("category", "bytes", "from"), [
+            (c["name"], fmt_bytes(c["bytes"]) if c["bytes"] is not None else "not recorded",
+             short_source(c["source"]) if c["bytes"] is not None else "") for c in mem.get("categories", [])]), ""]
     if rep.findings:
         out += ["## Findings", "", md_table(("severity", "rule", "layer", "message", "hint"),
                                             [(f["severity"], f["kind"], f.get("layer"), f["message"], f.get("hint"))

@@ -342,6 +342,8 @@ class Report:
     run: dict[str, Any] | None = None
     plots: dict[str, Any] = field(default_factory=dict)
     memory: dict[str, Any] = field(default_factory=dict)
+    # the engine's GPU memory by category (engine.memory, the trtstudio.memory/1 document), from its files
+    engine_memory: dict[str, Any] | None = None
     leak: dict[str, Any] | None = None
     accuracy: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
@@ -409,6 +411,7 @@ class Report:
                 "provenance": provenance(info),
             }
             rep.engine_info = info
+            rep.engine_memory = _engine_memory(info, rec.paths if rec else [], _engine_label(rec))
             rep.plots.update(_layer_charts(info))
             from trtstudio.report.precision_sections import explain_section
 
@@ -476,6 +479,15 @@ def _engine_label(rec: EngineRecord | None) -> str:
 
 LAYER_CHART_MAX_LAYERS = 5000  # above this many layers, the per-layer memory and MAC charts are left out
 LAYER_TIMES_MAX_LAYERS = 500  # above this many, every layer's bar is the Python API's plot_layers(), not the report's
+
+
+def _engine_memory(info: EngineInfo, files: list[str], name: str) -> dict[str, Any] | None:
+    """The engine's memory by category from its files (``engine.memory``), None where they record
+    none of it."""
+    from trtstudio.engine.memory import memory_doc, memory_of
+
+    doc = memory_doc([memory_of(info, files, name)])
+    return doc if any(c["bytes"] is not None for c in doc.get("categories", [])) else None
 
 
 def _layer_charts(info: EngineInfo) -> dict[str, Any]:
