@@ -434,9 +434,13 @@ class CompareDock(QWidget):
         if not idx.isValid():
             self.set_filter(None)
             idx = self.proxy.mapFromSource(src)
-        if idx.isValid():
+        if not idx.isValid():
+            return
+        if self.table.selectionModel().currentIndex().row() != idx.row():
             self.table.selectRow(idx.row())
-            self.table.scrollTo(idx, QAbstractItemView.ScrollHint.PositionAtCenter)
+        # only brought into view, never centred: a row the user is clicking is visible already, and a
+        # scroll under a held button made Qt's drag-select take the row that came under the pointer
+        self.table.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
 
     def selected_group(self) -> int | None:
         idx = self.table.selectionModel().currentIndex()
