@@ -42,6 +42,7 @@ class GraphView(QWidget):
     sig_node_activated = Signal(int)  # double click
     sig_zoom_changed = Signal(float)
     sig_folding_changed = Signal(int)  # nodes folded after a (re-)layout
+    sig_view_moved = Signal()  # the scene point at the widget's origin changed (pan, zoom, fit, centring)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -51,7 +52,7 @@ class GraphView(QWidget):
         self.setAutoFillBackground(False)
         self.dg: DisplayGraph | None = None
         self.scale = 1.0
-        self.offset = QPointF(0, 0)  # scene point at widget origin
+        self._offset = QPointF(0, 0)  # scene point at widget origin (``offset``)
         self.selected: set[int] = set()
         self.current: int = -1
         self._highlight: set[int] = set()  # search hits
@@ -72,6 +73,28 @@ class GraphView(QWidget):
         self._moved = False
         self._pending_center: list[int] | None = None  # centre on these once the re-layout is shown
         self._user_moved = False  # pan, zoom or select since the first frame
+
+    @property
+    def offset(self) -> QPointF:
+        """The scene point at the widget's origin; setting it emits ``sig_view_moved`` (a copy is
+        returned, so ``view.offset -= d`` sets it)."""
+        return QPointF(self._offset)
+
+    @offset.setter
+    def offset(self, value: QPointF) -> None:
+        if value != self._offset:
+            self._offset = QPointF(value)
+            self.sig_view_moved.emit()
+
+    def center_scene(self) -> QPointF:
+        """The scene point at the centre of the drawing area."""
+        return self.to_scene(QPointF(self.width() / 2, self.viewport_height() / 2))
+
+    def set_view(self, scale: float, center: QPointF) -> None:
+        """Show scene point ``center`` at the middle of the drawing area at zoom ``scale``."""
+        self._set_scale(scale)
+        self.offset = QPointF(center.x() - self.width() / 2 / scale, center.y() - self.viewport_height() / 2 / scale)
+        self.update()
 
     def set_dark(self, dark: bool) -> None:
         self.dark = dark

@@ -48,6 +48,7 @@ from trtstudio.palette import PRECISION_COLORS as _PRECISION
 from trtstudio.palette import SEVERITY_COLORS as _SEVERITY
 from trtstudio.palette import tint
 from trtstudio.ui.layer_selection import MaskSelection
+from trtstudio.ui.rows_model import initial_sort_order
 from trtstudio.ui.tables import RowsTable, rows_only_header
 
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # raw number (float) or lower-case text
@@ -510,6 +511,8 @@ class LayerTableModel(QAbstractTableModel):
                 return COLUMNS[section].header
             if orientation == Qt.Orientation.Vertical:
                 return str(section + 1)
+        if role == Qt.ItemDataRole.InitialSortOrderRole and orientation == Qt.Orientation.Horizontal:
+            return initial_sort_order(0 <= section < len(COLUMNS) and COLUMNS[section].timed)
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
