@@ -128,6 +128,13 @@ def show_shortcuts(window: Any) -> Any:
 def build_menus(window: Any, special: dict[str, Callable[[Any], None]]) -> dict[str, QAction]:
     """Create the menus and actions of :data:`ACTIONS` on ``window``; rows whose slot
     is ``@key`` call ``special[key](menu)``. Returns the named actions."""
+    from PySide6.QtWidgets import QApplication
+
+    from trtstudio.ui import chart_export
+
+    app = QApplication.instance()
+    if app is not None:  # every chart's context menu: export PNG/SVG, copy
+        chart_export.install(app)
     menus: dict[str, Any] = {}
     named: dict[str, QAction] = {}
     for spec in ACTIONS:

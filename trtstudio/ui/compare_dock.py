@@ -45,7 +45,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -55,6 +54,7 @@ from trtstudio.palette import NO_LAYER_COLOR, SEVERITY_COLORS, UNMEASURED_COLOR,
 from trtstudio.ui.engine_graph import build_engine_graph, engine_label, paint_layers, show_layer_properties
 from trtstudio.ui.graph_view import GraphView
 from trtstudio.ui.rows_model import RowsModel
+from trtstudio.ui.tables import RowsTable
 
 CHANGE_MODES = ("Change", "Change: time")
 CHANGE_TEXT = {"same": "same", "precision": "precision changed", "tactic": "kernel (tactic) changed",
@@ -371,8 +371,11 @@ class CompareDock(QWidget):
         self.model = GroupsModel(self)
         self.proxy = GroupsFilter(self)
         self.proxy.setSourceModel(self.model)
-        self.table = QTableView()
+        self.table = RowsTable()
         self.table.setModel(self.proxy)
+        self.table.row_name = lambda row: " + ".join(self._group(row)["base_layers"] or self._group(row)["other_layers"])
+        self.table.row_json = self._group
+        self.table.show_in_graph = lambda row: self.sig_group_selected.emit(self.proxy.mapToSource(self.proxy.index(row, 0)).row())
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -461,6 +464,10 @@ class CompareDock(QWidget):
         # only brought into view, never centred: a row the user is clicking is visible already, and a
         # scroll under a held button made Qt's drag-select take the row that came under the pointer
         self.table.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
+
+    def _group(self, row: int) -> dict[str, Any]:
+        """The group shown at view ``row``."""
+        return self.model.groups[self.proxy.mapToSource(self.proxy.index(row, 0)).row()]
 
     def clear_selection(self) -> None:
         """No row selected (Esc); the next click on any row selects it."""

@@ -580,6 +580,13 @@ class _LayerRows(RowsTable):
     def clearSelection(self) -> None:  # noqa: N802 - Qt's name
         self.selectionModel().clearSelection()
 
+    def selected_rows(self) -> list[int]:
+        """The rows of the layers selected (the mask's), top to bottom."""
+        sm, model = self.selectionModel(), self.model()
+        if isinstance(sm, MaskSelection) and isinstance(model, LayerTableModel):
+            return [int(r) for r in np.sort(model.rows_of_positions(sm.positions()))]
+        return super().selected_rows()
+
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
         sm = self.selectionModel()
         if isinstance(sm, MaskSelection):
@@ -641,6 +648,9 @@ class LayerTableView(QWidget):
 
         self.table = _LayerRows()
         self.table.setModel(self.model)
+        self.table.row_name = lambda row: self._layer(row).name
+        self.table.row_json = lambda row: self._layer(row).to_json()
+        self.table.show_in_graph = lambda _row: self.sig_layers_selected.emit(self.selected_layers())
         self.selection = MaskSelection(self.model, self.table)
         self.table.setSelectionModel(self.selection)
         self.selection.on_change = self._on_selection_changed
@@ -754,6 +764,11 @@ class LayerTableView(QWidget):
     def _selected_positions(self) -> np.ndarray:
         """The layer positions of the selected rows, in row order."""
         return self.selection.positions(row_order=True)
+
+    def _layer(self, row: int) -> Any:
+        engine = self.model.engine()
+        assert engine is not None
+        return engine.layers[self.model.position(row)]
 
     def selected_layers(self) -> list[int]:
         """``Layer.index`` of the selected rows, in row order (from the selection's mask)."""
