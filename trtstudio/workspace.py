@@ -6,6 +6,12 @@ draws or runs anything: loading, analysis and profiling happen in workers, and t
 handed to the workspace, which rejects stale ones (an analysis computed for an engine or model no
 longer open).
 
+The selection is one for every view (graph, layer table, compare table, findings, search): views
+call :meth:`Workspace.select_layers` / :meth:`Workspace.select_nodes` / :meth:`Workspace.clear_selection`
+and highlight their part on the ``selection`` event. Each non-empty selection is kept in
+:class:`SelectionHistory`, which :meth:`Workspace.selection_back` and :meth:`Workspace.selection_forward`
+walk (the window's Alt+Left / Alt+Right); a selection made while one is replayed is not recorded.
+
 Runs carry the model they ran (:class:`~trtstudio.profiling.session.RunRecord`: path, content
 hash, backend, shapes, settings). Opening another model never relabels a run: the run stays listed
 under its own model, and a report or session of this workspace includes only the runs of the model
@@ -23,7 +29,8 @@ per-node layers and times, the table without findings), then the whole one, each
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +103,60 @@ class Selection:
     node_index: Any = field(default=None, compare=False, repr=False)
 
 
+def _same(a: Selection, b: Selection) -> bool:
+    return a.layers == b.layers and a.nodes == b.nodes
+
+
+class SelectionHistory:
+    """The selections made, oldest first, and where back/forward stand (as a browser's history):
+    a new selection after going back drops the ones ahead. At most ``limit`` are kept."""
+
+    def __init__(self, limit: int = 100) -> None:
+        self.items: list[Selection] = []
+        self.pos = -1
+        self.limit = limit
+
+    def clear(self) -> None:
+        self.items, self.pos = [], -1
+
+    def push(self, sel: Selection) -> None:
+        """Record ``sel`` (an empty one, or the one recorded last again, is not recorded)."""
+        if not sel.layers and not sel.nodes:
+            return
+        if 0 <= self.pos and _same(self.items[self.pos], sel):
+            return
+        del self.items[self.pos + 1:]
+        self.items.append(sel)
+        if len(self.items) > self.limit:
+            del self.items[0]
+        self.pos = len(self.items) - 1
+
+    def back(self, current: Selection) -> Selection | None:
+        """The selection before ``current`` (the last recorded one when ``current`` is not it, e.g.
+        after Esc cleared it), or None at the start."""
+        if self.pos < 0:
+            return None
+        if not _same(self.items[self.pos], current):
+            return self.items[self.pos]
+        if self.pos == 0:
+            return None
+        self.pos -= 1
+        return self.items[self.pos]
+
+    def forward(self) -> Selection | None:
+        """The selection after the one back went to, or None at the end."""
+        if self.pos + 1 >= len(self.items):
+            return None
+        self.pos += 1
+        return self.items[self.pos]
+
+    def can_go_back(self, current: Selection) -> bool:
+        return self.pos > 0 or (self.pos == 0 and not _same(self.items[0], current))
+
+    def can_go_forward(self) -> bool:
+        return self.pos + 1 < len(self.items)
+
+
 class Workspace:
     """The open model (and its display graph), the engine with its analysis, runs, accuracy and
     the selection. See the module docstring for the events."""
@@ -113,6 +174,8 @@ class Workspace:
         self.accuracy: dict[str, Any] | None = None
         self.sweeps: list[dict[str, Any]] = []  # trtstudio.sweep/1 and trtstudio.mix/1 documents, in order
         self.selection = Selection()
+        self.history = SelectionHistory()
+        self._replaying = False
         self._model_gen = 0
         self._engine_gen = 0
 
@@ -133,6 +196,7 @@ class Workspace:
         self.analysis = None  # it was made for the previous graph: the caller supplies the new one
         self.unsupported = []
         self.selection = Selection()
+        self.history.clear()
         self.events.emit("model", self)
 
     # -- engine and analysis ----------------------------------------------------------------------
@@ -149,6 +213,7 @@ class Workspace:
         token = self.token()
         self.analysis = None
         self.selection = Selection()
+        self.history.clear()
         self.events.emit("engine", self)
         if analysis is not None:
             self.set_analysis(analysis, token)
@@ -267,9 +332,7 @@ class Workspace:
         """Select engine layers; their ONNX nodes (through the analysis) are selected with them."""
         pos = list(map(int, positions))
         nodes, index = self.analysis.nodes_and_indices_of(pos) if self.analysis is not None else ([], None)
-        self.selection = Selection(pos, nodes, source, index)
-        self.events.emit("selection", self)
-        return self.selection
+        return self._set_selection(Selection(pos, nodes, source, index))
 
     def select_nodes(self, names: Iterable[str], source: str = "graph") -> Selection:
         """Select ONNX nodes; the layers they became are selected with them."""
@@ -277,9 +340,36 @@ class Workspace:
         layers: list[int] = []
         if self.analysis is not None:
             layers = self.analysis.layers_of_nodes(names)
-        self.selection = Selection(layers, names, source)
+        return self._set_selection(Selection(layers, names, source))
+
+    def clear_selection(self, source: str = "") -> Selection:
+        """Select nothing (Esc); the history keeps what was selected, so back returns to it."""
+        return self._set_selection(Selection(source=source))
+
+    def _set_selection(self, sel: Selection) -> Selection:
+        self.selection = sel
+        if not self._replaying:
+            self.history.push(sel)
         self.events.emit("selection", self)
-        return self.selection
+        return sel
+
+    @contextmanager
+    def replaying(self) -> Iterator[None]:
+        """Selections made inside are not recorded in the history (the views restoring one)."""
+        was, self._replaying = self._replaying, True
+        try:
+            yield
+        finally:
+            self._replaying = was
+
+    def selection_back(self) -> Selection | None:
+        """The selection to go back to (see :meth:`SelectionHistory.back`); the caller makes it
+        inside :meth:`replaying`."""
+        return self.history.back(self.selection)
+
+    def selection_forward(self) -> Selection | None:
+        """The selection to go forward to, or None."""
+        return self.history.forward()
 
     # -- reports and sessions ---------------------------------------------------------------------
     def is_empty(self) -> bool:

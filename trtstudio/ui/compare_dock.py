@@ -18,15 +18,20 @@ the side-by-side views; a node clicked in either of those selects its group's ro
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PySide6.QtCore import (
+    QItemSelectionModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
+    QPointF,
     QSortFilterProxyModel,
     Qt,
     QTimer,
@@ -40,7 +45,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -50,6 +54,7 @@ from trtstudio.palette import NO_LAYER_COLOR, SEVERITY_COLORS, UNMEASURED_COLOR,
 from trtstudio.ui.engine_graph import build_engine_graph, engine_label, paint_layers, show_layer_properties
 from trtstudio.ui.graph_view import GraphView
 from trtstudio.ui.rows_model import RowsModel
+from trtstudio.ui.tables import RowsTable
 
 CHANGE_MODES = ("Change", "Change: time")
 CHANGE_TEXT = {"same": "same", "precision": "precision changed", "tactic": "kernel (tactic) changed",
@@ -62,6 +67,19 @@ TIME_COLOURS = {"much faster": "#1b7837", "faster": "#7fbf7b", "about the same":
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("Change", "Base layers", "Base precision", "Base ms", "Other layers", "Other precision", "Other ms",
            "Δ ms", "Δ %", "Matched by / reason")
+
+
+_NOT_COMPUTE = re.compile(r"(\.(weight|bias)(_quant(ized)?)?$)|^(Quantize|Dequantize)Linear(_\d+)?$")
+
+
+def layer_display_name(name: str) -> str:
+    """A layer's name as the table shows it: a fused name without the parts that are weights or
+    Q/DQ nodes (``layer1.0.conv1.weight + QuantizeLinear_20 + Conv_22`` -> ``Conv_22``), so the
+    convolution shows where QAT exports fold their weights in; the name as it is when nothing else
+    is left. The tooltip keeps the whole name."""
+    parts = name.split(" + ")
+    kept = [p for p in parts if not _NOT_COMPUTE.search(p)]
+    return " + ".join(kept) if kept and len(kept) < len(parts) else name
 
 
 def time_class(g: dict[str, Any], largest: float) -> str:
@@ -202,6 +220,7 @@ class GroupsModel(RowsModel):
     """The aligned groups of a PairDiff, one per row (see :data:`COLUMNS`)."""
 
     COLUMNS = COLUMNS
+    DESCENDING_FIRST = frozenset({3, 6, 7, 8})  # the time columns: the slowest (or most slowed) first
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -232,7 +251,8 @@ class GroupsModel(RowsModel):
         v = self._value(g, col)
         if role == Qt.ItemDataRole.DisplayRole:
             if isinstance(v, list):
-                return " | ".join(v[:3]) + (f" (+{len(v) - 3})" if len(v) > 3 else "") if v else "-"
+                shown = [layer_display_name(n) for n in v[:3]]
+                return " | ".join(shown) + (f" (+{len(v) - 3})" if len(v) > 3 else "") if v else "-"
             if col in (3, 6):
                 return "-" if v is None else f"{v:.3g}"
             if col == 7:
@@ -351,8 +371,11 @@ class CompareDock(QWidget):
         self.model = GroupsModel(self)
         self.proxy = GroupsFilter(self)
         self.proxy.setSourceModel(self.model)
-        self.table = QTableView()
+        self.table = RowsTable()
         self.table.setModel(self.proxy)
+        self.table.row_name = lambda row: " + ".join(self._group(row)["base_layers"] or self._group(row)["other_layers"])
+        self.table.row_json = self._group
+        self.table.show_in_graph = lambda row: self.sig_group_selected.emit(self.proxy.mapToSource(self.proxy.index(row, 0)).row())
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -434,9 +457,26 @@ class CompareDock(QWidget):
         if not idx.isValid():
             self.set_filter(None)
             idx = self.proxy.mapFromSource(src)
-        if idx.isValid():
+        if not idx.isValid():
+            return
+        if self.table.selectionModel().currentIndex().row() != idx.row():
             self.table.selectRow(idx.row())
-            self.table.scrollTo(idx, QAbstractItemView.ScrollHint.PositionAtCenter)
+        # only brought into view, never centred: a row the user is clicking is visible already, and a
+        # scroll under a held button made Qt's drag-select take the row that came under the pointer
+        self.table.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
+
+    def _group(self, row: int) -> dict[str, Any]:
+        """The group shown at view ``row``."""
+        return self.model.groups[self.proxy.mapToSource(self.proxy.index(row, 0)).row()]
+
+    def clear_selection(self) -> None:
+        """No row selected (Esc); the next click on any row selects it."""
+        self._quiet = True
+        try:
+            self.table.clearSelection()
+            self.table.selectionModel().setCurrentIndex(QModelIndex(), QItemSelectionModel.SelectionFlag.NoUpdate)
+        finally:
+            self._quiet = False
 
     def selected_group(self) -> int | None:
         idx = self.table.selectionModel().currentIndex()
@@ -450,7 +490,11 @@ def _html(text: str) -> str:
 
 
 class SideBySide(QSplitter):
-    """Both engines' layer graphs, base left, other right, each under its title."""
+    """Both engines' layer graphs, base left, other right, each under its title (in full, wrapped).
+
+    The two views move together: a pan, zoom or fit of one moves the other by as much (same zoom,
+    its centre shifted by the same scene distance), so a part of one engine and its counterpart
+    stay side by side; a group's selection centres each on its own layers (:meth:`unlinked`)."""
 
     def __init__(self, controller: CompareController, base_title: str, other_title: str) -> None:
         super().__init__(Qt.Orientation.Horizontal)
@@ -458,6 +502,7 @@ class SideBySide(QSplitter):
         self.base_view, self.other_view = GraphView(), GraphView()
         self._current = self.base_view
         self.titles: list[QLabel] = []
+        self._linking = False
         for view, title in ((self.base_view, base_title), (self.other_view, other_title)):
             box = QWidget()
             lay = QVBoxLayout(box)
@@ -465,20 +510,61 @@ class SideBySide(QSplitter):
             label = QLabel(title)
             label.setStyleSheet("QLabel { font-weight: bold; padding: 3px; }")
             label.setToolTip(title)
+            label.setWordWrap(True)  # both engines' names in full, on two lines where narrow
             label.setMinimumWidth(1)  # a long title must not widen the centre (the side docks would shrink)
             self.titles.append(label)
             lay.addWidget(label)
             lay.addWidget(view, 1)
             self.addWidget(box)
             view.sig_node_selected.connect(lambda i, v=view: self._on_node(v, i))
+        self._seen = {id(v): (v.scale, v.center_scene()) for v in (self.base_view, self.other_view)}
+        for v in (self.base_view, self.other_view):
+            v.sig_view_moved.connect(lambda v=v: self._on_moved(v))
+            v.sig_zoom_changed.connect(lambda _s, v=v: self._on_moved(v))
+
+    def _other(self, view: GraphView) -> GraphView:
+        return self.other_view if view is self.base_view else self.base_view
+
+    def _remember(self) -> None:
+        for v in (self.base_view, self.other_view):
+            self._seen[id(v)] = (v.scale, v.center_scene())
+
+    def _on_moved(self, view: GraphView) -> None:
+        if self._linking:
+            return
+        _s0, c0 = self._seen[id(view)]
+        c1 = view.center_scene()
+        dst = self._other(view)
+        _ds, dc = self._seen[id(dst)]
+        self._linking = True
+        try:
+            dst.set_view(view.scale, QPointF(dc.x() + c1.x() - c0.x(), dc.y() + c1.y() - c0.y()))
+        finally:
+            self._linking = False
+        self._remember()
+
+    @contextmanager
+    def unlinked(self) -> Iterator[None]:
+        """Moves made inside (each side centred on its own layers) are not copied to the other side."""
+        was, self._linking = self._linking, True
+        try:
+            yield
+        finally:
+            self._linking = was
+            self._remember()
 
     def fit_both(self) -> None:
-        """Fit each side to the pane it has now (once the tab is laid out)."""
-        for v in (self.base_view, self.other_view):
-            if v.selected:
-                v.center_on(sorted(v.selected), zoom_in=False)
-            else:
-                v.fit()
+        """Fit each side to the pane it has now (once the tab is laid out), at one zoom: the smaller
+        of the two fits, so labels read the same size on both sides."""
+        with self.unlinked():
+            for v in (self.base_view, self.other_view):
+                if v.selected:
+                    v.center_on(sorted(v.selected), zoom_in=False)
+                else:
+                    v.fit()
+            scale = min(self.base_view.scale, self.other_view.scale)
+            for v in (self.base_view, self.other_view):
+                v.set_view(scale, v.center_scene())
 
     def current_view(self) -> GraphView:
         """The side clicked last (the base at first): Fit, zoom and search act on it."""
@@ -660,9 +746,10 @@ class CompareController(QObject):
                     graphs.engine_view.select(graphs.layer_display_indices(graphs.engine_view.dg, base),
                                               center=shown and graphs.showing_engine_graph())
             if self.tab is not None:
-                for view, key in ((self.tab.base_view, "base_index"), (self.tab.other_view, "other_index")):
-                    idx = graphs.layer_display_indices(view.dg, list(g[key]))
-                    view.select(idx, center=bool(idx))
+                with self.tab.unlinked():  # each side centred on its own layers
+                    for view, key in ((self.tab.base_view, "base_index"), (self.tab.other_view, "other_index")):
+                        idx = graphs.layer_display_indices(view.dg, list(g[key]))
+                        view.select(idx, center=bool(idx))
             self.dock_widget.select_group(row)
         finally:
             self._linking = False

@@ -4,7 +4,10 @@ graph, the engine's layer table, the findings, the search and the properties vie
 A node selected on the main graph selects its engine layers in the table (through
 ``Workspace.select_nodes``); layers selected in the table select their nodes on the graph
 (``Workspace.select_layers``); a finding selects its layer or nodes; double-clicking a node with
-subgraphs (If, Loop, Scan) opens each in a tab of its own.
+subgraphs (If, Loop, Scan) opens each in a tab of its own. A search hit selects as a click on it
+would, in every view. Esc clears the selection everywhere (:meth:`GraphTabs.clear_selection`);
+Alt+Left / Alt+Right go back and forward through the workspace's selection history
+(:meth:`GraphTabs.back`, :meth:`GraphTabs.forward`), restored in every view.
 
 The first tab holds two views: the model's graph (``view``) and the engine's own graph
 (``engine_view``, layers as nodes: ``ui.engine_graph``), one shown at a time (View > Engine graph).
@@ -141,29 +144,42 @@ class GraphTabs(QObject):
             return
         main = view is self.view
         w.side_tabs.show_properties(view.dg, display_index, w.analysis if main else None)
+        if display_index < 0:  # a click on the background: nothing selected
+            if main:
+                w.workspace.clear_selection(source="graph")
+                self._quiet_table([])
+            return
         ni = view.dg.node_index(display_index)
-        if not main or w.analysis is None or ni is None:
+        if not main or ni is None:
             return
         sel = w.workspace.select_nodes([view.dg.graph.nodes[ni].name], source="graph")
+        if w.analysis is not None:
+            self._quiet_table(sel.layers)
+
+    def _quiet_table(self, layers: list[int]) -> None:
+        """Select ``layers`` in the table without its signal coming back here."""
+        w = self.w
         self._syncing = True
         try:
-            w.engine_tabs.select_layers(sel.layers)
+            w.engine_tabs.select_layers(layers)
         finally:
             self._syncing = False
 
     def _on_layer_node_selected(self, display_index: int) -> None:
         """A node of the engine's graph: its layer in the table, its ONNX nodes on the model's graph."""
         w, edg = self.w, self.engine_view.dg
+        if display_index < 0:
+            w.side_tabs.show_properties(None, -1)
+            w.workspace.clear_selection(source="engine graph")
+            self._quiet_table([])
+            self.view.select([], center=False)
+            return
         show_layer_properties(w.side_tabs, edg, display_index, w.analysis)
         layer = edg.node_index(display_index) if edg is not None else None
         if w.analysis is None or layer is None:
             return
         sel = w.workspace.select_layers([layer], source="engine graph")
-        self._syncing = True
-        try:
-            w.engine_tabs.select_layers(sel.layers)
-        finally:
-            self._syncing = False
+        self._quiet_table(sel.layers)
         self.select_model_nodes(sel, center=False)
 
     def layer_display_indices(self, dg: object, layer_indices: list[int]) -> list[int]:
@@ -219,7 +235,51 @@ class GraphTabs(QObject):
             self.view.select([dg.display_index(g.node_by_name[n]) for n in nodes if n in g.node_by_name])
 
     def on_search_hit(self, view: GraphView, target: int) -> None:
-        self.w.side_tabs.show_properties(view.dg, target, self.w.analysis if view is self.view else None)
+        """A search match selected in ``view``: as a click on it (its layer in the table, Properties
+        of the engine layer on the engine's graph, the group's row in a comparison)."""
+        view.sig_node_selected.emit(target)
+
+    # ---- Esc, back and forward ------------------------------------------------------------------
+    def clear_selection(self) -> None:
+        """Esc: nothing selected in any view (graphs, the layer table, the Compare table)."""
+        w = self.w
+        for v in self.views():
+            v.select([], center=False)
+        w.side_tabs.show_properties(None, -1)
+        self._quiet_table([])
+        compare = getattr(w, "compare", None)
+        if compare is not None:
+            compare.dock_widget.clear_selection()
+        w.workspace.clear_selection(source="esc")
+
+    def back(self) -> bool:
+        """Alt+Left: the selection before this one, in every view (False: none before)."""
+        return self.show_selection(self.w.workspace.selection_back())
+
+    def forward(self) -> bool:
+        """Alt+Right: the selection back went from (False: none)."""
+        return self.show_selection(self.w.workspace.selection_forward())
+
+    def show_selection(self, sel: Any) -> bool:
+        """Select ``sel`` (a ``workspace.Selection`` from the history) in every view, unrecorded."""
+        w = self.w
+        if sel is None:
+            return False
+        with w.workspace.replaying():
+            if sel.layers and w.analysis is not None:
+                self.select_layers(list(sel.layers))
+            elif sel.nodes and w.display is not None:
+                dg = w.display
+                w.workspace.select_nodes(sel.nodes, source=sel.source)
+                idx = dg.display_indices(sel.nodes)
+                self.tabs.setCurrentIndex(0)
+                self.show_engine_graph(False)
+                self.view.select(idx, center=True)
+                if idx:
+                    w.side_tabs.show_properties(dg, idx[0], w.analysis)
+            else:
+                return False
+        return True
 
     def mark_flagged(self, unsupported: list[dict[str, Any]]) -> int:
         """Mark the nodes the TensorRT parser rejects on the main graph; how many were found."""

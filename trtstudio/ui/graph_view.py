@@ -14,14 +14,25 @@ chain; re-layouts of big graphs run in a worker).
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
-from PySide6.QtWidgets import QToolTip, QWidget
+from PySide6.QtGui import (
+    QColor,
+    QContextMenuEvent,
+    QHelpEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QToolTip, QWidget
 
 from trtstudio.graph.display import DisplayGraph, Placement
 from trtstudio.graph.fold import Folding
@@ -42,6 +53,7 @@ class GraphView(QWidget):
     sig_node_activated = Signal(int)  # double click
     sig_zoom_changed = Signal(float)
     sig_folding_changed = Signal(int)  # nodes folded after a (re-)layout
+    sig_view_moved = Signal()  # the scene point at the widget's origin changed (pan, zoom, fit, centring)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -51,7 +63,7 @@ class GraphView(QWidget):
         self.setAutoFillBackground(False)
         self.dg: DisplayGraph | None = None
         self.scale = 1.0
-        self.offset = QPointF(0, 0)  # scene point at widget origin
+        self._offset = QPointF(0, 0)  # scene point at widget origin (``offset``)
         self.selected: set[int] = set()
         self.current: int = -1
         self._highlight: set[int] = set()  # search hits
@@ -72,6 +84,28 @@ class GraphView(QWidget):
         self._moved = False
         self._pending_center: list[int] | None = None  # centre on these once the re-layout is shown
         self._user_moved = False  # pan, zoom or select since the first frame
+
+    @property
+    def offset(self) -> QPointF:
+        """The scene point at the widget's origin; setting it emits ``sig_view_moved`` (a copy is
+        returned, so ``view.offset -= d`` sets it)."""
+        return QPointF(self._offset)
+
+    @offset.setter
+    def offset(self, value: QPointF) -> None:
+        if value != self._offset:
+            self._offset = QPointF(value)
+            self.sig_view_moved.emit()
+
+    def center_scene(self) -> QPointF:
+        """The scene point at the centre of the drawing area."""
+        return self.to_scene(QPointF(self.width() / 2, self.viewport_height() / 2))
+
+    def set_view(self, scale: float, center: QPointF) -> None:
+        """Show scene point ``center`` at the middle of the drawing area at zoom ``scale``."""
+        self._set_scale(scale)
+        self.offset = QPointF(center.x() - self.width() / 2 / scale, center.y() - self.viewport_height() / 2 / scale)
+        self.update()
 
     def set_dark(self, dark: bool) -> None:
         self.dark = dark
@@ -343,6 +377,62 @@ class GraphView(QWidget):
         self.update()
         if emit:
             self.sig_node_selected.emit(self.current)
+
+    # ---- context menu and export -------------------------------------------------------
+    def item_json(self, i: int) -> dict[str, Any]:
+        """What "Copy as JSON" copies for display item ``i``: a node's name, op, inputs and
+        outputs (a layer graph's node: the layer's name), or a graph input/output tensor."""
+        dg = self.dg
+        assert dg is not None
+        ni = dg.node_index(i)
+        if ni is None:
+            return {"tensor": str(dg.ref[i]), "kind": "input" if dg.kind[i] == 0 else "output"}
+        n = dg.graph.nodes[ni]
+        return {"name": n.onnx_name or n.name, "op_type": n.op_type, "domain": n.domain,
+                "inputs": list(n.inputs), "outputs": list(n.outputs)}
+
+    def node_menu(self, i: int) -> QMenu:
+        """The context menu at display item ``i`` (-1: the background)."""
+        menu = QMenu(self)
+        clip = QApplication.clipboard()
+        if i >= 0 and self.dg is not None:
+            doc = self.item_json(i)
+            menu.addAction("Copy name", lambda: clip.setText(str(doc.get("name", doc.get("tensor", "")))))
+            menu.addAction("Copy as JSON", lambda: clip.setText(json.dumps(doc, indent=1)))
+            menu.addSeparator()
+        menu.addAction("Fit", self.fit)
+        menu.addAction("Export as PNG...", lambda: self._export_dialog("png"))
+        menu.addAction("Export as SVG...", lambda: self._export_dialog("svg"))
+        menu.addAction("Copy image", lambda: clip.setImage(self.grab().toImage()))
+        return menu
+
+    def export_image(self, path: str) -> None:
+        """The view as drawn now, at ``path``: SVG (vector, through QSvgGenerator) or an image."""
+        if path.lower().endswith(".svg"):
+            from PySide6.QtCore import QPoint, QSize
+            from PySide6.QtSvg import QSvgGenerator
+
+            gen = QSvgGenerator()
+            gen.setFileName(path)
+            gen.setSize(QSize(self.width(), self.height()))
+            gen.setViewBox(self.rect())
+            gen.setTitle("trtstudio graph")
+            painter = QPainter(gen)
+            self.render(painter, QPoint(0, 0))
+            painter.end()
+        else:
+            self.grab().save(path)
+
+    def _export_dialog(self, kind: str) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export graph", f"graph.{kind}", f"{kind.upper()} (*.{kind})")
+        if path:
+            self.export_image(path)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt override
+        i = self.node_at(QPointF(event.pos()))
+        if i >= 0 and i not in self.selected:  # the node under the pointer is selected first
+            self.select([i], center=False, emit=True)
+        self.node_menu(i).exec(event.globalPos())
 
     # ---- events -----------------------------------------------------------------------
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802

@@ -48,6 +48,7 @@ from trtstudio.palette import PRECISION_COLORS as _PRECISION
 from trtstudio.palette import SEVERITY_COLORS as _SEVERITY
 from trtstudio.palette import tint
 from trtstudio.ui.layer_selection import MaskSelection
+from trtstudio.ui.rows_model import initial_sort_order
 from trtstudio.ui.tables import RowsTable, rows_only_header
 
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # raw number (float) or lower-case text
@@ -510,6 +511,8 @@ class LayerTableModel(QAbstractTableModel):
                 return COLUMNS[section].header
             if orientation == Qt.Orientation.Vertical:
                 return str(section + 1)
+        if role == Qt.ItemDataRole.InitialSortOrderRole and orientation == Qt.Orientation.Horizontal:
+            return initial_sort_order(0 <= section < len(COLUMNS) and COLUMNS[section].timed)
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -577,6 +580,13 @@ class _LayerRows(RowsTable):
     def clearSelection(self) -> None:  # noqa: N802 - Qt's name
         self.selectionModel().clearSelection()
 
+    def selected_rows(self) -> list[int]:
+        """The rows of the layers selected (the mask's), top to bottom."""
+        sm, model = self.selectionModel(), self.model()
+        if isinstance(sm, MaskSelection) and isinstance(model, LayerTableModel):
+            return [int(r) for r in np.sort(model.rows_of_positions(sm.positions()))]
+        return super().selected_rows()
+
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
         sm = self.selectionModel()
         if isinstance(sm, MaskSelection):
@@ -638,6 +648,9 @@ class LayerTableView(QWidget):
 
         self.table = _LayerRows()
         self.table.setModel(self.model)
+        self.table.row_name = lambda row: self._layer(row).name
+        self.table.row_json = lambda row: self._layer(row).to_json()
+        self.table.show_in_graph = lambda _row: self.sig_layers_selected.emit(self.selected_layers())
         self.selection = MaskSelection(self.model, self.table)
         self.table.setSelectionModel(self.selection)
         self.selection.on_change = self._on_selection_changed
@@ -751,6 +764,11 @@ class LayerTableView(QWidget):
     def _selected_positions(self) -> np.ndarray:
         """The layer positions of the selected rows, in row order."""
         return self.selection.positions(row_order=True)
+
+    def _layer(self, row: int) -> Any:
+        engine = self.model.engine()
+        assert engine is not None
+        return engine.layers[self.model.position(row)]
 
     def selected_layers(self) -> list[int]:
         """``Layer.index`` of the selected rows, in row order (from the selection's mask)."""

@@ -13,6 +13,8 @@ class RowsModel(QAbstractTableModel):
     ``data``. :meth:`replace` swaps the rows in one reset."""
 
     COLUMNS: tuple[str, ...] = ()
+    # columns whose first click sorts descending (times: the slowest first), by Qt's InitialSortOrderRole
+    DESCENDING_FIRST: frozenset[int] = frozenset()
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -32,4 +34,12 @@ class RowsModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self.COLUMNS[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.InitialSortOrderRole:
+            return initial_sort_order(section in self.DESCENDING_FIRST)
         return None
+
+
+def initial_sort_order(descending: bool) -> int | None:
+    """What ``headerData`` answers for Qt's ``InitialSortOrderRole``: a time column's first click
+    sorts it descending (the slowest first); None leaves Qt's ascending."""
+    return Qt.SortOrder.DescendingOrder.value if descending else None

@@ -1,12 +1,41 @@
-"""Find in the graph: the toolbar's search field, match count and next/previous, on the current tab."""
+"""Find in the graph: the toolbar's search field, match count and next/previous, on the current tab.
+
+Matches are ranked: a node (or engine layer) named exactly as typed first, then names containing
+it, then op types, then nodes found only through a tensor name ("Reformat" finds the reformatting
+layers before ``MaxPool_2``, whose output tensor is named ``Reformatted ...``). A match selected
+selects as a click on it would, in every view (the window links ``sig_hit``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel, QLineEdit, QToolBar
+
+RANK_MAX = 20000  # matches ranked in full; above, only an exact name goes first
+
+
+def rank_matches(graph: Any, found: list[int], text: str) -> list[int]:
+    """``found`` (node indices of ``graph.find(text)``) ranked: exact name, name containing
+    ``text``, op type containing it, the rest (tensor names); graph order within each rank."""
+    q = text.strip().lower()
+    if not found or not q:
+        return found
+    nodes = graph.nodes
+    if len(found) > RANK_MAX:  # a keystroke stays cheap: only an exact name (as typed) comes first
+        exact = graph.node_by_name.get(text.strip())
+        first = [exact] if exact is not None and exact in set(found) else []
+        return first + [i for i in found if not first or i != first[0]]
+    rank = np.empty(len(found), dtype=np.int8)
+    for k, i in enumerate(found):
+        n = nodes[i]
+        name = n.name.lower()
+        rank[k] = 0 if name == q else 1 if q in name else 2 if q in n.qualified_op.lower() else 3
+    order = np.argsort(rank, kind="stable")
+    return [found[int(k)] for k in order]
 
 
 class SearchController(QObject):
@@ -39,7 +68,7 @@ class SearchController(QObject):
         view = self._view_getter()
         if view is None or view.dg is None:
             return
-        found = view.dg.graph.find(text) if text.strip() else []
+        found = rank_matches(view.dg.graph, view.dg.graph.find(text), text) if text.strip() else []
         self.hits = [view.dg.display_index(i) for i in found]
         self.pos = -1
         view.highlight = set(self.hits)

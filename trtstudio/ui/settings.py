@@ -6,18 +6,12 @@ import os
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 RECENT_MAX = 12
 PROFILE_WIDE_PX = 900  # from this width the profile panel has its controls beside its plots, above them when narrower
 THEMES = ("System", "Light", "Dark")
-_DARK = ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#e6e6e6"),
-         (QPalette.ColorRole.Base, "#1f1f1f"), (QPalette.ColorRole.AlternateBase, "#292929"),
-         (QPalette.ColorRole.Text, "#e6e6e6"), (QPalette.ColorRole.Button, "#353535"),
-         (QPalette.ColorRole.ButtonText, "#e6e6e6"), (QPalette.ColorRole.Highlight, "#3d7bd9"),
-         (QPalette.ColorRole.HighlightedText, "#ffffff"), (QPalette.ColorRole.ToolTipBase, "#333"),
-         (QPalette.ColorRole.ToolTipText, "#eee"))
 
 
 class AppSettings:
@@ -99,13 +93,9 @@ class AppSettings:
         self.qsettings().setValue("view/theme", name)
         if app is None:
             return dark
-        if dark:
-            pal = QPalette()
-            for role, col in _DARK:
-                pal.setColor(role, QColor(col))
-            app.setPalette(pal)
-        else:
-            app.setPalette(app.style().standardPalette())
+        from trtstudio.ui import theme
+
+        theme.apply(app, dark)  # the palette (disabled group too) and the plots
         return dark
 
 
