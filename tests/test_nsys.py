@@ -140,3 +140,59 @@ def test_kineto_trace_to_onnx_nodes(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["layers", str(path), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert {r["name"] for r in doc["kernels"]["ranges"]} == ops
+
+
+@pytest.mark.skipif(not (REAL.is_file() and A100.is_dir()), reason="fixtures absent")
+def test_verdict_of_the_real_export_beside_the_a100_engine() -> None:
+    """The H100 PyTorch export beside TREx's A100 engine: what it holds (PyTorch ranges, not the
+    engine's layers), on which devices, and that none of the engine's layers matched."""
+    from trtstudio.engine.node_time import trace_verdict
+
+    files = sorted(A100.iterdir())
+    eng = load_engine([*files, REAL])
+    names = [lay["Name"] for lay in json.loads((A100 / "resnet.onnx.engine.graph.json").read_text())["Layers"]]
+    v = trace_verdict(eng.kernels, str(REAL), [lay.name for lay in eng.layers], eng.device)
+    con = sqlite3.connect(f"file:{REAL}?mode=ro", uri=True)
+    kernels = con.execute("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+    devices = [d for (d,) in con.execute("SELECT DISTINCT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY deviceId")]
+    assert v["kernels"] == kernels == 3442 and v["layers"] == len(set(names)) and v["matched_layers"] == 0
+    assert v["source"] == "Nsight Systems export" and "PyTorch op ranges" in v["holds"]
+    assert f"devices {', '.join(map(str, devices))}" in v["gpu"] and "not named" in v["gpu"]
+    assert eng.device["name"] in v["gpu_note"] and "not recorded" in v["gpu_note"]
+    # the heaviest op named with its share of the kernel time, as `trtstudio layers` ranks them
+    top = max(eng.kernels["ranges"], key=lambda r: r["ms"])
+    assert f"{top['name']} {100 * top['ms'] / eng.kernels['total_ms']:.0f} %" in v["text"]
+    assert v["text"].startswith("h100_2gpu_1s.sqlite: ") and "\n" not in v["text"]
+    assert eng.kernels["archs"] and all(a.startswith("sm") for a in eng.kernels["archs"])
+
+
+@pytest.mark.skipif(not A100.is_dir(), reason=f"fixtures absent: {A100}")
+def test_verdict_of_a_tensorrt_export_counts_matched_layers_and_names_the_gpu(tmp_path: Path) -> None:
+    from trtstudio.engine.node_time import trace_verdict
+
+    graph = A100 / "resnet.onnx.engine.graph.json"
+    names = [lay["Name"] for lay in json.loads(graph.read_text())["Layers"]]
+    export = tmp_path / "run.sqlite"
+    half = names[: len(names) // 2]
+    totals = write_trt_export(export, half, inferences=2)
+    con = sqlite3.connect(export)  # the GPU table newer exports carry
+    con.execute("CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT, computeMajor INTEGER, computeMinor INTEGER)")
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 PCIe', 9, 0)")
+    con.commit()
+    con.close()
+    eng = load_engine([graph, A100 / "resnet.onnx.engine.metadata.json", export])
+    assert eng.kernels["gpus"] == [{"id": 0, "name": "NVIDIA H100 PCIe", "compute_capability": "9.0"}]
+    v = trace_verdict(eng.kernels, str(export), [lay.name for lay in eng.layers], eng.device)
+    assert v["matched_layers"] == len(set(half)) and v["holds"].startswith("TensorRT layer ranges")
+    assert f"{len(set(half))} of {len(set(names))} engine layers matched" in v["text"]
+    assert v["matched_ms"] == pytest.approx(sum(totals.values()))
+    assert "NVIDIA H100 PCIe (9.0)" in v["gpu"]
+    assert "A100" in eng.device["name"]
+    assert v["gpu_note"] == f"another GPU than the engine's {eng.device['name']} ({eng.device['compute_capability']})"
+
+
+def test_kernel_archs_from_names() -> None:
+    from trtstudio.engine.nsys import kernel_archs
+
+    assert kernel_archs(["sm80_xmma_gemm_f16", "ampere_sgemm", "cutlass_80_tensorop_sm90_s16816gemm_x",
+                         "sm_75_something", "elementwise_kernel", "fsm100_x"]) == ["sm75", "sm80", "sm90"]

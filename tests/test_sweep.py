@@ -234,3 +234,29 @@ def test_a_shape_sweep_knee_counts_elements_per_second() -> None:
     assert k is not None and k["label"] == "x 320" and k["unit"] == "elements"
     assert k["rate"] == pytest.approx(1e9 / 60.0, rel=0.02)
     assert knee(steps)["label"] == "x 160"  # in samples/s the larger images are only slower
+
+
+def test_sweep_progress_within_a_step_and_time_left() -> None:
+    """The Sweep tab's progress (issue 52 item 5): a step's share and the time left, by duration or
+    by inferences."""
+    from trtstudio.profiling.sweep import STEP_DURATION_S, sweep_progress
+
+    assert 1.0 <= STEP_DURATION_S <= 10.0  # a few seconds a step
+    # duration: 2 of 4 steps took 3.5 s each (3 s measured + 0.5 s loading and warm-up); the third is 1.75 s in
+    p = sweep_progress(4, [3.5, 3.5], 1.75, duration_s=3.0)
+    assert p["step_fraction"] == pytest.approx(0.5) and p["fraction"] == pytest.approx(2.5 / 4)
+    assert p["left_s"] == pytest.approx(1.75 + 3.5)
+    # iterations: 250 of 1000 inferences done in 5 s of the first step: 15 s more, then 3 steps at least as long
+    p = sweep_progress(4, [], 5.0, done=250, iterations=1000)
+    assert p["step_fraction"] == pytest.approx(0.25) and p["left_s"] == pytest.approx(15.0 + 3 * 20.0)
+    # a later, slower step sets the pace of the ones after it
+    p = sweep_progress(3, [10.0], 30.0, done=500, iterations=1000)
+    assert p["left_s"] == pytest.approx(30.0 + 60.0)
+    # warming up: no share of the step yet, and no estimate before any pace is known
+    p = sweep_progress(4, [], 0.4, done=0, iterations=1000, measuring=False)
+    assert p["step_fraction"] == 0.0 and p["left_s"] is None and p["fraction"] == 0.0
+    # steps counted only (a precision sweep's variants): the finished ones set the pace
+    p = sweep_progress(5, [10.0, 14.0], 4.0)
+    assert p["step_fraction"] == 0.0 and p["left_s"] == pytest.approx(8.0 + 2 * 12.0)
+    # the last step near its end never claims more than 99 % by time
+    assert sweep_progress(2, [3.2], 9.0, duration_s=3.0)["step_fraction"] == pytest.approx(0.99)

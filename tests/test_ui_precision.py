@@ -30,6 +30,8 @@ def test_sweep_from_dialog(qtbot, tiny, tmp_path) -> None:
         assert not dlg.run_button.isEnabled()
     result = blocker.args[0]
     assert isinstance(result, SweepResult)
+    # the phase line was paced step by step (what it said is test_step_pace_says_the_step_and_the_time_left's)
+    assert dlg._pace.finished_s and len(dlg._pace.finished_s) <= dlg._pace.total and not dlg._pace._timer.isActive()
     assert [v.name for v in result.variants] == ["fp32", "fp16", "int8"]
     assert dlg.table.rowCount() == 3 and dlg.table.columnCount() == len(COLUMNS)
     assert dlg.table.item(1, 0).text() == "FP16"
@@ -77,3 +79,28 @@ def test_bad_calibration_folder_reports_error(qtbot, tiny, tmp_path) -> None:
     qtbot.waitUntil(lambda: "Sweep failed" in dlg.status_label.text(), timeout=20_000)
     assert "input 'x'" in dlg.status_label.text() and "[N,3,16,16]" in dlg.status_label.text()
     qtbot.waitUntil(lambda: dlg._handle is None, timeout=10_000)
+
+
+def test_step_pace_says_the_step_and_the_time_left(qtbot, monkeypatch) -> None:
+    """A precision sweep's steps (variants) paced by the finished ones: the step under way, its
+    seconds and an estimate of the time left, refreshed without a new report."""
+    from PySide6.QtWidgets import QLabel
+
+    from trtstudio.ui import sweep_progress
+
+    now = [100.0]
+    monkeypatch.setattr(sweep_progress.time, "monotonic", lambda: now[0])
+    label = QLabel()
+    qtbot.addWidget(label)
+    pace = sweep_progress.StepPace(label)
+    pace.start()
+    pace.report("fp32: making the variant", 0, 4)
+    assert "step 1 of 4" in label.text() and "left" not in label.text()  # no pace yet
+    now[0] += 10.0
+    pace.report("fp16: making the variant", 1, 4)
+    now[0] += 4.0
+    pace.tick()  # the timer's refresh: no report needed
+    text = label.text()
+    assert text.startswith("fp16: making the variant") and "step 2 of 4, 4 s in it" in text
+    assert "about 26 s left" in text  # 6 s more of this step, then 2 steps of 10 s
+    pace.stop()

@@ -32,6 +32,7 @@ def panel(qtbot: Any):
 
 
 def _fast(panel: Any, iterations: int = 4) -> None:
+    panel.sweep_tab.step_spin.setValue(0)  # each step as the panel's Measure: a few inferences
     panel.count_mode.setCurrentIndex(0)
     panel.count_spin.setValue(iterations)
     panel.warmup_spin.setValue(1)
@@ -91,3 +92,44 @@ def test_stop_keeps_the_finished_steps(qtbot: Any, panel: Any, tmp_path: Path) -
         tab.run()
     doc = done.args[0]
     assert doc["stopped"] and 1 <= len(doc["sweep"]) < 8
+
+
+def test_a_sweep_runs_seconds_per_step_and_shows_progress_within_a_step(qtbot: Any, panel: Any,
+                                                                         tmp_path: Path) -> None:
+    """The default step is a duration, not the panel's 1,000 inferences; while a step runs the bar
+    moves within it and estimates the time left (issue 52 item 5)."""
+    from trtstudio.profiling.sweep import STEP_DURATION_S
+
+    _open(qtbot, panel, _package_file("nudenet", "320n.onnx"))
+    tab = panel.sweep_tab
+    panel.tabs.setCurrentWidget(tab)
+    assert tab.step_spin.value() == STEP_DURATION_S and panel.count_spin.value() == 1000
+    tab.step_spin.setValue(1.0)
+    panel.warmup_spin.setValue(1)
+    tab.steps_edit.setText("1,2,4")
+    seen: list[tuple[int, str]] = []
+
+    def look() -> None:
+        if tab.progress.isVisible():
+            seen.append((tab.progress.value(), tab.progress.format()))
+
+    from PySide6.QtCore import QTimer
+
+    timer = QTimer()
+    timer.timeout.connect(look)
+    timer.start(100)
+    with qtbot.waitSignal(tab.sig_finished, timeout=120_000) as done:
+        tab.run()
+    timer.stop()
+    doc = done.args[0]
+    # each step measured about its second, whatever its batch
+    assert [r["batch"] for r in doc["sweep"]] == [1, 2, 4]
+    measured = [r["count"] * r["mean_ms"] / 1e3 for r in doc["sweep"]]  # the inferences' own time, <= the step's
+    assert all(0.6 <= m <= 1.3 for m in measured), measured
+    within = [f for _v, f in seen if "step 2 of 3 (batch 2)" in f and "inferences" in f]
+    assert within and any("left" in f for f in within)
+    values = [v for v, _f in seen]
+    assert values == sorted(values) and 0 < max(values) <= 1000
+    assert any(333 < v < 667 for v in values)  # inside the second step, not only at its ends
+    assert not tab.progress.isVisible()
+    qtbot.waitUntil(lambda: not workers.live_threads(), timeout=5_000)

@@ -173,6 +173,9 @@ class Workspace:
         self.runs: list[RunEntry] = []
         self.accuracy: dict[str, Any] | None = None
         self.sweeps: list[dict[str, Any]] = []  # trtstudio.sweep/1 and trtstudio.mix/1 documents, in order
+        # the run settings an opened session brought (ProfileRequest.settings() vocabulary: backend,
+        # shapes, warmup, iterations...), for the Live profile panel to take; None: none
+        self.run_settings: dict[str, Any] | None = None
         self.selection = Selection()
         self.history = SelectionHistory()
         self._replaying = False
@@ -415,4 +418,6 @@ class Workspace:
         if session.sweeps:
             self.sweeps.extend(session.sweeps)
             self.events.emit("sweeps", self)
+        restored = getattr(session, "restored_run_settings", None)
+        self.run_settings = restored() if restored is not None else None
         return session.model_path

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from trtstudio.engine.nsys import KernelTable, aggregate, innermost, launch_text, range_name
+from trtstudio.engine.nsys import KernelTable, aggregate, innermost, kernel_archs, launch_text, range_name
 from trtstudio.errors import InputError
 
 RANGE_KINDS = ("user_annotation", "cpu_op")
@@ -33,11 +33,30 @@ def looks_like_trace(head: str) -> bool:
 
 def read_trace(path: str | Path, kinds: tuple[str, ...] = RANGE_KINDS) -> KernelTable:
     """The kernel table of the trace at ``path``; InputError for a file that is not one."""
-    return trace_table(read_events(path), kinds, Path(path))
+    events, doc = _read(path)
+    table = trace_table(events, kinds, Path(path))
+    table.gpus = device_gpus(doc)
+    return table
+
+
+def device_gpus(doc: Any) -> list[dict[str, Any]]:
+    """The GPUs a trace's ``deviceProperties`` name: ``{id, name, compute_capability}``."""
+    props = doc.get("deviceProperties") if isinstance(doc, dict) else None
+    out = []
+    for d in props if isinstance(props, list) else []:
+        if isinstance(d, dict) and d.get("name"):
+            major, minor = d.get("computeMajor"), d.get("computeMinor")
+            cc = f"{major}.{minor}" if isinstance(major, int) and isinstance(minor, int) else None
+            out.append({"id": d.get("id"), "name": str(d["name"]), "compute_capability": cc})
+    return out
 
 
 def read_events(path: str | Path) -> list[Any]:
     """The ``traceEvents`` of the Chrome trace at ``path``; InputError for a file that is not one."""
+    return _read(path)[0]
+
+
+def _read(path: str | Path) -> tuple[list[Any], Any]:
     from trtstudio.jsonio import read_json_file
 
     p = Path(path)
@@ -45,7 +64,7 @@ def read_events(path: str | Path) -> list[Any]:
     events = doc.get("traceEvents") if isinstance(doc, dict) else doc if isinstance(doc, list) else None
     if not isinstance(events, list):
         raise InputError(p, 'not a Chrome trace: expected {"traceEvents": [...]}')
-    return events
+    return events, doc
 
 
 @dataclass
@@ -128,6 +147,7 @@ def trace_table(events: list[Any], kinds: tuple[str, ...] = RANGE_KINDS, where: 
     out.kernels = len(kern)
     out.total_ms = float(dur_ms.sum())
     out.devices = sorted({k[4] for k in kern})
+    out.archs = kernel_archs([k[3] for k in kern])
     missing = int((call_t < 0).sum())
     if missing:
         out.notes.append(f"{missing} kernels have no launch call in the trace: left unattributed")
@@ -136,6 +156,7 @@ def trace_table(events: list[Any], kinds: tuple[str, ...] = RANGE_KINDS, where: 
         return out
     tids, starts, ends = j.tids, j.starts, j.ends
     kname, launch = [k[3] for k in kern], [k[5] for k in kern]
+    out.range_events = len(names)
     aggregate(out, names, doms, innermost(tids, starts, ends, call_tid, call_t), dur_ms, kname, launch)
     user = np.asarray([d == "user_annotation" for d in doms])
     if user.any() and not user.all():  # the annotations' own table (ONNX nodes on the PyTorch path)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # Colour by mode of the window and the reports (beside engine.overlay.MODES)
@@ -287,6 +288,106 @@ def is_kernel_trace(path: str) -> bool:
 
         return looks_like_trace(head.decode("utf-8", "replace"))
     return False
+
+
+# -- what a kernel file held, against the engine it was opened beside ------------------------------
+
+def _pct(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f} %" if whole > 0 else "0 %"
+
+
+def _cc_number(cc: Any) -> int | None:
+    try:
+        major, minor = str(cc).split(".")[:2]
+        return int(major) * 10 + int(minor)
+    except (TypeError, ValueError):
+        return None
+
+
+def _gpu_text(k: dict[str, Any]) -> str:
+    gpus = [g for g in k.get("gpus") or [] if isinstance(g, dict) and g.get("name")]
+    devices = list(k.get("devices") or [])
+    if gpus:
+        named = sorted({f"{g['name']}" + (f" ({g['compute_capability']})" if g.get("compute_capability") else "")
+                        for g in gpus})
+        return f"on {len(gpus)} GPU{'s' if len(gpus) > 1 else ''}: {', '.join(named)}"
+    where = (f"on GPU {devices[0]}" if len(devices) == 1 else
+             f"on {len(devices)} GPUs (devices {', '.join(map(str, devices))})" if devices else "on no recorded GPU")
+    archs = list(k.get("archs") or [])
+    return f"{where}, their model not named in the file" + (f" ({'/'.join(archs)} kernels)" if archs else "")
+
+
+def _gpu_note(k: dict[str, Any], device: dict[str, Any]) -> str | None:
+    """How the file's GPU compares with the engine's (None where nothing can be said)."""
+    name, cc = device.get("name"), device.get("compute_capability")
+    if not name and not cc:
+        return None
+    gpus = [g for g in k.get("gpus") or [] if isinstance(g, dict) and g.get("name")]
+    engine_gpu = f"{name or 'GPU'}" + (f" ({cc})" if cc else "")
+    if gpus:
+        if name and all(str(g["name"]) != str(name) for g in gpus):
+            return f"another GPU than the engine's {engine_gpu}"
+        return f"the engine's GPU ({engine_gpu})"
+    archs = [int(a[2:]) for a in k.get("archs") or [] if a[2:].isdigit()]
+    have = _cc_number(cc)
+    if archs and have is not None and max(archs) > have:
+        return f"its sm{max(archs)} kernels cannot have run on the engine's {engine_gpu}"
+    return f"whether it ran on the engine's {engine_gpu} is not recorded"
+
+
+def trace_verdict(kernels: dict[str, Any], file: str | None = None, layer_names: Iterable[str] = (),
+                  device: dict[str, Any] | None = None, node_names: Iterable[str] = ()) -> dict[str, Any]:
+    """What a kernel file (an Nsight Systems export, a Kineto trace: ``EngineInfo.kernels``) held,
+    against the engine it was opened beside (``layer_names``, ``device``) and the model (``node_names``):
+    ``{file, source, kernels, total_ms, holds, ranges, layers, matched_layers, matched_ms, nodes,
+    matched_nodes, gpu, gpu_note, text}``; ``text`` is the one line the window and the log show."""
+    k = kernels or {}
+    fname = Path(file).name if file else "the kernel file"
+    source = ("Nsight Systems export" if (k.get("source") or {}).get("nsys") or str(file or "").endswith(".sqlite")
+              else "Kineto trace")
+    ranges = [r for r in k.get("ranges") or [] if isinstance(r, dict)]
+    total = float(k.get("total_ms") or 0.0)
+    trt = [r for r in ranges if r.get("domain") == "TensorRT"]
+    aten = [r for r in ranges if str(r.get("name", "")).startswith("aten::")]
+    ann = [r for r in k.get("annotations") or [] if isinstance(r, dict)] or [
+        r for r in ranges if str(r.get("name", "")).startswith("trtstudio::")]
+    top = max(ranges, key=lambda r: float(r.get("ms") or 0.0), default=None)
+    if trt:
+        holds = f"TensorRT layer ranges ({len(trt)} layers)"
+    elif ann:
+        holds = f"PyTorch ranges named after ONNX nodes ({len(ann)})"
+    elif aten:
+        best = max(aten, key=lambda r: float(r.get("ms") or 0.0))
+        holds = (f"PyTorch op ranges, not TensorRT layers ({len(aten)} ops; {best['name']} "
+                 f"{_pct(float(best.get('ms') or 0.0), total)} of the kernel time)")
+    elif top is not None:
+        holds = f"{len(ranges)} NVTX ranges of its own ({top.get('name')} first)"
+    else:
+        holds = "kernels only, no ranges"
+    layers = set(layer_names)
+    matched = [r for r in ranges if r.get("name") in layers]
+    matched_ms = float(sum(float(r.get("ms") or 0.0) for r in matched))
+    nodes = list(node_names)
+    matched_nodes = 0
+    if nodes:
+        timed = from_kernels(k, nodes)
+        matched_nodes = len(timed.ms) if timed is not None else 0
+    if layers:
+        match = (f"{len({r['name'] for r in matched})} of {len(layers)} engine layers matched "
+                 f"({_pct(matched_ms, total)} of its kernel time)")
+        if not matched:
+            match = f"none of the engine's {len(layers)} layers matched: their times stay as the engine's files give them"
+    elif matched_nodes:
+        match = f"{matched_nodes} of {len(nodes)} model nodes timed from it"
+    else:
+        match = "no engine layers to match: its ranges are listed in the Kernels tab"
+    note = _gpu_note(k, device or {})
+    text = (f"{fname}: {source}, {int(k.get('kernels') or 0):,} kernels ({total:.3g} ms) {_gpu_text(k)}; "
+            f"{holds}; {match}" + (f"; {note}" if note else "") + ".")
+    return {"file": file, "source": source, "kernels": int(k.get("kernels") or 0), "total_ms": total,
+            "holds": holds, "ranges": len(ranges), "layers": len(layers), "matched_layers": len(matched),
+            "matched_ms": matched_ms, "nodes": len(nodes), "matched_nodes": matched_nodes,
+            "gpu": _gpu_text(k), "gpu_note": note, "text": text}
 
 
 # -- kernels of one layer or node (the layer table's Kernels tab) ---------------------------------

@@ -56,6 +56,11 @@ class KernelTable:
     # a Kineto trace's kernels by record_function annotation alone (the PyTorch backend's ONNX nodes),
     # where the ranges above went to the aten:: ops inside them
     annotations: list[dict[str, Any]] = field(default_factory=list)
+    # the GPUs the file names ({id, name, compute_capability}; [] where it names none, as a Nsight
+    # Systems export without TARGET_INFO_GPU) and the architectures its kernel names carry ("sm80")
+    gpus: list[dict[str, Any]] = field(default_factory=list)
+    archs: list[str] = field(default_factory=list)
+    range_events: int = 0  # push/pop ranges (instances) in the file
 
     def to_json(self) -> dict[str, Any]:
         doc = {"total_ms": self.total_ms, "attributed_ms": self.attributed_ms, "kernels": self.kernels,
@@ -63,6 +68,9 @@ class KernelTable:
                "notes": self.notes, "source": self.source}
         if self.annotations:
             doc["annotations"] = self.annotations
+        for key in ("gpus", "archs", "range_events"):
+            if getattr(self, key):
+                doc[key] = getattr(self, key)
         return doc
 
     def layer_times(self) -> list[tuple[str, int, float]]:
@@ -131,7 +139,9 @@ def _read(con: sqlite3.Connection, p: Path) -> KernelTable:
     out.kernels = int(len(arr))
     out.total_ms = float(dur_ms.sum())
     out.devices = sorted({int(d) for d in arr[:, 3]})
+    out.gpus = _gpus(con, tables)
     kname = [strings.get(int(i), f"kernel#{i}") if i >= 0 else "?" for i in arr[:, 2]]
+    out.archs = kernel_archs(kname)
     if arr[:, 4].any():
         out.notes.append(f"{int(arr[:, 4].sum())} kernels ran inside CUDA graphs traced node by node")
     if not has_runtime:
@@ -144,6 +154,7 @@ def _read(con: sqlite3.Connection, p: Path) -> KernelTable:
                          "layers and ops with NVTX ranges)")
         return out
     ranges, domains = _ranges(con, strings)
+    out.range_events = len(ranges["start"])
     if not len(ranges["start"]):
         out.notes.append("no NVTX push/pop ranges in this export")
         return out
@@ -156,6 +167,33 @@ def _read(con: sqlite3.Connection, p: Path) -> KernelTable:
         if graph_launches:
             out.notes.append("TensorRT ran as a CUDA graph: trace with --cuda-graph-trace=node to see its kernels")
     return out
+
+
+def _gpus(con: sqlite3.Connection, tables: set[str]) -> list[dict[str, Any]]:
+    """The GPUs an export names (``TARGET_INFO_GPU``: id, name, compute capability), [] without the table."""
+    if "TARGET_INFO_GPU" not in tables:
+        return []
+    cols = _cols(con, "TARGET_INFO_GPU")
+    if "name" not in cols:
+        return []
+    pick = ", ".join(c if c in cols else "NULL" for c in ("id", "name", "computeMajor", "computeMinor"))
+    out: dict[Any, dict[str, Any]] = {}
+    for gid, name, major, minor in con.execute(f"SELECT {pick} FROM TARGET_INFO_GPU"):
+        cc = f"{major}.{minor}" if isinstance(major, int) and isinstance(minor, int) else None
+        out.setdefault(gid, {"id": gid, "name": str(name), "compute_capability": cc})
+    return list(out.values())
+
+
+_ARCH = re.compile(r"(?:^|_)sm_?(\d{2,3})(?=_|$)")
+
+
+def kernel_archs(names: list[str]) -> list[str]:
+    """The architectures kernel names carry (cuBLAS/TensorRT ``sm80_xmma_...``, ``..._sm90_...``), as
+    ``smNN``, oldest first: a GPU that ran an ``smNN`` kernel has compute capability NN/10 or newer."""
+    found: set[int] = set()
+    for n in set(names):
+        found.update(int(m) for m in _ARCH.findall(n[:200]))
+    return [f"sm{a}" for a in sorted(found)]
 
 
 def _ranges(con: sqlite3.Connection, strings: dict[int, str]) -> tuple[dict[str, Any], dict[int, str]]:
@@ -265,3 +303,4 @@ def _aggregate(out: KernelTable, ranges: dict[str, Any], domains: dict[int, str]
 def is_nsys_export(head: bytes) -> bool:
     """Whether a file's first bytes are an SQLite database (an ``nsys export --type sqlite``)."""
     return head.startswith(SQLITE_MAGIC)
+

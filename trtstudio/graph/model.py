@@ -274,7 +274,8 @@ def _shape_of(type_proto: Any) -> tuple[str, list[int | str] | None]:
         return dtype, None
     dims: list[int | str] = []
     for d in tt.shape.dim:
-        if d.HasField("dim_value"):
+        # -1: a dynamic dim as Paddle's exporters write it (every PaddleOCR batch), read as one
+        if d.HasField("dim_value") and d.dim_value != -1:
             dims.append(int(d.dim_value))
         elif d.HasField("dim_param"):
             dims.append(d.dim_param)

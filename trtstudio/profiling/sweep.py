@@ -38,6 +38,10 @@ from trtstudio.errors import FieldError, InputError
 
 SCHEMA = "trtstudio.sweep/1"
 MIN_GAIN = 0.05  # a step must add more than 5% samples/s (whole interval) to count as growth
+# The window's default length of a step: measured seconds, not inferences. 1,000 inferences per step
+# made a 4-step sweep of a detector take 237 s, 100 s of it on its last step; a duration keeps every
+# step as long, whatever its batch, so the time left is known.
+STEP_DURATION_S = 3.0
 Shape = tuple[int, ...]
 
 
@@ -351,6 +355,8 @@ def run_step(backend: Any, step: SweepStep, request: Any, state: Any = None, sam
         text = exc.one_line() if isinstance(exc, InputError) else f"{type(exc).__name__}: {exc}"
         return StepResult(step, np.empty(0), error=text.splitlines()[0] if text else type(exc).__name__)
     monitor = MemoryMonitor(probes=default_probes(gpu=request.backend != "ort"), interval_ms=100)
+    if state is not None:
+        state.done = 0  # the inferences of this step (a progress view reads them)
     iterations = request.iterations if request.duration_s is None else None
     config = RunConfig(warmup=request.warmup, iterations=iterations, duration_s=request.duration_s,
                        batch=step.batch, ring_capacity=min(request.ring_capacity, 100_000))
@@ -368,7 +374,8 @@ def run_sweep(request: Any, sweep: list[str], budget_ms: float | None = None, st
     """Open the request's backend once and run every step of ``sweep`` (``--sweep`` texts).
 
     ``state`` (a ``RunState``) stops between and within steps; events on it: ``sweep_plan``
-    (steps: labels) after planning, ``step`` (index, row: the step's document row) after each step.
+    (steps: labels) after planning, ``step_start`` (index, label) before each step, ``step`` (index,
+    row: the step's document row) after each step; ``state.done`` counts the step's inferences.
     ``samples_for(index)`` may give each step a ``SampleBuffer`` that live plots read."""
     from trtstudio.profiling.runner import RunState
     from trtstudio.profiling.session import _open_recorded
@@ -388,6 +395,7 @@ def run_sweep(request: Any, sweep: list[str], budget_ms: float | None = None, st
             if state.is_stop_requested():
                 stopped = True
                 break
+            state.event("step_start", index=i, label=step.label)
             res = run_step(backend, step, request, state, samples_for(i) if samples_for else None)
             results.append(res)
             state.event("step", index=i, row=res.to_dict(i))
@@ -401,6 +409,49 @@ def run_sweep(request: Any, sweep: list[str], budget_ms: float | None = None, st
         return SweepOutcome(request, record, plan, results, budget_ms, notes, stopped)
     finally:
         backend.close()
+
+
+def sweep_progress(steps: int, finished_s: list[float], current_s: float, done: int = 0,
+                   iterations: int | None = None, duration_s: float | None = None,
+                   measuring: bool = True) -> dict[str, Any]:
+    """Where a sweep of ``steps`` steps stands while step ``len(finished_s)`` runs: ``finished_s``, the
+    wall seconds of the steps done; ``current_s``, of the step under way (``done`` inferences measured
+    of ``iterations``, or ``duration_s`` seconds to measure; ``measuring``: past its warm-up).
+
+    Returns ``{step_fraction, fraction, left_s}``: the share of the current step and of the whole sweep
+    done, and an estimate of the seconds left (None until a step has shown its pace). A step's own
+    share is its inferences of ``iterations``, or its seconds of the expected step time (``duration_s``
+    plus what loading and warm-up took in the finished steps); the steps to come take as long as the
+    finished ones (a duration) or as the current one is heading for (iterations: later steps are
+    bigger), whichever is longer; a step without a measure of its own (warming up, or work counted in
+    steps only, as a precision sweep's variants) as long as the finished ones."""
+    n_done = len(finished_s)
+    overhead = max(0.0, float(np.mean(finished_s)) - duration_s) if finished_s and duration_s else 0.0
+    if not measuring:
+        frac = 0.0
+    elif iterations:
+        frac = min(1.0, done / iterations)
+    elif duration_s:
+        frac = min(0.99, current_s / (duration_s + overhead)) if current_s > 0 else 0.0
+    else:
+        frac = 0.0
+    current_total: float | None = None
+    if duration_s:
+        current_total = duration_s + overhead if finished_s or measuring else None
+    elif frac >= 0.05:
+        current_total = current_s / frac
+    per_step = current_total
+    if finished_s:
+        per_step = float(np.mean(finished_s))
+        if not duration_s and current_total is not None:
+            per_step = max(per_step, current_total)
+        if current_total is None:  # no pace of its own yet (or none to have): as long as the others
+            current_total = max(per_step, current_s)
+    left = None
+    if current_total is not None and per_step is not None:
+        left = max(0.0, current_total - current_s) + max(0, steps - n_done - 1) * per_step
+    whole = (n_done + frac) / steps if steps else 1.0
+    return {"step_fraction": frac, "fraction": min(1.0, whole), "left_s": left}
 
 
 def render_text(doc: dict[str, Any]) -> str:

@@ -238,6 +238,28 @@ class Session:
     warnings: list[str] = field(default_factory=list)
     # sweeps and shape mixes (trtstudio.sweep/1, trtstudio.mix/1 documents: profiling.sweep, profiling.shape_mix)
     sweeps: list[dict[str, Any]] = field(default_factory=list)
+    # the Live profile panel's run settings as saved (``ProfileRequest.settings()``: backend, shapes
+    # as run, warmup, iterations or duration_s, threads, device, input_path, ...); None: not saved
+    run_settings: dict[str, Any] | None = None
+
+    def restored_run_settings(self) -> dict[str, Any] | None:
+        """The run settings to restore: those saved, else what the latest run of the session's model
+        ran (its record's settings, with the shapes it ran); None when the session has neither."""
+        if self.run_settings:
+            return dict(self.run_settings)
+        for run in reversed(self.runs):
+            rec = run.record if isinstance(run.record, dict) else {}
+            if run.model and self.model_path and os.path.basename(run.model) != os.path.basename(self.model_path):
+                continue
+            settings = dict(rec.get("settings") or {})
+            if not settings and not rec:
+                continue
+            settings.setdefault("backend", rec.get("backend") or run.backend)
+            shapes = rec.get("shapes") or run.shapes
+            if shapes:
+                settings["shapes"] = {str(k): [int(d) for d in v] for k, v in shapes.items()}
+            return settings
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -248,7 +270,7 @@ class Session:
             "graph_excerpts": self.graph_excerpts,
             "engines": [e.to_json() for e in self.engines], "runs": [r.to_json() for r in self.runs],
             "build_settings": self.build_settings, "accuracy": self.accuracy, "warnings": self.warnings,
-            "sweeps": self.sweeps,
+            "sweeps": self.sweeps, "run_settings": self.run_settings,
         }
 
     @classmethod
@@ -265,6 +287,7 @@ class Session:
             build_settings=dict(doc.get("build_settings") or {}), accuracy=doc.get("accuracy"),
             warnings=[str(w) for w in doc.get("warnings") or []],
             sweeps=[d for d in doc.get("sweeps") or [] if isinstance(d, dict) and isinstance(d.get("schema"), str)],
+            run_settings=doc.get("run_settings") or None,
         )
 
 
@@ -498,6 +521,7 @@ def _check_types(session: Session) -> None:
     expect: dict[str, tuple[type, ...]] = {
         "title": (str, type(None)), "model_path": (str, type(None)), "model_summary": (dict, type(None)),
         "accuracy": (dict, type(None)), "build_settings": (dict,), "environment": (dict,),
+        "run_settings": (dict, type(None)),
     }
     for name, types in expect.items():
         value = getattr(session, name)

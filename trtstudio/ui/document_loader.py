@@ -42,6 +42,57 @@ def _frozen_after(fn: Any) -> Any:
         return fn()
 
 
+def judge_trace(engine: Any, paths: list[str], model: Any = None) -> None:
+    """Put the verdict of the kernel file among ``paths`` (``engine.node_time.trace_verdict``: what it
+    held, whose layers, which GPU, how much matched the engine's layers or the model's nodes) in
+    ``engine.kernels["verdict"]``; nothing without one."""
+    if not getattr(engine, "kernels", None):
+        return
+    from trtstudio.engine.node_time import is_kernel_trace, trace_verdict
+
+    trace = next((p for p in paths if is_kernel_trace(p)), None)
+    nodes = [n.name for n in model.graph.nodes] if model is not None and not engine.layers else []
+    engine.kernels["verdict"] = trace_verdict(engine.kernels, trace, [lay.name for lay in engine.layers],
+                                              engine.device, nodes)
+
+
+MODEL_PATTERNS = ("*.onnx", "*.trtstudio", "*.pt2", "*.pt", "*.pth", "*.ts", "*.torchscript", "*.jit")
+
+
+def engine_patterns() -> list[str]:
+    """The file-name patterns of every engine file trtstudio reads (the engine readers' patterns,
+    by extension: plans, layer JSON, profiles, logs, Nsight Systems exports, Kineto traces)."""
+    from trtstudio.engine.readers import readers
+
+    out: list[str] = []
+    for r in readers():
+        for pat in r.patterns:
+            ext = pat.rsplit(".", 1)[-1] if "." in pat else ""
+            glob = f"*.{ext}" if ext.isalnum() else pat
+            if glob not in out:
+                out.append(glob)
+    return out
+
+
+def engine_filters() -> str:
+    """File > Open engine files' filters: every kind the engine readers take first (kernel traces
+    included), then TensorRT outputs, kernel traces, all files."""
+    every = engine_patterns()
+    trt = [p for p in every if p != "*.sqlite"]
+    return (f"Engine files and kernel traces ({' '.join(every)});;TensorRT outputs ({' '.join(trt)});;"
+            "Kernel traces: Nsight Systems exports, Kineto traces (*.sqlite *.json);;All files (*)")
+
+
+def open_filters() -> str:
+    """File > Open's filters: everything the window opens by kind first (models, sessions, engine
+    files, kernel traces), then each kind, then all files."""
+    return (f"Everything trtstudio opens ({' '.join([*MODEL_PATTERNS, *engine_patterns()])});;"
+            "Models and sessions (*.onnx *.trtstudio *.pt2 *.pt *.pth *.ts *.torchscript *.jit);;"
+            "ONNX models (*.onnx);;trtstudio sessions (*.trtstudio);;"
+            "PyTorch files (*.pt2 *.pt *.pth *.ts *.torchscript *.jit);;"
+            f"Engine files and kernel traces ({' '.join(engine_patterns())});;All files (*)")
+
+
 # An engine's first stage (its table) is shown, then the worker waits until the window has had
 # FIRST_STAGE_PAINT_MS for it (the table, its charts, their first paint), at most FIRST_STAGE_WAIT_S.
 FIRST_STAGE_PAINT_MS = 80
@@ -164,6 +215,7 @@ class DocumentLoader(QObject):
             from trtstudio.engine.load import load_engine
 
             engine = load_engine(paths, profile=profile)
+            judge_trace(engine, paths, model)
             partial = mapped(engine, model, columns=True)
             hand((engine, partial))
             # The table's first paint calls into Python for each cell it draws, each call taking
@@ -181,6 +233,7 @@ class DocumentLoader(QObject):
                 self.w.statusBar().showMessage(f"warning: {w}", 10000)
             self.w.statusBar().showMessage(
                 f"Engine: {len(engine.layers)} layers from {', '.join(engine.formats)}; diagnosing...")
+            self.show_trace_verdict(engine)
 
         def done(result: tuple[Any, Any]) -> None:
             engine, analysis = result
@@ -190,9 +243,24 @@ class DocumentLoader(QObject):
                 return  # the first stage failed to show (its error went out), or another model came
             if not ws.set_analysis(analysis, shown[0]):
                 return  # stale: another engine, or rejected nodes, since (their analysis follows)
-            self.w.statusBar().showMessage(f"Engine: {len(engine.layers)} layers from {', '.join(engine.formats)}", 6000)
+            verdict = (engine.kernels or {}).get("verdict")
+            self.w.statusBar().showMessage(verdict["text"] if verdict else
+                                           f"Engine: {len(engine.layers)} layers from {', '.join(engine.formats)}",
+                                           15000 if verdict else 6000)
 
         self.work(f"Reading {', '.join(Path(p).name for p in paths)}...", work, done, early=first)
+
+    def show_trace_verdict(self, engine: Any) -> None:
+        """A kernel file read with ``engine`` (an Nsight Systems export, a Kineto trace): its verdict
+        in the status bar (the Kernels tab and the Log tab show it from the engine); opened without
+        an engine's layers, the Kernels tab comes to the front with the file's ranges."""
+        verdict = (getattr(engine, "kernels", None) or {}).get("verdict")
+        if not verdict:
+            return
+        self.w.statusBar().showMessage(verdict["text"], 15000)
+        tabs = self.w.engine_tabs
+        if not engine.layers and tabs.kernels_view is not None:
+            tabs.setCurrentWidget(tabs.kernels_view)
 
     def show_profiles(self, engine: Any, paths: list[str], shown: int = 0) -> None:
         """The Profiles tab for ``engine`` (read from ``paths``, showing profile ``shown``): each of

@@ -179,8 +179,9 @@ class EngineTabs(QTabWidget):
         A build's engine (source ``<build log>``) leaves the log the build streamed there; an
         engine without a log clears another engine's log from the tab."""
         from trtstudio.backends.build import BUILD_LOG_SOURCE
+        from trtstudio.ui.kernels_tab import trace_log_lines
 
-        lines = getattr(engine, "log", None)
+        lines = trace_log_lines(engine) + list(getattr(engine, "log", None) or [])  # a kernel file's verdict first
         sources = [str(s) for s in getattr(engine, "sources", [])]
         if self.log_panel is None:
             return

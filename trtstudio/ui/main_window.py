@@ -30,7 +30,7 @@ from trtstudio import __version__
 from trtstudio.engine.layer_graph import is_layer_model
 from trtstudio.ui.actions import build_menus
 from trtstudio.ui.compare_dock import CompareController
-from trtstudio.ui.document_loader import DocumentLoader
+from trtstudio.ui.document_loader import DocumentLoader, engine_filters, open_filters
 from trtstudio.ui.engine_dock import EngineTabs
 from trtstudio.ui.engine_graph import EngineGraph
 from trtstudio.ui.engine_tools import OVERLAYS, EngineTools
@@ -204,21 +204,16 @@ class MainWindow(QMainWindow):
         return a.mapping if a is not None else None
 
     # ---- opening ------------------------------------------------------------------------
-    OPEN_FILTERS = ("Models and sessions (*.onnx *.trtstudio *.pt2 *.pt *.pth *.ts *.torchscript *.jit);;"
-                    "ONNX models (*.onnx);;trtstudio sessions (*.trtstudio);;"
-                    "PyTorch files (*.pt2 *.pt *.pth *.ts *.torchscript *.jit);;All files (*)")
-
     def open_dialog(self) -> None:
         """File > Open: a model or a saved session (each opened by its kind, as a drop is)."""
-        path, _ = QFileDialog.getOpenFileName(self, "Open model or session", self.prefs.last_dir(), self.OPEN_FILTERS)
+        path, _ = QFileDialog.getOpenFileName(self, "Open model or session", self.prefs.last_dir(), open_filters())
         if path:
             self.open_path(path)
 
     def open_engine_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(
             self, "Open engine files (layer info, profile, timing, logs, engine, kernel traces)", self.prefs.last_dir(),
-            "TensorRT outputs (*.json *.log *.txt *.engine *.plan *.profile);;"
-            "Kernel traces: Nsight Systems exports, Kineto traces (*.sqlite *.json);;All files (*)")
+            engine_filters())
         if paths:
             self.open_engine(paths)
 

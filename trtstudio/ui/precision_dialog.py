@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from trtstudio.precision.recipe import METHODS
 from trtstudio.precision.state import PrecisionState
 from trtstudio.precision.sweep import SweepOptions, SweepResult, run_sweep
+from trtstudio.ui.sweep_progress import StepPace
 from trtstudio.ui.workers import TaskState, WorkerDialog
 
 VARIANT_NAMES = ("fp16", "bf16", "int8", "fp8")
@@ -146,6 +147,7 @@ class PrecisionSweepDialog(WorkerDialog):
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.phase_label = QLabel("")
+        self._pace = StepPace(self.phase_label, self)  # the step under way and the time left, every second
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
@@ -210,6 +212,7 @@ class PrecisionSweepDialog(WorkerDialog):
         self.recommendation_label.setText("")
         self._show_status("Running…")
         self.progress.setRange(0, 0)
+        self._pace.start()
         self.state = PrecisionState()
         self._start_task(_sweep_task(self.model_path, options, self.state), "precision-sweep",
                          cancel_state=self.state)
@@ -227,7 +230,7 @@ class PrecisionSweepDialog(WorkerDialog):
     def _on_worker_progress(self, value: object) -> None:
         if not isinstance(value, dict):
             return
-        self.phase_label.setText(str(value.get("message", "")))
+        self._pace.report(str(value.get("message", "")), int(value.get("step") or 0), int(value.get("total") or 0))
         total = int(value.get("total") or 0)
         if total > 0:
             self.progress.setRange(0, total)
@@ -240,6 +243,7 @@ class PrecisionSweepDialog(WorkerDialog):
         self.show_result(result)
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
+        self._pace.stop()
         self.phase_label.setText("Cancelled" if result.cancelled else "Finished")
         errors = [f"{v.name}: {v.error}" for v in result.variants if v.error]
         self._show_status("; ".join(errors) if errors else " ".join(result.notes), error=bool(errors))
@@ -252,6 +256,7 @@ class PrecisionSweepDialog(WorkerDialog):
 
     @Slot()
     def _on_worker_finished(self) -> None:
+        self._pace.stop()
         if self._handle is not None:
             self._handle.join(self.JOIN_MS)
         self._handle = None

@@ -128,6 +128,38 @@ class RunForm(QGroupBox):
             "cuda_graph": self.graph_check.isEnabled() and self.graph_check.isChecked(),
         }
 
+    def apply_settings(self, settings: dict[str, Any]) -> None:
+        """Set the box from run settings as ``settings()`` gives them (a session's): the backend
+        where it can run the model here (then kept as the user's pick), input data, warm-up,
+        iterations or duration (neither: until stopped), threads, device, CUDA graph. Keys that
+        are absent leave their control as it is."""
+        backend = settings.get("backend")
+        i = self.backend_combo.findData(backend) if backend else -1
+        item = self.backend_combo.model().item(i) if i >= 0 else None  # type: ignore[attr-defined]
+        if item is not None and item.isEnabled():
+            self.backend_combo.setCurrentIndex(i)
+            self._backend_picked = True
+        if "input_path" in settings:
+            data = settings.get("input_path")
+            self.data_combo.setCurrentIndex(1 if data else 0)
+            self.data_edit.setText(str(data or ""))
+        if isinstance(settings.get("warmup"), int):
+            self.warmup_spin.setValue(settings["warmup"])
+        if isinstance(settings.get("iterations"), int):
+            self.count_mode.setCurrentIndex(0)
+            self.count_spin.setValue(settings["iterations"])
+        elif isinstance(settings.get("duration_s"), (int, float)):
+            self.count_mode.setCurrentIndex(1)
+            self.count_spin.setValue(max(1, round(settings["duration_s"])))
+        elif "iterations" in settings and "duration_s" in settings:
+            self.count_mode.setCurrentIndex(2)
+        if "threads" in settings:
+            self.threads_spin.setValue(int(settings.get("threads") or 0))
+        if "device" in settings:
+            self.device_spin.setValue(-1 if settings.get("device") is None else int(settings["device"]))
+        if "cuda_graph" in settings:
+            self.graph_check.setChecked(bool(settings.get("cuda_graph")))
+
     def sync(self, running: bool) -> None:
         """Lock the settings while a run goes on; enable the device (not for ort) and the CUDA graph
         box (for the backends that replay one) as the backend allows."""

@@ -209,6 +209,8 @@ class InputsBox(QGroupBox):
         # never squeezed below its wrapped height (a tall panel scrolls instead of cutting lines off)
         self.note.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         v.addWidget(self.note)
+        self._notes: list[str] = []  # the plan's notes on the sizes it guessed
+        self.table.itemChanged.connect(self._on_table_item_changed)
 
     def load(self, path: str, backend: str, factory: BackendFactory | None, proto: Any = None,
              wait_for: threading.Event | None = None) -> None:
@@ -235,11 +237,52 @@ class InputsBox(QGroupBox):
         if not isinstance(specs, list) or (path is not None and path != self._path):
             return
         self.specs = specs
-        self._planned = fill_shapes_table(self.table, specs)
-        notes = shape_notes(specs)
-        self.note.setText("\n".join(notes) + ("\nEdit 'run shape' to change." if notes else ""))
-        self.note.setVisible(bool(notes))
+        self.table.blockSignals(True)  # the plan's values are no edit
+        try:
+            self._planned = fill_shapes_table(self.table, specs)
+        finally:
+            self.table.blockSignals(False)
+        self._notes = shape_notes(specs)
+        self._show_notes()
         self.sig_ready.emit(specs)
+
+    def _show_notes(self) -> None:
+        """The note: the plan's words on each size it guessed, except for the inputs whose run shape
+        was edited since (said as run instead)."""
+        edited = {n: t for n, t in self._cells().items() if self._planned.get(n) != t}
+        notes = [n for n in self._notes if not any(f"'{name}'" in n for name in edited)]
+        notes += [f"'{name}' runs as {text or 'a scalar'} (edited; the plan chose {self._planned.get(name) or '-'})"
+                  for name, text in edited.items()]
+        guessed = any(n in self._notes for n in notes)
+        self.note.setText("\n".join(notes) + ("\nEdit 'run shape' to change." if guessed else ""))
+        self.note.setVisible(bool(notes))
+
+    def _cells(self) -> dict[str, str]:
+        """input -> the run shape text in the table (as typed, lower case, trimmed)."""
+        out: dict[str, str] = {}
+        for r in range(self.table.rowCount()):
+            name_item, shape_item = self.table.item(r, 0), self.table.item(r, 2)
+            if name_item is not None and shape_item is not None:
+                out[name_item.text()] = shape_item.text().strip().lower()
+        return out
+
+    def _on_table_item_changed(self, item: QTableWidgetItem) -> None:
+        if item.column() == 2:
+            self._show_notes()
+
+    def set_run_shapes(self, shapes: dict[str, Any]) -> list[str]:
+        """Put ``shapes`` (input -> dims) in the run shape cells of the inputs listed; returns the
+        names it found no row for."""
+        rows = {item.text(): r for r in range(self.table.rowCount()) if (item := self.table.item(r, 0)) is not None}
+        missing = []
+        for name, dims in shapes.items():
+            r = rows.get(name)
+            cell = self.table.item(r, 2) if r is not None else None
+            if cell is None:
+                missing.append(name)
+                continue
+            cell.setText("x".join(str(int(d)) for d in dims))
+        return missing
 
     def _on_specs_error(self, exc: object, path: str | None = None) -> None:
         if path is None or path == self._path:

@@ -41,6 +41,12 @@ from trtstudio.ui.profile_run import ProfileRun
 from trtstudio.ui.settings import PROFILE_WIDE_PX
 
 
+def _same_name(a: Any, b: Any) -> bool:
+    """Whether two model paths name the same file name (a session's model may have moved with it);
+    True when ``a`` is not known."""
+    return not a or (b is not None and os.path.basename(str(a)) == os.path.basename(str(b)))
+
+
 def fill_layers_table(table: QTableWidget, rows: list[dict[str, Any]]) -> None:
     """Per-layer rows (name, provider, ms), sortable."""
     table.setSortingEnabled(False)
@@ -90,6 +96,7 @@ class ProfilePanel(QWidget):
         self.wait_for: threading.Event | None = None  # set by the window: see profile_inputs._specs_task
         self._model: str | None = None
         self._pending_model: str | None = None  # opened while a run of another model goes on
+        self._restore: dict[str, Any] | None = None  # a session's run settings, until its model's inputs come
         self._build(live)
         self.runner = ProfileRun(self.live, self)
         self._connect()
@@ -236,8 +243,38 @@ class ProfilePanel(QWidget):
 
     def _on_model_ready(self, specs: object) -> None:
         self.sweep_tab.set_specs(list(specs) if isinstance(specs, list) else [])
+        if self._restore is not None and _same_name(self._restore.get("model"), self._model):
+            if self._restore.get("backend") and self.form.backend() != self._restore["backend"]:
+                self.form.apply_settings({"backend": self._restore["backend"]})  # enabled for this model now
+            self.inputs.set_run_shapes(self._restore.get("shapes") or {})
+            self._restore = None
         self._sync_buttons()
         self.sig_model_ready.emit(specs)
+
+    def run_settings(self) -> dict[str, Any] | None:
+        """The run the controls describe, as a session saves it (``ProfileRequest.settings()``, with
+        every input's run shape, not only the edited ones); None without a model or with a
+        malformed field."""
+        if self._model is None:
+            return None
+        try:
+            settings = self.form.settings()
+            shapes = self.shapes()
+        except InputError:
+            return None
+        req = ProfileRequest(model=self._model, shapes=shapes, layer_iterations=self.layers_spin.value(), **settings)
+        return req.settings()
+
+    def apply_run_settings(self, settings: dict[str, Any]) -> None:
+        """Take a session's run settings: the Run box at once, the run shapes once the inputs of
+        their model are in the table (now, where they are already)."""
+        self.form.apply_settings(settings)
+        if isinstance(settings.get("layer_iterations"), int) and settings["layer_iterations"] > 0:
+            self.layers_spin.setValue(settings["layer_iterations"])
+        self._restore = dict(settings)
+        if self.inputs.specs and _same_name(settings.get("model"), self._model):
+            self.inputs.set_run_shapes(settings.get("shapes") or {})
+        self._sync_buttons()
 
     def shapes(self, edited_only: bool = False) -> dict[str, tuple[int, ...]]:
         """The run shapes in the table (``edited_only``: those the user changed from the plan);

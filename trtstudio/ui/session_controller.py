@@ -97,6 +97,7 @@ class SessionController(QObject):
         Sweep tab's), to one .trtstudio file (atomic write), in a worker."""
         inputs = self._inputs()
         sweeps = list(self.w.workspace.sweeps_of_model())
+        run_settings = self.run_settings()
 
         def work() -> str:
             from trtstudio.report.model import make_session
@@ -104,6 +105,7 @@ class SessionController(QObject):
 
             session = make_session(**inputs)
             session.sweeps = [dict(d) for d in sweeps]
+            session.run_settings = run_settings
             return str(write_session(path, session))
 
         def done(p: str) -> None:
@@ -112,6 +114,24 @@ class SessionController(QObject):
             self.sig_session_saved.emit(p)
 
         self.w.loader.work(f"Saving {Path(path).name}...", work, done)
+
+    def run_settings(self) -> dict[str, Any] | None:
+        """The run settings a saved session keeps: the Live profile panel's (backend, run shapes,
+        warm-up, iterations...) for the open model, else those an opened session brought."""
+        panel = self.w.profile_panel
+        ws = self.w.workspace
+        model = getattr(ws.model, "path", None)
+        got = panel.run_settings() if panel is not None else None
+        if got is not None and (model is None or os.path.basename(str(got.get("model"))) == os.path.basename(str(model))):
+            return got
+        return dict(ws.run_settings) if ws.run_settings else None
+
+    def _restore_run_settings(self, settings: dict[str, Any], tries: int) -> None:
+        """Give a session's run settings to the Live profile panel once it is made (its run shapes
+        follow when the model's inputs are read)."""
+        panel = _panel_ready(self.w, self, tries, lambda: self._restore_run_settings(settings, tries + 1))
+        if panel:
+            panel.apply_run_settings(settings)
 
     def open_session_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self.w, "Open session", self.w.prefs.last_dir(),
@@ -130,6 +150,8 @@ class SessionController(QObject):
         def done(session: Any) -> None:
             self.session = session
             model_path = self.w.workspace.apply_session(session)
+            if self.w.workspace.run_settings:  # before the model opens: its inputs take the saved shapes
+                self._restore_run_settings(self.w.workspace.run_settings, 0)
             found = find_session_model(path, model_path) if model_path else None
             missing = f"session model {model_path} is missing" if model_path and not found else ""
             if found:

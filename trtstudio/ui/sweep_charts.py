@@ -45,6 +45,9 @@ class SweepCharts(QWidget):
                                           symbolBrush="#2a9d3c", name="samples/s")
         self.knee_line = _line(90, "#7b52ab", pen_style.DashLine, "knee", 0.9)
         self.tp_plot.addItem(self.knee_line, ignoreBounds=True)
+        # samples/s climbs to the right: its legend at the bottom right, clear of the knee's label at the
+        # top (at the top left it covered the label of a knee at a small batch)
+        self.tp_plot.getPlotItem().legend.setOffset((-6, -6))
         pcol.addWidget(self.latency_plot)
         pcol.addWidget(self.tp_plot)
 

@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -45,15 +45,18 @@ from PySide6.QtWidgets import (
 
 from trtstudio.errors import FieldError, InputError
 from trtstudio.profiling.runner import RunState
+from trtstudio.profiling.sweep import STEP_DURATION_S
 from trtstudio.tasks import TaskEvent, error_text
 from trtstudio.ui.sweep_charts import SweepCharts
+from trtstudio.ui.sweep_progress import SweepProgress
 from trtstudio.ui.workers import WorkerHandle, run_in_thread
 
-STEP_ITERATIONS = 200  # per step when the panel's run has no end (Measure: until stopped)
+STEP_ITERATIONS = 200  # per step when the panel's run has no end (Measure: until stopped) and Per step is 0
 COLUMNS = ("step", "median ms", "p99 ms", "inferences/s", "samples/s", "peak MiB")
 MIX_COLUMNS = ("shape", "count", "median ms", "p99 ms", "re-plan ms", "first ms")
 MIX_REQUESTS = 1  # measured inferences per request of a mix (its counts say how many requests)
 SWEEP, MIX = "Sweep", "Shape mix"
+STACK_BELOW_PX = 1000  # narrower than this, the table goes under the charts (its columns need ~450 px)
 
 
 def result_label(doc: dict[str, Any]) -> str:
@@ -109,6 +112,7 @@ class SweepTab(QWidget):
         self._handle: WorkerHandle | None = None
         self._state: RunState | None = None
         self._blocked = False  # the panel's own run (or per-layer run) goes on
+        self._measure: tuple[int | None, float | None] = (None, None)  # a step's iterations or seconds
         self._build()
         self._on_kind_combo_changed(0)
         self._sync()
@@ -138,6 +142,15 @@ class SweepTab(QWidget):
         self.budget_spin.setSpecialValueText("none")
         self.budget_spin.setToolTip("name the largest step whose p99 is within this latency")
         form.addRow("p99 budget", self.budget_spin)
+        self.step_spin = QDoubleSpinBox()  # a step's length: seconds measured (0: the panel's Measure)
+        self.step_spin.setRange(0.0, 3600.0)
+        self.step_spin.setDecimals(1)
+        self.step_spin.setSuffix(" s")
+        self.step_spin.setSpecialValueText("as Measure")
+        self.step_spin.setValue(STEP_DURATION_S)
+        self.step_spin.setToolTip("seconds measured per step, whatever its batch (every step as long, the time left "
+                                  "known); 0: the Live profile's Measure (iterations or seconds) per step")
+        form.addRow("Per step", self.step_spin)
         self.mix_edit = QLineEdit()
         self.mix_edit.setPlaceholderText("mix.csv, mix.json, or a folder of .npy/.npz requests")
         self.mix_edit.setToolTip("CSV: a column per input (dims joined by x) and a count column; JSON: "
@@ -177,8 +190,11 @@ class SweepTab(QWidget):
         buttons.addWidget(self.results_combo, 1)
         outer.addLayout(buttons)
         self.status_label, self.error_label = status_lines(outer)
+        self.progress = SweepProgress()  # within the step under way, and the time left
+        outer.addWidget(self.progress)
 
-        split = QSplitter()
+        self.split = split = QSplitter()  # side by side when wide, else the table under the charts (resizeEvent)
+        split.setChildrenCollapsible(False)
         self.charts = charts = SweepCharts()  # latency and throughput against the swept size (ui.sweep_charts)
         self.median_curve, self.tp_curve, self.mix_line = charts.median_curve, charts.tp_curve, charts.mix_line
         split.addWidget(charts)
@@ -191,6 +207,7 @@ class SweepTab(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setMinimumHeight(4 * self.table.verticalHeader().defaultSectionSize() + 28)  # header + 4 rows
         rcol.addWidget(self.table, 3)
         self.findings = QPlainTextEdit()
         self.findings.setReadOnly(True)
@@ -199,8 +216,19 @@ class SweepTab(QWidget):
                                          "(build and trtexec flags) appear here when the sweep ends")
         rcol.addWidget(self.findings, 2)
         split.addWidget(right)
-        split.setSizes([600, 420])
+        split.setSizes([560, 480])
         outer.addWidget(split, 1)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        """The charts beside the table when the tab is wide enough for both, else above it: side by
+        side in a docked panel the table got about 190 px, its columns cut."""
+        super().resizeEvent(event)
+        wide = self.width() >= STACK_BELOW_PX
+        want = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.split.orientation() != want:
+            self.split.setOrientation(want)
+            total = self.split.width() if wide else self.split.height()
+            self.split.setSizes([total * 3 // 5, total * 2 // 5] if wide else [total // 2, total // 2])
 
     def mix_mode(self) -> bool:
         """The form runs a shape mix (else a sweep)."""
@@ -208,7 +236,7 @@ class SweepTab(QWidget):
 
     def _on_kind_combo_changed(self, _index: int) -> None:
         mix = self.mix_mode()
-        sweep_rows: list[QWidget] = [self.axis_combo, self.steps_edit, self.budget_spin]
+        sweep_rows: list[QWidget] = [self.axis_combo, self.steps_edit, self.budget_spin, self.step_spin]
         mix_rows: list[QWidget] = [self.mix_row, self.pad_check, self.seed_spin]
         for w in sweep_rows:
             self.form.setRowVisible(w, not mix)
@@ -286,9 +314,12 @@ class SweepTab(QWidget):
         if self.mix_mode():
             self._run_mix(req)
             return
-        if req.iterations is None and req.duration_s is None:
+        if self.step_spin.value() > 0:
+            req = dataclasses.replace(req, iterations=None, duration_s=self.step_spin.value())
+        elif req.iterations is None and req.duration_s is None:
             req = dataclasses.replace(req, iterations=STEP_ITERATIONS)
         req = dataclasses.replace(req, input_path=None, cuda_graph=False, per_layer=False)
+        self._measure = (req.iterations if req.duration_s is None else None, req.duration_s)
         budget = self.budget_spin.value() or None
         text = self.sweep_text()
         self._clear(mix=False)
@@ -338,6 +369,8 @@ class SweepTab(QWidget):
                                      on_error=self._on_worker_error, on_progress=self._on_worker_progress,
                                      on_finished=self._on_worker_finished, state=state, name=name)
         self.status_label.setText(status)
+        if name == "sweep":
+            self.progress.begin(state, *self._measure)
         self._sync()
         self.sig_running.emit(True)
 
@@ -373,6 +406,9 @@ class SweepTab(QWidget):
             for r, label in enumerate(labels):
                 self.table.setItem(r, 0, QTableWidgetItem(label))
             self.status_label.setText(f"sweep: {len(labels)} steps")
+            self.progress.plan(len(labels))
+        elif event.kind == "step_start":
+            self.progress.step_started(int(event.data["index"]), str(event.data.get("label", "")))
         elif event.kind == "step":
             index, row = int(event.data["index"]), dict(event.data["row"])
             self.rows.append(row)
@@ -380,6 +416,7 @@ class SweepTab(QWidget):
             self._redraw()
             total = self.table.rowCount()
             self.status_label.setText(f"step {index + 1} of {total} done: {row['label']}")
+            self.progress.step_done()
             self.sig_step.emit(index, row)
 
     def _fill_row(self, r: int, row: dict[str, Any]) -> None:
@@ -490,6 +527,7 @@ class SweepTab(QWidget):
         self.sig_finished.emit(None)
 
     def _on_worker_finished(self) -> None:
+        self.progress.finish()
         self._sync()
         self.sig_running.emit(False)
 
@@ -542,6 +580,6 @@ class SweepTab(QWidget):
         self.run_button.setEnabled(not running and not self._blocked and bool(self._specs))
         self.stop_button.setEnabled(running)
         self.save_button.setEnabled(not running and self.doc is not None)
-        for w in (self.kind_combo, self.axis_combo, self.steps_edit, self.budget_spin, self.mix_edit, self.mix_button,
-                  self.pad_check, self.seed_spin, self.results_combo):
+        for w in (self.kind_combo, self.axis_combo, self.steps_edit, self.budget_spin, self.step_spin, self.mix_edit,
+                  self.mix_button, self.pad_check, self.seed_spin, self.results_combo):
             w.setEnabled(not running)
