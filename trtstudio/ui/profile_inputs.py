@@ -27,6 +27,7 @@ from trtstudio.backends.shapes import parse_dims
 from trtstudio.errors import InputError
 from trtstudio.profiling.session import BackendFactory
 from trtstudio.tasks import TaskState
+from trtstudio.ui.words import window_words
 from trtstudio.ui.workers import WorkerHandle, run_in_thread
 
 
@@ -237,7 +238,7 @@ class InputsBox(QGroupBox):
         self.specs = specs
         self._planned = fill_shapes_table(self.table, specs)
         notes = shape_notes(specs)
-        self.note.setText("\n".join(notes) + ("\nEdit 'run shape' to change." if notes else ""))
+        self.note.setText(window_words("\n".join(notes)) + ("\nEdit 'run shape' to change." if notes else ""))
         self.note.setVisible(bool(notes))
         self.sig_ready.emit(specs)
 
