@@ -94,6 +94,9 @@ def test_the_graph_gets_the_screen_with_a_model_and_no_engine(qtbot, monkeypatch
         live = win.profile_panel.live
         assert live.empty_bar.isVisible() and not live.latency_plot.isVisible()
         assert "Start a run" in live.empty_bar.buttons
+        # the shape plan's note speaks of the run shape field, not of `--shapes` (issue 52, item 7)
+        note = win.profile_panel.shapes_note.plain_text()
+        assert "--" not in note and "x's 'run shape' to 1x3x" in note, note
     finally:
         win.shutdown()
 
@@ -204,3 +207,39 @@ def test_view_reset_layout_puts_every_dock_back(qtbot, monkeypatch) -> None:
         assert abs(graph_share(win) - fresh) < 0.05, (fresh, graph_share(win))
     finally:
         win.shutdown()
+
+
+def test_the_core_s_command_line_words_become_the_window_s() -> None:
+    """The messages the core writes for the CLI, as it writes them, in the window's words."""
+    from trtstudio.ui.words import window_words
+
+    texts = ["input 'x' has dynamic dims [p2o.DynamicDimension.0,3]: using 1x3x256x256: set --shapes "
+             "x:1x3x256x256 with the real size",
+             "  (`trtstudio build` makes one profile per engine; one engine with both: "
+             "BuildRequest(profiles=[...]) in trtstudio.backends.build_request)",
+             "give --against an FP16/FP32 build of the same model to find the groups",
+             "resnet has no INT8 layer: explain looks at an INT8 engine; compare two builds with trtstudio diff",
+             "compare the two with `trtstudio diff a.json b.json`"]
+    out = [window_words(t) for t in texts]
+    assert all("--" not in t and "trtstudio" not in t and "BuildRequest" not in t for t in out), out
+    assert "x's 'run shape' to 1x3x256x256" in out[0]
+    assert "Shape profiles" in out[1] and "Against another build..." in out[2]
+    assert out[3].endswith("Engine > Compare with...") and out[4].endswith("Engine > Compare with...")
+    assert window_words("plain words") == "plain words"
+
+
+def test_the_longest_spike_says_why_it_can_exceed_max(qtbot) -> None:
+    """"longest spike 2 (242.3 ms)" beside "max 187.0 ms": the cell says it is a count and a total."""
+    import numpy as np
+
+    from trtstudio.profiling.stats import longest_spike
+    from trtstudio.ui.live_stats import StatsStrip
+
+    strip = StatsStrip()
+    qtbot.addWidget(strip)
+    values = np.array([10.0, 10.0, 120.0, 122.3, 10.0, 187.0, 10.0, 10.0])
+    spike = longest_spike(values, p99=100.0, median=10.0)
+    strip.show_stats({"count": 8, "max": float(values.max()), "longest_spike": spike}, None, None, None)
+    assert strip.stat_labels["spike"].text() == "2 (242.3 ms)" and spike["duration_ms"] > values.max()
+    caption = next(cap for cap, val in strip._cells if val is strip.stat_labels["spike"])
+    assert "total" in caption.text() and "max" in strip.stat_labels["spike"].toolTip()

@@ -34,6 +34,7 @@ from trtstudio.profiling.live import (
     histogram,
     latency_view,
     live_statistics,
+    memory_text,
     peak_decimate,
     rolling_bands,
     split_top,
@@ -459,7 +460,9 @@ class LivePanels(QWidget):
                 lat["longest_spike"] = final.get("longest_spike")
                 tp = final.get("throughput") or {}
                 self.strip.show_stats(lat, tp.get("inferences_per_s"), tp.get("samples_per_s"), self._cold_ms)
-                self.scope_label.setText(f"whole run: {lat['count']} inferences")
+                live_memory = self._stats.get("memory") if isinstance(self._stats.get("memory"), dict) else {}
+                # the memory verdict (stable / growing) of the last live window stays, as the report has one
+                self.scope_label.setText(f"whole run: {lat['count']} inferences" + memory_text(live_memory or {}))
             if final.get("cold_ms") is not None:
                 self.set_cold_ms(final["cold_ms"])
             self._show_warnings(list(final.get("warnings") or []))
