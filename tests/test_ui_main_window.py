@@ -378,16 +378,19 @@ def test_docks_of_a_deferred_window_come_after_its_first_paint(qtbot) -> None:
                                              ((1400, 900), False), ((1500, 900), False)])
 def test_first_start_leaves_the_graph_room_beside_the_live_profile(qtbot, monkeypatch, size: tuple[int, int],
                                                                    wide: bool) -> None:
-    """With no saved layout, the graph gets at least a quarter of the window's width; the live
-    profile keeps its controls beside its plots where the window leaves room for both, and stacks
-    them (leaving the graph 45%) where it does not."""
-    from trtstudio.ui.settings import PROFILE_WIDE_PX, AppSettings, default_dock_widths
+    """With no saved layout, the live profile is as wide as its controls until a run is drawn; then
+    the graph keeps at least a quarter of the window's width, and the live profile keeps its
+    controls beside its plots where the window leaves room for both, and stacks them (leaving the
+    graph 40%) where it does not."""
+    from trtstudio.profiling.samples import SampleBuffer
+    from trtstudio.ui.settings import PROFILE_CONTROLS_PX, PROFILE_WIDE_PX, AppSettings, default_dock_widths
 
     for width in range(1000, 3000, 40):
         model, profile = default_dock_widths(width)
         graph = width - model - profile
         assert graph >= width // 4, width
-        assert profile > PROFILE_WIDE_PX or graph >= width * 0.45, width
+        assert profile > PROFILE_WIDE_PX or graph >= width * 0.4, width
+        assert default_dock_widths(width, run_shown=False)[1] == PROFILE_CONTROLS_PX
     # as at a first start, whatever layout another test's window (or the developer's own, where Qt
     # keeps settings outside XDG_CONFIG_HOME) saved: nothing is removed from the settings
     monkeypatch.setattr(AppSettings, "has_window_state", lambda self: False)
@@ -401,6 +404,10 @@ def test_first_start_leaves_the_graph_room_beside_the_live_profile(qtbot, monkey
         qtbot.waitUntil(lambda: win.profile_panel is not None, timeout=10000)
         panel = win.profile_panel
         assert panel is not None
+        qtbot.waitUntil(lambda: panel._split.orientation() == Qt.Orientation.Vertical, timeout=5000)
+        qtbot.waitUntil(lambda: win.profile_dock.width() <= PROFILE_CONTROLS_PX + 10, timeout=5000)  # no run yet
+        panel.live.attach(SampleBuffer(100))  # a run drawn: the dock widens to its plots
+        panel.live.finish(None)
         orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
         qtbot.waitUntil(lambda: panel._split.orientation() == orientation, timeout=5000)
         assert win.view.width() >= size[0] // 4
@@ -473,13 +480,22 @@ def test_live_panels_made_in_steps_are_the_panels_made_at_once(qtbot) -> None:
 def test_live_panels_revealed_a_plot_per_step_end_as_placed(qtbot) -> None:
     """The window puts the pre-made panels on screen a plot per turn; a group unticked meanwhile
     stays hidden."""
+    from trtstudio.profiling.samples import SampleBuffer
     from trtstudio.ui.live_panels import LivePanels
 
     live = LivePanels()
     qtbot.addWidget(live)
     live.show()
+    assert not any(w.isVisible() for w in live._group_of) and live.empty_bar.isVisible()  # no run yet: one line
+    from trtstudio.profiling.memory import MemoryMonitor
+
+    monitor = MemoryMonitor()
+    monitor.record(0)  # host RSS at least: the memory row has a plot to show
+    live.attach(SampleBuffer(100), monitor)
+    live.finish(None)
     placed = {w: w.isVisible() for w in live._group_of}
-    assert all(placed.values())
+    assert placed[live.host_mem_plot] and placed[live.latency_plot] and not live.empty_bar.isVisible()
+    assert all(v == live._shown(w) for w, v in placed.items())
     live.hide()
     steps = live.reveal_steps()
     assert next(steps) and live.isVisible()

@@ -8,6 +8,7 @@ the layout; they sit at their host's position, and their edges are not drawn.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -25,19 +26,43 @@ IO_H = 28.0
 BIG_GRAPH = 20_000  # above this many display items, fewer crossing-reduction sweeps (first frame first)
 FIRST_SCREEN = 4000  # nodes placed before the first frame of a big graph
 SHAPE_LABEL_MAX = 26  # characters of an edge's shape label; the full text is in the tooltip
-_DIM_MAX = 8
+_DIM_MAX = 10
+
+
+_DIM_WORDS = re.compile(r"(?:dynamic_?)?dim(?:ension)?", re.IGNORECASE)
+
+
+def short_dim(dim: str) -> str:
+    """The readable part of a symbolic dim: exporters' generated names lose their namespace and
+    boilerplate (``p2o.DynamicDimension.0`` -> ``d0``, ONNX's ``unk__2`` -> ``?2``, ``s77``); a
+    user's name is kept (``batch``, ``height``) or cut to :data:`_DIM_MAX` characters. Numbers are
+    kept as they are."""
+    d = dim.strip()
+    if not d or d.lstrip("-").isdigit():
+        return d
+    m = re.fullmatch(r"unk__(\d+)", d)
+    if m:
+        return f"?{m.group(1)}"
+    parts = [p for p in d.split(".") if p]
+    if len(parts) > 1:  # a namespace (p2o., torch.) and a generated word: the word's initial and the number
+        word = next((p for p in reversed(parts) if not p.isdigit()), parts[-1])
+        num = parts[-1] if parts[-1].isdigit() else ""
+        if _DIM_WORDS.fullmatch(word):
+            return f"d{num}"
+        d = word + (num if num else "")
+    if len(d) > _DIM_MAX:
+        d = d[: _DIM_MAX - 1] + "…"
+    return d
 
 
 def short_shape(text: str, limit: int = SHAPE_LABEL_MAX) -> str:
-    """A shape label short enough for an edge: long symbolic dims abbreviated, then elided.
+    """A shape label short enough for an edge: symbolic dims shortened to their readable part
+    (:func:`short_dim`), then elided; the full text goes in the tooltip.
 
-    ``[p2o.DynamicDimension.0,3,p2o.DynamicDimension.1]`` -> ``[p2o…n.0,3,p2o…n.1]``."""
-    if len(text) <= limit:
-        return text
+    ``[p2o.DynamicDimension.0,16,unk__2,unk__3]`` -> ``[d0,16,?2,?3]``."""
     inner = text[1:-1] if text.startswith("[") and text.endswith("]") else None
-    if inner is not None:
-        dims = [d if len(d) <= _DIM_MAX else f"{d[:3]}…{d[-3:]}" for d in inner.split(",")]
-        text = "[" + ",".join(dims) + "]"
+    if inner is not None and any(not d.strip().lstrip("-").isdigit() for d in inner.split(",") if d.strip()):
+        text = "[" + ",".join(short_dim(d) for d in inner.split(",")) + "]"
     if len(text) > limit:
         keep = limit - 1
         text = text[: keep - keep // 3] + "…" + text[len(text) - keep // 3:]
@@ -161,6 +186,14 @@ class DisplayGraph:
     def edge_label(self, e: int) -> str:
         """Shape of drawn edge ``e``, shortened for the canvas (see :func:`short_shape`)."""
         return short_shape(self.edge_label_full(e))
+
+    def sublabel_full(self, i: int) -> str:
+        """Item ``i``'s second line in full (a graph input's or output's dtype and whole shape, for the
+        tooltip; the canvas draws ``sublabels[i]``, its symbolic dims shortened)."""
+        if int(self.kind[i]) == 1:
+            return self.sublabels[i]
+        t = self.graph.tensors.get(str(self.ref[i]))
+        return f"{t.dtype} {t.shape_text()}" if t is not None else self.sublabels[i]
 
     def folded_into(self, display_index: int) -> list[int]:
         """Display indices of the items folded into ``display_index``."""
@@ -300,7 +333,7 @@ def _build_display(graph: Graph, sweeps: int | None, fold: bool | None, first: i
         kind.append(k)
         ref.append(name)
         labels.append(name)
-        subs.append(f"{t.dtype} {t.shape_text()}")
+        subs.append(f"{t.dtype} {short_shape(t.shape_text(), 34)}")  # the full shape: the tooltip
         cats.append("io")
         return len(kind) - 1
 

@@ -11,6 +11,7 @@ another build..." explains it beside an FP16/FP32 build of the same model, as ``
 
 from __future__ import annotations
 
+import html
 import os
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from trtstudio.ui.words import build_names, window_words
+
 COLUMNS = ("Cause", "What", "Layers", "Time at stake (ms)")
 EMPTY = ("Engine > Explain precision... tells why an INT8 engine is not faster: Q/DQ layers and reformats, "
          "convolutions writing FP16/FP32, layers kept wide, and (against an FP16/FP32 build) the layer groups "
@@ -42,7 +45,7 @@ def suggestion_text(doc: dict[str, Any]) -> str:
     or the reason there is none."""
     s = doc.get("suggestion") or {}
     if not s.get("layer_precisions"):
-        return str(s.get("basis") or "")
+        return window_words(str(s.get("basis") or ""))
     lines = [f"trtexec {s['layer_precisions']}", str(s.get("precision_command") or "")]
     if s.get("estimated_gain_ms") is not None:
         lines.append(f"# estimated gain {float(s['estimated_gain_ms']):.3g} ms per inference: {s.get('basis', '')}")
@@ -120,7 +123,7 @@ class ExplainView(QWidget):
         self.doc = doc
         p = doc["precision"]
         self.warning.set_warnings(doc.get("warnings") or [])
-        self.sentence.setText(f"<b>{p['text']}</b>")
+        self.sentence.setText(f"<b>{html.escape(window_words(p['text']))}</b>")
         against = doc.get("against")
         self.against_label.setText(f"{doc.get('engine')} against {against}" if against else
                                    f"{doc.get('engine')} alone: add another build to find where INT8 loses")
@@ -201,8 +204,9 @@ class ExplainController:
             from trtstudio.diff.sides import load_side
 
             other = load_side(spec, model) if spec else None
-            if other is not None and other.name == side.name:
-                other.name = f"{other.name} (against)"
+            if other is not None:  # named by what tells the builds apart (precision, folder, TensorRT version)
+                side.name, other.name = build_names((side.engine, side.paths, side.name),
+                                                    (other.engine, other.paths, other.name))
             return explain(side, other).to_json()
 
         def done(doc: dict[str, Any]) -> None:

@@ -338,7 +338,7 @@ class GraphView(QWidget):
             return ""
         i = self.node_at(p)
         if i >= 0:
-            text = f"{dg.labels[i]}  {dg.sublabels[i]}"
+            text = f"{dg.labels[i]}  {dg.sublabel_full(i)}"
             members = dg.folded_into(i)
             if members:
                 ops = Counter(dg.labels[m] for m in members)

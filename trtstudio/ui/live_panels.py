@@ -34,6 +34,7 @@ from trtstudio.profiling.live import (
     histogram,
     latency_view,
     live_statistics,
+    memory_text,
     peak_decimate,
     rolling_bands,
     split_top,
@@ -49,6 +50,9 @@ SLOW_EVERY = 5  # each slow part is redrawn every 5th frame (5 Hz), in its own f
 _STATS, _BANDS, _HIST, _RATE = 0, 1, 2, 3  # frame phases within the cycle
 MEMORY_EVERY = 10  # memory plots: 2.5 Hz (the monitor samples every 100 ms), phase 4
 MIB = 1024.0 * 1024.0
+PLOT_MIN_PX = 150
+EMPTY_MIN_PX = 3 * PLOT_MIN_PX + 110  # before a run: the height its plots will take (three rows, the strip), so
+# that the controls beside them (their wrapped notes) keep the height they need and nothing jumps at Start
 
 _MEMORY_SERIES = tuple((k, label, MEMORY_SERIES_COLORS[k]) for k, label in (  # key, legend, pen
     ("gpu_used_bytes", "NVML used"),
@@ -77,7 +81,7 @@ class _Plot(pg.PlotWidget):
         item.setDownsampling(auto=True, mode="peak")
         item.disableAutoRange()
         item.setMenuEnabled(False)
-        self.setMinimumHeight(150)
+        self.setMinimumHeight(PLOT_MIN_PX)
         self.setAntialiasing(False)
         self._range: tuple[float, float, float, float] | None = None
 
@@ -134,6 +138,8 @@ class LivePanels(QWidget):
     """
 
     sig_stats = Signal(object)
+    sig_start_requested = Signal()  # the "Start a run" button of the empty panel
+    sig_run_attached = Signal()  # a run (live, or a session's) is drawn from now on
 
     def __init__(self, parent: QWidget | None = None, in_steps: bool = False) -> None:
         """``in_steps``: only start building; :meth:`build_step` makes the rest a plot at a time (the
@@ -154,6 +160,7 @@ class LivePanels(QWidget):
         self._exact = False
         self._window: SampleWindow | None = None
         self._disturbances: list[str] = []
+        self._has_run = False  # before the first run the plots give their room away to one line
         self._timer = QTimer(self)
         self._timer.setInterval(FRAME_MS)
         self._timer.timeout.connect(self._on_timer_timeout)
@@ -177,8 +184,15 @@ class LivePanels(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(4)
+        from trtstudio.ui.dock_layout import EmptyBar
+
+        self.empty_bar = EmptyBar("No run yet: latency, throughput and memory are drawn here once a run starts.",
+                                  [("Start a run", self.sig_start_requested.emit)])
+        outer.addWidget(self.empty_bar)
+        self.setMinimumHeight(EMPTY_MIN_PX)
         self.strip = StatsStrip()
         self.stat_labels, self.scope_label = self.strip.stat_labels, self.strip.scope_label
+        self.strip.setVisible(False)
         outer.addWidget(self.strip)
 
         self.warnings_label = QLabel("")
@@ -187,10 +201,13 @@ class LivePanels(QWidget):
         self.warnings_label.setVisible(False)
         outer.addWidget(self.warnings_label)
 
-        toggles = QHBoxLayout()
+        self.toggle_row = QWidget()
+        toggles = QHBoxLayout(self.toggle_row)
+        toggles.setContentsMargins(0, 0, 0, 0)
         toggles.addWidget(QLabel("Show:"))
         self.toggles: dict[str, QCheckBox] = {}
-        outer.addLayout(toggles)
+        self.toggle_row.setVisible(False)
+        outer.addWidget(self.toggle_row)
 
         self.latency_plot = _Plot("Latency per inference", ("time", "s"), ("latency", "s"))
         self.band_p99 = self.latency_plot.curve("#ff7f0e", "rolling p99", width=1.5)
@@ -362,7 +379,22 @@ class LivePanels(QWidget):
 
     def _shown(self, w: QWidget) -> bool:
         box = self.toggles.get(self._group_of.get(w, ""))
-        return (box is None or box.isChecked()) and not self._no_data.get(w, False)
+        return self._has_run and (box is None or box.isChecked()) and not self._no_data.get(w, False)
+
+    def has_run(self) -> bool:
+        """A run was attached (before one, the panel is one line with a Start a run button)."""
+        return self._has_run
+
+    def _show_run_parts(self) -> None:
+        if self._has_run:
+            return
+        self._has_run = True
+        self.setMinimumHeight(0)  # the plots' own minimum heights hold from now on
+        self.empty_bar.setVisible(False)
+        self.strip.setVisible(True)
+        self.toggle_row.setVisible(True)
+        self._place()
+        self.sig_run_attached.emit()
 
     def _on_toggle_toggled(self, name: str, on: bool) -> None:
         self._place()
@@ -395,6 +427,7 @@ class LivePanels(QWidget):
         for plot in (self.split_plot, self.gpu_mem_plot, self.host_mem_plot):
             self._set_no_data(plot, False)
         self.warnings_label.setVisible(False)
+        self._show_run_parts()
         self._timer.start()
 
     def set_disturbances(self, disturbances: list[str]) -> None:
@@ -427,7 +460,9 @@ class LivePanels(QWidget):
                 lat["longest_spike"] = final.get("longest_spike")
                 tp = final.get("throughput") or {}
                 self.strip.show_stats(lat, tp.get("inferences_per_s"), tp.get("samples_per_s"), self._cold_ms)
-                self.scope_label.setText(f"whole run: {lat['count']} inferences")
+                live_memory = self._stats.get("memory") if isinstance(self._stats.get("memory"), dict) else {}
+                # the memory verdict (stable / growing) of the last live window stays, as the report has one
+                self.scope_label.setText(f"whole run: {lat['count']} inferences" + memory_text(live_memory or {}))
             if final.get("cold_ms") is not None:
                 self.set_cold_ms(final["cold_ms"])
             self._show_warnings(list(final.get("warnings") or []))

@@ -30,6 +30,7 @@ from trtstudio import __version__
 from trtstudio.engine.layer_graph import is_layer_model
 from trtstudio.ui.actions import build_menus
 from trtstudio.ui.compare_dock import CompareController
+from trtstudio.ui.dock_layout import DockLayout
 from trtstudio.ui.document_loader import DocumentLoader, engine_filters, open_filters
 from trtstudio.ui.engine_dock import EngineTabs
 from trtstudio.ui.engine_graph import EngineGraph
@@ -40,7 +41,7 @@ from trtstudio.ui.panel_stager import PanelStager
 from trtstudio.ui.properties_view import ModelPanel
 from trtstudio.ui.search_controller import SearchController
 from trtstudio.ui.session_controller import SessionController
-from trtstudio.ui.settings import THEMES, AppSettings, default_dock_widths
+from trtstudio.ui.settings import THEMES, AppSettings
 from trtstudio.ui.window_tools import WindowTools
 from trtstudio.workspace import Workspace
 
@@ -106,6 +107,7 @@ class MainWindow(QMainWindow):
         self.profile_panel: Any = None
         self.profile_dock = self._dock("Live profile", "dock_profile", self.tools.make_profile_holder(defer_plots),
                                        Qt.DockWidgetArea.RightDockWidgetArea)
+        self.docks = DockLayout(self)  # sizes by what is open; an empty Engine dock is one line
 
         tb = QToolBar("Main")
         tb.setObjectName("toolbar_main")
@@ -148,6 +150,7 @@ class MainWindow(QMainWindow):
         ev = self.workspace.events
         ev.connect("model", self._on_workspace_model)
         ev.connect("analysis", self.engine_tools.on_analysis)
+        ev.connect("analysis", self.docks.on_analysis)
         ev.connect("unsupported", self._on_workspace_unsupported)
         ev.connect("runs", self.engine_tools.on_runs)
         ev.connect("selection", self.engine_tools.on_selection)
@@ -174,6 +177,7 @@ class MainWindow(QMainWindow):
     def _add_dock_toggles(self, menu: Any) -> None:
         for dock in (self.model_dock, self.engine_dock, self.profile_dock):
             menu.addAction(dock.toggleViewAction())
+        menu.addAction("&Reset layout", self.docks.reset)
 
     def _add_theme_menu(self, menu: Any) -> None:
         for name in THEMES:
@@ -244,7 +248,8 @@ class MainWindow(QMainWindow):
                 self.profile_panel.set_model(p)
                 self.statusBar().showMessage(f"{Path(p).name}: PyTorch file, in the Live profile panel", 8000)
         for p in kinds.get(fk.TRITON, []):
-            self.sig_error.emit(f"{p}: a Triton sweep session; compare it with `trtstudio compare`")
+            self.sig_error.emit(f"{p}: a Triton sweep session, which the window does not open; "
+                               "Profile > Triton Inference Server runs a new sweep")
 
     def _on_workspace_model(self, ws: Workspace) -> None:
         model = ws.model
@@ -430,16 +435,17 @@ class MainWindow(QMainWindow):
     def showEvent(self, event: Any) -> None:  # noqa: N802
         super().showEvent(event)
         self.stager.shown()
-        if not self._docks_sized and not self.prefs.has_window_state():
+        if not self._docks_sized:
             self._docks_sized = True
-            self.apply_default_dock_sizes()
+            if self.prefs.has_window_state():  # a layout saved on another screen is fitted to this one
+                QTimer.singleShot(0, self, self.docks.fit_to_screen)
+            else:
+                self.apply_default_dock_sizes()
+                QTimer.singleShot(0, self, self.apply_default_dock_sizes)  # once the docks' layout has settled
 
     def apply_default_dock_sizes(self) -> None:
-        """The first start's dock sizes (see :func:`default_dock_widths`); the engine table gets a third of
-        the height."""
-        w, h = self.width(), self.height()
-        self.resizeDocks([self.model_dock, self.profile_dock], list(default_dock_widths(w)), Qt.Orientation.Horizontal)
-        self.resizeDocks([self.engine_dock], [int(h * 0.32)], Qt.Orientation.Vertical)
+        """The dock sizes of what is open (``DockLayout.apply``: the graph gets the screen)."""
+        self.docks.apply()
 
     def demo_highlight(self) -> None:
         """For the demo: select the engine layer that fused the most ONNX nodes and show it on the graph."""

@@ -27,6 +27,7 @@ from trtstudio.backends.shapes import parse_dims
 from trtstudio.errors import InputError
 from trtstudio.profiling.session import BackendFactory
 from trtstudio.tasks import TaskState
+from trtstudio.ui.words import window_words
 from trtstudio.ui.workers import WorkerHandle, run_in_thread
 
 
@@ -254,7 +255,7 @@ class InputsBox(QGroupBox):
         notes += [f"'{name}' runs as {text or 'a scalar'} (edited; the plan chose {self._planned.get(name) or '-'})"
                   for name, text in edited.items()]
         guessed = any(n in self._notes for n in notes)
-        self.note.setText("\n".join(notes) + ("\nEdit 'run shape' to change." if guessed else ""))
+        self.note.setText(window_words("\n".join(notes)) + ("\nEdit 'run shape' to change." if guessed else ""))
         self.note.setVisible(bool(notes))
 
     def _cells(self) -> dict[str, str]:

@@ -102,13 +102,20 @@ class AppSettings:
 DOCK_SEPARATORS_PX = 24  # what the docks' separators and frames take of a window's width
 
 
-def default_dock_widths(width: int) -> tuple[int, int]:
+PROFILE_CONTROLS_PX = 380  # the Live profile dock before a run: its controls (shapes, backend, Start) only
+MODEL_DOCK_PX = 220  # the model dock's width at least (Properties' values stay readable)
+
+
+def default_dock_widths(width: int, run_shown: bool = True) -> tuple[int, int]:
     """The widths of the model dock and the live profile dock in a window ``width`` wide, the graph
-    having the rest (less the separators): the live profile as wide as its controls beside its plots
-    need (the dock's frame and scroll bar added) while that leaves the graph a quarter of the window,
-    else 40% of it (its controls above its plots) so that the graph keeps the room to be read."""
-    model = int(width * 0.14)
+    having the rest (less the separators). Before a run is drawn (``run_shown`` False) the live profile
+    is as wide as its controls. With a run, it is as wide as its controls beside its plots need (the
+    dock's frame and scroll bar added) while that leaves the graph a quarter of the window, else the
+    graph keeps 40% of it (the profile's controls above its plots) so that it can still be read."""
+    model = max(MODEL_DOCK_PX, int(width * 0.14))
+    if not run_shown:
+        return model, PROFILE_CONTROLS_PX
     profile = PROFILE_WIDE_PX + 40
     if width - model - profile - DOCK_SEPARATORS_PX < width // 4:
-        profile = int(width * 0.4)
+        profile = max(PROFILE_CONTROLS_PX - 40, int(width * 0.6) - model - DOCK_SEPARATORS_PX)  # the graph 40 %
     return model, profile

@@ -490,11 +490,12 @@ class SweepTab(QWidget):
             self.charts.knee_line.setValue(float(self.rows[knee["index"]]["size"]))
             self.charts.knee_line.setVisible(not knee.get("still_growing"))
         from trtstudio.profiling.profiles import render_text as profiles_text
+        from trtstudio.ui.words import window_words
 
         lines = [f"knee: {knee['text']}"] if knee else []
         if doc.get("best_under_budget"):
             lines.append(f"budget: {doc['best_under_budget']['text']}")
-        lines += [ln for ln in profiles_text(doc.get("profiles"), doc["model"]) if ln]
+        lines += [window_words(ln) for ln in profiles_text(doc.get("profiles"), doc["model"]) if ln]
         lines += [f"warning: {w}" for w in doc.get("warnings", [])]
         self.findings.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.findings.setPlainText("\n".join(lines))

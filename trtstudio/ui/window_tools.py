@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QLabel, QMessageBox, QScrollArea, QTabWidget
 
 from trtstudio import __version__
+from trtstudio.ui.dock_layout import PROFILE_DOCK_MIN_PX
 from trtstudio.ui.workers import error_text, run_in_thread
 
 THIS_MACHINE = "This machine"
@@ -44,7 +45,7 @@ class WindowTools(QObject):
         scroll = QScrollArea()  # the panels' minimum size must not push the window beyond the screen
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        holder.setMinimumWidth(520)  # its height: what the controls and plots need (the dock scrolls, nothing overlaps)
+        holder.setMinimumWidth(PROFILE_DOCK_MIN_PX - 20)  # its height: what the controls and plots need (the dock scrolls, nothing overlaps)
         scroll.setWidget(holder)
         return scroll
 
@@ -66,6 +67,8 @@ class WindowTools(QObject):
             panel.sig_run_outcome.connect(self.on_run_outcome)
             panel.sweep_tab.sig_finished.connect(self.w.workspace.add_sweep)  # saved with sessions and reports
             panel.target = self._target
+            panel.live.sig_start_requested.connect(self.start_profile)
+            panel.live.sig_run_attached.connect(lambda: self.w.docks.on_run_shown())  # the dock widens to its plots
             self.w.profile_panel = panel
             holder.insertTab(0, panel, "Profile")
         except ImportError:
