@@ -483,7 +483,9 @@ def canonical_phase(name: str) -> str:
         return "parsing"
     if "fusion" in n or "fusing" in n:
         return "layer fusion"
-    if "subgraph" in n or "compil" in n or "myelin" in n or "kernel" in n:
+    # TensorRT-RTX compiles its Myelin subgraphs inside "Determining refit engines": its verbose log
+    # states "Subgraph compilation completed in" within that phase, for most of its time
+    if "subgraph" in n or "compil" in n or "myelin" in n or "kernel" in n or "refit engines" in n:
         return "kernel compilation"
     if "refit" in n or "weight" in n:
         return "weight transformation"
