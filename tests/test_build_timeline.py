@@ -192,3 +192,74 @@ def test_hundred_thousand_lines_read(tmp_path: Path) -> None:
     lines = [*TRT10.splitlines()[:1], *(block * 25_000), *TRT10.splitlines()[5:]]
     doc = analyse_lines(lines)
     assert doc["lines"] == len(lines) and doc["cache"]["misses"] == 25_000
+
+
+@pytest.mark.skipif(not VERBOSE, reason="real TensorRT fixtures are absent")
+def test_diff_of_two_build_logs_shows_build_time_by_phase(trt_real: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = trt_real / "NVIDIA_trt-samples-for-hackathon-cn/HEAD/cookbook/07-Tool/trtexec/result-02.log"
+    other = trt_real / "NVIDIA_trt-samples-for-hackathon-cn/HEAD/cookbook/04-Feature/ProfilingVerbosity/log-main.py.log"
+    assert main(["diff", str(base), str(other), "--json"]) in (0, 1)
+    doc = json.loads(capsys.readouterr().out)
+    rows = {r["phase"]: r for r in doc["diffs"][0]["build_time"]}
+    assert rows["total"]["a_s"] == read_build_log(base)["total_seconds"]
+    assert rows["total"]["b_s"] == read_build_log(other)["total_seconds"]
+    assert rows["kernel compilation"]["delta_s"] == pytest.approx(rows["kernel compilation"]["b_s"] - rows["kernel compilation"]["a_s"])
+    main(["diff", str(base), str(other)])
+    assert "build time by phase" in capsys.readouterr().out
+
+
+class FakeTrtForTimingCache:
+    """Test double of full TensorRT's editable timing cache (not installed here): the documented
+    ``create_timing_cache(data)`` -> ITimingCache with ``queryKeys()`` and ``query(key)`` ->
+    ``TimingCacheValue(tacticHash, timingMSec)``; each line of the file is ``key tactic ms``."""
+
+    __name__ = "tensorrt"
+
+    class Logger:
+        ERROR = 0
+
+        def __init__(self, level: int) -> None:
+            pass
+
+    class Builder:
+        def __init__(self, logger: object) -> None:
+            pass
+
+        def create_builder_config(self) -> object:
+            class Config:
+                def create_timing_cache(self, data: bytes) -> object:
+                    rows = [ln.split() for ln in data.decode().splitlines() if ln.strip()]
+
+                    class Value:
+                        def __init__(self, tactic: str, ms: str) -> None:
+                            self.tacticHash, self.timingMSec = int(tactic, 16), float(ms)
+
+                    class Cache:
+                        def queryKeys(self) -> list[str]:  # noqa: N802 - TensorRT's name
+                            return [r[0] for r in rows]
+
+                        def query(self, key: str) -> Value:
+                            r = next(r for r in rows if r[0] == key)
+                            return Value(r[1], r[2])
+
+                    return Cache()
+
+            return Config()
+
+
+def test_timing_cache_listing_and_diff_with_a_test_double(tmp_path: Path) -> None:
+    from trtstudio.engine.buildtime import diff_timing_caches, timing_cache_entries
+
+    a, b = tmp_path / "a.cache", tmp_path / "b.cache"
+    a.write_text("0xk1 1a 0.5\n0xk2 2b 0.25\n")
+    b.write_text("0xk1 1a 0.5\n0xk2 3c 0.2\n0xk3 4d 1.0\n")
+    ea, eb = timing_cache_entries(a, FakeTrtForTimingCache), timing_cache_entries(b, FakeTrtForTimingCache)
+    assert ea["entries"]["0xk2"] == {"tactic": "0x000000000000002b", "ms": 0.25}
+    d = diff_timing_caches(ea, eb)
+    assert d["same"] == 1 and d["only_b"] == ["0xk3"] and [c["key"] for c in d["changed_tactic"]] == ["0xk2"]
+    FakeTrtForTimingCache.__name__ = "tensorrt_rtx"
+    try:
+        with pytest.raises(Exception, match="keeps no timing cache"):
+            timing_cache_entries(a, FakeTrtForTimingCache)
+    finally:
+        FakeTrtForTimingCache.__name__ = "tensorrt"

@@ -116,6 +116,7 @@ class BuildOptions:
     require_precision: bool = False  # no layer in the precision asked for: the build fails (exit 1)
     require_cache_hits: bool = False  # a timing-cache miss fails the build (TensorRT's --errorOnTimingCacheMiss)
     measure_memory: bool = True  # peak host RSS (and GPU memory where NVML is) of the build process
+    record_timeline: bool = True  # the phases from the progress monitor (off: benchmarks/build_timeline.py's baseline)
     default_max_dim: int = DEFAULT_MAX_DIM
     shapes_source: str | None = None  # how the plan names the user's shapes (None: the CLI's flags)
 
@@ -474,7 +475,7 @@ class _Build:
         self.warnings: list[str] = []
         self.converted: list[str] = []  # precision flags given to the model instead of the builder
         self.logger = _make_logger(trt, self.records, self.t0, log)
-        self.recorder = PhaseRecorder(t0=self.t0)
+        self.recorder = PhaseRecorder(t0=self.t0, enabled=options.record_timeline)
         self.memory = MemoryWatch().start() if options.measure_memory else None
         self.result = BuildResult(
             ok=False, log=self.records, versions=versions(trt, name), warnings=self.warnings
@@ -690,7 +691,7 @@ def _build_parsed(b: _Build, net: Any, out_path: str | os.PathLike[str] | None, 
     cache = b.timing_cache(config)
     _require_cache_hits(b, config)
     if hasattr(trt, "IProgressMonitor") and hasattr(config, "progress_monitor"):
-        monitor = _make_monitor(trt, progress, cancel, state, b.recorder)
+        monitor = _make_monitor(trt, progress, cancel, state, b.recorder if b.recorder.enabled else None)
         config.progress_monitor = monitor
     elif cancel is not None:
         b.warn(f"{trt.__name__} has no progress monitor: cancel takes effect only after the build")

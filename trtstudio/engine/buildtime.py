@@ -519,7 +519,9 @@ class PhaseRecorder:
     polls: the phases so far, the open one with its elapsed time and, once it has reported steps,
     an estimate of what is left of it."""
 
-    def __init__(self, clock: Callable[[], float] = time.perf_counter, t0: float | None = None) -> None:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter, t0: float | None = None,
+                 enabled: bool = True) -> None:
+        self.enabled = enabled  # off: every call returns at once, the timeline stays empty
         self.clock = clock
         self.t0 = clock() if t0 is None else t0
         self._lock = threading.Lock()
@@ -539,6 +541,8 @@ class PhaseRecorder:
 
     def start(self, name: str, steps: int = 0, canonical: str | None = None) -> None:
         """A phase began (nested in the open one, if any)."""
+        if not self.enabled:
+            return
         with self._lock:
             now = self._now()
             self._cut(now)
@@ -547,11 +551,15 @@ class PhaseRecorder:
 
     def step(self, name: str, step: int, total: int) -> None:
         """A phase reported a step (``step`` done of ``total``)."""
+        if not self.enabled:
+            return
         with self._lock:
             self._progress[name] = (step, total, self._now())
 
     def finish(self, name: str) -> None:
         """A phase ended (and any phase opened inside it that did not say so)."""
+        if not self.enabled:
+            return
         with self._lock:
             if not any(o.name == name for o in self._stack):
                 return
@@ -818,3 +826,33 @@ def diff_timing_caches(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             "only_a": sorted(set(ea) - set(eb)), "only_b": sorted(set(eb) - set(ea)),
             "same": sum(1 for k in ea if k in eb and ea[k]["tactic"] == eb[k]["tactic"]),
             "changed_tactic": changed}
+
+
+def build_log_of(paths: Iterable[str]) -> dict[str, Any] | None:
+    """The ``trtstudio.buildlog/1`` document of the first build log among a side's files (a log that
+    states a build: ``Engine generation completed in``, Timing Runner blocks or trtstudio's header),
+    or None where none of them is one."""
+    from trtstudio.engine.buildlog import LOG_HEADER
+
+    for p in paths:
+        path = Path(p)
+        if path.suffix.lower() not in (".log", ".txt") or not path.is_file():
+            continue
+        try:
+            with path.open("r", encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        if text.startswith(LOG_HEADER) or "Engine generation completed in" in text or "Timing Runner:" in text:
+            try:
+                return read_build_log(path)
+            except InputError:
+                continue
+    return None
+
+
+def build_time_rows(base_paths: Iterable[str], other_paths: Iterable[str]) -> list[dict[str, Any]]:
+    """Build time by phase of two sides' build logs side by side (:func:`compare_rows`); empty
+    unless both sides have a build log."""
+    a, b = build_log_of(base_paths), build_log_of(other_paths)
+    return compare_rows(a, b) if a is not None and b is not None else []
