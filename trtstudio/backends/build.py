@@ -44,6 +44,7 @@ from trtstudio.backends.trt_parser import AUTO_ORDER as AUTO_ORDER  # re-exporte
 from trtstudio.backends.trt_parser import MODULES as MODULES  # re-exported: backend -> (module, pip hint)
 from trtstudio.backends.trt_parser import import_runtime, parsed_network, versions
 from trtstudio.engine.buildlog import build_log_text, log_line
+from trtstudio.engine.buildtime import MemoryWatch, PhaseRecorder
 from trtstudio.errors import BackendError, InputError
 
 if TYPE_CHECKING:
@@ -113,6 +114,9 @@ class BuildOptions:
     strongly_typed: bool = False
     calib: str | None = None  # INT8 calibration data on a strongly typed runtime (folder or samples.py)
     require_precision: bool = False  # no layer in the precision asked for: the build fails (exit 1)
+    require_cache_hits: bool = False  # a timing-cache miss fails the build (TensorRT's --errorOnTimingCacheMiss)
+    measure_memory: bool = True  # peak host RSS (and GPU memory where NVML is) of the build process
+    record_timeline: bool = True  # the phases from the progress monitor (off: benchmarks/build_timeline.py's baseline)
     default_max_dim: int = DEFAULT_MAX_DIM
     shapes_source: str | None = None  # how the plan names the user's shapes (None: the CLI's flags)
 
@@ -132,6 +136,7 @@ class BuildOptions:
             "strongly_typed": self.strongly_typed,
             "calib": self.calib,
             "require_precision": self.require_precision,
+            "require_cache_hits": self.require_cache_hits,
         }
 
 
@@ -154,10 +159,14 @@ class BuildResult:
     settings: dict[str, Any] = field(default_factory=dict)
     shape_plan: Any = None  # the ShapePlan the profiles were made from (trtstudio.backends.shapes)
     precision: PrecisionStep | None = None  # how the requested precision was given (None: none asked)
+    timeline: list[dict[str, Any]] = field(default_factory=list)  # [{phase, start_s, seconds, share, detail}]
+    memory: dict[str, Any] = field(default_factory=dict)  # measured peaks (engine.buildtime.MemoryWatch)
 
     def log_text(self) -> str:
         """The log as one text, headed by a JSON line the rtx_log reader uses for versions/settings."""
-        return build_log_text(self.versions, self.settings, [r.format() for r in self.log])
+        extra = {"timeline": self.timeline, "memory": self.memory, "seconds": round(self.seconds, 4),
+                 "cancelled": self.cancelled}
+        return build_log_text(self.versions, self.settings, [r.format() for r in self.log], extra)
 
     @cached_property
     def engine_info(self) -> EngineInfo | None:
@@ -207,6 +216,8 @@ class BuildResult:
             "layers": layers,
             "warnings": self.warnings + reader_warnings,
             "cancelled": self.cancelled,
+            "timeline": self.timeline,
+            "memory": self.memory,
             "log": [r.to_json() for r in self.log],
             "error": self.error,
         }
@@ -224,6 +235,7 @@ class BuildResult:
             targets = ",".join(self.settings.get("targets") or []) or "this GPU"
             lines.append(f"built {self.engine_path or '(not written)'}: {self.engine_bytes} bytes in {self.seconds:.2f} s "
                          f"with {module} {self.versions.get(module, '')} for {targets}")
+            lines += self._timeline_text()
             lines.append(f"{len(layers)} layers")
             for lay in layers:
                 nodes = ", ".join(lay.get("onnx_nodes") or [])
@@ -235,6 +247,7 @@ class BuildResult:
                          f"{len(self.unsupported)} node(s)")
         else:
             lines.append(f"build failed after {self.seconds:.2f} s: {self.error}")
+            lines += self._timeline_text()
         for u in self.unsupported:
             op, label, dom = u.get("op_type") or "?", str(u.get("node")), u.get("domain")
             where = f" [{dom}]" if dom and dom != "ai.onnx" else ""
@@ -242,6 +255,21 @@ class BuildResult:
             if u.get("hint"):
                 lines.append(f"      hint: {u['hint']}")
         return "\n".join(lines)
+
+
+    def _timeline_text(self) -> list[str]:
+        from trtstudio.engine.buildtime import render_timeline
+
+        if not self.timeline:
+            return []
+        m = self.memory
+        mem = []
+        if m.get("host_peak_bytes") is not None:
+            mem.append(f"host peak {m['host_peak_bytes'] / (1 << 20):.0f} MiB")
+        if m.get("gpu_peak_bytes") is not None:
+            mem.append(f"GPU peak {m['gpu_peak_bytes'] / (1 << 20):.0f} MiB")
+        return (["build phases" + (" (until cancelled)" if self.cancelled else "")] + render_timeline(self.timeline)
+                + ([f"build memory: {', '.join(mem)}"] if mem else []))
 
 
 def normalize_target(target: str) -> str:
@@ -273,7 +301,8 @@ def _make_logger(trt: Any, records: list[LogRecord], t0: float, callback: LogFn 
 
 
 def _make_monitor(
-    trt: Any, progress: ProgressFn | None, cancel: CancelFn | None, state: dict[str, Any]
+    trt: Any, progress: ProgressFn | None, cancel: CancelFn | None, state: dict[str, Any],
+    recorder: PhaseRecorder | None = None,
 ) -> Any:
     class _Monitor(trt.IProgressMonitor):  # type: ignore[misc, name-defined]
         def __init__(self) -> None:
@@ -289,9 +318,13 @@ def _make_monitor(
 
         def phase_start(self, phase_name: str, parent_phase: str | None, num_steps: int) -> None:
             self.totals[phase_name] = int(num_steps)
+            if recorder is not None:
+                recorder.start(phase_name, int(num_steps))
             self._report(phase_name, 0, int(num_steps))
 
         def step_complete(self, phase_name: str, step: int) -> bool:
+            if recorder is not None:
+                recorder.step(phase_name, int(step) + 1, self.totals.get(phase_name, 0))
             self._report(phase_name, int(step) + 1, self.totals.get(phase_name, 0))
             try:
                 stop = bool(cancel()) if cancel is not None else False
@@ -303,6 +336,8 @@ def _make_monitor(
 
         def phase_finish(self, phase_name: str) -> None:
             total = self.totals.get(phase_name, 0)
+            if recorder is not None:
+                recorder.finish(phase_name)
             self._report(phase_name, total, total)
 
     return _Monitor()
@@ -440,6 +475,8 @@ class _Build:
         self.warnings: list[str] = []
         self.converted: list[str] = []  # precision flags given to the model instead of the builder
         self.logger = _make_logger(trt, self.records, self.t0, log)
+        self.recorder = PhaseRecorder(t0=self.t0, enabled=options.record_timeline)
+        self.memory = MemoryWatch().start() if options.measure_memory else None
         self.result = BuildResult(
             ok=False, log=self.records, versions=versions(trt, name), warnings=self.warnings
         )
@@ -586,6 +623,7 @@ def build_engine(
     b.converted = flags_to_convert(trt, options)
     res = b.result
     res.model = str(model_path)
+    b.recorder.start("Reading the model and planning shapes", canonical="parsing")
     res.shape_plan = _plan(model, options)
     for w in res.shape_plan.warnings:
         b.warn(w)
@@ -601,7 +639,10 @@ def build_engine(
     if note:
         b.warn(note)
     try:
+        b.recorder.finish("Reading the model and planning shapes")
+        b.recorder.start("Parsing the ONNX model", canonical="parsing")
         with parsed_network(trt, b.logger, model_path, strongly_typed=options.strongly_typed, data=data) as net:
+            b.recorder.finish("Parsing the ONNX model")
             if not net.ok:
                 from trtstudio.backends.support import rejected_nodes, summary_line
 
@@ -648,8 +689,9 @@ def _build_parsed(b: _Build, net: Any, out_path: str | os.PathLike[str] | None, 
     config = net.builder.create_builder_config()
     res.settings = b.configure(net.builder, net.network, config)
     cache = b.timing_cache(config)
+    _require_cache_hits(b, config)
     if hasattr(trt, "IProgressMonitor") and hasattr(config, "progress_monitor"):
-        monitor = _make_monitor(trt, progress, cancel, state)
+        monitor = _make_monitor(trt, progress, cancel, state, b.recorder if b.recorder.enabled else None)
         config.progress_monitor = monitor
     elif cancel is not None:
         b.warn(f"{trt.__name__} has no progress monitor: cancel takes effect only after the build")
@@ -657,7 +699,9 @@ def _build_parsed(b: _Build, net: Any, out_path: str | os.PathLike[str] | None, 
         state["cancelled"] = True
         plan = None
     else:
+        b.recorder.start("TensorRT builder (outside its progress phases)", canonical="builder (other)")
         plan = net.builder.build_serialized_network(net.network, config)
+        b.recorder.close()
     del cache
     if state["cancelled"] or (plan is None and cancel is not None and cancel()):
         res.cancelled = True
@@ -666,6 +710,7 @@ def _build_parsed(b: _Build, net: Any, out_path: str | os.PathLike[str] | None, 
     if plan is None:
         res.error = _error_text(b.records)
         return
+    b.recorder.start("Writing the engine", canonical="serialization")
     b.save_timing_cache(config)
     data = bytes(plan)
     res.engine_bytes = len(data)
@@ -705,9 +750,28 @@ def _check_precision(b: _Build) -> None:
         res.error = problem.split("; --require-precision")[0] + " (--require-precision)"
 
 
+def _require_cache_hits(b: _Build, config: Any) -> None:
+    """``require_cache_hits``: TensorRT's ERROR_ON_TIMING_CACHE_MISS flag (a miss fails the build);
+    a runtime without it (TensorRT-RTX: no timing cache at all) is refused with the reason."""
+    if not b.options.require_cache_hits:
+        return
+    flag = getattr(b.trt.BuilderFlag, "ERROR_ON_TIMING_CACHE_MISS", None)
+    if flag is None or b.trt.__name__ == "tensorrt_rtx":
+        raise InputError(None, f"--require-cache-hits needs a timing cache, which {b.trt.__name__} does not have "
+                               "(TensorRT-RTX keeps no timing cache; its runtime cache is written when engines run)")
+    if not b.options.timing_cache:
+        raise InputError(None, "--require-cache-hits needs --timing-cache FILE (the cache that must cover the model)")
+    config.set_flag(flag)
+    b.result.settings["require_cache_hits"] = True
+
+
 def _finish(b: _Build) -> BuildResult:
     res = b.result
     _check_precision(b)
+    b.recorder.close()
+    res.timeline = b.recorder.timeline()
+    if b.memory is not None:
+        res.memory = b.memory.stop()
     res.seconds = time.perf_counter() - b.t0
     if res.error and not res.ok and not res.cancelled and not res.unsupported and res.shape_plan is not None:
         from trtstudio.backends.support import control_flow_hint

@@ -56,6 +56,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-precision", action="store_true",
                         help="fail (exit 1) when the built engine has no layer in the precision asked for "
                              "(--fp16/--bf16/--int8); without it that is a warning")
+    parser.add_argument("--require-cache-hits", action="store_true",
+                        help="fail the build when the timing cache (--timing-cache) misses a layer "
+                             "(TensorRT's --errorOnTimingCacheMiss; TensorRT-RTX has no timing cache)")
     parser.add_argument("--no-tf32", action="store_true", help="disable TF32 for FP32 math")
     parser.add_argument("--strongly-typed", action="store_true", help="build a strongly typed network")
     parser.add_argument("--names-only", action="store_true", help="profiling verbosity LAYER_NAMES_ONLY")
@@ -138,8 +141,46 @@ def request_from_args(args: argparse.Namespace) -> Any:
         strongly_typed=args.strongly_typed,
         calib=args.calib,
         require_precision=args.require_precision,
+        require_cache_hits=getattr(args, "require_cache_hits", False),
     )
 
+
+
+class _Progress:
+    """The build's progress on standard error: a bar redrawn in place on a terminal (phase, step,
+    elapsed), one plain line per phase in a pipe or file."""
+
+    def __init__(self, stream: Any, width: int = 24) -> None:
+        import time
+
+        self.stream = stream
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.width = width
+        self.clock = time.perf_counter
+        self.t0 = self.clock()
+        self.phase = ""
+        self.drawn = 0.0
+
+    def update(self, phase: str, step: int, total: int) -> None:
+        now = self.clock() - self.t0
+        if not self.tty:
+            if step == 0:
+                print(f"build: {now:7.2f} s  {phase}", file=self.stream, flush=True)
+            self.phase = phase
+            return
+        if phase == self.phase and now - self.drawn < 0.1 and step < total:
+            return
+        self.phase, self.drawn = phase, now
+        filled = round(self.width * step / total) if total else 0
+        bar = "#" * filled + "." * (self.width - filled)
+        text = f"\r[{bar}] {now:7.1f} s  {phase[:40]:<40} {step}/{total}"
+        self.stream.write(text)
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.tty and self.phase:
+            self.stream.write("\r" + " " * (self.width + 70) + "\r")
+            self.stream.flush()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -169,7 +210,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:  # not the main thread
         previous = None
     try:
-        result = run_build(request, log=on_log, cancel=lambda: interrupted["flag"])
+        bar = None if args.json else _Progress(sys.stderr)
+        result = run_build(request, log=on_log, cancel=lambda: interrupted["flag"],
+                           progress=bar.update if bar is not None else None)
+        if bar is not None:
+            bar.done()
     except FieldError as exc:
         raise exc.named(FIELD_FLAGS.get(exc.field, exc.field)) from None
     finally:

@@ -138,6 +138,7 @@ class PairDiff:
     alignment: dict[str, Any] = field(default_factory=dict)
     build: dict[str, Any] = field(default_factory=dict)
     memory: dict[str, Any] = field(default_factory=dict)
+    build_time: list[dict[str, Any]] = field(default_factory=list)  # engine.buildtime.compare_rows of the sides' build logs
     story: list[str] = field(default_factory=list)
     ratio: Ratio | None = None
     mismatch: dict[str, str] = field(default_factory=dict)  # diff.mismatch: kind -> sentence
@@ -164,7 +165,8 @@ class PairDiff:
             "provenance": {"base": provenance(self.base.engine), "other": provenance(self.other.engine)},
             "warnings": self.warnings, "mismatch": self.mismatch, "notes": self.notes,
             "summary": self.summary, "story": self.story, "totals": self.totals, "alignment": self.alignment,
-            "build": self.build, "memory": self.memory, "groups": self.groups, "unmatched": self.unmatched(),
+            "build": self.build, "memory": self.memory, "build_time": self.build_time,
+            "groups": self.groups, "unmatched": self.unmatched(),
         }
 
 
@@ -416,6 +418,9 @@ def diff_sides(base: Side, other: Side) -> PairDiff:
         p.summary["text"] = f"unreliable: {p.summary['text']}"
     p.build = _build(base, other, rows)
     p.memory = _memory(base, other)
+    from trtstudio.engine.buildtime import build_time_rows
+
+    p.build_time = build_time_rows(base.paths, other.paths)
     p.story = _story(p)
     return p
 

@@ -102,6 +102,10 @@ def text(doc: dict[str, Any], limit: int = 40) -> str:
                if isinstance(v, dict) and (v.get("change") or v.get("base") is None or v.get("other") is None)]
         if mem:  # the categories that differ or that one side does not record
             out.append("memory: " + ", ".join(mem))
+        if pair.get("build_time"):  # both sides' build logs: build time by phase side by side
+            from trtstudio.engine.buildtime import render_compare
+
+            out += render_compare(pair["build_time"], ("base", "other"))
         changed = [g for g in pair["groups"] if g["change"] != "same"]
         changed.sort(key=lambda g: -abs(g["delta_ms"] or 0))
         if changed:

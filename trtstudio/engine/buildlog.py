@@ -18,8 +18,10 @@ def log_line(source: str, severity: str, message: str) -> str:
     return f"[{source}] [{SEVERITY_LETTER.get(severity, '?')}] {message}"
 
 
-def build_log_text(versions: dict[str, Any], settings: dict[str, Any], lines: list[str]) -> str:
+def build_log_text(versions: dict[str, Any], settings: dict[str, Any], lines: list[str],
+                   extra: dict[str, Any] | None = None) -> str:
     """A trtstudio build log: the header line with the versions and settings as JSON (which the
-    rtx-log reader takes back), then the builder's lines."""
-    head = LOG_HEADER + json.dumps({"versions": versions, "settings": settings}, sort_keys=True)
+    rtx-log reader takes back), then the builder's lines. ``extra``: more header keys, e.g. the
+    build's recorded ``timeline``, ``memory`` and ``seconds`` (which ``engine.buildtime`` reads back)."""
+    head = LOG_HEADER + json.dumps({"versions": versions, "settings": settings, **(extra or {})}, sort_keys=True)
     return "\n".join([head, *lines]) + "\n"

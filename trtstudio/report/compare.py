@@ -216,7 +216,8 @@ def layer_diff(base: Report, other: Report, base_name: str = "a", other_name: st
     rows_only = base.engine_info is None or other.engine_info is None
     p = diff_sides(side_of(base, base_name, rows_only), side_of(other, other_name, rows_only))
     return {"a": base_name, "b": other_name, "summary": _diff_summary(p), "rows": p.groups,
-            "unmatched": p.unmatched(), "story": p.story, "build": p.build, "memory": p.memory}
+            "unmatched": p.unmatched(), "story": p.story, "build": p.build, "memory": p.memory,
+            "build_time": p.build_time}
 
 
 @dataclass

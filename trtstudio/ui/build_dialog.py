@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QStandardItemModel
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -51,6 +51,7 @@ from trtstudio.backends.build_precision import flags_to_convert
 from trtstudio.backends.build_request import BuildRequest
 from trtstudio.backends.shapes import parse_dims
 from trtstudio.backends.shapes.text import shape_text
+from trtstudio.engine.buildtime import PHASES, PhaseRecorder
 from trtstudio.engine.model import EngineInfo
 from trtstudio.errors import FieldError, InputError
 from trtstudio.ui.log_panel import LogPanel
@@ -90,6 +91,48 @@ def weak_typing_flags(backend: str) -> list[str]:
 def engine_info_from_result(result: BuildResult) -> EngineInfo | None:
     """The layers of a built engine (see ``BuildResult.engine_info``), read on first call."""
     return result.engine_info
+
+
+class PhaseBarView(QWidget):
+    """The build's phases as one bar: a segment per phase as long as its time so far (the open one
+    grows), its name and seconds inside where they fit; below, the open phase's elapsed time and,
+    once it has reported a step, an estimate of what is left of it. Draws a
+    :class:`~trtstudio.engine.buildtime.PhaseRecorder`'s snapshot or a finished build's timeline."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumHeight(26)
+        self.segments: list[tuple[str, float]] = []
+        self.caption = ""
+
+    def set_phases(self, totals: dict[str, float], caption: str = "") -> None:
+        self.segments = [(k, v) for k, v in totals.items() if v > 0]
+        self.caption = caption
+        self.setToolTip("\n".join(f"{k}: {v:.2f} s" for k, v in self.segments) + (f"\n{caption}" if caption else ""))
+        self.update()
+
+    @staticmethod
+    def color(phase: str) -> QColor:
+        i = PHASES.index(phase) if phase in PHASES else len(PHASES)
+        return QColor.fromHsv((i * 47) % 360, 110, 225)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        p = QPainter(self)
+        r = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
+        p.setPen(self.palette().mid().color())
+        p.drawRect(r)
+        whole = sum(v for _, v in self.segments)
+        x = r.left()
+        for name, v in self.segments:
+            w = r.width() * v / whole if whole else 0.0
+            seg = QRectF(x, r.top(), w, r.height())
+            p.fillRect(seg, self.color(name))
+            label = f"{name} {v:.1f} s"
+            if p.fontMetrics().horizontalAdvance(label) + 6 < w:
+                p.setPen(QColor(20, 20, 20))
+                p.drawText(seg, Qt.AlignmentFlag.AlignCenter, label)
+            x += w
+        p.end()
 
 
 def _build_task(request: BuildRequest):  # noqa: ANN202
@@ -263,6 +306,12 @@ class BuildDialog(WorkerDialog):
     def _build_buttons(self) -> QHBoxLayout:
         """Progress, status and the Build / Cancel / Close buttons."""
         self.phase_label = QLabel()
+        self.phase_bar = PhaseBarView()
+        self.phase_caption = QLabel()
+        self.phase_recorder: PhaseRecorder | None = None
+        self.phase_timer = QTimer(self)
+        self.phase_timer.setInterval(250)
+        self.phase_timer.timeout.connect(self._on_phase_timer_timeout)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.status_label = QLabel()
@@ -293,6 +342,8 @@ class BuildDialog(WorkerDialog):
         tl.addWidget(self.unsupported_box)
         tl.addWidget(self.phase_label)
         tl.addWidget(self.progress)
+        tl.addWidget(self.phase_bar)
+        tl.addWidget(self.phase_caption)
         tl.addWidget(self.status_label)
         tl.addStretch(1)
         lay = QVBoxLayout(self)
@@ -473,6 +524,10 @@ class BuildDialog(WorkerDialog):
         self.unsupported_box.hide()
         self.progress.setRange(0, 0)
         self.phase_label.setText("Starting…")
+        self.phase_recorder = PhaseRecorder()
+        self.phase_bar.set_phases({})
+        self.phase_caption.clear()
+        self.phase_timer.start()
         self._show_status("Building…")
         self.log_panel.append("INFO", f"trtstudio: building {self.model_path} -> {request.engine_path()} "
                                       f"with {json.dumps(request.to_json())}")
@@ -497,6 +552,7 @@ class BuildDialog(WorkerDialog):
                 self.log_panel.append(severity, message)
         elif kind == "progress":
             _, phase, step, total = value
+            self._record_phase(str(phase), int(step), int(total))
             self.phase_label.setText(str(phase))
             if total > 0:
                 self.progress.setRange(0, int(total))
@@ -506,6 +562,45 @@ class BuildDialog(WorkerDialog):
                 self.progress.setRange(0, 0)
         elif kind == "unsupported":
             self._show_unsupported(value[1])
+
+    def _record_phase(self, phase: str, step: int, total: int) -> None:
+        """The live phase bar's recorder, fed from the queued progress events (the build keeps its
+        own exact timeline, shown when it ends)."""
+        rec = self.phase_recorder
+        if rec is None:
+            return
+        if step == 0:
+            rec.start(phase, total)
+        elif total and step >= total:
+            rec.finish(phase)
+        else:
+            rec.step(phase, step, total)
+
+    @Slot()
+    def _on_phase_timer_timeout(self) -> None:
+        if self.phase_recorder is None:
+            return
+        snap = self.phase_recorder.snapshot()
+        o = snap["open"]
+        caption = f"{snap['elapsed_s']:.1f} s"
+        if o is not None:
+            caption += f"  ·  {o['name']}: {o['elapsed_s']:.1f} s"
+            if o["left_s"] is not None:
+                caption += f", about {o['left_s']:.1f} s left ({o['step']}/{o['total']})"
+        self.phase_caption.setText(caption)
+        self.phase_bar.set_phases(snap["phases"], caption)
+
+    def _show_timeline(self, result: BuildResult) -> None:
+        from trtstudio.engine.buildtime import phase_totals
+
+        self.phase_timer.stop()
+        self.phase_recorder = None
+        totals = phase_totals(result.timeline)
+        top = sorted(totals.items(), key=lambda kv: -kv[1])[:3]
+        caption = (("Until cancelled: " if result.cancelled else "") + f"{result.seconds:.1f} s; "
+                   + ", ".join(f"{k} {v:.1f} s" for k, v in top))
+        self.phase_caption.setText(caption)
+        self.phase_bar.set_phases(totals, caption)
 
     def _show_unsupported(self, items: list[dict[str, Any]]) -> None:
         self.unsupported_list.clear()
@@ -518,6 +613,7 @@ class BuildDialog(WorkerDialog):
     def _on_worker_done(self, result: object) -> None:
         assert isinstance(result, BuildResult)
         self.build_result = result
+        self._show_timeline(result)
         if result.unsupported:
             self._show_unsupported(result.unsupported)
         if result.ok:
@@ -544,6 +640,7 @@ class BuildDialog(WorkerDialog):
 
     @Slot(object)
     def _on_worker_error(self, exc: object) -> None:
+        self.phase_timer.stop()
         text = self._show_task_error(exc, "Build")
         self.progress.setFormat("failed")
         self.log_panel.append("ERROR", f"trtstudio: build failed: {text}")
