@@ -30,6 +30,7 @@ the two sides (:mod:`trtstudio.diff.sides`); the command line, the window and ``
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -339,7 +340,10 @@ def _memory(base: Side, other: Side) -> dict[str, Any]:
     base_source, other_source, change}}`` for the categories either side's files record."""
     from trtstudio.engine.memory import memory_of, memory_rows
 
-    rows = memory_rows(memory_of(base.engine, base.paths, base.name), memory_of(other.engine, other.paths, other.name))
+    def files(side: Side) -> list[str]:  # the files still there (a side can outlive them: upgrade-check's builds)
+        return [p for p in side.paths if os.path.isfile(p)]
+
+    rows = memory_rows(memory_of(base.engine, files(base), base.name), memory_of(other.engine, files(other), other.name))
     return {r["name"]: {"base": r["a_bytes"], "other": r["b_bytes"], "base_source": r["a_source"],
                         "other_source": r["b_source"], "change": r["change_bytes"]}
             for r in rows if r["a_bytes"] is not None or r["b_bytes"] is not None}

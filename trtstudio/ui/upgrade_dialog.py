@@ -222,7 +222,10 @@ class UpgradeDialog(QDialog):
         base, other = self.base_combo.currentData(), self.other_combo.currentData()
         if self.result is None or base is None or other is None:
             return
-        self.show_pair(base, other)
+        try:
+            self.show_pair(base, other)
+        except Exception as exc:  # noqa: BLE001 - a diff that cannot be made is said, the table stays
+            self.status.setText(f"{self.status.text()}; the diff of these two could not be made: {exc}")
 
     def show_pair(self, base: int, other: int) -> Any:
         """Show the diff of column ``other`` against column ``base``; the PairDiff."""
