@@ -343,7 +343,8 @@ def _memory(base: Side, other: Side) -> dict[str, Any]:
     def files(side: Side) -> list[str]:  # the files still there (a side can outlive them: upgrade-check's builds)
         return [p for p in side.paths if os.path.isfile(p)]
 
-    rows = memory_rows(memory_of(base.engine, files(base), base.name), memory_of(other.engine, files(other), other.name))
+    rows = memory_rows(memory_of(base.engine, files(base), base.name, per_layer=False),
+                       memory_of(other.engine, files(other), other.name, per_layer=False))
     return {r["name"]: {"base": r["a_bytes"], "other": r["b_bytes"], "base_source": r["a_source"],
                         "other_source": r["b_source"], "change": r["change_bytes"]}
             for r in rows if r["a_bytes"] is not None or r["b_bytes"] is not None}

@@ -702,9 +702,12 @@ def engine_memory(names: Sequence[str] | str, name: str | None = None) -> Engine
     return memory_of(info, named.files, name or named.label)
 
 
-def memory_of(info: EngineInfo | None, files: Sequence[str], name: str, session: str | None = None) -> EngineMemory:
+def memory_of(info: EngineInfo | None, files: Sequence[str], name: str, session: str | None = None,
+              per_layer: bool = True) -> EngineMemory:
     """An engine's memory from its EngineInfo (layers, I/O, the readers' figures) and its files
-    (logs read line by line here, a plan's size, a build document's log and ``engine_bytes``)."""
+    (logs read line by line here, a plan's size, a build document's log and ``engine_bytes``).
+    ``per_layer=False``: the categories only, without the per-layer rows and the live activations
+    (what diff and compare show)."""
     figs = {n: Figure(n) for n in CATEGORIES}
     per_profile: dict[int, dict[str, Figure]] = {}
     ctx = Figure("context_device_memory")
@@ -754,7 +757,9 @@ def memory_of(info: EngineInfo | None, files: Sequence[str], name: str, session:
         if old.bytes is not None:
             plan_size.also.append({"bytes": old.bytes, "source": old.source})
         figs["engine_size"] = plan_size
-    if info is not None and info.layers:
+    if not per_layer:
+        rows, live = [], None
+    elif info is not None and info.layers:
         rows = layer_rows(info.layers, log_layers, log_source)
         outputs = [t.name for t in info.io_tensors]
         live = live_memory(info.layers, outputs)
