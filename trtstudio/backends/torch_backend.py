@@ -645,7 +645,7 @@ class TorchBackend:
             out["model_file_bytes"] = self._path.stat().st_size
         out["io_host_bytes"] = int(sum(t.numel() * t.element_size() for t in (*self._host_in, *self._host_out)))
         if self.cuda:
-            out.update(torch_allocator_stats(self._torch, self.device))
+            out.update(torch_allocator_stats(self._torch, self.device, graph_pools=self._captured is not None))
         return out
 
     def close(self) -> None:
@@ -718,13 +718,35 @@ class _StreamPool:
 _STREAMS = _StreamPool()
 
 
-def torch_allocator_stats(torch: Any, device: Any) -> dict[str, int]:
-    """The caching allocator's view of one device: allocated, reserved, inactive split bytes, peak."""
+def torch_allocator_stats(torch: Any, device: Any, graph_pools: bool = False) -> dict[str, int]:
+    """The caching allocator's view of one device, from ``torch.cuda.memory_stats`` (documented keys):
+    allocated, reserved, inactive split bytes (``*.all.current``), peak allocated; with
+    ``graph_pools`` (a captured CUDA graph: its private pool holds its own segments) also the
+    segments of private pools from ``torch.cuda.memory_snapshot()`` (``segment_pool_id`` other than
+    ``(0, 0)``): ``torch_graph_pool_bytes`` reserved there, ``torch_graph_pool_allocated_bytes`` used."""
     stats = torch.cuda.memory_stats(device)
-    keys = {
-        "torch_allocated_bytes": "allocated_bytes.all.current",
-        "torch_reserved_bytes": "reserved_bytes.all.current",
-        "torch_inactive_split_bytes": "inactive_split_bytes.all.current",
-        "torch_peak_allocated_bytes": "allocated_bytes.all.peak",
-    }
-    return {k: int(stats.get(v, 0)) for k, v in keys.items()}
+    out = allocator_stats(stats)
+    if graph_pools:
+        out.update(graph_pool_stats(torch.cuda.memory_snapshot()))
+    return out
+
+
+TORCH_STATS_KEYS = {
+    "torch_allocated_bytes": "allocated_bytes.all.current",
+    "torch_reserved_bytes": "reserved_bytes.all.current",
+    "torch_inactive_split_bytes": "inactive_split_bytes.all.current",
+    "torch_peak_allocated_bytes": "allocated_bytes.all.peak",
+}
+
+
+def allocator_stats(stats: dict[str, Any]) -> dict[str, int]:
+    """Our keys from a ``torch.cuda.memory_stats()`` dict (a key it lacks reads 0)."""
+    return {k: int(stats.get(v, 0)) for k, v in TORCH_STATS_KEYS.items()}
+
+
+def graph_pool_stats(segments: list[dict[str, Any]]) -> dict[str, int]:
+    """Bytes reserved and allocated in private pools (CUDA graphs' pools; ``segment_pool_id`` not
+    ``(0, 0)``) of a ``torch.cuda.memory_snapshot()`` segment list."""
+    private = [s for s in segments if tuple(s.get("segment_pool_id") or (0, 0)) != (0, 0)]
+    return {"torch_graph_pool_bytes": int(sum(int(s.get("total_size", 0)) for s in private)),
+            "torch_graph_pool_allocated_bytes": int(sum(int(s.get("allocated_size", 0)) for s in private))}

@@ -186,8 +186,31 @@ def memory_verdicts(arrays: dict[str, np.ndarray], disturbances: list[str] | Non
             if disturbances and key in HOST_KEYS and v.verdict == "growing":
                 v = LeakVerdict(v.topic, INCONCLUSIVE, f"{v.text}, but {'; '.join(disturbances)} during the run",
                                 {**v.evidence, "disturbances": list(disturbances)})
+            if key in GPU_KEYS and v.verdict == "growing":
+                v = _named(v, arrays)
             out[key] = v
     return out
+
+
+GPU_KEYS = ("process_gpu_bytes", "gpu_used_bytes")  # series whose growth the process's split can name
+CACHE_CATEGORIES = {"allocator cache (free)": "memory the allocator holds free, not tensors",
+                    "inactive split (fragmentation)": "fragmentation of the allocator's blocks, not tensors"}
+
+
+def _named(v: LeakVerdict, arrays: dict[str, np.ndarray]) -> LeakVerdict:
+    """``v`` (a "growing" GPU verdict) naming the category of the process's GPU memory that grows
+    (``profiling.memory_split``), where the run has the figures to split it."""
+    from trtstudio.profiling.memory_split import growing_category, growth_text, memory_split
+
+    g = growing_category(memory_split(arrays))
+    if g is None:
+        return v
+    text = f"{v.text}; {growth_text(g)}"
+    if g["category"] in CACHE_CATEGORIES:
+        text += f" ({CACHE_CATEGORIES[g['category']]})"
+    evidence = {**v.evidence, "category": g["category"], "category_growth_mib": figure(g["growth_bytes"] / MIB),
+                "growth_by_category_mib": {k: figure(b / MIB) for k, b in g["by_category"].items()}}
+    return LeakVerdict(v.topic, v.verdict, text, evidence)
 
 
 def leak_warnings(verdicts: dict[str, dict[str, object]], min_points: int = MIN_WARN_POINTS) -> list[str]:

@@ -64,6 +64,20 @@ def default_probes(gpu: bool = True, device: int = 0) -> list[Probe]:
     return probes
 
 
+# What a backend's ``memory()`` says that changes during a run or splits the process's GPU memory
+# (``profiling.memory_split``): sampled with the monitors.
+LIVE_BACKEND_KEYS = ("context_device_bytes", "engine_file_bytes", "torch_allocated_bytes", "torch_reserved_bytes",
+                     "torch_inactive_split_bytes", "torch_graph_pool_bytes", "torch_graph_pool_allocated_bytes")
+
+
+def backend_probe(backend: Any) -> Probe | None:
+    """A probe of ``backend.memory()``'s :data:`LIVE_BACKEND_KEYS` (the TensorRT context's device
+    memory, torch's allocator statistics); None when it reports none of them."""
+    if not any(k in LIVE_BACKEND_KEYS for k in backend.memory()):
+        return None
+    return lambda: {k: int(v) for k, v in backend.memory().items() if k in LIVE_BACKEND_KEYS}
+
+
 def _written(n: int, dtype: Any) -> np.ndarray:
     """A zeroed array whose pages are all touched now (``np.zeros`` leaves them to first use)."""
     a = np.empty(n, dtype=dtype)

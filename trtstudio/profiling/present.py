@@ -123,13 +123,17 @@ def present_figures(t_s: np.ndarray, latency_ms: np.ndarray, baseline: Baseline 
     return out
 
 
-def run_headline(fig: dict[str, Any], label: str, live: bool) -> str:
+def run_headline(fig: dict[str, Any], label: str, live: bool, figures: bool = True) -> str:
     """The headline of a run from its figures: "Live: sample.onnx (ort): median 38.0 ms, p99 45.1 ms,
-    26 inferences/s over the last 2,000 inferences" (``live``), "Last run: ..." once it ended."""
+    26 inferences/s over the last 2,000 inferences" (``live``), "Last run: ..." once it ended. Without
+    ``figures`` (Present mode, whose figures stand below it in large type) it names the run and what
+    the figures are of: "Live: sample.onnx (ort), the last 2,000 inferences"."""
     head = f"{'Live' if live else 'Last run'}: {label}"
     now = fig.get("now")
     if now is None:
         return f"{head}: measuring..." if live else f"{head}: too few inferences to sum up"
+    if not figures:
+        return f"{head}, the last {now['samples']:,} inferences"
     tp = f", {now['throughput']:,.3g} inferences/s" if "throughput" in now else ""
     return (f"{head}: median {now['median_ms']:.3g} ms, p99 {now['p99_ms']:.3g} ms{tp} "
             f"over the last {now['samples']:,} inferences")

@@ -266,7 +266,7 @@ def run_profile(
 
     Events on ``state``: ``loaded`` (shapes, notes, batch, record) then ``cold`` (cold_ms).
     """
-    from trtstudio.profiling.memory import MemoryMonitor, default_probes
+    from trtstudio.profiling.memory import MemoryMonitor, backend_probe, default_probes
     from trtstudio.profiling.runner import RunConfig, Runner, RunState
 
     state = state if state is not None else RunState()
@@ -275,8 +275,9 @@ def run_profile(
         batch = next((int(s[0]) for s in shapes.values() if s), 1)
         monitor = monitor if monitor is not None else MemoryMonitor(probes=[], interval_ms=100)
         monitor.probes.extend(default_probes(gpu=request.backend != "ort"))
-        if "context_device_bytes" in backend.memory():
-            monitor.probes.append(lambda: {"context_device_bytes": int(backend.memory()["context_device_bytes"])})
+        probe = backend_probe(backend)  # the TensorRT context's device memory, torch's allocator statistics
+        if probe is not None:
+            monitor.probes.append(probe)
         state.event("loaded", shapes=shapes, notes=list(backend.notes), batch=batch, record=record)
         iterations = request.iterations if request.duration_s is None else None
         config = RunConfig(warmup=request.warmup, iterations=iterations, duration_s=request.duration_s,

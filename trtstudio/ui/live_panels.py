@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
     QGridLayout,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from trtstudio.palette import MEMORY_SERIES_COLORS
+from trtstudio.profiling.leak import LEAK_KEYS, MIN_WARN_POINTS
 from trtstudio.profiling.live import (
     SampleWindow,
     fmt_ms,
@@ -41,6 +42,7 @@ from trtstudio.profiling.live import (
     throughput_series,
 )
 from trtstudio.profiling.memory import MemoryMonitor
+from trtstudio.profiling.memory_split import REST, MemorySplit, memory_split
 from trtstudio.profiling.samples import SampleBuffer
 from trtstudio.ui.live_stats import StatsStrip
 from trtstudio.ui.plots import pg
@@ -51,17 +53,46 @@ _STATS, _BANDS, _HIST, _RATE = 0, 1, 2, 3  # frame phases within the cycle
 MEMORY_EVERY = 10  # memory plots: 2.5 Hz (the monitor samples every 100 ms), phase 4
 MIB = 1024.0 * 1024.0
 PLOT_MIN_PX = 150
+NARROW_PX = 720  # narrower than this, the plots go two to a row
 EMPTY_MIN_PX = 3 * PLOT_MIN_PX + 110  # before a run: the height its plots will take (three rows, the strip), so
 # that the controls beside them (their wrapped notes) keep the height they need and nothing jumps at Start
 
 _MEMORY_SERIES = tuple((k, label, MEMORY_SERIES_COLORS[k]) for k, label in (  # key, legend, pen
-    ("gpu_used_bytes", "NVML used"),
-    ("gpu_total_bytes", "NVML total"),
-    ("process_gpu_bytes", "process (NVML)"),
+    ("process_gpu_bytes", "process (measured)"),
+    ("gpu_used_bytes", "GPU used"),
+    ("gpu_total_bytes", "GPU total"),
     ("cuda_free_bytes", "CUDA free"),
     ("cuda_total_bytes", "CUDA total"),
     ("context_device_bytes", "TensorRT context"),
 ))
+
+
+# the categories of the process's GPU memory (profiling.memory_split), stacked under its curve
+_CATEGORY_COLORS = {
+    "tensors (allocated)": "#1f77b4",
+    "CUDA graph pools": "#17becf",
+    "inactive split (fragmentation)": "#d62728",
+    "allocator cache (free)": "#ffbb78",
+    "activations & scratch (context)": "#9467bd",
+    "engine (plan size)": "#8c564b",
+    REST: "#c7c7c7",
+}
+_CATEGORY_KEYS = {  # their names in a plot's legend (the whole names in its tooltip)
+    "tensors (allocated)": "tensors", "CUDA graph pools": "graph pools", "inactive split (fragmentation)": "fragmentation",
+    "allocator cache (free)": "allocator cache", "activations & scratch (context)": "activations", "engine (plan size)": "engine",
+    REST: "context & libraries",
+}
+_WITH_SPLIT = ("process_gpu_bytes", "gpu_used_bytes")  # the lines drawn over the stacked categories
+_VERDICT_COLORS = {"growing": "#c03000", "stable": "#2a7d2a"}
+
+
+def _verdict_html(v: tuple[str, str] | None) -> str:
+    """"growing (allocator cache)" in the verdict's colour, for a memory plot's title."""
+    if v is None:
+        return ""
+    word, category = v
+    color = _VERDICT_COLORS.get(word, "#777777")
+    return f"<span style='color:{color}'>{word}</span>" + (f" ({_CATEGORY_KEYS.get(category, category)})" if category else "")
 
 
 class _Plot(pg.PlotWidget):
@@ -84,6 +115,36 @@ class _Plot(pg.PlotWidget):
         self.setMinimumHeight(PLOT_MIN_PX)
         self.setAntialiasing(False)
         self._range: tuple[float, float, float, float] | None = None
+        self._legend: tuple[str, list[tuple[str, str]], str, str] = (title, [], "", "")
+        self._title_html = ""
+
+    def set_legend(self, name: str, items: list[tuple[str, str]] | None = None, note: str = "", status: str = "",
+                   tip: str = "") -> None:
+        """The title: ``name`` in bold, ``status`` (HTML: the memory verdict), a coloured key per
+        ``(label, colour)`` of ``items``, then ``note`` (HTML); laid out in as many lines as the plot's
+        width needs (see :func:`fit_title`). ``tip``: the plot's tooltip (else the title's text)."""
+        self._legend = (name, list(items or []), note, status)
+        self.setToolTip(tip or _plain(self._legend))
+        self._fit_title()
+
+    def resizeEvent(self, ev: QResizeEvent | None) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(ev)
+        if hasattr(self, "_title_html"):  # pyqtgraph resizes it while it is made
+            self._fit_title()
+
+    def _fit_title(self) -> None:
+        item = self.getPlotItem()
+        label = item.titleLabel
+        # the title sits above the view box: the left axis's column is not its room
+        room = self.width() - item.getAxis("left").width() - 2 * TITLE_MARGIN_PX
+        html, lines = fit_title(*self._legend, width=max(40, room), font=label.item.font())
+        if html == self._title_html:
+            return
+        self._title_html = html
+        item.setTitle(html)
+        height = lines * QFontMetrics(_title_font(label.item.font())).lineSpacing() + 10
+        label.setMaximumHeight(height)
+        item.layout.setRowFixedHeight(0, height)
 
     def curve(self, color: str, name: str | None = None, width: float = 1.0, finite: bool = True, **kw: Any) -> pg.PlotDataItem:
         """Add one series (one PlotDataItem for its whole life); ``finite``: the data never hold NaN, so
@@ -130,6 +191,54 @@ class _Plot(pg.PlotWidget):
         self._range = None
 
 
+TITLE_MARGIN_PX = 6  # the title's room short of the plot's width on each side
+TITLE_PT = 9
+
+
+def _title_font(base: QFont) -> QFont:
+    f = QFont(base)
+    f.setPointSize(TITLE_PT)
+    return f
+
+
+def _key(label: str, color: str) -> str:
+    return f"<span style='color:{color}'>&#9632;&nbsp;{label}</span>"
+
+
+def _html_width(html: str, font: QFont) -> float:
+    doc = QTextDocument()
+    doc.setDefaultFont(_title_font(font))
+    doc.setDocumentMargin(0)
+    doc.setHtml(html)
+    return doc.idealWidth()
+
+
+def _plain(legend: tuple[str, list[tuple[str, str]], str, str]) -> str:
+    name, items, note, status = legend
+    doc = QTextDocument()
+    doc.setHtml(" ".join([name + status, *(n for n, _ in items), note]))
+    return doc.toPlainText()
+
+
+def fit_title(name: str, items: list[tuple[str, str]], note: str, status: str, width: float,
+              font: QFont) -> tuple[str, int]:
+    """A plot's title as HTML lines no wider than ``width`` px (at the title's font): the bold name
+    (elided when it alone is too wide), then ``status``, the keys and the note, each moved to a new
+    line where it would not fit. Returns the HTML and its number of lines."""
+    bold = QFont(_title_font(font))
+    bold.setBold(True)
+    head = QFontMetrics(bold).elidedText(name, Qt.TextElideMode.ElideRight, int(width))
+    pieces = [f"<b>{head}</b>", *([status] if status else []), *(_key(n, c) for n, c in items), *([note] if note else [])]
+    lines: list[str] = []
+    for piece in pieces:
+        joined = f"{lines[-1]}&nbsp;&nbsp; {piece}" if lines else piece
+        if lines and _html_width(joined, font) <= width:
+            lines[-1] = joined
+        else:
+            lines.append(piece)
+    return "<br>".join(lines), len(lines)
+
+
 class LivePanels(QWidget):
     """Latency over time (p50/p99 bands, spikes), histogram, throughput, memory and the H2D/compute/D2H
     split of a run, plus a statistics strip and warnings. ``attach`` a run's buffer, ``finish`` at its end.
@@ -161,6 +270,7 @@ class LivePanels(QWidget):
         self._window: SampleWindow | None = None
         self._disturbances: list[str] = []
         self._has_run = False  # before the first run the plots give their room away to one line
+        self._narrow = False  # the plots two to a row (see _place)
         self._timer = QTimer(self)
         self._timer.setInterval(FRAME_MS)
         self._timer.timeout.connect(self._on_timer_timeout)
@@ -244,6 +354,7 @@ class LivePanels(QWidget):
 
         self.gpu_mem_plot = _Plot("GPU memory", ("time", "s"), ("MiB", None))
         self.mem_curves: dict[str, pg.PlotDataItem] = {}
+        self.stack_curves: dict[str, pg.PlotDataItem] = {}  # the process's GPU memory by category
         for key, name, color in _MEMORY_SERIES:
             style = Qt.PenStyle.DashLine if "total" in key else Qt.PenStyle.SolidLine
             self.mem_curves[key] = self.gpu_mem_plot.curve(color, name, style=style)
@@ -301,45 +412,97 @@ class LivePanels(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         self.strip.fit_width(event.size().width())
+        if hasattr(self, "_grid") and (event.size().width() < NARROW_PX) != self._narrow:
+            self._place()
+        self._fit_height()
 
-    @staticmethod
-    def _legend(title: str, items: list[tuple[str, str]]) -> str:
-        keys = "  ".join(f"<span style='color:{c}'>&#9632; {n}</span>" for n, c in items)
-        return f"<b>{title}</b>&nbsp;&nbsp; <span style='font-size:8pt'>{keys}</span>"
+    def _fit_height(self) -> None:
+        """Ask for the height the shown parts need at this width (wrapped warnings and notes
+        included): the splitter and tab widget above do not ask a wrapped label's height for a width,
+        so the plots overflowed the panel at 1280x720 (the Process RSS plot half cut, no scrolling
+        reaching it). The dock scrolls instead."""
+        lay = self.layout()
+        if not self._has_run or lay is None:
+            return
+        m = lay.contentsMargins()
+        width = max(1, self.width() - m.left() - m.right())
+        need, shown = m.top() + m.bottom(), 0
+        for i in range(lay.count()):
+            item = lay.itemAt(i)
+            if item is None:
+                continue
+            w, sub = item.widget(), item.layout()
+            if w is not None and not w.isHidden():
+                need += max(w.heightForWidth(width) if w.hasHeightForWidth() else w.minimumSizeHint().height(),
+                            w.minimumHeight())
+            elif sub is not None:
+                need += sub.minimumSize().height()
+            else:
+                continue
+            shown += 1
+        need += lay.spacing() * max(0, shown - 1)
+        if need != self.minimumHeight():
+            self.setMinimumHeight(need)
 
     def _titles(self) -> None:
-        legend = self._legend
-
-        self.latency_plot.setTitle(legend("Latency per inference", [
+        self.latency_plot.set_legend("Latency per inference", [
             ("latency", "#1f77b4"), ("rolling p50", "#2ca02c"), ("rolling p99", "#ff7f0e"),
-            ("spikes &gt; p99 or &gt; 2x median", "#d62728")]))
-        self.hist_plot.setTitle(self._hist_title())
-        self.tp_plot.setTitle(legend("Throughput", [("inferences/s", "#1f77b4"), ("samples/s", "#ff7f0e")]))
-        self.split_plot.setTitle(legend("H2D / compute / D2H", [("H2D", "#9467bd"), ("compute", "#2ca02c"),
-                                                               ("D2H", "#8c564b")]))
-        self._gpu_title([k for k, _, _ in _MEMORY_SERIES])
-        self.host_mem_plot.setTitle(legend("Process RSS (host)", []))
+            ("spikes &gt; p99 or &gt; 2x median", "#d62728")])
+        self.hist_plot.set_legend("Latency histogram")
+        self.tp_plot.set_legend("Throughput", [("inferences/s", "#1f77b4"), ("samples/s", "#ff7f0e")])
+        self.split_plot.set_legend("H2D / compute / D2H", [("H2D", "#9467bd"), ("compute", "#2ca02c"), ("D2H", "#8c564b")])
+        self._memory_titles([k for k, _, _ in _MEMORY_SERIES], [])
 
-    def _gpu_title(self, keys: list[str]) -> None:
-        """The GPU memory title names only the series this run has (all of them would not fit)."""
-        if keys != getattr(self, "_gpu_keys", None):
-            self._gpu_keys = keys
-            items = [(n, c) for k, n, c in _MEMORY_SERIES if k in keys]
-            self.gpu_mem_plot.setTitle(self._legend("GPU memory", items))
+    def _memory_titles(self, keys: list[str], categories: list[str]) -> None:
+        """The memory plots' titles: the series this run has (all of them would not fit), the
+        categories stacked under the process's curve, and each plot's memory verdict (stable /
+        growing), as the report gives it."""
+        gpu_verdict, host_verdict = self._memory_verdict(("process_gpu_bytes", "gpu_used_bytes")), \
+            self._memory_verdict(("host_rss_bytes",))
+        state = (tuple(keys), tuple(categories), gpu_verdict, host_verdict)
+        if state == getattr(self, "_memory_title_state", None):
+            return
+        self._memory_title_state = state
+        items = [(_CATEGORY_KEYS.get(n, n), _CATEGORY_COLORS.get(n, "#bbbbbb")) for n in categories]
+        items += [(n, c) for k, n, c in _MEMORY_SERIES if k in keys and (not categories or k in _WITH_SPLIT)]
+        tip = ("The process's GPU memory by category, stacked under its measured curve: "
+               + ", ".join(categories) + "." if categories else "")
+        self.gpu_mem_plot.set_legend("GPU memory", items, status=_verdict_html(gpu_verdict), tip=tip)
+        self.host_mem_plot.set_legend("Process RSS (host)", status=_verdict_html(host_verdict))
 
-    def _hist_title(self) -> str:
-        note = f"&nbsp;&nbsp;<span style='font-size:8pt'>({self._hist_note})</span>" if self._hist_note else ""
-        return f"<b>Latency histogram</b>{note}"
+    def _memory_verdict(self, keys: tuple[str, ...]) -> tuple[str, str] | None:
+        """(verdict, category) of the first of ``keys`` with a verdict: the whole run's once it ended,
+        else the live window's; None while too early to tell."""
+        final = (self._final or {}).get("memory") or {}
+        live = self._stats.get("memory") if isinstance(self._stats.get("memory"), dict) else {}
+        for key in keys:
+            v = (final.get(key) or {}).get("leak") or (live or {}).get(LEAK_KEYS.get(key, key))
+            if not v or v.get("verdict") in (None, "unknown"):
+                continue
+            if v["verdict"] != "inconclusive" and int(v.get("points") or 0) < MIN_WARN_POINTS:
+                return ("too early to tell", "")
+            return (str(v["verdict"]), str((v.get("evidence") or {}).get("category") or ""))
+        return None
 
     def _place(self) -> None:
         """A 12-column grid: each row's shown panels share its width by weight; panels without data
         (no H2D/compute/D2H split, no GPU or host memory monitor) and unticked ones give their room away."""
         g = self._grid
-        rows = [
-            [(self.latency_plot, 1)],
-            [(self.hist_plot, 1), (self.tp_plot, 1), (self.split_plot, 1)],
-            [(self.gpu_mem_plot, 2), (self.host_mem_plot, 1)],
-        ]
+        self._narrow = self.width() < NARROW_PX
+        if self._narrow:  # two to a row: three in 500 px left the titles 100 px ("H2D / compute / D2H" cut)
+            rows = [
+                [(self.latency_plot, 1)],
+                [(self.hist_plot, 1), (self.tp_plot, 1)],
+                [(self.split_plot, 1), (self.host_mem_plot, 1)],
+                [(self.gpu_mem_plot, 1)],
+            ]
+        else:
+            rows = [
+                [(self.latency_plot, 1)],
+                [(self.hist_plot, 1), (self.tp_plot, 1), (self.split_plot, 1)],
+                [(self.gpu_mem_plot, 2), (self.host_mem_plot, 1)],
+                [],
+            ]
         for row in rows:
             for w, _ in row:
                 g.removeWidget(w)
@@ -353,7 +516,7 @@ class LivePanels(QWidget):
                 span = 12 - col if i == len(shown) - 1 else round(12 * k / total)
                 g.addWidget(w, r, col, 1, span)
                 col += span
-            g.setRowStretch(r, (3, 2, 2)[r] if shown else 0)
+            g.setRowStretch(r, (3, 2, 2, 2)[r] if shown else 0)
         for c in range(12):
             g.setColumnStretch(c, 1)
         notes = []
@@ -364,6 +527,7 @@ class LivePanels(QWidget):
         text = "; ".join(notes)
         self.notes_label.setText(text[:1].upper() + text[1:])
         self.notes_label.setVisible(bool(notes))
+        self._fit_height()
 
     def reveal_steps(self) -> Iterator[bool]:
         """Show this panel (hidden while it was put in place) a plot per step: the first paint of
@@ -389,7 +553,7 @@ class LivePanels(QWidget):
         if self._has_run:
             return
         self._has_run = True
-        self.setMinimumHeight(0)  # the plots' own minimum heights hold from now on
+        self.setMinimumHeight(0)  # from now on the height its parts need (_fit_height)
         self.empty_bar.setVisible(False)
         self.strip.setVisible(True)
         self.toggle_row.setVisible(True)
@@ -417,7 +581,7 @@ class LivePanels(QWidget):
         self._cold_ms, self._final, self._stats, self._warnings = None, None, {}, []
         self._frame, self._last_count, self._last_mem = 0, -1, -1
         self._window = SampleWindow(samples.capacity)
-        for c in self.curves.values():
+        for c in (*self.curves.values(), *self.stack_curves.values()):
             c.setData([], [])
         for plot in (self.latency_plot, self.hist_plot, self.tp_plot, self.split_plot, self.gpu_mem_plot,
                      self.host_mem_plot):
@@ -467,6 +631,7 @@ class LivePanels(QWidget):
                 self.set_cold_ms(final["cold_ms"])
             self._show_warnings(list(final.get("warnings") or []))
             self._stats = {**self._stats, **final}
+            self._draw_memory(force=True)  # the whole run's memory verdicts on the memory plots
 
     def is_streaming(self) -> bool:
         """True while the redraw timer runs."""
@@ -555,7 +720,7 @@ class LivePanels(QWidget):
         # a title change re-lays the plot out (a full repaint): the note changes only with its rounded text
         if note != self._hist_note:
             self._hist_note = note
-            self.hist_plot.setTitle(self._hist_title())
+            self.hist_plot.set_legend("Latency histogram", note=f"({note})" if note else "")
 
     def _draw_throughput(self, t: np.ndarray) -> None:
         span = float(t[-1] - t[0]) if t.size > 1 else 0.0
@@ -588,28 +753,63 @@ class LivePanels(QWidget):
         arrays = mon.snapshot()
         n = int(arrays["t_s"].size)
         gpu = [k for k, _, _ in _MEMORY_SERIES if k in arrays]
+        split = memory_split(arrays) if n else None
+        categories = ([k for k, v in split.categories.items() if v.any()] if split is not None and split.source != "none"
+                      else [])
         self._set_no_data(self.gpu_mem_plot, not gpu)
-        if gpu:
-            self._gpu_title(gpu)
         self._set_no_data(self.host_mem_plot, "host_rss_bytes" not in arrays)
+        self._memory_titles(gpu, categories)
         if n == 0 or (n == self._last_mem and not force):
             return
         self._last_mem = n
         t = arrays["t_s"]
         x0, x1 = float(t[0]), float(t[-1])
         if self.gpu_mem_plot.isVisible() and gpu:
-            ymax = 0.0
-            for key in gpu:
-                v = arrays[key] / MIB
-                self.mem_curves[key].setData(t, v)
-                ymax = max(ymax, float(np.max(v)))
-            self.gpu_mem_plot.set_ranges(x0, x1, 0.0, 1.08 * ymax, exact=self._exact)
+            self._draw_gpu_memory(t, arrays, gpu, split if categories else None)
         if self.host_mem_plot.isVisible() and "host_rss_bytes" in arrays:
             v = arrays["host_rss_bytes"] / MIB
             self.mem_curves["host_rss_bytes"].setData(t, v)
             lo, hi = float(np.min(v)), float(np.max(v))
             pad = max(1.0, 0.1 * (hi - lo))
             self.host_mem_plot.set_ranges(x0, x1, lo - pad, hi + pad, exact=self._exact)
+
+    def _draw_gpu_memory(self, t: np.ndarray, arrays: dict[str, np.ndarray], gpu: list[str], split: MemorySplit | None) -> None:
+        """The GPU series, and with a ``split`` its categories stacked under the process's curve (the
+        other series then stay off: the stack says more than they do). Totals (the GPU's size) stay
+        out of the view's range unless the run uses half of it: they flattened every other curve."""
+        shown = [k for k in gpu if split is None or k in _WITH_SPLIT]
+        ymax, total = 0.0, 0.0
+        for key in gpu:
+            v = arrays[key] / MIB if key in shown else None
+            self.mem_curves[key].setData(t if v is not None else [], v if v is not None else [])
+            if v is not None:
+                if "total" in key:
+                    total = max(total, float(np.max(v)))
+                else:
+                    ymax = max(ymax, float(np.max(v)))
+        if total and ymax > 0.5 * total:
+            ymax = total
+        tops = [(k, top) for k, top in split.stacked() if split.categories[k].any()] if split is not None else []
+        for name, top in tops:
+            self._stack_curve(name).setData(t, top / MIB)
+        for name, curve in self.stack_curves.items():
+            if name not in dict(tops):
+                curve.setData([], [])
+        self.gpu_mem_plot.set_ranges(float(t[0]), float(t[-1]), 0.0, 1.08 * max(ymax, 1.0), exact=self._exact)
+
+    def _stack_curve(self, name: str) -> pg.PlotDataItem:
+        """The filled area of category ``name`` (made on first use): its top filled down to zero, the
+        lower categories drawn over it."""
+        curve = self.stack_curves.get(name)
+        if curve is None:
+            color = pg.mkColor(_CATEGORY_COLORS.get(name, "#bbbbbb"))
+            fill = pg.mkColor(color)
+            fill.setAlpha(150)
+            curve = pg.PlotDataItem(pen=pg.mkPen(color, width=1), fillLevel=0.0, brush=pg.mkBrush(fill))
+            curve.setZValue(-10 - len(self.stack_curves))  # later (higher) categories behind the lower ones
+            self.gpu_mem_plot.addItem(curve)
+            self.stack_curves[name] = curve
+        return curve
 
     # -- statistics ------------------------------------------------------------------------------
     def _update_stats(self, snap: dict[str, np.ndarray], count: int) -> None:
@@ -630,3 +830,4 @@ class LivePanels(QWidget):
         self._warnings = warnings
         self.warnings_label.setText("\n".join(f"⚠ {w}" for w in warnings))
         self.warnings_label.setVisible(bool(warnings))
+        self._fit_height()

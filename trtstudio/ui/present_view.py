@@ -21,6 +21,7 @@ from trtstudio.ui.workers import error_text, run_in_thread
 
 REFRESH_MS = 250
 TEXT_PX, FIGURE_PX, HEAD_PX = 22, 56, 30
+TICK_PX = FIGURE_PX // 2  # the plot's ticks and axis labels, scaled with the figures (18 px could not be read at 3 m)
 _NOW, _BASE = "#1f77b4", "#9a9a9a"
 
 
@@ -79,13 +80,16 @@ class PresentView(QWidget):
         self.change = _label(HEAD_PX, bold=True)
         root.addWidget(self.change)
         self.plot = pg.PlotWidget(background="w")
-        style = {"font-size": "18px"}
+        style = {"font-size": f"{TICK_PX}px"}
         self.plot.setLabel("left", "latency", units="ms", **style)
         self.plot.setLabel("bottom", "inference (the last 2,000)", **style)
         f = QFont()
-        f.setPixelSize(18)
+        f.setPixelSize(TICK_PX)
         for axis in ("left", "bottom"):
             self.plot.getAxis(axis).setTickFont(f)
+            self.plot.getAxis(axis).setStyle(tickTextOffset=8, tickLength=-12)
+            self.plot.getAxis(axis).setPen(pg.mkPen("#1b1b1b", width=2))
+            self.plot.getAxis(axis).setTextPen(pg.mkPen("#1b1b1b"))
         self.curve = self.plot.plot(pen=pg.mkPen(_NOW, width=2))
         self.base_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(_BASE, width=3, style=Qt.PenStyle.DashLine))
         self.base_line.hide()
@@ -137,8 +141,7 @@ class PresentView(QWidget):
         self.figures["baseline"][0].setText(f"{base['median_ms']:.3g} ms" if base else "–")
         self.figures["baseline"][1].setText(f"baseline median ({fig['baseline_name']})" if base else
                                             "no baseline: choose a saved session")
-        self.change.setText(fig["text"] if now or (entry is not None and entry.active)
-                            else "No run yet: start one (F5) to see it live.")
+        self.change.setText(self._change_text(fig, entry))
         self.curve.setData(snap["latency_ms"])
         if base:
             self.base_line.setValue(base["median_ms"])
@@ -146,17 +149,24 @@ class PresentView(QWidget):
         else:
             self.base_line.hide()
 
+    def _change_text(self, fig: dict[str, Any], entry: Any) -> str:
+        """The change against the baseline; without one, what would give it (the run's own figures
+        are in the headline's figures already: the room read them three times)."""
+        if fig["now"] is None:
+            return fig["text"] if entry is not None and entry.active else "No run yet: start one (F5) to see it live."
+        return fig["text"] if fig["change"] is not None else "Choose a baseline session to see the change."
+
     def _headline(self, fig: dict[str, Any], entry: Any) -> str:
         """The live run while one is going; after it, the At a glance headline once it sums that run
         up (until then the run's own figures); with no run, the summary's."""
         if entry is not None and entry.active:
-            return run_headline(fig, entry.label(), live=True)
+            return run_headline(fig, entry.label(), live=True, figures=False)
         last = self.w.workspace.last_run()
         fresh = self._summary_done and self._summary_run is (last.data if last is not None else None)
         if fresh and self._summary:
             return str(self._summary["headline"]["text"])
         if entry is not None and fig["now"] is not None:
-            return run_headline(fig, entry.label(), live=False)
+            return run_headline(fig, entry.label(), live=False, figures=False)
         if self._summary_done and not self._summary:
             return self._summary_error or "Open a model, an engine or a run to sum up."
         return str(self._summary["headline"]["text"]) if self._summary else "summing up..."

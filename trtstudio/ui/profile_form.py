@@ -74,7 +74,7 @@ class RunForm(QGroupBox):
         self.device_spin.setToolTip("CUDA device for GPU backends (default: device 0); 'ort' runs on the CPU")
         form.addRow("Device", self.device_spin)
         self.graph_check = QCheckBox("CUDA graph (compared with eager)")
-        self.graph_check.setToolTip("TensorRT, PyTorch: replay the enqueue from a CUDA graph (--cuda-graph); PyTorch "
+        self.graph_check.setToolTip("TensorRT, PyTorch: replay the enqueue from a CUDA graph; PyTorch "
                                     "also runs eager against it in paired rounds: what launch overhead costs")
         form.addRow(self.graph_check)
 
