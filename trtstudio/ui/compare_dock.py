@@ -17,6 +17,7 @@ the side-by-side views; a node clicked in either of those selects its group's ro
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections.abc import Iterator
@@ -50,6 +51,7 @@ from PySide6.QtWidgets import (
 )
 
 from trtstudio.diff.render import CHANGE_COLOURS
+from trtstudio.graph.display import DisplayGraph
 from trtstudio.palette import NO_LAYER_COLOR, SEVERITY_COLORS, UNMEASURED_COLOR, tint
 from trtstudio.ui.engine_graph import build_engine_graph, engine_label, paint_layers, show_layer_properties
 from trtstudio.ui.graph_view import GraphView
@@ -80,6 +82,29 @@ def layer_display_name(name: str) -> str:
     parts = name.split(" + ")
     kept = [p for p in parts if not _NOT_COMPUTE.search(p)]
     return " + ".join(kept) if kept and len(kept) < len(parts) else name
+
+
+@dataclass
+class ShortNamesDisplay(DisplayGraph):
+    """A layer graph whose nodes' second line is :func:`layer_display_name` of the layer (the
+    convolution, not the weights and Q/DQ nodes folded into its name); the tooltip keeps the name."""
+
+    full: list[str] = field(default_factory=list)  # each item's second line as the layer graph had it
+
+    def sublabel_full(self, i: int) -> str:
+        return self.full[i] if int(self.kind[i]) == 1 and i < len(self.full) else super().sublabel_full(i)
+
+
+def short_names(dg: Any) -> Any:
+    """``dg`` (a layer graph's display) with its nodes' second lines shortened (a shallow copy: the
+    layout and graph are shared, so the window's engine graph keeps its own labels)."""
+    if dg is None:
+        return None
+    out = copy.copy(dg)
+    out.__class__ = ShortNamesDisplay
+    out.full = list(dg.sublabels)
+    out.sublabels = [layer_display_name(t) if int(k) == 1 else t for t, k in zip(dg.sublabels, dg.kind, strict=True)]
+    return out
 
 
 def time_class(g: dict[str, Any], largest: float) -> str:
@@ -677,8 +702,8 @@ class CompareController(QObject):
         self.tab = SideBySide(self, title(pair.base, prov["base"], "Base (open)"), title(pair.other, prov["other"], "Other"))
         for v in (self.tab.base_view, self.tab.other_view):
             v.set_dark(w.theme == "Dark")
-        self.tab.base_view.set_display(c.base_display)
-        self.tab.other_view.set_display(c.other_display)
+        self.tab.base_view.set_display(short_names(c.base_display))
+        self.tab.other_view.set_display(short_names(c.other_display))
         tabs = w.graphs.tabs
         tabs.addTab(self.tab, f"Compare: {pair.base.name} | {pair.other.name}")
         eg = w.engine_graph
