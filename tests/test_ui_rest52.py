@@ -5,6 +5,7 @@ selection colour. Real MainWindow, real TREx A100 engine files, real input event
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +48,127 @@ def test_side_by_side_sub_labels_name_the_convolution(qtbot: Any, window: MainWi
     assert all(eg.sublabels[eg.display_index(k)] == node.name for k, node in enumerate(eg.graph.nodes))
     window.graphs.tabs.setCurrentWidget(tab)
     shot(window, "compare_sub_labels.png", tmp_path)
+
+
+def _action(menu: Any, start: str) -> Any:
+    return next(a for a in menu.actions() if a.text().startswith(start))
+
+
+def _export_json(qtbot: Any, window: MainWindow, act: Any, path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:  # type: ignore[type-arg]
+    from PySide6.QtWidgets import QFileDialog
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), "JSON (*.json)"))
+    with qtbot.waitSignal(window.sig_report_written, timeout=60000):
+        act.trigger()
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise", "grabbing the keyboard")  # offscreen popups
+def test_row_menus_compare_and_export(qtbot: Any, window: MainWindow, trt_real: Path, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_ui_selection import press_release
+
+    open_engine_graph(qtbot, window, engine_files(trt_real, "fp32"))
+    lt = window.engine_tabs.layer_table
+    table, engine = lt.table, window.engine
+    row = next(r for r in range(lt.model.rowCount()) if engine.layers[lt.model.position(r)].name == "Conv_5 + Add_6 + Relu_7")
+    press_release(table, row)
+    layer = lt.selected_layers()
+    assert [engine.layers[i].name for i in layer] == ["Conv_5 + Add_6 + Relu_7"]
+    menu = table.row_menu(row)
+    assert not _action(menu, "Compare").isEnabled() and "none open" in _action(menu, "Compare").text()
+    # Export: a report of the selected layer only (the same core as File > Export report)
+    doc = _export_json(qtbot, window, _action(menu, "Export report of the selection (1 layer)"), tmp_path / "sel.json",
+                       monkeypatch)
+    assert [r["name"] for r in doc["layers"]] == ["Conv_5 + Add_6 + Relu_7"]
+    assert doc["title"].endswith("(1 selected layer)") and doc["warnings"][0] == \
+        f"this report covers 1 selected layers of {len(engine.layers)}"
+    full = window.engine.layers[layer[0]].time
+    assert doc["top_layers"][0]["time_ms"] == pytest.approx(full.per_inference_ms)
+    assert doc["summary"]["top_layers"][0]["name"] == "Conv_5 + Add_6 + Relu_7"
+
+    # with a comparison open, Compare selects the row's group in the Compare dock
+    c = compared(qtbot, window, [str(trt_real / A100 / "qat-residual")])
+    window.engine_tabs.raise_()
+    press_release(table, lt.model.row_of_position(layer[0]))
+    menu = table.row_menu(lt.model.row_of_position(layer[0]))
+    act = _action(menu, "Compare")
+    assert act.isEnabled()
+    act.trigger()
+    dock = window.compare.dock_widget
+    g = c.pair.groups[dock.selected_group()]
+    assert layer[0] in g["base_index"] and g["other_layers"][0].endswith("Conv_34 + Add_42 + Relu_43")
+    assert window.compare.tab.other_view.selected  # the other side shows its layers
+    # the Compare dock's own row: Export of the group's base layers, no Compare entry
+    view_row = dock.proxy.mapFromSource(dock.model.index(dock.selected_group(), 0)).row()
+    gmenu = dock.table.row_menu(view_row)
+    assert not _action(gmenu, "Compare").isVisible()
+    doc = _export_json(qtbot, window, _action(gmenu, "Export report of the selection"), tmp_path / "g.json",
+                       monkeypatch)
+    assert [r["index"] for r in doc["layers"]] == sorted(g["base_index"])
+    # a real right click on a layer row opens the menu with both entries (closed by a timer)
+    from PySide6.QtCore import QTimer
+    from PySide6.QtGui import QContextMenuEvent
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    shown: list[str] = []
+
+    def close_menu() -> None:
+        m = QApplication.activePopupWidget()
+        if isinstance(m, QMenu):
+            shown.extend(a.text() for a in m.actions() if a.isVisible())
+            m.close()
+
+    QTimer.singleShot(100, close_menu)
+    r = lt.model.row_of_position(layer[0])
+    pos = table.visualRect(table.model().index(r, 1)).center()
+    ev = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, table.viewport().mapToGlobal(pos))
+    QApplication.sendEvent(table.viewport(), ev)
+    assert "Compare: select in the Compare dock" in shown and any(t.startswith("Export report") for t in shown)
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise", "grabbing the keyboard")
+def test_plot_menus_copy_series_and_point(qtbot: Any, window: MainWindow, trt_real: Path) -> None:
+    import numpy as np
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication
+
+    from trtstudio.ui import chart_export
+
+    # a named curve, as the live panels draw them: the sample under the pointer, its series' name
+    plot = pg.PlotWidget(title="latency")
+    qtbot.addWidget(plot)
+    x = np.arange(50, dtype=float)
+    y = np.sin(x / 5) + 2
+    plot.plot(x, y, name="median (ms)")
+    plot.resize(500, 300)
+    plot.show()
+    qtbot.waitExposed(plot)
+    qtbot.wait(50)  # the first auto-range, as the event loop does it
+    vb = plot.getPlotItem().getViewBox()
+    p = plot.mapFromScene(vb.mapViewToScene(pg.Point(17, float(y[17]))))
+    menu = chart_export.chart_menu(plot, p)
+    assert _action(menu, "Copy series name").isEnabled()
+    _action(menu, "Copy series name").trigger()
+    assert QApplication.clipboard().text() == "median (ms)"
+    _action(menu, "Copy point as JSON").trigger()
+    got = json.loads(QApplication.clipboard().text())
+    assert got == {"chart": "latency", "series": "median (ms)", "index": 17, "x": 17, "y": pytest.approx(float(y[17]))}
+    far = chart_export.chart_menu(plot, plot.mapFromScene(vb.mapViewToScene(pg.Point(17, 40.0))))
+    assert not _action(far, "Copy point as JSON").isEnabled()
+
+    # the engine's bar charts: the bar under the pointer, its category and value
+    from trtstudio.ui.engine_charts import _BarChart
+
+    open_engine_graph(qtbot, window, engine_files(trt_real, "fp32"))
+    tabs = window.engine_tabs
+    bars = [b for b in window.findChildren(_BarChart) if b.data]
+    chart = bars[0]
+    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.widget(i).isAncestorOf(chart)))
+    qtbot.waitUntil(chart.isVisible)
+    k = 1 if len(chart.data) > 1 else 0
+    cvb = chart.getPlotItem().getViewBox()
+    yk = float(len(chart.data) - 1 - k)
+    pt = chart.mapFromScene(cvb.mapViewToScene(pg.Point(chart.data[k][1] / 2, yk)))
+    got = chart_export.point_at(chart, pt)
+    assert got is not None and got["label"] == chart.data[k][0] and got["x"] == pytest.approx(chart.data[k][1])

@@ -557,6 +557,27 @@ def build_report(model: Any = None, engine: Any = None, run: Any = None, accurac
     return Report.from_session(make_session(model, engine, run, accuracy, graph_png, title))
 
 
+def selection_report(rep: Report, layers: Iterable[int]) -> Report:
+    """``rep`` restricted to the engine layers ``layers`` (a selection in the window): their rows,
+    findings, the slowest of them and their time by type and precision; At a glance made again
+    from what is kept, the title and warnings saying what it covers."""
+    keep = {int(i) for i in layers}
+    rows = [r for r in rep.layers if r["index"] in keep]
+    timed = [r for r in rows if r["time_ms"] is not None]
+    out = replace(rep, title=f"{rep.title} ({len(rows)} selected layer{'s' if len(rows) != 1 else ''})",
+                  layers=rows, findings=[f for f in rep.findings if f.get("layer_index") in keep],
+                  top_layers=[{k: r[k] for k in ("index", "name", "type", "precision", "time_ms", "percent", "findings")}
+                              for r in sorted(timed, key=lambda r: (-r["time_ms"], r["index"]))[:TOP_N]],
+                  time_by_type=_group(timed, "type") if timed else [],
+                  time_by_precision=_group(timed, "precision") if any(r["precision"] for r in timed) else [],
+                  warnings=[f"this report covers {len(rows)} selected layers of {len(rep.layers)}", *rep.warnings])
+    out.plots = {k: v for k, v in rep.plots.items() if k not in ("layer_times", "layer_memory", "conv_macs")}
+    from trtstudio.report.summary import at_a_glance
+
+    out.summary = at_a_glance(out)
+    return out
+
+
 def reports_from(items: Iterable[Session]) -> list[Report]:
     """Reports of several sessions (for comparisons)."""
     return [Report.from_session(s) for s in items]

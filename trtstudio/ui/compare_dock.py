@@ -372,6 +372,22 @@ class WarningLine(QLabel):
             self.setMinimumHeight(max(want, 0))
 
 
+class _GroupRows(RowsTable):
+    """The groups' table: its row menu adds Export, a report of the selected group's base layers
+    (``export_layers``, set by the window)."""
+
+    export_layers: Any = None
+    group_layers: Any = None  # view row -> the group's base layer positions
+
+    def row_menu(self, row: int) -> Any:
+        from trtstudio.ui.layer_table import add_selection_actions
+
+        menu = super().row_menu(row)
+        layers = list(self.group_layers(row)) if self.group_layers is not None else []
+        add_selection_actions(menu, layers, None, self.export_layers, with_compare=False)  # the row is the comparison's
+        return menu
+
+
 class CompareDock(QWidget):
     """The story, the filter and the aligned groups' table; ``sig_group_selected(int)``: the group
     row (in ``PairDiff.groups``) the user picked."""
@@ -396,8 +412,9 @@ class CompareDock(QWidget):
         self.model = GroupsModel(self)
         self.proxy = GroupsFilter(self)
         self.proxy.setSourceModel(self.model)
-        self.table = RowsTable()
+        self.table = _GroupRows()
         self.table.setModel(self.proxy)
+        self.table.group_layers = lambda row: self._group(row)["base_index"]
         self.table.row_name = lambda row: " + ".join(self._group(row)["base_layers"] or self._group(row)["other_layers"])
         self.table.row_json = self._group
         self.table.show_in_graph = lambda row: self.sig_group_selected.emit(self.proxy.mapToSource(self.proxy.index(row, 0)).row())
@@ -620,6 +637,28 @@ class CompareController(QObject):
         self._linking = False
         window.workspace.events.connect("engine", self._on_engine)
 
+    def select_layers_group(self, layers: list[int]) -> bool:
+        """A layer row's Compare: the Compare dock's group holding the first of ``layers`` (a base
+        layer) selected, with the rest it links; False where no group holds it."""
+        c = self.result
+        if c is None or not layers:
+            return False
+        first = int(layers[0])
+        row = next((k for k, g in enumerate(c.pair.groups) if first in g["base_index"]), None)
+        if row is None:
+            return False
+        if self.dock is not None:
+            self.dock.show()
+            self.dock.raise_()
+        self.dock_widget.select_group(row)
+        self.select_group(row)
+        return True
+
+    def _layer_rows(self) -> Any:
+        tabs = getattr(self.w, "engine_tabs", None)
+        lt = getattr(tabs, "layer_table", None) if tabs is not None else None
+        return lt.table if lt is not None else None
+
     def _on_engine(self, ws: Any) -> None:
         if self.result is not None and ws.engine is not self.result.for_engine:
             self.close()  # another engine opened: it is not the base compared
@@ -699,6 +738,9 @@ class CompareController(QObject):
         def title(side: Any, p: dict[str, Any], role: str) -> str:
             return f"{role}: {side.name}, {len(side.engine.layers)} layers ({p.get('gpu', 'GPU not recorded')})"
 
+        rows = self._layer_rows()
+        if rows is not None:  # the layer rows' Compare: select their group here
+            rows.compare_layers = self.select_layers_group
         self.tab = SideBySide(self, title(pair.base, prov["base"], "Base (open)"), title(pair.other, prov["other"], "Other"))
         for v in (self.tab.base_view, self.tab.other_view):
             v.set_dark(w.theme == "Dark")
@@ -813,6 +855,9 @@ class CompareController(QObject):
         """End the comparison: its tab and dock go, the graphs' colours return to Colour by."""
         self.close_tab()
         self.result = None
+        rows = self._layer_rows()
+        if rows is not None:
+            rows.compare_layers = None
         if self.dock is not None:
             self.dock.hide()
         self.w.set_change_modes(False)

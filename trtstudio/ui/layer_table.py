@@ -12,7 +12,7 @@ at 300,000 layers, on the GUI thread).
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QVBoxLayout,
     QWidget,
 )
@@ -573,9 +574,41 @@ class LayerTableModel(QAbstractTableModel):
         self._sort_column, self._sort_order = column, order
 
 
+def add_selection_actions(menu: QMenu, layers: list[int], compare: Callable[[list[int]], bool] | None,
+                          export: Callable[[list[int]], None] | None, with_compare: bool = True) -> None:
+    """The row menus' Compare and Export: ``compare(layers)`` selects their counterpart in the
+    Compare dock (disabled, saying why, where no comparison is open); ``export(layers)`` writes a
+    report of those layers (a file dialog first)."""
+    menu.addSeparator()
+    act = menu.addAction("Compare: select in the Compare dock")
+    act.setVisible(with_compare)
+    if compare is None:
+        act.setEnabled(False)
+        act.setToolTip("no comparison open (Engine > Compare with...)")
+        act.setText("Compare: select in the Compare dock (none open)")
+    else:
+        act.triggered.connect(lambda: compare(layers))
+    exp = menu.addAction(f"Export report of the selection ({len(layers)} layer{'s' if len(layers) != 1 else ''})...")
+    exp.setEnabled(export is not None and bool(layers))
+    if export is not None:
+        exp.triggered.connect(lambda: export(layers))
+
+
 class _LayerRows(RowsTable):
     """The layer table's view: ``clearSelection`` goes to the selection model's own (Qt's skips
-    a selection model whose range store is empty, as a :class:`MaskSelection`'s always is)."""
+    a selection model whose range store is empty, as a :class:`MaskSelection`'s always is).
+    Its row menu adds Compare and Export (:func:`add_selection_actions`) through ``compare_layers``
+    (set by the Compare dock while a comparison is open) and ``export_layers`` (the window's)."""
+
+    compare_layers: Callable[[list[int]], bool] | None = None
+    export_layers: Callable[[list[int]], None] | None = None
+    selected_layers: Callable[[], list[int]] | None = None
+
+    def row_menu(self, row: int) -> QMenu:
+        menu = super().row_menu(row)
+        layers = self.selected_layers() if self.selected_layers is not None else []
+        add_selection_actions(menu, layers, self.compare_layers, self.export_layers)
+        return menu
 
     def clearSelection(self) -> None:  # noqa: N802 - Qt's name
         self.selectionModel().clearSelection()
@@ -651,6 +684,7 @@ class LayerTableView(QWidget):
         self.table.row_name = lambda row: self._layer(row).name
         self.table.row_json = lambda row: self._layer(row).to_json()
         self.table.show_in_graph = lambda _row: self.sig_layers_selected.emit(self.selected_layers())
+        self.table.selected_layers = self.selected_layers
         self.selection = MaskSelection(self.model, self.table)
         self.table.setSelectionModel(self.selection)
         self.selection.on_change = self._on_selection_changed

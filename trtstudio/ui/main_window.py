@@ -116,6 +116,9 @@ class MainWindow(QMainWindow):
         tb.setMovable(False)
         self.addToolBar(tb)
         self.sessions = SessionController(self)
+        for rows in (getattr(self.engine_tabs.layer_table, "table", None), self.compare.dock_widget.table):
+            if rows is not None:  # row menus' Export: a report of the rows' layers (issue 52 item 6)
+                rows.export_layers = self.sessions.export_report_dialog
         self.sessions.sig_report_written.connect(self.sig_report_written)
         self.sessions.sig_session_saved.connect(self.sig_session_saved)
         self.sessions.sig_session_loaded.connect(self.sig_session_loaded)
