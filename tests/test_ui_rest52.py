@@ -172,3 +172,52 @@ def test_plot_menus_copy_series_and_point(qtbot: Any, window: MainWindow, trt_re
     pt = chart.mapFromScene(cvb.mapViewToScene(pg.Point(chart.data[k][1] / 2, yk)))
     got = chart_export.point_at(chart, pt)
     assert got is not None and got["label"] == chart.data[k][0] and got["x"] == pytest.approx(chart.data[k][1])
+
+
+def test_theme_switch_repaints_selection_and_styled_colours(qtbot: Any, window: MainWindow, trt_real: Path,
+                                                            tmp_path: Path) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QApplication
+    from test_ui_selection import press_release
+
+    from trtstudio.ui import theme
+
+    open_engine_graph(qtbot, window, engine_files(trt_real, "fp32"))
+    lt = window.engine_tabs.layer_table
+    press_release(lt.table, 2)
+    idx = lt.model.index(2, 1)
+
+    def selected_colour() -> str:
+        return QColor(lt.model.data(idx, Qt.ItemDataRole.BackgroundRole).color()).name()
+
+    light = selected_colour()
+    assert light == QApplication.palette().color(QPalette.ColorRole.Highlight).name()
+    window.set_theme("Dark")
+    try:
+        dark = QApplication.palette()
+        # the selected row: the dark palette's Highlight (on the next turn of the event loop), its text readable on it
+        qtbot.waitUntil(lambda: selected_colour() == dark.color(QPalette.ColorRole.Highlight).name())
+        assert selected_colour() != light
+        text = QColor(lt.model.data(idx, Qt.ItemDataRole.ForegroundRole).color())
+        assert theme.contrast_ratio(text, QColor(selected_colour())) >= 4.5
+        # the warnings banner follows, readable on its own background
+        assert "#3d3000" in lt.banner.styleSheet()
+        assert theme.contrast_ratio("#ffe08a", "#3d3000") >= 4.5
+        # the Compare dock's delta text: light green/red on the dark base
+        c = compared(qtbot, window, [str(trt_real / A100 / "qat-residual")])
+        dock = window.compare.dock_widget
+        row = next(r for r, g in enumerate(c.pair.groups) if g["delta_ms"] is not None and g["delta_ms"] < 0)
+        fg = QColor(dock.model.data(dock.model.index(row, 7), Qt.ItemDataRole.ForegroundRole))
+        assert theme.contrast_ratio(fg, dark.color(QPalette.ColorRole.Base)) >= 4.5
+        for r, g in enumerate(c.pair.groups):  # the Change cell: dark text on its light tint
+            bg = QColor(dock.model.data(dock.model.index(r, 0), Qt.ItemDataRole.BackgroundRole))
+            text = QColor(dock.model.data(dock.model.index(r, 0), Qt.ItemDataRole.ForegroundRole))
+            assert theme.contrast_ratio(text, bg) >= 4.5, g["change"]
+        shot(window, "dark_compare.png", tmp_path)
+        window.engine_dock.raise_()
+        shot(window, "dark_selection.png", tmp_path)
+    finally:
+        window.set_theme("Light")
+    qtbot.waitUntil(lambda: selected_colour() == light)
+    assert "#fff3cd" in lt.banner.styleSheet()

@@ -38,9 +38,10 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
@@ -66,6 +67,9 @@ CHANGE_TEXT = {"same": "same", "precision": "precision changed", "tactic": "kern
 SAME_TIME_PERCENT = 5.0
 TIME_COLOURS = {"much faster": "#1b7837", "faster": "#7fbf7b", "about the same": "#d9d9d9", "slower": "#ef8a62",
                 "much slower": "#b2182b", "not timed": UNMEASURED_COLOR}
+# the delta columns' text: green faster, red slower, on the table's light or dark base (>= 4.5:1 both)
+DELTA_COLOURS = {False: {"faster": "#1b7837", "slower": "#b2182b", "same": "#555555"},
+                 True: {"faster": "#7fd67f", "slower": "#ff8a80", "same": "#b0b0b0"}}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("Change", "Base layers", "Base precision", "Base ms", "Other layers", "Other precision", "Other ms",
            "Δ ms", "Δ %", "Matched by / reason")
@@ -291,9 +295,12 @@ class GroupsModel(RowsModel):
             return v if v is not None else float("nan") if col in (3, 6, 7, 8) else ""
         if role == Qt.ItemDataRole.BackgroundRole and col == 0:
             return QColor(tint(CHANGE_COLOURS.get(g["change"], "#666"), 0.55))
+        if role == Qt.ItemDataRole.ForegroundRole and col == 0:  # on its light tint, in either theme
+            return QColor("#000000")
         if role == Qt.ItemDataRole.ForegroundRole and col in (7, 8):
             cls = time_class(g, self._largest)
-            return QColor("#1b7837" if "faster" in cls else "#b2182b" if "slower" in cls else "#555")
+            dark = QApplication.palette().color(QPalette.ColorRole.Base).lightness() < 128  # the theme now
+            return QColor(DELTA_COLOURS[dark]["faster" if "faster" in cls else "slower" if "slower" in cls else "same"])
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = [f"{CHANGE_TEXT.get(g['change'], g['change'])}"
                      + (f" (matched by {g['matched_by']})" if g["matched_by"] else "")]

@@ -20,6 +20,7 @@ import numpy as np
 from PySide6.QtCore import (
     QAbstractItemModel,
     QAbstractTableModel,
+    QEvent,
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
@@ -633,6 +634,12 @@ class _LayerRows(RowsTable):
             sm.show_qt_row(QModelIndex())
 
 
+BANNER_STYLE = {  # the warnings banner: amber on light, dark amber on dark (both >= 4.5:1)
+    False: "QLabel { background: #fff3cd; color: #664d03; border: 1px solid #e0c87a; padding: 4px; }",
+    True: "QLabel { background: #3d3000; color: #ffe08a; border: 1px solid #7a6520; padding: 4px; }",
+}
+
+
 class LayerTableView(QWidget):
     """The layer table with its filter bar, colour legend, warnings banner and totals line.
 
@@ -649,8 +656,6 @@ class LayerTableView(QWidget):
 
         self.banner = QLabel()
         self.banner.setWordWrap(True)
-        self.banner.setStyleSheet(
-            "QLabel { background: #fff3cd; color: #664d03; border: 1px solid #e0c87a; padding: 4px; }")
         self.banner.hide()
 
         self.filter_edit = QLineEdit()
@@ -688,9 +693,7 @@ class LayerTableView(QWidget):
         self.selection = MaskSelection(self.model, self.table)
         self.table.setSelectionModel(self.selection)
         self.selection.on_change = self._on_selection_changed
-        palette = self.table.palette()
-        self.model.set_selection_colors(palette.color(palette.ColorRole.Highlight),
-                                        palette.color(palette.ColorRole.HighlightedText))
+        self._restyle()
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -798,6 +801,20 @@ class LayerTableView(QWidget):
     def _selected_positions(self) -> np.ndarray:
         """The layer positions of the selected rows, in row order."""
         return self.selection.positions(row_order=True)
+
+    def _restyle(self) -> None:
+        """Colours taken from the palette: a selected row's (Highlight, HighlightedText), painted by
+        the model itself, and the banner's for a light or dark window."""
+        pal = self.table.palette()
+        self.model.set_selection_colors(pal.color(pal.ColorRole.Highlight), pal.color(pal.ColorRole.HighlightedText))
+        self.banner.setStyleSheet(BANNER_STYLE[pal.color(pal.ColorRole.Base).lightness() < 128])
+        self.table.viewport().update()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        """A theme switch (the application's palette changed) repaints the selection and banner."""
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            QTimer.singleShot(0, self, self._restyle)  # once the table's own palette has changed too
+        super().changeEvent(event)
 
     def _layer(self, row: int) -> Any:
         engine = self.model.engine()
