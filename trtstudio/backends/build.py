@@ -780,3 +780,61 @@ def _finish(b: _Build) -> BuildResult:
         if hint:
             res.error = f"{res.error} -- {hint}"
     return res
+
+
+# ---- TensorRT-RTX's runtime cache (it keeps no timing cache) ----
+
+RUNTIME_CACHE_SCHEMA = "trtstudio.runtimecache/1"
+RUNTIME_CACHE_API = ("IRuntimeCache: serialize, deserialize, reset; an IRuntimeConfig (ICudaEngine."
+                     "create_runtime_config) makes one (create_runtime_cache) and takes it (set_runtime_cache)")
+
+
+def runtime_cache_doc(path: str | os.PathLike[str], trt: Any) -> dict[str, Any]:
+    """A TensorRT-RTX runtime cache file (the kernels compiled when engines run, kept in a file the
+    application names through ``IRuntimeConfig.set_runtime_cache`` and ``IRuntimeCache.serialize``),
+    as far as it can be read here: its size, SHA-256 and time, and what cannot be read and why.
+
+    The API lists no entries (``serialize``/``deserialize``/``reset`` only), and ``deserialize`` needs
+    a runtime config, which comes from a deserialized engine, which needs a GPU the engine runs on."""
+    import datetime as _dt
+    import hashlib
+
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+        mtime = p.stat().st_mtime
+    except OSError as exc:
+        raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
+    cls = getattr(trt, "IRuntimeCache", None)
+    api = sorted(n for n in dir(cls) if not n.startswith("_")) if cls is not None else []
+    if cls is None:
+        raise InputError(p, f"{getattr(trt, '__name__', 'this runtime')} has no IRuntimeCache (TensorRT-RTX has one)")
+    module = getattr(trt, "__name__", "tensorrt_rtx")
+    listed = [n for n in api if n not in ("serialize", "deserialize", "reset")]
+    return {
+        "schema": RUNTIME_CACHE_SCHEMA, "source": str(p), "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "modified": _dt.datetime.fromtimestamp(mtime, _dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "runtime": f"{module} {getattr(trt, '__version__', '')}".strip(),
+        "api": api,
+        "entries": None,
+        "empty": len(data) == 0,
+        "not_read": [
+            "that it is a runtime cache: its format is not documented, so any file is taken as named",
+            "entries: " + (f"{module}'s IRuntimeCache offers {', '.join(api)}, nothing that lists them"
+                           if not listed else f"{module}'s IRuntimeCache has {', '.join(listed)}: not read by trtstudio yet"),
+            "whether this runtime can use it: IRuntimeCache.deserialize needs a runtime config from a deserialized "
+            "engine, and deserializing an engine needs a GPU it runs on (the cache is kept only for the GPU's SM, a "
+            "TensorRT-RTX version >= and a CUDA version >= the ones that wrote it)",
+        ],
+    }
+
+
+def render_runtime_cache(doc: dict[str, Any]) -> str:
+    """Text of :func:`runtime_cache_doc`."""
+    lines = [f"{doc['source']}: read as a TensorRT-RTX runtime cache, {doc['bytes']:,} bytes"
+             + (" (empty: no kernel compiled into it yet)" if doc["empty"] else "")
+             + f", sha256 {doc['sha256'][:16]}, written {doc['modified']}",
+             "TensorRT-RTX keeps no timing cache; it compiles kernels when an engine runs and keeps them in this file"]
+    lines += [f"not read here: {n}" for n in doc["not_read"]]
+    return "\n".join(lines)

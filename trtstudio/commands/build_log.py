@@ -14,7 +14,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("log", nargs="?", help="build log: trtexec --verbose, TensorRT's Python logger, "
                                               "or trtstudio build --save-log")
     parser.add_argument("--cache", action="append", metavar="FILE",
-                        help="a timing-cache file to list (twice: the two diffed); needs full TensorRT")
+                        help="a timing-cache file to list (twice: the two diffed); needs full TensorRT. With "
+                             "TensorRT-RTX: a runtime cache file (size, hash; its entries cannot be listed)")
     parser.add_argument("--backend", choices=("tensorrt", "rtx", "auto"), default="auto",
                         help="runtime that reads --cache files (default: auto)")
     parser.add_argument("--json", action="store_true",
@@ -33,6 +34,13 @@ def run(args: argparse.Namespace) -> int:
         if len(args.cache) > 2:
             raise InputError(args.cache[2], "give one --cache to list or two to diff")
         trt, _ = import_runtime(args.backend)
+        if trt.__name__ == "tensorrt_rtx":  # no timing cache: its runtime cache instead
+            from trtstudio.backends.build import render_runtime_cache, runtime_cache_doc
+
+            if len(args.cache) > 1:
+                raise InputError(args.cache[1], "TensorRT-RTX's runtime caches cannot be diffed (their entries "
+                                                "cannot be listed): give one --cache")
+            return emit(runtime_cache_doc(args.cache[0], trt), args.json, render_runtime_cache)
         docs = [buildtime.timing_cache_entries(c, trt) for c in args.cache]
         doc = docs[0] if len(docs) == 1 else buildtime.diff_timing_caches(docs[0], docs[1])
         return emit(doc, args.json, _cache_text)

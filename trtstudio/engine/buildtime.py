@@ -432,25 +432,18 @@ def analyse_lines(lines: Iterable[str], source: str = "") -> dict[str, Any]:
     return doc
 
 
-def read_build_log(path: str | Path) -> dict[str, Any]:
-    """The ``trtstudio.buildlog/1`` document of a build log file (any TensorRT's wording).
+def analyse_text(text: str, source: str = "") -> dict[str, Any]:
+    """The ``trtstudio.buildlog/1`` document of a build log's text (:func:`analyse_lines`).
 
-    A trtstudio build log (``--save-log``) holds the timeline recorded live in its header: that
-    timeline is used and the log's stated durations are kept under ``log_timeline``."""
+    A trtstudio build log (``--save-log``, :meth:`BuildResult.log_text`) holds the timeline recorded
+    live in its header: that timeline is used and the log's stated durations are kept under
+    ``log_timeline``; the header's measured memory, versions and cancel flag join the document."""
     import json
 
     from trtstudio.engine.buildlog import LOG_HEADER
 
-    p = Path(path)
-    try:
-        with p.open("r", encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
-    if "\x00" in text[:4096]:
-        raise InputError(p, "not a text log (binary data)")
     lines = text.splitlines()
-    doc = analyse_lines(lines, str(p))
+    doc = analyse_lines(lines, source)
     if lines and lines[0].startswith(LOG_HEADER):
         try:
             head = json.loads(lines[0][len(LOG_HEADER):])
@@ -468,8 +461,42 @@ def read_build_log(path: str | Path) -> dict[str, Any]:
         if head.get("cancelled"):
             doc["cancelled"] = True
             doc["warnings"].append("the build was cancelled: the timeline and log end where it stopped")
-    if doc["lines"] == 0 or (doc["total_seconds"] is None and not doc["layers"] and not doc.get("log_timeline")
-                             and not any(r["phase"] != UNSTATED for r in doc["timeline"])):
+    return doc
+
+
+def analyse_build_document(build: dict[str, Any], source: str = "") -> dict[str, Any]:
+    """The ``trtstudio.buildlog/1`` document of a ``trtstudio build --json`` document
+    (``trtstudio.build/1``): its log records read as the build log it would have saved, with the
+    timeline, memory and seconds it recorded."""
+    from trtstudio.engine.buildlog import build_log_text, log_line
+
+    lines = [log_line(str(r.get("source") or "TRT"), str(r.get("severity") or "INFO"), str(r.get("message") or ""))
+             for r in build.get("log") or [] if isinstance(r, dict)]
+    extra = {k: build.get(k) for k in ("timeline", "memory", "seconds", "cancelled")}
+    return analyse_text(build_log_text(dict(build.get("versions") or {}), dict(build.get("settings") or {}),
+                                       lines, extra), source)
+
+
+def states_a_build(doc: dict[str, Any]) -> bool:
+    """Whether a build-log document says anything about a build (a total, timed layers, a
+    recorded timeline or a stated phase)."""
+    return bool(doc["lines"]) and (doc["total_seconds"] is not None or bool(doc["layers"]) or bool(doc.get("log_timeline"))
+                                   or any(r["phase"] != UNSTATED for r in doc["timeline"]))
+
+
+def read_build_log(path: str | Path) -> dict[str, Any]:
+    """The ``trtstudio.buildlog/1`` document of a build log file (any TensorRT's wording;
+    :func:`analyse_text`)."""
+    p = Path(path)
+    try:
+        with p.open("r", encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
+    if "\x00" in text[:4096]:
+        raise InputError(p, "not a text log (binary data)")
+    doc = analyse_text(text, str(p))
+    if not states_a_build(doc):
         raise InputError(p, "not a TensorRT build log (no build phase, timing or 'Engine generation completed' line)")
     return doc
 

@@ -428,6 +428,11 @@ def report_body(rep: Any, images: Images, max_rows: int | None = None) -> list[s
         body.append(section("Model", _model(rep, images), "model"))
     if rep.build or rep.engine:
         body.append(section("Build settings", _build(rep), "build"))
+    if getattr(rep, "build_timeline", None):
+        from trtstudio.report.build_section import build_html
+
+        body.append(section("Build: where the build spent its time", build_html(rep.build_timeline, images, table),
+                            "build-timeline"))
     if rep.run:
         body.append(section("Latency", _latency(rep, images), "latency"))
         body.append(section("Memory", _memory(rep, images), "memory"))

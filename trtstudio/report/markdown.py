@@ -73,6 +73,10 @@ def render_markdown(rep: Any) -> str:
                                         [(r["name"], r.get("backend"), r.get("where"), r.get("samples"),
                                           fmt_ms(r.get("median_ms")), fmt_ms(r.get("p99_ms")),
                                           fmt_num(r.get("throughput"), 1)) for r in rep.runs]), ""]
+    if getattr(rep, "build_timeline", None):
+        from trtstudio.report.build_section import build_markdown
+
+        out += build_markdown(rep.build_timeline, md_table)
     if getattr(rep, "sweeps", None):
         from trtstudio.report.shapes import markdown_lines
 

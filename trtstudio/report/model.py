@@ -205,6 +205,9 @@ def make_session(model: Any = None, engine: Any = None, run: Any = None, accurac
             info = replace(info, findings=list(findings))
         session.engines.append(EngineRecord(paths, info))
         session.build_settings = dict(info.build_settings)
+        from trtstudio.report.build_section import build_log_doc, section_json
+
+        session.build = section_json(build_log_doc(engine, paths))
     rd = _run(run)
     if rd is not None:
         if rd.model is None and m is not None:
@@ -362,6 +365,8 @@ class Report:
     # per variant, where accuracy is lost (report.precision_sections.divergence_sections; kept in the
     # session's accuracy under "divergence")
     divergence: list[dict[str, Any]] = field(default_factory=list)
+    # the Build section: where the engine's build spent its time (report.build_section), or None
+    build_timeline: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The report as one JSON-ready document (without the raw samples and the engine object)."""
@@ -465,8 +470,19 @@ class Report:
 
         rep.runs = [run_row(r) for r in s.runs]
         rep.sweeps = [dict(d) for d in s.sweeps]
+        rep.build_timeline = s.build if s.build is not None else _build_timeline(rec)
         rep.summary = at_a_glance(rep)
         return rep
+
+
+def _build_timeline(rec: EngineRecord | None) -> dict[str, Any] | None:
+    """The Build section of a session saved without one: from its engine's build log or build
+    document where the file is still there."""
+    if rec is None or not rec.paths:
+        return None
+    from trtstudio.report.build_section import build_log_doc, section_json
+
+    return section_json(build_log_doc(None, rec.paths))
 
 
 def _engine_label(rec: EngineRecord | None) -> str:
@@ -483,10 +499,10 @@ LAYER_TIMES_MAX_LAYERS = 500  # above this many, every layer's bar is the Python
 
 def _engine_memory(info: EngineInfo, files: list[str], name: str) -> dict[str, Any] | None:
     """The engine's memory by category from its files (``engine.memory``), None where they record
-    none of it."""
+    none of it. A saved session's files that are gone since are left out (the engine's own record stays)."""
     from trtstudio.engine.memory import memory_doc, memory_of
 
-    doc = memory_doc([memory_of(info, files, name)])
+    doc = memory_doc([memory_of(info, [f for f in files if os.path.isfile(f)], name)])
     return doc if any(c["bytes"] is not None for c in doc.get("categories", [])) else None
 
 
@@ -539,6 +555,27 @@ def build_report(model: Any = None, engine: Any = None, run: Any = None, accurac
     draws a simple SVG of the graph when the model has at most 1,500 nodes).
     """
     return Report.from_session(make_session(model, engine, run, accuracy, graph_png, title))
+
+
+def selection_report(rep: Report, layers: Iterable[int]) -> Report:
+    """``rep`` restricted to the engine layers ``layers`` (a selection in the window): their rows,
+    findings, the slowest of them and their time by type and precision; At a glance made again
+    from what is kept, the title and warnings saying what it covers."""
+    keep = {int(i) for i in layers}
+    rows = [r for r in rep.layers if r["index"] in keep]
+    timed = [r for r in rows if r["time_ms"] is not None]
+    out = replace(rep, title=f"{rep.title} ({len(rows)} selected layer{'s' if len(rows) != 1 else ''})",
+                  layers=rows, findings=[f for f in rep.findings if f.get("layer_index") in keep],
+                  top_layers=[{k: r[k] for k in ("index", "name", "type", "precision", "time_ms", "percent", "findings")}
+                              for r in sorted(timed, key=lambda r: (-r["time_ms"], r["index"]))[:TOP_N]],
+                  time_by_type=_group(timed, "type") if timed else [],
+                  time_by_precision=_group(timed, "precision") if any(r["precision"] for r in timed) else [],
+                  warnings=[f"this report covers {len(rows)} selected layers of {len(rep.layers)}", *rep.warnings])
+    out.plots = {k: v for k, v in rep.plots.items() if k not in ("layer_times", "layer_memory", "conv_macs")}
+    from trtstudio.report.summary import at_a_glance
+
+    out.summary = at_a_glance(out)
+    return out
 
 
 def reports_from(items: Iterable[Session]) -> list[Report]:

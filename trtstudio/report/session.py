@@ -241,6 +241,9 @@ class Session:
     # the Live profile panel's run settings as saved (``ProfileRequest.settings()``: backend, shapes
     # as run, warmup, iterations or duration_s, threads, device, input_path, ...); None: not saved
     run_settings: dict[str, Any] | None = None
+    # the build behind the engine (report.build_section.section_json of its build log or build
+    # document): kept here so the report's Build section survives the log file; None: none read
+    build: dict[str, Any] | None = None
 
     def restored_run_settings(self) -> dict[str, Any] | None:
         """The run settings to restore: those saved, else what the latest run of the session's model
@@ -270,7 +273,7 @@ class Session:
             "graph_excerpts": self.graph_excerpts,
             "engines": [e.to_json() for e in self.engines], "runs": [r.to_json() for r in self.runs],
             "build_settings": self.build_settings, "accuracy": self.accuracy, "warnings": self.warnings,
-            "sweeps": self.sweeps, "run_settings": self.run_settings,
+            "sweeps": self.sweeps, "run_settings": self.run_settings, "build": self.build,
         }
 
     @classmethod
@@ -288,6 +291,7 @@ class Session:
             warnings=[str(w) for w in doc.get("warnings") or []],
             sweeps=[d for d in doc.get("sweeps") or [] if isinstance(d, dict) and isinstance(d.get("schema"), str)],
             run_settings=doc.get("run_settings") or None,
+            build=doc.get("build") if isinstance(doc.get("build"), dict) else None,
         )
 
 

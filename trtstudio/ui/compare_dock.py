@@ -17,6 +17,7 @@ the side-by-side views; a node clicked in either of those selects its group's ro
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections.abc import Iterator
@@ -37,9 +38,10 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
@@ -50,6 +52,7 @@ from PySide6.QtWidgets import (
 )
 
 from trtstudio.diff.render import CHANGE_COLOURS
+from trtstudio.graph.display import DisplayGraph
 from trtstudio.palette import NO_LAYER_COLOR, SEVERITY_COLORS, UNMEASURED_COLOR, tint
 from trtstudio.ui.engine_graph import build_engine_graph, engine_label, paint_layers, show_layer_properties
 from trtstudio.ui.graph_view import GraphView
@@ -64,6 +67,9 @@ CHANGE_TEXT = {"same": "same", "precision": "precision changed", "tactic": "kern
 SAME_TIME_PERCENT = 5.0
 TIME_COLOURS = {"much faster": "#1b7837", "faster": "#7fbf7b", "about the same": "#d9d9d9", "slower": "#ef8a62",
                 "much slower": "#b2182b", "not timed": UNMEASURED_COLOR}
+# the delta columns' text: green faster, red slower, on the table's light or dark base (>= 4.5:1 both)
+DELTA_COLOURS = {False: {"faster": "#1b7837", "slower": "#b2182b", "same": "#555555"},
+                 True: {"faster": "#7fd67f", "slower": "#ff8a80", "same": "#b0b0b0"}}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("Change", "Base layers", "Base precision", "Base ms", "Other layers", "Other precision", "Other ms",
            "Δ ms", "Δ %", "Matched by / reason")
@@ -80,6 +86,29 @@ def layer_display_name(name: str) -> str:
     parts = name.split(" + ")
     kept = [p for p in parts if not _NOT_COMPUTE.search(p)]
     return " + ".join(kept) if kept and len(kept) < len(parts) else name
+
+
+@dataclass
+class ShortNamesDisplay(DisplayGraph):
+    """A layer graph whose nodes' second line is :func:`layer_display_name` of the layer (the
+    convolution, not the weights and Q/DQ nodes folded into its name); the tooltip keeps the name."""
+
+    full: list[str] = field(default_factory=list)  # each item's second line as the layer graph had it
+
+    def sublabel_full(self, i: int) -> str:
+        return self.full[i] if int(self.kind[i]) == 1 and i < len(self.full) else super().sublabel_full(i)
+
+
+def short_names(dg: Any) -> Any:
+    """``dg`` (a layer graph's display) with its nodes' second lines shortened (a shallow copy: the
+    layout and graph are shared, so the window's engine graph keeps its own labels)."""
+    if dg is None:
+        return None
+    out = copy.copy(dg)
+    out.__class__ = ShortNamesDisplay
+    out.full = list(dg.sublabels)
+    out.sublabels = [layer_display_name(t) if int(k) == 1 else t for t, k in zip(dg.sublabels, dg.kind, strict=True)]
+    return out
 
 
 def time_class(g: dict[str, Any], largest: float) -> str:
@@ -266,9 +295,12 @@ class GroupsModel(RowsModel):
             return v if v is not None else float("nan") if col in (3, 6, 7, 8) else ""
         if role == Qt.ItemDataRole.BackgroundRole and col == 0:
             return QColor(tint(CHANGE_COLOURS.get(g["change"], "#666"), 0.55))
+        if role == Qt.ItemDataRole.ForegroundRole and col == 0:  # on its light tint, in either theme
+            return QColor("#000000")
         if role == Qt.ItemDataRole.ForegroundRole and col in (7, 8):
             cls = time_class(g, self._largest)
-            return QColor("#1b7837" if "faster" in cls else "#b2182b" if "slower" in cls else "#555")
+            dark = QApplication.palette().color(QPalette.ColorRole.Base).lightness() < 128  # the theme now
+            return QColor(DELTA_COLOURS[dark]["faster" if "faster" in cls else "slower" if "slower" in cls else "same"])
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = [f"{CHANGE_TEXT.get(g['change'], g['change'])}"
                      + (f" (matched by {g['matched_by']})" if g["matched_by"] else "")]
@@ -347,6 +379,22 @@ class WarningLine(QLabel):
             self.setMinimumHeight(max(want, 0))
 
 
+class _GroupRows(RowsTable):
+    """The groups' table: its row menu adds Export, a report of the selected group's base layers
+    (``export_layers``, set by the window)."""
+
+    export_layers: Any = None
+    group_layers: Any = None  # view row -> the group's base layer positions
+
+    def row_menu(self, row: int) -> Any:
+        from trtstudio.ui.layer_table import add_selection_actions
+
+        menu = super().row_menu(row)
+        layers = list(self.group_layers(row)) if self.group_layers is not None else []
+        add_selection_actions(menu, layers, None, self.export_layers, with_compare=False)  # the row is the comparison's
+        return menu
+
+
 class CompareDock(QWidget):
     """The story, the filter and the aligned groups' table; ``sig_group_selected(int)``: the group
     row (in ``PairDiff.groups``) the user picked."""
@@ -371,8 +419,9 @@ class CompareDock(QWidget):
         self.model = GroupsModel(self)
         self.proxy = GroupsFilter(self)
         self.proxy.setSourceModel(self.model)
-        self.table = RowsTable()
+        self.table = _GroupRows()
         self.table.setModel(self.proxy)
+        self.table.group_layers = lambda row: self._group(row)["base_index"]
         self.table.row_name = lambda row: " + ".join(self._group(row)["base_layers"] or self._group(row)["other_layers"])
         self.table.row_json = self._group
         self.table.show_in_graph = lambda row: self.sig_group_selected.emit(self.proxy.mapToSource(self.proxy.index(row, 0)).row())
@@ -595,6 +644,28 @@ class CompareController(QObject):
         self._linking = False
         window.workspace.events.connect("engine", self._on_engine)
 
+    def select_layers_group(self, layers: list[int]) -> bool:
+        """A layer row's Compare: the Compare dock's group holding the first of ``layers`` (a base
+        layer) selected, with the rest it links; False where no group holds it."""
+        c = self.result
+        if c is None or not layers:
+            return False
+        first = int(layers[0])
+        row = next((k for k, g in enumerate(c.pair.groups) if first in g["base_index"]), None)
+        if row is None:
+            return False
+        if self.dock is not None:
+            self.dock.show()
+            self.dock.raise_()
+        self.dock_widget.select_group(row)
+        self.select_group(row)
+        return True
+
+    def _layer_rows(self) -> Any:
+        tabs = getattr(self.w, "engine_tabs", None)
+        lt = getattr(tabs, "layer_table", None) if tabs is not None else None
+        return lt.table if lt is not None else None
+
     def _on_engine(self, ws: Any) -> None:
         if self.result is not None and ws.engine is not self.result.for_engine:
             self.close()  # another engine opened: it is not the base compared
@@ -674,11 +745,14 @@ class CompareController(QObject):
         def title(side: Any, p: dict[str, Any], role: str) -> str:
             return f"{role}: {side.name}, {len(side.engine.layers)} layers ({p.get('gpu', 'GPU not recorded')})"
 
+        rows = self._layer_rows()
+        if rows is not None:  # the layer rows' Compare: select their group here
+            rows.compare_layers = self.select_layers_group
         self.tab = SideBySide(self, title(pair.base, prov["base"], "Base (open)"), title(pair.other, prov["other"], "Other"))
         for v in (self.tab.base_view, self.tab.other_view):
             v.set_dark(w.theme == "Dark")
-        self.tab.base_view.set_display(c.base_display)
-        self.tab.other_view.set_display(c.other_display)
+        self.tab.base_view.set_display(short_names(c.base_display))
+        self.tab.other_view.set_display(short_names(c.other_display))
         tabs = w.graphs.tabs
         tabs.addTab(self.tab, f"Compare: {pair.base.name} | {pair.other.name}")
         eg = w.engine_graph
@@ -788,6 +862,9 @@ class CompareController(QObject):
         """End the comparison: its tab and dock go, the graphs' colours return to Colour by."""
         self.close_tab()
         self.result = None
+        rows = self._layer_rows()
+        if rows is not None:
+            rows.compare_layers = None
         if self.dock is not None:
             self.dock.hide()
         self.w.set_change_modes(False)

@@ -203,11 +203,11 @@ class GraphTabs(QObject):
         self.view.select(idx, center=center)
         return idx  # type: ignore[no-any-return]
 
-    def on_layers_selected(self, layer_indices: list[int]) -> None:
+    def on_layers_selected(self, layer_indices: list[int], source: str = "table") -> None:
         w = self.w
         if self._syncing or w.analysis is None:
             return
-        sel = w.workspace.select_layers(layer_indices, source="table")
+        sel = w.workspace.select_layers(layer_indices, source=source)
         engine_shown = self.showing_engine_graph()
         eidx = self.layer_display_indices(self.engine_view.dg, sel.layers)
         if self.engine_view.dg is not None:
@@ -221,10 +221,20 @@ class GraphTabs(QObject):
         elif idx:
             w.side_tabs.show_properties(w.display, idx[0], w.analysis)
 
-    def select_layers(self, layer_indices: list[int]) -> None:
-        """Select engine layers in the table and their ONNX nodes on the graph."""
+    def select_layers(self, layer_indices: list[int], source: str = "table") -> None:
+        """Select engine layers in the table and their ONNX nodes on the graph (``source``: the
+        view the selection came from, as the workspace's history records it)."""
         self.w.engine_tabs.select_layers(layer_indices)
-        self.on_layers_selected(layer_indices)
+        self.on_layers_selected(layer_indices, source)
+
+    def on_kernel_range_chosen(self, layer: int) -> None:
+        """A range of the Kernels tab named after an engine layer: that layer selected everywhere,
+        recorded as the Kernels tab's, the tab staying in front."""
+        tabs = self.w.engine_tabs
+        kv = getattr(tabs, "kernels_view", None)
+        self.select_layers([layer], source="kernels")
+        if kv is not None:
+            tabs.setCurrentWidget(kv)
 
     def on_finding_clicked(self, layer_index: int | None, nodes: list[str]) -> None:
         dg = self.w.display
@@ -250,6 +260,9 @@ class GraphTabs(QObject):
         compare = getattr(w, "compare", None)
         if compare is not None:
             compare.dock_widget.clear_selection()
+        kv = getattr(w.engine_tabs, "kernels_view", None)
+        if kv is not None:
+            kv.clear_rows()
         w.workspace.clear_selection(source="esc")
 
     def back(self) -> bool:
@@ -267,7 +280,10 @@ class GraphTabs(QObject):
             return False
         with w.workspace.replaying():
             if sel.layers and w.analysis is not None:
-                self.select_layers(list(sel.layers))
+                self.select_layers(list(sel.layers), source=sel.source)
+                kv = getattr(w.engine_tabs, "kernels_view", None)
+                if sel.source == "kernels" and kv is not None:  # back to a Kernels tab choice: that tab in front
+                    w.engine_tabs.setCurrentWidget(kv)
             elif sel.nodes and w.display is not None:
                 dg = w.display
                 w.workspace.select_nodes(sel.nodes, source=sel.source)

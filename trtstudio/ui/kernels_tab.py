@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -51,10 +51,16 @@ class _Num(QTableWidgetItem):
 
 
 class KernelsView(QWidget):
-    """A title line and the kernel table of one layer (``show_kernels``)."""
+    """A title line and the kernel table of one layer (``show_kernels``); with nothing selected, the
+    kernel file's ranges, where a click on a range named after an engine layer selects that layer
+    (``sig_layer_chosen``): the selection goes into the workspace's history like any other, so Esc
+    clears it and Alt+Left/Right bring it back."""
+
+    sig_layer_chosen = Signal(int)  # the engine layer (position) of the range row clicked
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.layer_of: dict[str, int] = {}  # engine layer name -> position (the ranges a click can select)
         self.title = QLabel(EMPTY)
         self.title.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS))
@@ -86,6 +92,7 @@ class KernelsView(QWidget):
         for c in range(1, len(RANGE_COLUMNS) - 1):
             rhead.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         rhead.setStretchLastSection(True)
+        self.ranges.cellClicked.connect(self._on_ranges_clicked)
         self.chart: Any = None  # the ranges' bar chart, made when first shown (pyqtgraph), beside the table
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.setChildrenCollapsible(False)
@@ -176,6 +183,17 @@ class KernelsView(QWidget):
         self.ranges.setColumnWidth(0, min(self.ranges.columnWidth(0), 220))
         self._chart_ranges(rows, total)
 
+    def _on_ranges_clicked(self, row: int, _col: int) -> None:
+        item = self.ranges.item(row, 0)
+        pos = self.layer_of.get(item.text()) if item is not None else None
+        if pos is not None:
+            self.sig_layer_chosen.emit(pos)
+
+    def clear_rows(self) -> None:
+        """No row selected in either table (Esc)."""
+        self.table.clearSelection()
+        self.ranges.clearSelection()
+
     def _chart_ranges(self, rows: list[dict[str, Any]], total: float) -> None:
         try:
             from trtstudio.ui.engine_charts import TYPE_COLOR, _BarChart
@@ -217,6 +235,7 @@ def show_selection(view: KernelsView, workspace: Any, engine: Any) -> None:
     missing = (f"{Path(str(verdict.get('file'))).name} holds {verdict.get('holds')}, none for it."
                if isinstance(verdict, dict) and verdict.get("file") else
                "The kernel file opened with the engine has no range named after it." if kt else "")
+    view.layer_of = {lay.name: i for i, lay in enumerate(getattr(engine, "layers", None) or [])}
     sel = workspace.selection
     if sel.layers and engine is not None and sel.layers[0] < len(engine.layers):
         pos = sel.layers[0]

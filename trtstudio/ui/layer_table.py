@@ -12,7 +12,7 @@ at 300,000 layers, on the GUI thread).
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -20,6 +20,7 @@ import numpy as np
 from PySide6.QtCore import (
     QAbstractItemModel,
     QAbstractTableModel,
+    QEvent,
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
@@ -37,6 +38,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QVBoxLayout,
     QWidget,
 )
@@ -573,9 +575,41 @@ class LayerTableModel(QAbstractTableModel):
         self._sort_column, self._sort_order = column, order
 
 
+def add_selection_actions(menu: QMenu, layers: list[int], compare: Callable[[list[int]], bool] | None,
+                          export: Callable[[list[int]], None] | None, with_compare: bool = True) -> None:
+    """The row menus' Compare and Export: ``compare(layers)`` selects their counterpart in the
+    Compare dock (disabled, saying why, where no comparison is open); ``export(layers)`` writes a
+    report of those layers (a file dialog first)."""
+    menu.addSeparator()
+    act = menu.addAction("Compare: select in the Compare dock")
+    act.setVisible(with_compare)
+    if compare is None:
+        act.setEnabled(False)
+        act.setToolTip("no comparison open (Engine > Compare with...)")
+        act.setText("Compare: select in the Compare dock (none open)")
+    else:
+        act.triggered.connect(lambda: compare(layers))
+    exp = menu.addAction(f"Export report of the selection ({len(layers)} layer{'s' if len(layers) != 1 else ''})...")
+    exp.setEnabled(export is not None and bool(layers))
+    if export is not None:
+        exp.triggered.connect(lambda: export(layers))
+
+
 class _LayerRows(RowsTable):
     """The layer table's view: ``clearSelection`` goes to the selection model's own (Qt's skips
-    a selection model whose range store is empty, as a :class:`MaskSelection`'s always is)."""
+    a selection model whose range store is empty, as a :class:`MaskSelection`'s always is).
+    Its row menu adds Compare and Export (:func:`add_selection_actions`) through ``compare_layers``
+    (set by the Compare dock while a comparison is open) and ``export_layers`` (the window's)."""
+
+    compare_layers: Callable[[list[int]], bool] | None = None
+    export_layers: Callable[[list[int]], None] | None = None
+    selected_layers: Callable[[], list[int]] | None = None
+
+    def row_menu(self, row: int) -> QMenu:
+        menu = super().row_menu(row)
+        layers = self.selected_layers() if self.selected_layers is not None else []
+        add_selection_actions(menu, layers, self.compare_layers, self.export_layers)
+        return menu
 
     def clearSelection(self) -> None:  # noqa: N802 - Qt's name
         self.selectionModel().clearSelection()
@@ -600,6 +634,12 @@ class _LayerRows(RowsTable):
             sm.show_qt_row(QModelIndex())
 
 
+BANNER_STYLE = {  # the warnings banner: amber on light, dark amber on dark (both >= 4.5:1)
+    False: "QLabel { background: #fff3cd; color: #664d03; border: 1px solid #e0c87a; padding: 4px; }",
+    True: "QLabel { background: #3d3000; color: #ffe08a; border: 1px solid #7a6520; padding: 4px; }",
+}
+
+
 class LayerTableView(QWidget):
     """The layer table with its filter bar, colour legend, warnings banner and totals line.
 
@@ -616,8 +656,6 @@ class LayerTableView(QWidget):
 
         self.banner = QLabel()
         self.banner.setWordWrap(True)
-        self.banner.setStyleSheet(
-            "QLabel { background: #fff3cd; color: #664d03; border: 1px solid #e0c87a; padding: 4px; }")
         self.banner.hide()
 
         self.filter_edit = QLineEdit()
@@ -651,12 +689,11 @@ class LayerTableView(QWidget):
         self.table.row_name = lambda row: self._layer(row).name
         self.table.row_json = lambda row: self._layer(row).to_json()
         self.table.show_in_graph = lambda _row: self.sig_layers_selected.emit(self.selected_layers())
+        self.table.selected_layers = self.selected_layers
         self.selection = MaskSelection(self.model, self.table)
         self.table.setSelectionModel(self.selection)
         self.selection.on_change = self._on_selection_changed
-        palette = self.table.palette()
-        self.model.set_selection_colors(palette.color(palette.ColorRole.Highlight),
-                                        palette.color(palette.ColorRole.HighlightedText))
+        self._restyle()
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -764,6 +801,20 @@ class LayerTableView(QWidget):
     def _selected_positions(self) -> np.ndarray:
         """The layer positions of the selected rows, in row order."""
         return self.selection.positions(row_order=True)
+
+    def _restyle(self) -> None:
+        """Colours taken from the palette: a selected row's (Highlight, HighlightedText), painted by
+        the model itself, and the banner's for a light or dark window."""
+        pal = self.table.palette()
+        self.model.set_selection_colors(pal.color(pal.ColorRole.Highlight), pal.color(pal.ColorRole.HighlightedText))
+        self.banner.setStyleSheet(BANNER_STYLE[pal.color(pal.ColorRole.Base).lightness() < 128])
+        self.table.viewport().update()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        """A theme switch (the application's palette changed) repaints the selection and banner."""
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            QTimer.singleShot(0, self, self._restyle)  # once the table's own palette has changed too
+        super().changeEvent(event)
 
     def _layer(self, row: int) -> Any:
         engine = self.model.engine()

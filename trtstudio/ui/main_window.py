@@ -95,6 +95,8 @@ class MainWindow(QMainWindow):
         self.findings_view, self.log_panel = self.engine_tabs.findings_view, self.engine_tabs.log_panel
         self.engine_tabs.sig_layers_selected.connect(self.graphs.on_layers_selected)
         self.engine_tabs.sig_finding_clicked.connect(self.graphs.on_finding_clicked)
+        if self.engine_tabs.kernels_view is not None:  # a range named after a layer selects it (issue 52 item 2)
+            self.engine_tabs.kernels_view.sig_layer_chosen.connect(self.graphs.on_kernel_range_chosen)
         self.engine_dock = self._dock("Engine", "dock_engine", self.engine_tabs, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.loader = DocumentLoader(self)
         self.engine_graph = EngineGraph(self)  # the engine's own graph, in the first tab beside the model's
@@ -114,6 +116,9 @@ class MainWindow(QMainWindow):
         tb.setMovable(False)
         self.addToolBar(tb)
         self.sessions = SessionController(self)
+        for rows in (getattr(self.engine_tabs.layer_table, "table", None), self.compare.dock_widget.table):
+            if rows is not None:  # row menus' Export: a report of the rows' layers (issue 52 item 6)
+                rows.export_layers = self.sessions.export_report_dialog
         self.sessions.sig_report_written.connect(self.sig_report_written)
         self.sessions.sig_session_saved.connect(self.sig_session_saved)
         self.sessions.sig_session_loaded.connect(self.sig_session_loaded)

@@ -47,15 +47,16 @@ class SessionController(QObject):
         return bytes(buf.data().data())
 
     # -- report ---------------------------------------------------------------------------------
-    def export_report_dialog(self) -> None:
+    def export_report_dialog(self, layers: list[int] | None = None) -> None:
         path, _ = QFileDialog.getSaveFileName(
             self.w, "Export report", os.path.join(self.w.prefs.last_dir(), "trtstudio-report.html"),
             "HTML (*.html);;PDF (*.pdf);;JSON (*.json);;CSV (*.csv)")
         if path:
-            self.export_report(path)
+            self.export_report(path, layers)
 
-    def export_report(self, path: str) -> None:
-        """Write the report (format by extension) in a worker; ``sig_report_written`` when done."""
+    def export_report(self, path: str, layers: list[int] | None = None) -> None:
+        """Write the report (format by extension) in a worker; ``sig_report_written`` when done.
+        ``layers``: a report of these engine layers only (a row menu's Export)."""
         ws = self.w.workspace
         if ws.is_empty():
             self.w.sig_error.emit("nothing to report yet: open a model or engine files, or run a profile")
@@ -74,6 +75,10 @@ class SessionController(QObject):
 
             rep = build_report(**inputs)
             rep.sweeps = [dict(d) for d in sweeps]  # the Sweep tab's sweeps and mixes: the Shapes section
+            if layers is not None:
+                from trtstudio.report.model import selection_report
+
+                rep = selection_report(rep, layers)
             return [str(p) for p in write_report(rep, path)]
 
         def done(paths: list[str]) -> None:
