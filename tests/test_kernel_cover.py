@@ -48,3 +48,11 @@ def test_the_text_shows_op_types_the_whole_provider_and_the_verdict() -> None:
     assert [r.split()[:2] for r in rows] == [["n0", "Conv"], ["n2", "Gemm"], ["n1", "Relu"]]  # slowest first
     assert all(provider in r for r in rows)
     assert "kernels: recorded by cupti, 52 per inference" in text and "launch-bound" in text
+
+
+def test_kernels_longer_than_the_inference_fill_it_and_a_ratio_below_one_is_noise() -> None:
+    # ShuffleNet replayed as a CUDA graph on the H100: recorded kernels 1.04 ms, the timed median 0.609 ms
+    out = summarise(_rec(1.04, 0.609 * 0.63), 0.609, cuda_graph=True)
+    assert out["gpu_busy_share"] == 1.0 and out["bound"] == "gpu"
+    assert "fill the inference" in out["text"] and "1.04 ms, exceeds" in out["text"]
+    assert "noisy" in out["text"] and "within" not in out["text"]

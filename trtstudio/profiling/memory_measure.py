@@ -93,7 +93,12 @@ def _read_report(child: _Child, timeout_s: float) -> dict[str, Any]:
         if line.startswith("{") or not line:
             break
     if not line.startswith("{"):
-        err = child.proc.stderr.read() if child.proc.stderr is not None and child.proc.poll() is not None else ""
+        err = ""
+        try:
+            child.proc.wait(timeout=10)  # it closed its output: its last words are on stderr
+            err = child.proc.stderr.read() if child.proc.stderr is not None else ""
+        except subprocess.TimeoutExpired:
+            pass
         raise BackendError(f"a measuring process failed: {(err.strip().splitlines() or ['no report'])[-1]}")
     child.report = json.loads(line)
     return child.report
