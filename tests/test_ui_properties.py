@@ -90,3 +90,21 @@ def test_a_model_that_is_not_the_engines_says_so_instead_of_folded(qtbot, tmp_pa
     assert rows["Engine layers"] == "none (the model is probably not the engine's)"
     ov = overlay(analysis, model.graph.nodes, "Precision")
     assert ov is not None and all(ov.folded) and ov.legend[-1][0] == NO_LAYER_OTHER_MODEL
+
+
+def test_names_wrap_between_their_parts_and_values_keep_both_ends(qtbot) -> None:
+    """A long file or tensor name wraps at its separators, never inside a word; a value too long
+    for the Properties column keeps both ends, whole in its tooltip (issue 52)."""
+    from PySide6.QtCore import Qt
+
+    from trtstudio.ui.properties_view import ZWSP, ModelPanel, breakable
+
+    assert breakable("ch_PP-OCRv4_det_infer.onnx") == f"ch_{ZWSP}PP-{ZWSP}OCRv4_{ZWSP}det_{ZWSP}infer.{ZWSP}onnx"
+    assert breakable("Conv2d").replace(ZWSP, "") == "Conv2d" and ZWSP not in breakable("Conv2d")
+    panel = ModelPanel()
+    qtbot.addWidget(panel)
+    panel.resize(220, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert panel.props.textElideMode() == Qt.TextElideMode.ElideMiddle
+    assert panel.props.columnWidth(0) <= 0.4 * panel.props.viewport().width() + 1

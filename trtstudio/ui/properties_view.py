@@ -7,6 +7,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTabWidget, QTextBrowser, QTreeWidget, QTreeWidgetItem, QWidget
 
 from trtstudio.graph.params import parameters_text
@@ -30,6 +31,15 @@ def fmt_bytes(n: int | None) -> str:
 
 
 DIM_TEXT_MAX = 24  # a symbolic dimension longer than this is shortened on the Model tab
+_BREAK_AFTER = "_-./\\:,"
+ZWSP = "\u200b"  # a line may break here (Qt's rich text has no <wbr>)
+
+
+def breakable(text: str) -> str:
+    """``text`` with a line-break opportunity after each separator (``_ - . / \\ : ,``), so that a long
+    file name wraps between its parts ("ch_PP-OCRv4_det_|infer.onnx"), never inside a word
+    ("ch_PP-OCRv4_det_infer.o|nnx"). For headings only: tensor names stay as they are, to copy."""
+    return "".join(c + ZWSP if c in _BREAK_AFTER else c for c in text)
 
 
 def dim_text(d: Any) -> str:
@@ -63,7 +73,7 @@ def summary_html(s: dict[str, Any]) -> str:
     ops = "".join(f"<tr><td>{html.escape(k)}</td><td align=right>{v}</td></tr>" for k, v in s["op_counts"].items())
     subs = "".join(f"<li>{html.escape(g['owner'])}: {g['nodes']} nodes</li>" for g in s["subgraphs"])
     warn = "".join(f"<p style='color:#b00'>{html.escape(w)}</p>" for w in s["warnings"])
-    return (f"<h3>{html.escape(Path(s['path']).name)}</h3>{warn}"
+    return (f"<h3>{html.escape(breakable(Path(s['path']).name))}</h3>{warn}"
             f"<table cellspacing=2>"
             f"<tr><td><b>IR version</b></td><td>{s['ir_version']}</td></tr>"
             f"<tr><td><b>Opsets</b></td><td>{html.escape(', '.join(f'{k} {v}' for k, v in s['opsets'].items()))}</td></tr>"
@@ -76,6 +86,15 @@ def summary_html(s: dict[str, Any]) -> str:
             + f"<h4>Operators</h4><table>{ops}</table>")
 
 
+class _PropsTree(QTreeWidget):
+    """The Properties tree: its Property column takes what its keys need, at most 40 % of a narrow
+    dock, so the values get the rest (a 220 px dock showed "TiledPoolin" beside a 150 px key column)."""
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.setColumnWidth(0, min(150, max(70, int(self.viewport().width() * 0.4))))
+
+
 class ModelPanel(QTabWidget):
     """Two tabs: Properties (``props``) and Model (``summary``)."""
 
@@ -83,10 +102,12 @@ class ModelPanel(QTabWidget):
         super().__init__(parent)
         self.summary = QTextBrowser()
         self.summary.setOpenExternalLinks(False)
-        self.props = QTreeWidget()
+        self.props = _PropsTree()
         self.props.setHeaderLabels(["Property", "Value"])
         self.props.setColumnWidth(0, 150)
         self.props.setAlternatingRowColors(True)
+        # a value too long for its column keeps both ends ("fp32 [3…,56]"), whole in its tooltip
+        self.props.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.addTab(self.props, "Properties")
         self.addTab(self.summary, "Model")
         # what the window measured per node of the open model's graph (``graph``): its time
