@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from trtstudio import __version__
+from trtstudio._version import __version__
 
 # Order is the order shown in --help.
 COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "diff", "explain", "memory",
@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
-    from trtstudio import fileio
+    import trtstudio.fileio as fileio
     from trtstudio.errors import BackendError, BuildError, InputError
 
     fileio.reset_last_input()
@@ -190,7 +190,7 @@ def _child(flag: str, path: str) -> int:
 
 
 def _internal_error(exc: BaseException) -> int:
-    from trtstudio import fileio
+    import trtstudio.fileio as fileio
 
     where = fileio.last_input()
     print(f"error: {where + ': ' if where else ''}internal error {type(exc).__name__}: "

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     """Load every side, diff the others against the base, print, write, gate."""
     from pathlib import Path
 
-    from trtstudio import cli
+    import trtstudio.cli as cli
     from trtstudio.commands._emit import emit
     from trtstudio.diff import gate as gates
     from trtstudio.diff.core import diff

@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from trtstudio import cli
+    import trtstudio.cli as cli
     from trtstudio.bigdocs.forked import ForkedHead
     from trtstudio.engine.analysis import analyze
 

@@ -221,9 +221,9 @@ def _render(render_text: Callable[[dict[str, Any]], str]) -> Callable[[dict[str,
 
 
 def _save(args: argparse.Namespace, result: RemoteRun, doc: dict[str, Any]) -> list[str]:
-    from trtstudio.report import write_report
     from trtstudio.report.model import Report, make_session
     from trtstudio.report.session import RunData, write_session
+    from trtstudio.report.writers import write_report
 
     if result.run:
         run = RunData.from_json(result.run)

@@ -11,8 +11,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+import trtstudio.report.plots as plots
 from trtstudio.graph.params import parameters_text
-from trtstudio.report import plots
 from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_ms3, fmt_num, fmt_pct, fmt_sig, fmt_value
 from trtstudio.report.glance_html import GLANCE_CSS
 
