@@ -9,6 +9,7 @@ import importlib.util
 from pathlib import Path
 
 import grimp
+import pytest
 
 # Circles that other items of issue 33 take apart; none may be added, and each goes from this
 # list as it goes from the code (a circle listed here that no longer exists is fine).
@@ -207,3 +208,17 @@ def test_graph_paint_and_graph_view_do_not_import_each_other_even_for_types() ->
     graph = grimp.build_graph("trtstudio", exclude_type_checking_imports=False)
     assert not graph.find_shortest_chain(importer="trtstudio.ui.graph_paint", imported="trtstudio.ui.graph_view")
     assert "trtstudio.ui.graph_paint" in graph.find_modules_directly_imported_by("trtstudio.ui.graph_view")
+
+
+def test_the_layering_names_every_part_of_the_package() -> None:
+    """Every top-level module and package of trtstudio stands in one layer of pyproject.toml's layers
+    contract (import-linter checks the order; a part left out would escape it)."""
+    tomllib = pytest.importorskip("tomllib")
+    here = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((here / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["name"].startswith("One layering")]
+    named = {part.strip() for layer in contract["layers"] for part in layer.split("|")}
+    root = here / "trtstudio"
+    parts = {f"trtstudio.{p.stem}" for p in root.glob("*.py") if p.name != "__init__.py"}
+    parts |= {f"trtstudio.{p.parent.name}" for p in root.glob("*/__init__.py")}
+    assert parts - {"trtstudio.resources"} == named  # resources: data files, no code

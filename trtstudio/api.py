@@ -79,7 +79,7 @@ class SVG:
 
 
 def _ms(v: Any) -> str:
-    from trtstudio.report.fmt import sig
+    from trtstudio.fmt import sig
 
     return "-" if v is None else f"{sig(float(v))} ms"
 

@@ -174,7 +174,7 @@ def remote_facts(run: RemoteRun) -> dict[str, Any]:
 
 def partial_doc(run: RemoteRun, argv_model: str, backend: str) -> dict[str, Any]:
     """A ``profile`` document of the samples received before the connection was lost."""
-    from trtstudio.profiling.stats import latency_stats
+    from trtstudio.measure.stats import latency_stats
 
     lat = np.asarray(run.latencies, dtype=float)
     stats = latency_stats(lat)

@@ -91,7 +91,7 @@ def _secs(s: Any) -> str:
 
 
 def _bytes(b: Any) -> str:
-    from trtstudio.report.fmt import fmt_bytes
+    from trtstudio.fmt import fmt_bytes
 
     return "not stated" if b is None else fmt_bytes(b)
 

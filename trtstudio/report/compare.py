@@ -36,8 +36,8 @@ from trtstudio.diff.core import PairDiff, diff_sides
 from trtstudio.diff.sides import Side
 from trtstudio.engine.model import EngineInfo, Layer, LayerTime, TensorDesc
 from trtstudio.measure.ratio import NO_DIFFERENCE, Ratio, ratio_interval, ratio_of, speedup_of
+from trtstudio.measure.stats import latency_stats, stat
 from trtstudio.measure.verdict import INCONCLUSIVE, Verdict
-from trtstudio.profiling.stats import latency_stats, stat
 from trtstudio.report.model import Report, _clean, now_iso
 
 SCHEMA = "trtstudio.comparison/2"
