@@ -354,9 +354,9 @@ def test_layers_cli_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["layers", *files, "--findings-only"]) == 0
     out = capsys.readouterr().out
     assert "CaskConvolution" not in out.split("findings:")[0]
-    from trtstudio import cli
+    from trtstudio.commands import _emit
 
-    assert cli._kept == []  # main in a process that goes on holds nothing (only the program, entry, does)
+    assert _emit.ENDING.kept == []  # main in a process that goes on holds nothing (only the program, entry, does)
 
 
 def test_layers_cli_with_onnx_maps_nodes(capsys: pytest.CaptureFixture[str]) -> None:

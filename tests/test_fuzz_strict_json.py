@@ -180,8 +180,8 @@ def test_a_document_encodes_the_same_in_the_window_as_on_the_command_line(doc: A
     """encode_document: orjson on the command line; in a responsive thread (the window's workers)
     the standard library, which lets the window's thread in. The same strict JSON document either
     way, with the same count of NaN/infinities written as null."""
-    from trtstudio.bigdocs.children import responsive_parsing
-    from trtstudio.jsonio import count_non_finite, encode_document
+    from trtstudio.bigdocs.children import encode_document, responsive_parsing
+    from trtstudio.jsonio import count_non_finite
 
     fast, n_fast = encode_document({"doc": doc})
     with responsive_parsing():
@@ -191,8 +191,7 @@ def test_a_document_encodes_the_same_in_the_window_as_on_the_command_line(doc: A
 
 
 def test_numpy_non_finite_values_are_counted_on_the_command_line_as_in_the_window() -> None:
-    from trtstudio.bigdocs.children import responsive_parsing
-    from trtstudio.jsonio import encode_document
+    from trtstudio.bigdocs.children import encode_document, responsive_parsing
 
     doc = {"a": np.float64("nan"), "b": [np.float32("inf")], "c": np.array([1.0, np.nan]), "d": np.array([1, 2])}
     fast, n_fast = encode_document(doc)

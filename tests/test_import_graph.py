@@ -4,7 +4,12 @@ around a circle), lazy imports inside functions included, ``if TYPE_CHECKING:`` 
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+from pathlib import Path
+
 import grimp
+import pytest
 
 # Circles that other items of issue 33 take apart; none may be added, and each goes from this
 # list as it goes from the code (a circle listed here that no longer exists is fine).
@@ -97,6 +102,68 @@ def test_no_import_circles_through_a_package_init() -> None:
     assert not any("trtstudio.report" in c for c in found)
 
 
+
+def lazy_faces(package: str = "trtstudio") -> dict[str, set[str]]:
+    """Each package ``__init__`` of ``package`` that hands names on lazily (a module ``__getattr__`` or
+    a callable module class, PEP 562) -> the modules it loads on first use: the imports it lists under
+    ``if TYPE_CHECKING:`` for the type checker, and the modules it names in strings (``import_module``)."""
+    graph = grimp.build_graph(package, exclude_type_checking_imports=False)
+    root = Path(importlib.util.find_spec(package).origin).parent  # type: ignore[union-attr, arg-type]
+    faces: dict[str, set[str]] = {}
+    for init in sorted(root.rglob("__init__.py")):
+        name = ".".join((package, *init.parent.relative_to(root).parts))
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        top = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        if "__getattr__" not in top and "_CallableModule" not in top:
+            continue
+        named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in graph.modules}
+        faces[name] = {m for m in graph.find_modules_directly_imported_by(name) | named if m.startswith(package)}
+    return faces
+
+
+def face_users(package: str, faces: set[str]) -> dict[str, set[str]]:
+    """module -> the lazy faces it takes a name from (``from trtstudio.report import plots``,
+    ``from trtstudio import __version__``, ``import trtstudio``; lazy imports included, ``if
+    TYPE_CHECKING:`` blocks not): Python asks the face's ``__getattr__`` for that name first."""
+    root = Path(importlib.util.find_spec(package).origin).parent  # type: ignore[union-attr, arg-type]
+    users: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        module = ".".join((package, *parts[:-1])) if parts[-1] == "__init__" else ".".join((package, *parts))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                       and "TYPE_CHECKING" in ast.unparse(block.test) for n in ast.walk(block)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in faces:
+                users.setdefault(module, set()).add(node.module)
+            elif isinstance(node, ast.Import):
+                users.setdefault(module, set()).update(a.name for a in node.names if a.name in faces and not a.asname)
+    return users
+
+
+def test_no_import_circles_through_a_lazy_package_face() -> None:
+    """The circle issue 53 found: ``trtstudio.report`` loads ``report.model`` and ``report.writers`` on
+    first use, and ``report.model``, ``report.html``, ``report.shapes``... took ``plots`` from the package
+    (``from trtstudio.report import plots``); ``engine/readers``, ``graph/model`` and ``report/model``
+    took ``jsonio`` or ``__version__`` from ``trtstudio``, whose face loads ``trtstudio.api``, which
+    reaches them. A face counts here as the module it is: what it loads lazily, and who takes names from
+    it (a submodule merely running its face first is no edge: a lazy face imports nothing then)."""
+    graph = grimp.build_graph("trtstudio", exclude_type_checking_imports=True)
+    faces = lazy_faces()
+    assert {"trtstudio", "trtstudio.report", "trtstudio.diff"} <= set(faces)
+    assert {"trtstudio.report.model", "trtstudio.report.writers", "trtstudio.api"} <= faces["trtstudio.report"]
+    for face, loaded in faces.items():
+        for module in loaded:
+            graph.add_import(importer=face, imported=module)
+    for module, used in face_users("trtstudio", set(faces)).items():
+        for face in used:
+            if module != face:
+                graph.add_import(importer=module, imported=face)
+    found = [sorted(c) for c in circles(graph, "trtstudio") if c & set(faces)]
+    assert not found, f"modules that import each other through a lazy package face: {found}"
+
 def test_importing_the_report_package_imports_none_of_its_modules() -> None:
     """At run time too: ``import trtstudio.report`` loads no submodule; its names load on first use."""
     import subprocess
@@ -141,3 +208,17 @@ def test_graph_paint_and_graph_view_do_not_import_each_other_even_for_types() ->
     graph = grimp.build_graph("trtstudio", exclude_type_checking_imports=False)
     assert not graph.find_shortest_chain(importer="trtstudio.ui.graph_paint", imported="trtstudio.ui.graph_view")
     assert "trtstudio.ui.graph_paint" in graph.find_modules_directly_imported_by("trtstudio.ui.graph_view")
+
+
+def test_the_layering_names_every_part_of_the_package() -> None:
+    """Every top-level module and package of trtstudio stands in one layer of pyproject.toml's layers
+    contract (import-linter checks the order; a part left out would escape it)."""
+    tomllib = pytest.importorskip("tomllib")
+    here = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((here / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["name"].startswith("One layering")]
+    named = {part.strip() for layer in contract["layers"] for part in layer.split("|")}
+    root = here / "trtstudio"
+    parts = {f"trtstudio.{p.stem}" for p in root.glob("*.py") if p.name != "__init__.py"}
+    parts |= {f"trtstudio.{p.parent.name}" for p in root.glob("*/__init__.py")}
+    assert parts - {"trtstudio.resources"} == named  # resources: data files, no code

@@ -12,6 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from trtstudio.measure.stats import latency_stats
 from trtstudio.profiling.leak import (
     HOST_KEYS,
     LEAK_KEYS,
@@ -36,7 +37,6 @@ from trtstudio.profiling.live import (
 )
 from trtstudio.profiling.memory import MemoryMonitor
 from trtstudio.profiling.samples import COLUMNS, SampleBuffer
-from trtstudio.profiling.stats import latency_stats
 
 latencies = hnp.arrays(np.float64, st.integers(1, 3000),
                        elements=st.floats(1e-4, 1e4, allow_nan=False, allow_infinity=False))

@@ -17,9 +17,9 @@ from test_report_model import ort_run
 
 from trtstudio.measure import devices
 from trtstudio.measure.ratio import NO_DIFFERENCE, ratio_interval, ratio_of, speedup_of
+from trtstudio.measure.stats import latency_stats, stat
 from trtstudio.measure.trend import fit_trend, t_quantile
 from trtstudio.measure.verdict import Verdict
-from trtstudio.profiling.stats import latency_stats, stat
 from trtstudio.report import build_report
 from trtstudio.report.compare import compare, speedup_verdict
 

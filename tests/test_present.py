@@ -36,7 +36,7 @@ def test_figures_compare_the_recent_run_with_the_baseline() -> None:
 def test_the_change_follows_compare_s_rule() -> None:
     """The interval is compare's (report.compare.speedup_verdict): no significant difference when it
     holds 1.0, a significant change with its interval, and a word for a side whose CoV is over 10 %."""
-    from trtstudio.profiling.stats import latency_stats
+    from trtstudio.measure.stats import latency_stats
     from trtstudio.report.compare import NOISY_COV_PERCENT, speedup_verdict
 
     rng = np.random.default_rng(7)
@@ -90,8 +90,8 @@ def test_present_window_follows_the_live_run_beside_a_baseline(qtbot, sample_mod
     """A real ONNX Runtime run beside a baseline session: the headline follows the live run (never
     "nothing to sum up"), the change is compare's, and after the run the headline sums that run up."""
     pytest.importorskip("onnxruntime")
+    from trtstudio.measure.stats import latency_stats
     from trtstudio.profiling.session import ProfileRequest, run_profile
-    from trtstudio.profiling.stats import latency_stats
     from trtstudio.report.compare import NOISY_COV_PERCENT
     from trtstudio.report.model import save_session
     from trtstudio.ui.main_window import MainWindow

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from trtstudio.measure.stats import latency_stats, longest_spike, run_warnings, thin_tail, thin_tail_note
 from trtstudio.profiling.export import chrome_trace, write_samples_csv, write_samples_npy, write_trace
 from trtstudio.profiling.leak import MIB, leak_check
 from trtstudio.profiling.samples import ExactStore, SampleBuffer
-from trtstudio.profiling.stats import latency_stats, longest_spike, run_warnings, thin_tail, thin_tail_note
 
 
 def test_stats_match_numpy() -> None:

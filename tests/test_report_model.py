@@ -17,10 +17,10 @@ from onnx_models import conv_net
 
 from trtstudio.backends.ort import OrtBackend
 from trtstudio.errors import InputError
+from trtstudio.fmt import fmt_ms
 from trtstudio.profiling.memory import MemoryMonitor, default_probes
 from trtstudio.profiling.runner import RunConfig, Runner
 from trtstudio.report import RunData, build_report, plots, write_report
-from trtstudio.report.fmt import fmt_ms
 from trtstudio.report.model import SCHEMA, Report
 from trtstudio.report.writers import REPORT_WRITERS
 

@@ -9,9 +9,9 @@ import pytest
 from onnx_models import conv_net
 from test_report_model import ort_run
 
+from trtstudio.fmt import fmt_ms
 from trtstudio.report import build_report, write_report
 from trtstudio.report.compare import compare
-from trtstudio.report.fmt import fmt_ms
 from trtstudio.report.writers import write_comparison
 
 pytestmark = pytest.mark.gui  # needs PySide6 (QtGui): skipped in the Qt-less core run

@@ -177,7 +177,7 @@ def test_cli_profile_session_report_and_compare(small_model: Path, tmp_path: Pat
     rj = tmp_path / "a.json"
     assert main(["report", str(a), "-o", str(rj)]) == 0
     doc = json.loads(rj.read_text())
-    from trtstudio.report.fmt import fmt_ms
+    from trtstudio.fmt import fmt_ms
 
     assert fmt_ms(doc["run"]["latency_ms"]["median"]) in text
     assert main(["report", str(a), "-o", str(tmp_path / "a.csv"), "--what", "samples"]) == 0

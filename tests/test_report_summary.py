@@ -232,7 +232,7 @@ def test_at_a_glance_has_three_significant_digits_and_the_detail_keeps_full_prec
     Latency/Layers sections and the JSON keep every digit; the Environment says whose it is."""
     import re
 
-    from trtstudio.report.fmt import fmt_ms, sig
+    from trtstudio.fmt import fmt_ms, sig
     from trtstudio.report.html import render_report
     from trtstudio.report.markdown import render_markdown
 

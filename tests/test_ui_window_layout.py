@@ -232,7 +232,7 @@ def test_the_longest_spike_says_why_it_can_exceed_max(qtbot) -> None:
     """"longest spike 2 (242.3 ms)" beside "max 187.0 ms": the cell says it is a count and a total."""
     import numpy as np
 
-    from trtstudio.profiling.stats import longest_spike
+    from trtstudio.measure.stats import longest_spike
     from trtstudio.ui.live_stats import StatsStrip
 
     strip = StatsStrip()

@@ -79,7 +79,7 @@ class SVG:
 
 
 def _ms(v: Any) -> str:
-    from trtstudio.report.fmt import sig
+    from trtstudio.fmt import sig
 
     return "-" if v is None else f"{sig(float(v))} ms"
 
@@ -435,8 +435,8 @@ class EnginePlan:
     def plot_timing(self) -> SVG:
         """Every timed inference's latency in run order (trtexec ``--exportTimes``: GPU compute,
         else host latency), with its median and p99, as TREx's notebooks plotted the timing JSON."""
+        import trtstudio.report.plots as plots
         from trtstudio.diff.sides import engine_samples
-        from trtstudio.report import plots
 
         samples, metric = engine_samples(self.engine)
         what = {"gpu_compute": "GPU compute", "latency": "latency"}.get(metric, "latency")
@@ -940,13 +940,13 @@ class ProfileResult:
         return self.outcome.run_data()
 
     def plot_histogram(self) -> SVG:
-        from trtstudio.report import plots
+        import trtstudio.report.plots as plots
 
         return SVG(plots.svg_histogram(plots.histogram(self.samples), "Latency histogram"))
 
     def plot_trace(self) -> SVG:
         """Every inference's latency in run order (min/max envelope past a few thousand)."""
-        from trtstudio.report import plots
+        import trtstudio.report.plots as plots
 
         return SVG(plots.svg_envelope(plots.envelope(self.samples), "Latency per inference"))
 

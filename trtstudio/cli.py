@@ -15,9 +15,8 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-from trtstudio import __version__
+from trtstudio._version import __version__
 
 # Order is the order shown in --help.
 COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "diff", "explain", "memory",
@@ -72,33 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_skip_teardown = False
-_in_entry = False  # running as the program (entry), which ends the process after main
-_kept: list[Any] = []
-
-
-def skip_teardown() -> None:
-    """Called by a command that holds much in memory (``layers`` on a big engine): once it returns,
-    :func:`entry` ends the process without freeing it object by object (0.2 s at 50,000 layers)."""
-    global _skip_teardown
-    _skip_teardown = True
-
-
-def keep(*objs: Any) -> None:
-    """Hold ``objs`` until the process ends (after :func:`skip_teardown`, in the program that
-    :func:`entry` runs): a command's locals would otherwise be freed object by object when it
-    returns (1.2 s for a 300,000-layer engine's document). Anywhere else (``main`` called in a
-    process that goes on, as the tests do) this does nothing."""
-    if _skip_teardown and _in_entry:
-        _kept.extend(objs)
-
-
 def entry() -> None:
-    """The ``trtstudio`` program: :func:`main`, then exit with its status."""
-    global _in_entry
-    _in_entry = True
+    """The ``trtstudio`` program: :func:`main`, then exit with its status (without freeing what a
+    command kept, where it asked to skip the teardown: :func:`trtstudio.commands._emit.skip_teardown`)."""
+    from trtstudio.commands import _emit
+
+    _emit.ENDING.in_entry = True
     code = main()
-    if _skip_teardown:
+    if _emit.ENDING.skip_teardown:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -120,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
-    from trtstudio import fileio
+    import trtstudio.fileio as fileio
     from trtstudio.errors import BackendError, BuildError, InputError
 
     fileio.reset_last_input()
@@ -190,7 +170,7 @@ def _child(flag: str, path: str) -> int:
 
 
 def _internal_error(exc: BaseException) -> int:
-    from trtstudio import fileio
+    import trtstudio.fileio as fileio
 
     where = fileio.last_input()
     print(f"error: {where + ': ' if where else ''}internal error {type(exc).__name__}: "

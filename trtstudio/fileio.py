@@ -13,9 +13,12 @@ Strict JSON output is :mod:`trtstudio.jsonio`'s.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from trtstudio.errors import InputError
 
@@ -170,3 +173,58 @@ __all__ = [
     "reset_last_input",
     "tail_is_binary",
 ]
+
+
+def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str | None:
+    """SHA-256 of a file's content (None when it cannot be read)."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(chunk):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_replace(path: str | os.PathLike[str], make: Any) -> Path:
+    """Call ``make(tmp_path)`` to write a temporary file beside ``path``, then ``os.replace`` it over
+    ``path``. On any exception the temporary file is removed, ``path`` is untouched, and the error
+    re-raised."""
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    try:
+        make(tmp)
+        try:  # mkstemp makes 0600; give the file the mode a plain open() would
+            mode = p.stat().st_mode & 0o777 if p.exists() else 0o666 & ~_umask()
+            os.chmod(tmp, mode)
+        except OSError:
+            pass
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return p
+
+
+def atomic_write(path: str | os.PathLike[str], write: Any, mode: str = "w") -> Path:
+    """Call ``write(fh)`` on a temporary file beside ``path`` (text, UTF-8, unless ``mode`` is "wb"),
+    then replace ``path`` with it (see :func:`atomic_replace`)."""
+    def make(tmp: str) -> None:
+        kwargs: dict[str, Any] = {"encoding": "utf-8", "newline": ""} if "b" not in mode else {}
+        with open(tmp, mode, **kwargs) as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return atomic_replace(path, make)

@@ -78,21 +78,6 @@ def dumps(obj: Any, *, indent: int | None = None, newline: bool = True, check_fi
     return data
 
 
-def encode_document(doc: Any, indent: int = 2) -> tuple[bytes, int]:
-    """(``doc`` as indented strict JSON, how many NaN/infinities became null) for a file: orjson in
-    one call, except in a thread that parses responsively (the window's workers, see
-    :mod:`trtstudio.bigdocs.children`), where one orjson call on a big document would hold the GIL (and
-    freeze the window) for a fifth of a second: there the standard library's indented encoder,
-    which is pure Python and lets the window's thread in, writes the same document (slower)."""
-    from trtstudio.bigdocs.children import parsing_responsively
-
-    if parsing_responsively():
-        clean, count = strict(doc)
-        text = json.dumps(clean, indent=indent, allow_nan=False, default=default) + "\n"
-        return text.encode("utf-8"), count
-    return dumps(doc, indent=indent, check_finite=False), count_non_finite(doc)
-
-
 def _encode(obj: Any, indent: int | None, newline: bool) -> bytes:
     opts = OPTS | (orjson.OPT_APPEND_NEWLINE if newline else 0)
     if indent is None or indent == 2:
@@ -206,5 +191,5 @@ def read_json_file(path: Any, what: str) -> Any:
         raise InputError(path, f"cannot read {what}: nested too deeply") from None
 
 
-__all__ = ["OPTS", "NonFiniteWarning", "count_non_finite", "default", "dumps", "dumps_text", "encode_document",
+__all__ = ["OPTS", "NonFiniteWarning", "count_non_finite", "default", "dumps", "dumps_text",
            "loads", "loads_strict", "read_json_file", "strict", "warn_non_finite", "write_json", "write_stdout"]

@@ -20,6 +20,7 @@ workers do; the command line parses in one go, which is fastest.
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import sys
 import threading
@@ -63,6 +64,21 @@ def responsive_parsing() -> contextlib.AbstractContextManager[None]:
 
 def parsing_responsively() -> bool:
     return bool(getattr(_local, "on", False))
+
+
+def encode_document(doc: Any, indent: int = 2) -> tuple[bytes, int]:
+    """(``doc`` as indented strict JSON, how many NaN/infinities became null) for a file: orjson in
+    one call, except in a thread that parses responsively (the window's workers,
+    :func:`parsing_responsively`), where one orjson call on a big document would hold the GIL (and
+    freeze the window) for a fifth of a second: there the standard library's indented encoder,
+    which is pure Python and lets the window's thread in, writes the same document (slower)."""
+    from trtstudio.jsonio import count_non_finite, default, dumps, strict
+
+    if parsing_responsively():
+        clean, count = strict(doc)
+        text = json.dumps(clean, indent=indent, allow_nan=False, default=default) + "\n"
+        return text.encode("utf-8"), count
+    return dumps(doc, indent=indent, check_finite=False), count_non_finite(doc)
 
 
 def _file_bytes(path: str) -> bytes | None:

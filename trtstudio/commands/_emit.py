@@ -41,3 +41,31 @@ def emit(doc: dict[str, Any], as_json: bool, render_text: Callable[[dict[str, An
         print(f"error: {where + ': ' if where else ''}{doc['error']}", file=sys.stderr)
         return 1
     return 0
+
+
+class _Ending:
+    """How the process ends once a command returns (read by :func:`trtstudio.cli.entry`)."""
+
+    def __init__(self) -> None:
+        self.skip_teardown = False
+        self.in_entry = False  # running as the program (cli.entry), which ends the process after main
+        self.kept: list[Any] = []
+
+
+ENDING = _Ending()
+
+
+def skip_teardown() -> None:
+    """Called by a command that holds much in memory (``layers`` on a big engine): once it returns,
+    :func:`trtstudio.cli.entry` ends the process without freeing it object by object (0.2 s at
+    50,000 layers)."""
+    ENDING.skip_teardown = True
+
+
+def keep(*objs: Any) -> None:
+    """Hold ``objs`` until the process ends (after :func:`skip_teardown`, in the program that
+    :func:`trtstudio.cli.entry` runs): a command's locals would otherwise be freed object by object
+    when it returns (1.2 s for a 300,000-layer engine's document). Anywhere else (``main`` called in
+    a process that goes on, as the tests do) this does nothing."""
+    if ENDING.skip_teardown and ENDING.in_entry:
+        ENDING.kept.extend(objs)

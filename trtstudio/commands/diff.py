@@ -76,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
     """Load every side, diff the others against the base, print, write, gate."""
     from pathlib import Path
 
-    from trtstudio import cli
-    from trtstudio.commands._emit import emit
+    from trtstudio.commands._emit import emit, keep, skip_teardown
     from trtstudio.diff import gate as gates
     from trtstudio.diff.core import diff
     from trtstudio.diff.sides import load_side
@@ -92,13 +91,13 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(out, f"unknown output type: use {', '.join(_WRITERS)}")
     if args.fail_if_slower is not None and not args.fail_if_slower >= 0:
         raise InputError(None, "--fail-if-slower: PCT must be a number of 0 or more")
-    cli.skip_teardown()  # two engines' layers and their groups are garbage once printed: no freeing one by one
+    skip_teardown()  # two engines' layers and their groups are garbage once printed: no freeing one by one
     models = _models(args.onnx, specs, names)
     sides = [load_side(s, m, names[i] if names else None) for i, (s, m) in enumerate(zip(specs, models, strict=True))]
     _unique_names(sides)
     result = diff(sides[0], *sides[1:])
     doc = result.to_json()
-    cli.keep(sides, result, doc)  # freed by the process's end, not when this returns
+    keep(sides, result, doc)  # freed by the process's end, not when this returns
     results = [gates.gate(p, args.fail_if_slower) for p in doc["diffs"]] if args.fail_if_slower is not None else []
     if results:
         doc["gate"] = {"fail_if_slower_percent": args.fail_if_slower, "exit": gates.worst([c for c, _ in results]),

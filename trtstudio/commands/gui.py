@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
         load_model(model, infer_shapes=False)  # fail fast with the one-line error before Qt starts
     if args.screenshot and session:
-        from trtstudio.report import load_session
+        from trtstudio.report.session import load_session
 
         load_session(session)  # the same: a file that is not a session is one line before Qt starts
     from trtstudio.ui.app import run_gui

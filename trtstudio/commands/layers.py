@@ -210,11 +210,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from trtstudio import cli
     from trtstudio.bigdocs.forked import ForkedHead
+    from trtstudio.commands._emit import keep, skip_teardown
     from trtstudio.engine.analysis import analyze
 
-    cli.skip_teardown()  # all it holds is garbage once printed: exit without freeing 50,000 layers one by one
+    skip_teardown()  # all it holds is garbage once printed: exit without freeing 50,000 layers one by one
     fork = args.json and args.indent is None and not args.findings_only and ForkedHead.available()
     # JSON documents are read by a child forked before the read too: it maps the layers and
     # encodes (and writes) the document's head while this process reads and runs the rules. Forked
@@ -237,7 +237,7 @@ def _run(args: argparse.Namespace) -> int:
         # the one analysis (mapping, rules, engine vs this machine) the window and reports make too
         analysis = analyze(engine, graph, model_precision=args.precision, machine=list(args.files), hand_over=True)
         engine, mapping = analysis.engine, analysis.mapping
-        cli.keep(analysis, graph)  # freed by the process's end, not when this returns
+        keep(analysis, graph)  # freed by the process's end, not when this returns
         n = None
         if forked is not None:
             rest = engine.json_pieces()[5:]  # findings, warnings
@@ -262,7 +262,7 @@ def _run(args: argparse.Namespace) -> int:
 
     with gc_paused():
         doc = analysis.to_json()
-    cli.keep(doc)
+    keep(doc)
     if mapping is not None:
         doc["mapping"]["model"] = args.onnx
     if args.findings_only:

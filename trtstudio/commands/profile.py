@@ -156,10 +156,9 @@ def _save_report(args: argparse.Namespace, outcome: Any) -> list[str]:
 
     from trtstudio.errors import InputError
     from trtstudio.filekinds import ENGINE, ONNX, classify
-    from trtstudio.report import write_report
     from trtstudio.report.model import make_session
     from trtstudio.report.session import write_session
-    from trtstudio.report.writers import REPORT_WRITERS
+    from trtstudio.report.writers import REPORT_WRITERS, write_report
 
     if args.report:
         REPORT_WRITERS.for_path(args.report)  # unknown extension: InputError before any work

@@ -62,7 +62,8 @@ def runs_of(paths: list[str], model: str | None) -> list[Any]:
     import os
 
     from trtstudio.errors import InputError
-    from trtstudio.profiling.session import RunRecord, file_sha256
+    from trtstudio.fileio import file_sha256
+    from trtstudio.profiling.session import RunRecord
     from trtstudio.report.session import load_session
 
     want = file_sha256(model) if model else None

@@ -15,13 +15,13 @@ CHANGE_COLOURS = {"same": "#9e9e9e", "precision": "#1e88e5", "tactic": "#8e24aa"
 
 
 def _ms(v: Any) -> str:
-    from trtstudio.report.fmt import sig
+    from trtstudio.fmt import sig
 
     return "-" if v is None else sig(v)
 
 
 def _delta(v: Any) -> str:
-    from trtstudio.report.fmt import sig
+    from trtstudio.fmt import sig
 
     if v is None:
         return "-"
@@ -70,7 +70,7 @@ def delta_chart(pair: dict[str, Any], top: int = 15) -> str:
 
 
 def _mib(v: Any) -> str:
-    from trtstudio.report.fmt import sig
+    from trtstudio.fmt import sig
 
     return "-" if v is None else f"{sig(v / 2**20)} MiB"
 
@@ -201,7 +201,7 @@ def html(doc: dict[str, Any]) -> str:
 
 def write_text(path: str, content: str) -> str:
     """Write ``content`` to ``path`` atomically (a temporary file beside it, then replaced)."""
-    from trtstudio.report.session import atomic_write
+    from trtstudio.fileio import atomic_write
 
     def put(fh: Any) -> None:
         fh.write(content)

@@ -48,7 +48,7 @@ class Machine:
 
 def this_machine(probe_gpu: bool = True) -> Machine:
     """The installed TensorRT runtimes (package metadata) and, with ``probe_gpu``, GPUs and driver."""
-    from trtstudio import environment as env
+    import trtstudio.environment as env
 
     m = Machine(probed=probe_gpu)
     for item in env.check_environment(probe_gpu=False):  # package metadata only: instant

@@ -604,7 +604,7 @@ def inferred_table(path: str) -> dict[str, Any]:
 def _infer_in_child(path: str) -> tuple[list[str], dict[str, Any] | None]:
     import subprocess
 
-    from trtstudio import jsonio
+    import trtstudio.jsonio as jsonio
     from trtstudio.bigdocs import children
 
     try:

@@ -46,9 +46,8 @@ def open_document(path: str | os.PathLike[str], *, display: bool = True, search:
     """Stage one: load ``path`` without shape inference (InputError, one line, for anything that is
     not a usable model), with its display graph (``display``) and search columns (``search``: for
     the first keystroke in a search field, made while a window has nothing else to draw)."""
-    from trtstudio.fileio import file_stamp
+    from trtstudio.fileio import file_sha256, file_stamp
     from trtstudio.graph.model import load_model
-    from trtstudio.profiling.session import file_sha256
 
     path = os.fspath(path)
     stamp = file_stamp(path)

@@ -177,8 +177,8 @@ def profile_interleaved(paths: dict[str, str], sample: dict[str, np.ndarray], op
     (FP32, FP16, INT8, FP32, FP16, ...) so that a machine that gets busier or quieter during the sweep
     shifts all variants alike; ``round_spread`` is the max/min ratio of a variant's round medians."""
     from trtstudio.backends.base import open_backend
+    from trtstudio.measure.stats import latency_stats
     from trtstudio.profiling.runner import RunConfig, Runner
-    from trtstudio.profiling.stats import latency_stats
 
     backends: dict[str, Any] = {}
     memory: dict[str, int | None] = {}

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from trtstudio.measure.stats import latency_stats, run_warnings
 from trtstudio.profiling.leak import LEAK_KEYS, MIN_WARN_POINTS, leak_warnings, memory_verdicts
 from trtstudio.profiling.samples import COLUMNS, SampleBuffer
-from trtstudio.profiling.stats import latency_stats, run_warnings
 
 MAX_SPIKES = 300  # spike markers drawn at most (the largest spikes)
 HIST_BINS = 80

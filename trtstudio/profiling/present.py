@@ -63,7 +63,7 @@ def compare_to_baseline(baseline: Baseline, latency_ms: np.ndarray, baseline_sta
     lower), ``interval`` (of that change, or None), ``verdict`` (faster, slower, no significant
     difference, inconclusive; ``verdict_json`` the whole verdict), ``noisy`` ({name: CoV %} of the noisy
     sides) and ``text``."""
-    from trtstudio.profiling.stats import latency_stats
+    from trtstudio.measure.stats import latency_stats
     from trtstudio.report.compare import NOISY_COV_PERCENT, speedup_verdict
 
     lat = np.asarray(latency_ms, dtype=float)
@@ -170,7 +170,7 @@ class PresentFigures:
 
     def _baseline_stats(self, baseline: Baseline) -> dict[str, Any]:
         if self._base_stats is None or self._base_stats[0] is not baseline:
-            from trtstudio.profiling.stats import latency_stats
+            from trtstudio.measure.stats import latency_stats
 
             self._base_stats = (baseline, latency_stats(baseline.latency_ms))
         return self._base_stats[1]

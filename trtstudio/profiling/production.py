@@ -56,10 +56,9 @@ def save(doc: dict[str, Any], session_path: str | None = None, report_path: str 
          title: str | None = None) -> list[str]:
     """Write a sweep or mix document into a new session and/or a report; the files written."""
     from trtstudio.filekinds import ONNX, classify
-    from trtstudio.report import write_report
     from trtstudio.report.model import Report, make_session
     from trtstudio.report.session import write_session
-    from trtstudio.report.writers import REPORT_WRITERS
+    from trtstudio.report.writers import REPORT_WRITERS, write_report
 
     if report_path:
         REPORT_WRITERS.for_path(report_path)  # unknown extension: InputError before any work

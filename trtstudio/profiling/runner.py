@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from trtstudio.backends.base import Backend
+from trtstudio.measure.stats import latency_stats, run_warnings
 from trtstudio.profiling.leak import leak_warnings, memory_verdicts
 from trtstudio.profiling.memory import MemoryMonitor
 from trtstudio.profiling.samples import ExactStore, SampleBuffer
-from trtstudio.profiling.stats import latency_stats, run_warnings
 from trtstudio.tasks import EventSink, TaskState
 
 

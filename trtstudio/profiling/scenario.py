@@ -31,6 +31,7 @@ import numpy as np
 
 from trtstudio.backends.catalogue import choices
 from trtstudio.errors import FieldError, InputError
+from trtstudio.measure.stats import latency_stats
 from trtstudio.profiling.leak import leak_check
 from trtstudio.profiling.scenario_common import (
     ISOLATIONS,
@@ -52,7 +53,6 @@ from trtstudio.profiling.scenario_common import (
 from trtstudio.profiling.scenario_contention import ContentionConfig, run_contention, share_streams
 from trtstudio.profiling.scenario_cycles import CyclesConfig, gpu_of, run_cycles
 from trtstudio.profiling.scenario_memory import DEFAULT_CAP, host_rss, nvml_used
-from trtstudio.profiling.stats import latency_stats
 
 __all__ = [
     "ISOLATIONS", "KINDS", "SCHEMA", "STREAM_MODES", "ContentionConfig", "CyclesConfig", "ModelSpec", "Opener",

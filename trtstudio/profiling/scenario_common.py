@@ -16,9 +16,9 @@ import numpy as np
 
 from trtstudio.backends.base import Backend, open_backend
 from trtstudio.backends.catalogue import gpu_backends, resolve
+from trtstudio.measure.stats import latency_stats
 from trtstudio.profiling.runner import RunState
 from trtstudio.profiling.samples import SampleBuffer
-from trtstudio.profiling.stats import latency_stats
 from trtstudio.profiling.timeline import Timeline
 
 SCHEMA = "trtstudio.scenario/1"

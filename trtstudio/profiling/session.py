@@ -15,7 +15,6 @@ under another model's name.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from trtstudio.errors import FieldError, InputError
+from trtstudio.fileio import file_sha256
 from trtstudio.tasks import TaskState
 
 SCHEMA = "trtstudio.profile/1"
@@ -80,18 +80,6 @@ class ProfileRequest:
         out = asdict(self)
         out["shapes"] = {k: list(v) for k, v in self.shapes.items()}
         return out
-
-
-def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str | None:
-    """SHA-256 of a file's content (None when it cannot be read)."""
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            while block := fh.read(chunk):
-                h.update(block)
-    except OSError:
-        return None
-    return h.hexdigest()
 
 
 @dataclass

@@ -23,7 +23,7 @@ The document says which (``counts.text``: "counts 6/3/1 used as weights over 100
 Statistics: per shape (count, median, p99 of its requests) and the mix's weighted median and p99
 (each sample of a shape weighs ``count / samples`` of that shape: the pooled requests when the
 replay ran whole, still the mix's weights when it was stopped or cut by the time). A p99 over fewer
-than 100 requests is marked thin (``p99_thin``, a warning; :func:`~trtstudio.profiling.stats.thin_tail`):
+than 100 requests is marked thin (``p99_thin``, a warning; :func:`~trtstudio.measure.stats.thin_tail`):
 it is about the slowest request, not a tail. ``pad_to="opt"``
 replays the mix a second time with every request padded to the opt shape of the recommended
 profile whose range holds it (:mod:`~trtstudio.profiling.profiles`), and gives the padded mix's median against the
@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from trtstudio.errors import FieldError, InputError
-from trtstudio.profiling.stats import thin_tail, thin_tail_note
+from trtstudio.measure.stats import thin_tail, thin_tail_note
 
 SCHEMA = "trtstudio.mix/1"
 Shape = tuple[int, ...]

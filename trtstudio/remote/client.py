@@ -174,7 +174,7 @@ def remote_facts(run: RemoteRun) -> dict[str, Any]:
 
 def partial_doc(run: RemoteRun, argv_model: str, backend: str) -> dict[str, Any]:
     """A ``profile`` document of the samples received before the connection was lost."""
-    from trtstudio.profiling.stats import latency_stats
+    from trtstudio.measure.stats import latency_stats
 
     lat = np.asarray(run.latencies, dtype=float)
     stats = latency_stats(lat)
@@ -221,9 +221,9 @@ def _render(render_text: Callable[[dict[str, Any]], str]) -> Callable[[dict[str,
 
 
 def _save(args: argparse.Namespace, result: RemoteRun, doc: dict[str, Any]) -> list[str]:
-    from trtstudio.report import write_report
     from trtstudio.report.model import Report, make_session
     from trtstudio.report.session import RunData, write_session
+    from trtstudio.report.writers import write_report
 
     if result.run:
         run = RunData.from_json(result.run)

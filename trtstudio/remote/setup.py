@@ -20,11 +20,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import trtstudio
 from trtstudio.remote.target import RemoteError, Target, first_line
 
 SCHEMA = "trtstudio.remote/1"
 CORE_DEPS = ("numpy", "onnx", "psutil", "orjson", "msgspec")
+_PACKAGE_INIT = Path(__file__).resolve().parents[1] / "__init__.py"  # the running trtstudio's
 
 
 def facts(target: Target) -> dict[str, Any]:
@@ -72,7 +72,7 @@ def check(url: str) -> dict[str, Any]:
 def build_wheel(out: Path) -> Path:
     """A wheel of the trtstudio running here: from its source checkout when it runs from one, else
     its installed distribution packed again (:func:`wheel_from_distribution`)."""
-    root = Path(trtstudio.__file__).resolve().parents[1]
+    root = _PACKAGE_INIT.parents[1]
     if not (root / "pyproject.toml").is_file():
         return wheel_from_distribution(out)
     base = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(root)]
@@ -94,7 +94,7 @@ def _running_distribution() -> Any:
     on the path, nor an editable install pointing elsewhere)."""
     from importlib import metadata
 
-    here = Path(trtstudio.__file__).resolve()
+    here = _PACKAGE_INIT
     for dist in metadata.distributions(name="trtstudio"):
         try:
             if Path(str(dist.locate_file("trtstudio/__init__.py"))).resolve() == here and any(

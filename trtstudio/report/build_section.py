@@ -91,7 +91,7 @@ def _secs(s: Any) -> str:
 
 
 def _bytes(b: Any) -> str:
-    from trtstudio.report.fmt import fmt_bytes
+    from trtstudio.fmt import fmt_bytes
 
     return "not stated" if b is None else fmt_bytes(b)
 
@@ -196,7 +196,7 @@ def _cache_rows(sec: dict[str, Any]) -> list[tuple[str, str]]:
 
 def timeline_svg(sec: dict[str, Any]) -> str:
     """The build's phases as a bar chart (seconds per phase, share beside each bar)."""
-    from trtstudio.report import plots
+    import trtstudio.report.plots as plots
 
     rows = phase_rows(sec)[:BAR_PHASES]
     return plots.svg_bars([r[0] for r in rows], [r[1] for r in rows], "Build time by phase", unit="s",
@@ -205,7 +205,7 @@ def timeline_svg(sec: dict[str, Any]) -> str:
 
 def strip_svg(sec: dict[str, Any], width: int = 900) -> str:
     """The timeline as one strip: each phase a segment at its start, as long as it lasted."""
-    from trtstudio.report import plots
+    import trtstudio.report.plots as plots
 
     rows = sec.get("timeline") or []
     end = max((float(r["start_s"]) + float(r["seconds"]) for r in rows), default=0.0)

@@ -36,8 +36,8 @@ from trtstudio.diff.core import PairDiff, diff_sides
 from trtstudio.diff.sides import Side
 from trtstudio.engine.model import EngineInfo, Layer, LayerTime, TensorDesc
 from trtstudio.measure.ratio import NO_DIFFERENCE, Ratio, ratio_interval, ratio_of, speedup_of
+from trtstudio.measure.stats import latency_stats, stat
 from trtstudio.measure.verdict import INCONCLUSIVE, Verdict
-from trtstudio.profiling.stats import latency_stats, stat
 from trtstudio.report.model import Report, _clean, now_iso
 
 SCHEMA = "trtstudio.comparison/2"
@@ -302,7 +302,7 @@ def _compare(reports: Sequence[Report], names: Sequence[str] | None, title: str 
         warnings.append("the variants ran on different backends: " + ", ".join(sorted(backends)))
     comp = Comparison(title=title or "trtstudio comparison: " + " vs ".join(labels), generated=now_iso(),
                       baseline=base["name"], variants=variants, summary=summary, layer_diffs=diffs, warnings=warnings)
-    from trtstudio.report import story
+    import trtstudio.report.story as story
 
     comp.story = story.story(comp)
     comp.charts = {k: v for k, v in (("latency", story.distributions([_samples_of(r)[0] for r in reports], labels)),

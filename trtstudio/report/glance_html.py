@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from trtstudio.report.fmt import fmt_ms3, fmt_num
+from trtstudio.fmt import fmt_ms3, fmt_num
 
 GLANCE_CSS = """
 .glance .headline { font-size: 16px; margin: 6px 0 10px 0; }

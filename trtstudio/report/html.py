@@ -11,9 +11,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+import trtstudio.report.plots as plots
+from trtstudio.fmt import fmt_bytes, fmt_ms, fmt_ms3, fmt_num, fmt_pct, fmt_sig, fmt_value
 from trtstudio.graph.params import parameters_text
-from trtstudio.report import plots
-from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_ms3, fmt_num, fmt_pct, fmt_sig, fmt_value
 from trtstudio.report.glance_html import GLANCE_CSS
 
 CSS = """
@@ -479,7 +479,7 @@ def render_report(rep: Any, inline: bool = True, max_rows: int | None = None) ->
 
 def write_html(rep: Any, path: Path) -> list[Path]:
     """Write the self-contained HTML file."""
-    from trtstudio.report.session import atomic_write
+    from trtstudio.fileio import atomic_write
 
     text, _ = render_report(rep, inline=True)
     return [atomic_write(path, lambda fh: fh.write(text))]
@@ -495,7 +495,7 @@ def _per_s(v: float | None) -> str:
 
 
 def _fmt_speed(v: float | None) -> str:
-    from trtstudio.report.fmt import fmt_speedup
+    from trtstudio.fmt import fmt_speedup
 
     return fmt_speedup(v)
 

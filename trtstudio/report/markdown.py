@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from trtstudio.report.fmt import fmt_bytes, fmt_ms, fmt_ms3, fmt_num
+from trtstudio.fmt import fmt_bytes, fmt_ms, fmt_ms3, fmt_num
 
 DASH = "\u2013"
 

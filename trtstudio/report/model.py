@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from trtstudio import __version__
+import trtstudio.report.plots as plots
+from trtstudio._version import __version__
 from trtstudio.engine.model import EngineInfo
 from trtstudio.engine.provenance import provenance
 from trtstudio.jsonio import strict
-from trtstudio.report import plots
 from trtstudio.report.session import EngineRecord, Picture, RunData, Session, write_session
 
 SCHEMA = "trtstudio.report/1"

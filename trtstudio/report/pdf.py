@@ -89,7 +89,7 @@ def write_pdf(html: str, resources: dict[str, tuple[str, bytes]], path: str | os
     from PySide6.QtCore import QMarginsF, QSizeF, QUrl
     from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
 
-    from trtstudio.report.session import atomic_replace
+    from trtstudio.fileio import atomic_replace
 
     doc = QTextDocument()
     doc.setDefaultStyleSheet("body { font-family: Helvetica, Arial, sans-serif; font-size: 9pt; } "

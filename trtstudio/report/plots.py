@@ -108,7 +108,7 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
 
 def bar_text(v: float) -> str:
     """A bar's value label: three significant digits (``1.99``, ``0.862``), as At a glance shows figures."""
-    from trtstudio.report.fmt import sig
+    from trtstudio.fmt import sig
 
     return sig(v) if math.isfinite(v) else str(v)
 

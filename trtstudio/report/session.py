@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import tempfile
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import numpy as np
 
 from trtstudio.engine.model import EngineInfo, Finding, Layer, LayerTime, TensorDesc
 from trtstudio.errors import InputError
+from trtstudio.fileio import atomic_write
 
 SCHEMA = "trtstudio.session/1"
 SUFFIX = ".trtstudio"
@@ -299,55 +299,13 @@ class Session:
 # files
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_replace(path: str | os.PathLike[str], make: Any) -> Path:
-    """Call ``make(tmp_path)`` to write a temporary file beside ``path``, then ``os.replace`` it over
-    ``path``. On any exception the temporary file is removed, ``path`` is untouched, and the error
-    re-raised."""
-    p = Path(path)
-    folder = p.parent if str(p.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    try:
-        make(tmp)
-        try:  # mkstemp makes 0600; give the file the mode a plain open() would
-            mode = p.stat().st_mode & 0o777 if p.exists() else 0o666 & ~_umask()
-            os.chmod(tmp, mode)
-        except OSError:
-            pass
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return p
-
-
-def atomic_write(path: str | os.PathLike[str], write: Any, mode: str = "w") -> Path:
-    """Call ``write(fh)`` on a temporary file beside ``path`` (text, UTF-8, unless ``mode`` is "wb"),
-    then replace ``path`` with it (see :func:`atomic_replace`)."""
-    def make(tmp: str) -> None:
-        kwargs: dict[str, Any] = {"encoding": "utf-8", "newline": ""} if "b" not in mode else {}
-        with open(tmp, mode, **kwargs) as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-    return atomic_replace(path, make)
-
-
 def write_session(path: str | os.PathLike[str], session: Session) -> Path:
     """Write ``session`` to ``path`` atomically (see the module docstring): strict JSON indented by
-    two (``jsonio.encode_document``: orjson, 1 s for a 50,000-layer session where the standard
+    two (``bigdocs.children.encode_document``: orjson, 1 s for a 50,000-layer session where the standard
     library's indented encoder took 5 s; NaN and infinities as null, with one warning line)."""
+    from trtstudio.bigdocs.children import encode_document
     from trtstudio.bigdocs.gcpause import gc_paused
-    from trtstudio.jsonio import encode_document, warn_non_finite
+    from trtstudio.jsonio import warn_non_finite
 
     with gc_paused(freeze=False):  # the document is millions of small objects, dropped once written
         data, non_finite = encode_document(session.to_json())

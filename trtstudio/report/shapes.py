@@ -13,7 +13,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from trtstudio.report import plots
+import trtstudio.report.plots as plots
 
 
 def _f(v: Any, nd: int = 3) -> str:

@@ -11,7 +11,7 @@ shows: its layer rows, findings, run statistics, memory verdict and accuracy) an
   runtime named: a run's are the machine's and backend's that ran it; an engine's own profile
   (trtexec's timings and throughput) names the GPU and TensorRT of the engine's files
   (``engine.provenance``: ``not recorded`` where they are silent), never the machine writing the
-  report. Figures in sentences and tables have three significant digits (``report.fmt.sig``).
+  report. Figures in sentences and tables have three significant digits (``fmt.sig``).
 - ``time_by_type`` / ``top_layers``: where the time goes (the top layer types and the top 5 layers
   with their share and the ONNX nodes they came from); without any time, the layer mix by count.
 - ``findings_by_severity``: counts per severity and per rule, with the time at stake where the
@@ -29,13 +29,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from trtstudio.report.fmt import fmt_ms3, fmt_sig
+from trtstudio.fmt import fmt_ms3, fmt_sig
 
 TOP_TYPES = 5
 NO_PROFILE = "layer count (no profile)"  # the basis of "where the time goes" without any per-layer time
 TOP_LAYERS = 5
 _SEVERITIES = ("error", "warning", "info")
-UNSTABLE_COV_PERCENT = 2.5  # profiling.stats' threshold for "unstable"
+UNSTABLE_COV_PERCENT = 2.5  # measure.stats' threshold for "unstable"
 
 # rule -> (action, fraction of the time at stake an estimate counts on, what the estimate rests on)
 _STEP_FOR_RULE: dict[str, tuple[str, float | None, str]] = {

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from trtstudio.errors import InputError
-from trtstudio.report.session import atomic_write
+from trtstudio.fileio import atomic_write
 
 WriteFn = Callable[[Any, Path, "str | None"], list[Path]]
 
@@ -82,8 +82,9 @@ PDF_MAX_ROWS = 1000
 
 def write_json_doc(doc: dict[str, Any], path: Path) -> list[Path]:
     """Write a JSON document atomically, indented by two (NaN/Infinity become null, with a warning:
-    strict JSON), encoded by ``jsonio.encode_document`` (orjson outside the window's workers)."""
-    from trtstudio.jsonio import encode_document, warn_non_finite
+    strict JSON), encoded by ``bigdocs.children.encode_document`` (orjson outside the window's workers)."""
+    from trtstudio.bigdocs.children import encode_document
+    from trtstudio.jsonio import warn_non_finite
 
     data, non_finite = encode_document(doc)
     warn_non_finite(non_finite, str(path))

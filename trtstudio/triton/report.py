@@ -50,8 +50,8 @@ def load_session(path: str | Path) -> dict[str, Any]:
 
 def write_session(doc: dict[str, Any], path: str | Path) -> Path:
     """Write the sweep document as a session file (JSON, atomically)."""
+    from trtstudio.fileio import atomic_write
     from trtstudio.jsonio import dumps
-    from trtstudio.report.session import atomic_write
 
     data = dumps(doc, indent=2)
     return atomic_write(path, lambda fh: fh.write(data), mode="wb")
@@ -184,7 +184,7 @@ def html_report(doc: dict[str, Any]) -> str:
 
 def write_report(doc: dict[str, Any], path: str | Path) -> Path:
     """Write the report; the format follows the extension (.html/.htm, .md, .json)."""
-    from trtstudio.report.session import atomic_write
+    from trtstudio.fileio import atomic_write
 
     p = Path(path)
     ext = p.suffix.lower()

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QToolBar,
 )
 
-from trtstudio import __version__
+from trtstudio._version import __version__
 from trtstudio.engine.layer_graph import is_layer_model
 from trtstudio.ui.actions import build_menus
 from trtstudio.ui.compare_dock import CompareController
@@ -234,7 +234,7 @@ class MainWindow(QMainWindow):
         """Open files by kind (:func:`trtstudio.filekinds.classify`, as ``trtstudio gui`` does):
         sessions, the ONNX model (one), the engine's files together; a PyTorch file goes to the
         Live profile panel; a Triton sweep session is refused with what to do instead."""
-        from trtstudio import filekinds as fk
+        import trtstudio.filekinds as fk
 
         kinds = fk.split(paths)
         for p in kinds.get(fk.SESSION, []):

@@ -71,7 +71,8 @@ class SessionController(QObject):
         sweeps = list(ws.sweeps_of_model())
 
         def work() -> list[str]:
-            from trtstudio.report import build_report, write_report
+            from trtstudio.report.model import build_report
+            from trtstudio.report.writers import write_report
 
             rep = build_report(**inputs)
             rep.sweeps = [dict(d) for d in sweeps]  # the Sweep tab's sweeps and mixes: the Shapes section
@@ -148,7 +149,7 @@ class SessionController(QObject):
         """Restore a session into the workspace: its engine and runs, then its model (when the file
         is still there)."""
         def work() -> Any:
-            from trtstudio.report import load_session
+            from trtstudio.report.session import load_session
 
             return load_session(path)
 

@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QLabel, QMessageBox, QScrollArea, QTabWidget
 
-from trtstudio import __version__
+from trtstudio._version import __version__
 from trtstudio.ui.dock_layout import PROFILE_DOCK_MIN_PX
 from trtstudio.ui.workers import error_text, run_in_thread
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trtstudio import jsonio
+import trtstudio.jsonio as jsonio
 from trtstudio.bigdocs.gcpause import gc_paused
 from trtstudio.engine.model import EngineInfo
 from trtstudio.errors import InputError

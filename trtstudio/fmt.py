@@ -1,5 +1,5 @@
-"""Number formatting for people, shared by every report writer (so the HTML, the PDF and the CSV show
-the same text for the same JSON number)."""
+"""Number formatting for people, shared by every report writer and the diff's pages (so the HTML, the PDF
+and the CSV show the same text for the same JSON number); below both, in the shared core."""
 
 from __future__ import annotations
 
