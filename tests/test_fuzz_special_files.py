@@ -172,7 +172,10 @@ def _unreadable_case(world: dict[str, Path], tmp_path: Path, what: str) -> None:
     elif _reachable_by_others(Path(sys.executable)) and _reachable_by_others(harness.REPO / "trtstudio" / "cli.py"):
         o = harness.run_sub(argv, timeout=60, user=NOBODY, cwd="/")
     else:
-        harness.run_main(["inspect", str(world["model"])])  # import every module as root first
+        # import every module the command needs as root first (the interpreter's own library may be
+        # out of nobody's reach): the same command on a readable copy
+        harness.run_main(["inspect", str(world["model"])])
+        harness.run_main([str(src) if a == str(f) else a for a in argv])
         os.setegid(NOBODY)
         os.seteuid(NOBODY)
         try:

@@ -16,6 +16,8 @@ pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore("propagateSizeHints")]
 
 pytest.importorskip("PySide6")
 
+from trtstudio.ui.words import window_words  # noqa: E402
+
 
 def _classifier() -> Path:
     import importlib.util
@@ -55,7 +57,9 @@ def test_run_settings_follow_edits_and_survive_a_session(qtbot: Any, window: Any
     panel = window.profile_panel
     qtbot.waitUntil(lambda: bool(panel.inputs.specs), timeout=30_000)
     note = panel.inputs.note
-    assert guessed_note in note.plain_text() and f"using {planned}" in note.plain_text()
+    # the core's note in the window's words (a field, not a command-line flag)
+    assert window_words(guessed_note) in note.plain_text() and f"using {planned}" in note.plain_text()
+    assert "--shapes" not in note.plain_text()
 
     # the run shape edited in its cell: the note says what will run, no longer the guess
     _run_cell(panel, "x").setText("1x3x48x192")

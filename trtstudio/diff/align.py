@@ -316,7 +316,12 @@ def _by_names(base: Sequence[ALayer], other: Sequence[ALayer]) -> list[Group]:
                 continue
         elif sorted(repr(base[i].sig) for i in g.base if base[i].compute) != \
                 sorted(repr(other[i].sig) for i in g.other if other[i].compute):
-            continue
+            cb = [base[i] for i in g.base if base[i].compute]
+            co = [other[i] for i in g.other if other[i].compute]
+            # one convolution a side covering the same nodes is the same op, whatever else joined it
+            # (an FP16 build's input Cast fused beside the first convolution: its tensors read otherwise)
+            if not (len(cb) == len(co) == 1 and cb[0].nodes == co[0].nodes):
+                continue
         g.matched_by = "name" if all(base[i].reformat for i in g.base) else "nodes"
         out.append(g)
     return out

@@ -339,12 +339,18 @@ def _memory(base: Side, other: Side) -> dict[str, Any]:
     persistent, scratch, I/O, engine size, ...) side by side: ``{category: {base, other,
     base_source, other_source, change}}`` for the categories either side's files record."""
     from trtstudio.engine.memory import memory_of, memory_rows
+    from trtstudio.errors import InputError
 
     def files(side: Side) -> list[str]:  # the files still there (a side can outlive them: upgrade-check's builds)
         return [p for p in side.paths if os.path.isfile(p)]
 
-    rows = memory_rows(memory_of(base.engine, files(base), base.name, per_layer=False),
-                       memory_of(other.engine, files(other), other.name, per_layer=False))
+    def memory(side: Side) -> Any:  # from the files that can be read; the engine's own figures else
+        try:
+            return memory_of(side.engine, files(side), side.name, per_layer=False)
+        except InputError:
+            return memory_of(side.engine, [], side.name, per_layer=False)
+
+    rows = memory_rows(memory(base), memory(other))
     return {r["name"]: {"base": r["a_bytes"], "other": r["b_bytes"], "base_source": r["a_source"],
                         "other_source": r["b_source"], "change": r["change_bytes"]}
             for r in rows if r["a_bytes"] is not None or r["b_bytes"] is not None}

@@ -480,9 +480,13 @@ def _build_timeline(rec: EngineRecord | None) -> dict[str, Any] | None:
     document where the file is still there."""
     if rec is None or not rec.paths:
         return None
+    from trtstudio.errors import InputError
     from trtstudio.report.build_section import build_log_doc, section_json
 
-    return section_json(build_log_doc(None, rec.paths))
+    try:
+        return section_json(build_log_doc(None, [p for p in rec.paths if os.path.isfile(p)]))
+    except InputError:  # a file that cannot be read (permissions): no Build section, the report goes on
+        return None
 
 
 def _engine_label(rec: EngineRecord | None) -> str:
@@ -501,8 +505,12 @@ def _engine_memory(info: EngineInfo, files: list[str], name: str) -> dict[str, A
     """The engine's memory by category from its files (``engine.memory``), None where they record
     none of it. A saved session's files that are gone since are left out (the engine's own record stays)."""
     from trtstudio.engine.memory import memory_doc, memory_of
+    from trtstudio.errors import InputError
 
-    doc = memory_doc([memory_of(info, [f for f in files if os.path.isfile(f)], name)])
+    try:
+        doc = memory_doc([memory_of(info, [f for f in files if os.path.isfile(f)], name)])
+    except InputError:  # a file of the engine that cannot be read: its own figures only (the report goes on)
+        doc = memory_doc([memory_of(info, [], name)])
     return doc if any(c["bytes"] is not None for c in doc.get("categories", [])) else None
 
 

@@ -153,9 +153,11 @@ def apply(app: Any, dark: bool) -> None:
         app.installEventFilter(styler)
     styler.dark = dark
     styler.done.clear()
-    if pg is not None:
-        for w in app.allWidgets():
-            if isinstance(w, pg.GraphicsView):
+    if pg is not None:  # the plots there now (through their windows: allWidgets() also lists widgets
+        # whose deletion is pending, and touching those crashed a window's first theme)
+        for top in app.topLevelWidgets():
+            views = [top] if isinstance(top, pg.GraphicsView) else []
+            for w in views + top.findChildren(pg.GraphicsView):
                 style_plot(w, dark)
                 styler.done.add(id(w))
 
