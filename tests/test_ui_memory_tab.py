@@ -131,3 +131,36 @@ def test_verbose_log_shows_scratch_and_persistent_columns(qtbot: Any, window: Ma
     assert mv.plot.isHidden() and mv.alive.isHidden() and not len(mv._alive)
     assert "activations TensorRT allocates 1.1 MiB" in mv.headline.text()  # Total Activation Memory: 1186304 bytes
     shot(window.engine_tabs, "memory_tab_verbose_log.png", tmp_path)
+
+
+def test_colour_by_memory_on_the_models_graph(qtbot: Any, window: MainWindow, trt_real: Path, tmp_path: Path) -> None:
+    """Colour by Memory on the ONNX graph: a node takes the bytes of the layers it became (the
+    fuzzylabs ResNet-18 engine over a model with its node names), nodes no layer came from folded."""
+    import onnx
+    from test_analysis import RESNET18, resnet18_like
+
+    from trtstudio.engine.node_time import RAMP
+    from trtstudio.palette import NO_LAYER_COLOR, heat
+
+    files = sorted(str(p) for p in _need(RESNET18).glob("*.json"))
+    path = tmp_path / "resnet18.onnx"
+    onnx.save(resnet18_like(), path)
+    with qtbot.waitSignal(window.sig_model_loaded, timeout=60000):
+        window.open_model(str(path))
+    window.open_engine(files)
+    qtbot.waitUntil(lambda: not window.is_busy() and window.analysis is not None and not window.analysis.pending
+                    and window.analysis.mapping is not None, timeout=60000)
+    window.overlay.setCurrentText("Memory")
+    an, view, dg = window.analysis, window.view, window.display
+    mem = an.columns.memory
+    per_layer = np.nansum(np.vstack([mem[k] for k in ("activation_bytes", "weight_bytes", "scratch_bytes",
+                                                      "device_persistent_bytes")]), axis=0)
+    by_node = {n.name: sum(per_layer[p] for p in an.layers_of(n.name)) for n in dg.graph.nodes if an.layers_of(n.name)}
+    top_node = max(by_node, key=by_node.__getitem__)
+    assert view.fill_color(dg.display_index(dg.graph.node_by_name[top_node])).name() == heat(1.0)
+    folded = next((n.name for n in dg.graph.nodes if not an.layers_of(n.name)), None)
+    if folded is not None:
+        assert view.fill_color(dg.display_index(dg.graph.node_by_name[folded])).name() == NO_LAYER_COLOR
+    ramp = next(label for label, c in view.legend if c.startswith(RAMP))
+    assert f"{max(by_node.values()) / 2**20:.3g} MiB" in ramp
+    shot(window, "memory_colour_model_graph.png", tmp_path)

@@ -165,9 +165,9 @@ def layer_bytes(analysis: Any, n_layers: int) -> Any:
     return sum_known([np.array([r.get(MEMORY_KEYS[k]) for r in rows], dtype=float) for k in DEVICE_MEMORY_KEYS])
 
 
-def memory_colors(values: Any) -> tuple[list[str], list[tuple[str, str]]]:
+def memory_colors(values: Any, what: str = "memory per layer") -> tuple[list[str], list[tuple[str, str]]]:
     """Heat colours of ``values`` (bytes, NaN unknown) from 0 to the largest, the unknown pale, and
-    the legend: a ramp in MiB and the unknown's chip."""
+    the legend: a ramp in MiB (``what`` it shows) and the unknown's chip."""
     import numpy as np
 
     if values is None or not len(values) or np.isnan(values).all():
@@ -177,7 +177,7 @@ def memory_colors(values: Any) -> tuple[list[str], list[tuple[str, str]]]:
     colors = np.full(len(values), UNMEASURED_COLOR, dtype=object)
     known = ~np.isnan(values)
     colors[known] = np.asarray(heat_colors(values[known] / top), dtype=object)
-    label = f"memory per layer: 0 - {_mib_text(top)} MiB (outputs + weights + scratch + persistent)"
+    label = f"{what}: 0 - {_mib_text(top)} MiB (outputs + weights + scratch + persistent)"
     return colors.tolist(), [(label, f"{RAMP}{heat(0.0)}:{heat(1.0)}"), (NO_MEMORY, UNMEASURED_COLOR)]
 
 
@@ -215,7 +215,7 @@ def _memory_overlay(analysis: Analysis, nodes: Sequence[Any]) -> Overlay:
                     if vals:
                         node_bytes[i] = sum(vals)
     shown = np.where(folded, np.nan, node_bytes)
-    colors, legend = memory_colors(shown)
+    colors, legend = memory_colors(shown, "memory of each node's layers")
     out = np.asarray(colors, dtype=object)
     out[folded] = NO_LAYER_COLOR
     return Overlay(out.tolist(), folded.tolist(),

@@ -1,5 +1,5 @@
 """The window's engine tools beyond the layer table: the Colour by of every graph (the engine
-overlays, per-node time from any source, a precision variant's error vs FP32 and its first diverging
+overlays, each layer's memory, per-node time from any source, a precision variant's error vs FP32 and its first diverging
 node, a comparison's change), View > Engine graph, and kernel traces opened beside the open engine.
 The MainWindow composes it with the controllers it paints and toggles: ``ui.engine_graph``
 (``EngineGraph``), ``ui.compare_dock`` (``CompareController``, Engine > Compare with...) and
