@@ -62,6 +62,10 @@ class Analysis:
     # TREx's engine summary (engine.summary.summary) with "mapping" (engine.summary.mapping_text)
     # where there is a model: made with the findings where the table is made (the window)
     summary: dict[str, Any] | None = field(default=None, compare=False)
+    # the engine's memory (engine.memory.memory_of: categories with their sources, per-layer rows,
+    # live activations) from the engine and the files it was read from: made with the findings
+    # where the table is made (the window's Memory tab, memory columns and Colour by Memory)
+    memory: Any = field(default=None, compare=False, repr=False)
 
     @property
     def total_time_ms(self) -> float | None:
@@ -266,11 +270,12 @@ def _diagnosed(partial: Analysis, graph: Any, unsupported: Iterable[dict[str, An
 
     add_layer_memory(eng)  # TREx's weights and activations: a new memory dict (0.4 s at 300,000 layers, here)
     unsupported_list = [dict(u) for u in (unsupported or ())]
+    files = None if machine is None else [str(f) for f in machine]
     findings = diagnose(eng, g, unsupported_list, model_precision=model_precision, mapped=partial.mapping is not None)
-    if machine is not None:
+    if files is not None:
         from trtstudio.engine.compat import machine_findings
 
-        findings += machine_findings(eng, list(machine))
+        findings += machine_findings(eng, files)
     eng.findings = findings
     node_severity: dict[str, str] = {}
     for f in findings:
@@ -286,16 +291,46 @@ def _diagnosed(partial: Analysis, graph: Any, unsupported: Iterable[dict[str, An
         from trtstudio.engine.table import with_findings
 
         cols = with_findings(cols, eng, findings)
-    summary = None
-    if cols is not None:  # the window's analysis: its summary made here, off the GUI thread
+    summary = memory = None
+    if cols is not None:  # the window's analysis: its summary and memory made here, off the GUI thread
         from trtstudio.engine.summary import mapping_text
         from trtstudio.engine.summary import summary as engine_summary
 
         summary = engine_summary(eng)
         if partial.mapping is not None:
             summary["mapping"] = mapping_text(eng, partial.mapping)
+        memory = engine_memory_of(eng, files or [])
+        if memory is not None:
+            from trtstudio.engine.table import with_memory
+
+            cols = with_memory(cols, memory.layers, memory_log(memory))
     return replace(partial, engine=eng, findings=findings, node_severity=node_severity, columns=cols,
-                   unsupported=unsupported_list, pending=False, summary=summary)
+                   unsupported=unsupported_list, pending=False, summary=summary, memory=memory)
+
+
+def engine_memory_of(engine: EngineInfo, files: list[str]) -> Any:
+    """``engine.memory.memory_of`` of an analysed engine and the files it was read from (those
+    still there): its categories, per-layer rows and live activations; None where its files
+    cannot be read again (the diagnosis stands without it)."""
+    import os
+    from pathlib import Path
+
+    from trtstudio.engine.memory import memory_of
+    from trtstudio.errors import InputError
+
+    there = [f for f in files if Path(f).is_file()]
+    names = [Path(f).name for f in there] or [Path(str(s)).name for s in engine.sources[:1]] or ["engine"]
+    common = os.path.commonprefix(names).rstrip("._-") if len(names) > 1 else names[0]
+    name = common if len(common) >= 3 else names[0]  # a TREx prefix: resnet.onnx.engine
+    try:
+        return memory_of(engine, there, name)
+    except (InputError, OSError, ValueError):
+        return None
+
+
+def memory_log(memory: Any) -> str:
+    """The file an engine's per-layer memory lines came from ("" without any)."""
+    return next((str(r["source"]).rsplit(":", 1)[0] for r in memory.layers if r.get("source")), "")
 
 
 def _base_columns(engine: EngineInfo) -> LayerColumns:

@@ -621,7 +621,8 @@ def _naive_figure(info: EngineInfo, label: str) -> tuple[Figure, Figure | None]:
 
     if not info.layers or not info.detailed:
         return Figure("activations_naive"), None
-    mem = layer_memory(info.layers)
+    # the sums an analysis added already (engine.summary.add_layer_memory: the window's diagnosis), else made here
+    mem = info.memory if "layer_activations" in info.memory else layer_memory(info.layers)
     where = f"{label}: {len(info.layers)} layers"
     naive = Figure("activations_naive")
     if "layer_activations" in mem:
@@ -954,7 +955,7 @@ def memory_doc(engines: Sequence[EngineMemory], prediction: dict[str, Any] | Non
 def short_source(source: str) -> str:
     """A source for people: the file's name, not its folders."""
     head, sep, rest = source.partition(": ")
-    return f"{Path(head).name}{sep}{rest}" if "/" in head else source
+    return f"{Path(head).name}{sep}{rest}" if sep and "/" in head else source  # "2 I/O tensors ..." is no path
 
 
 def _engine_text(e: dict[str, Any]) -> list[str]:

@@ -1,8 +1,10 @@
 """Graph overlays from an engine analysis: a colour per ONNX node and a legend, without Qt.
 
 ``overlay(analysis, nodes, mode)`` colours each node (in graph order) by the engine layer it became
-(``Fused layer``), that layer's precision, the share of engine time it accounts for, or its worst
-finding; nodes no layer came from are marked folded. ``error_overlay`` colours nodes by their
+(``Fused layer``), that layer's precision, the share of engine time it accounts for, its worst
+finding, or the device memory of its layers (``Memory``: each layer's outputs, weights, scratch and
+device persistent bytes where the files give them, on a heat scale from 0 to the largest, with a
+legend in MiB); nodes no layer came from are marked folded. ``error_overlay`` colours nodes by their
 relative error against FP32 (a precision sweep). The graph view only paints the result.
 """
 
@@ -27,7 +29,13 @@ from trtstudio.palette import (
     precision_color,
 )
 
-MODES = ("Op category", "Fused layer", "Precision", "Time share", "Finding")
+MEMORY_MODE = "Memory"
+MODES = ("Op category", "Fused layer", "Precision", "Time share", "Finding", MEMORY_MODE)
+MIB = 1 << 20
+NO_MEMORY = "no memory figure"
+# a continuous legend chip's colour prefix, as engine.node_time.RAMP (which imports this module: not imported
+# from there), drawn as a gradient by ui.graph_legend
+RAMP = "ramp:"
 
 
 @dataclass
@@ -48,6 +56,8 @@ def overlay(analysis: Analysis, nodes: Sequence[Any], mode: str) -> Overlay | No
         raise ValueError(f"unknown overlay {mode!r}; one of {', '.join(MODES)}")
     engine = analysis.engine
     total = analysis.total_time_ms or 0.0
+    if mode == MEMORY_MODE:
+        return _memory_overlay(analysis, nodes)
     if _indexes(analysis, nodes):
         return Overlay(*_by_columns(analysis, mode, total))
     colors: list[str] = []
@@ -132,7 +142,84 @@ def layer_overlay(analysis: Any, n_layers: int, mode: str) -> tuple[list[str], l
     if mode == "Finding":
         pal = np.asarray([NO_FINDING_COLOR] + [SEVERITY_COLORS[s] for s in _SEVERITY_NAMES[1:]], dtype=object)
         return pal[np.clip(cols.severity.astype(np.int64), 0, 3)].tolist(), _mode_legend(mode, set())
+    if mode == MEMORY_MODE:
+        return memory_colors(layer_bytes(analysis, n_layers))
     return None
+
+
+def layer_bytes(analysis: Any, n_layers: int) -> Any:
+    """Each layer's device memory (``engine.table.layer_memory_bytes``: outputs, weights, scratch and
+    device persistent bytes where known, NaN where none is) of ``analysis`` (its columns, else its
+    memory's per-layer rows); None without either."""
+    import numpy as np
+
+    from trtstudio.engine.table import DEVICE_MEMORY_KEYS, MEMORY_KEYS, layer_memory_bytes, sum_known
+
+    cols = getattr(analysis, "columns", None)
+    if cols is not None and cols.memory and len(cols) == n_layers:
+        return layer_memory_bytes(cols)
+    memory = getattr(analysis, "memory", None)
+    if memory is None or not memory.layers:
+        return None
+    rows = memory.layers[:n_layers]
+    return sum_known([np.array([r.get(MEMORY_KEYS[k]) for r in rows], dtype=float) for k in DEVICE_MEMORY_KEYS])
+
+
+def memory_colors(values: Any, what: str = "memory per layer") -> tuple[list[str], list[tuple[str, str]]]:
+    """Heat colours of ``values`` (bytes, NaN unknown) from 0 to the largest, the unknown pale, and
+    the legend: a ramp in MiB (``what`` it shows) and the unknown's chip."""
+    import numpy as np
+
+    if values is None or not len(values) or np.isnan(values).all():
+        n = 0 if values is None else len(values)
+        return [UNMEASURED_COLOR] * n, [("no per-layer memory in these files", UNMEASURED_COLOR)]
+    top = float(np.nanmax(values)) or 1.0
+    colors = np.full(len(values), UNMEASURED_COLOR, dtype=object)
+    known = ~np.isnan(values)
+    colors[known] = np.asarray(heat_colors(values[known] / top), dtype=object)
+    label = f"{what}: 0 - {_mib_text(top)} MiB (outputs + weights + scratch + persistent)"
+    return colors.tolist(), [(label, f"{RAMP}{heat(0.0)}:{heat(1.0)}"), (NO_MEMORY, UNMEASURED_COLOR)]
+
+
+def _mib_text(n: float) -> str:
+    v = n / MIB
+    return f"{v:.3g}" if v < 1000 else f"{v:,.0f}"
+
+
+def _memory_overlay(analysis: Analysis, nodes: Sequence[Any]) -> Overlay:
+    """``Memory`` on the model's graph: each node the summed device memory of the layers it became
+    (a fused layer's on each of its nodes), through the layer-node map."""
+    import numpy as np
+
+    per_layer = layer_bytes(analysis, len(analysis.engine.layers))
+    n = len(nodes)
+    node_bytes = np.full(n, np.nan)
+    folded = np.ones(n, dtype=bool)
+    if _indexes(analysis, nodes) and analysis.layer_nodes is not None:  # numpy over the map
+        ln = analysis.layer_nodes
+        layer_of = np.repeat(np.arange(len(ln.offsets) - 1, dtype=np.int64), np.diff(ln.offsets))
+        folded[ln.index] = False
+        if per_layer is not None:
+            v = per_layer[layer_of]
+            known = ~np.isnan(v)
+            sums = np.bincount(ln.index[known], weights=v[known], minlength=n)
+            has = np.bincount(ln.index[known], minlength=n) > 0
+            node_bytes[has] = sums[has]
+    else:
+        for i, node in enumerate(nodes):
+            layers = analysis.node_layers.get(node.name, [])
+            if layers:
+                folded[i] = False
+                if per_layer is not None:
+                    vals = [float(per_layer[p]) for p in layers if per_layer[p] == per_layer[p]]
+                    if vals:
+                        node_bytes[i] = sum(vals)
+    shown = np.where(folded, np.nan, node_bytes)
+    colors, legend = memory_colors(shown, "memory of each node's layers")
+    out = np.asarray(colors, dtype=object)
+    out[folded] = NO_LAYER_COLOR
+    return Overlay(out.tolist(), folded.tolist(),
+                   [*legend, (NO_LAYER_OTHER_MODEL if other_model(analysis) else NO_LAYER, NO_LAYER_COLOR)])
 
 
 def _indexes(analysis: Analysis, nodes: Sequence[Any]) -> bool:

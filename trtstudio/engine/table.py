@@ -19,9 +19,16 @@ import numpy as np
 
 from trtstudio.engine.model import SEVERITY_RANK, EngineInfo, Finding, Layer, LayerTime, TensorDesc
 
-__all__ = ["NUMERIC_KEYS", "SEVERITY_RANK", "LayerColumns", "LazyText", "TensorText", "base_columns", "layer_columns",
-           "with_findings"]
+__all__ = ["MEMORY_KEYS", "NUMERIC_KEYS", "SEVERITY_RANK", "LayerColumns", "LazyText", "TensorText", "base_columns",
+           "layer_columns", "layer_memory_bytes", "sum_known", "with_findings", "with_memory"]
 NUMERIC_KEYS = ("index", "stream", "ms", "total_ms", "average_ms", "median_ms", "percent")
+# The memory columns (bytes per layer, ``LayerColumns.memory``) and the key of ``engine.memory.layer_rows``
+# each is read from: the layer's outputs and Weights + Bias (the layer information), its scratch
+# (workspace) and persistent memory (a verbose log's "Layer: NAME Host Persistent: .." lines)
+MEMORY_KEYS = {"activation_bytes": "activation_bytes", "weight_bytes": "weight_bytes", "scratch_bytes": "scratch",
+               "device_persistent_bytes": "device_persistent", "host_persistent_bytes": "host_persistent"}
+# What a layer's device memory is taken to be (the window's Colour by Memory): these summed where known
+DEVICE_MEMORY_KEYS = ("activation_bytes", "weight_bytes", "scratch_bytes", "device_persistent_bytes")
 
 
 @dataclass
@@ -46,6 +53,9 @@ class LayerColumns:
     # input and output precision ("INT8 -> FP16"; one precision where they agree), largest first
     # (made with the findings: with_findings)
     time_by_precision_pairs: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    # bytes per layer by MEMORY_KEYS key (NaN not recorded), from engine.memory.layer_rows (with_memory:
+    # the diagnosis's; empty before), apart from ``num``: the table takes them with the findings
+    memory: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.severity.size)
@@ -161,6 +171,19 @@ def _percent_text(v: float) -> str:
 
 def _stream_text(v: float) -> str:
     return "" if v != v else str(int(v))
+
+
+def bytes_text(v: float) -> str:
+    """A memory cell with three significant digits: ``512 B``, ``24 KiB``, ``1.15 MiB``, ``125 MiB``; NaN blank."""
+    if v != v:
+        return ""
+    if abs(v) < 1024:
+        return f"{int(v)} B"
+    for unit, scale in (("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)):
+        if abs(v) < scale * 1024 or unit == "GiB":
+            x = v / scale
+            return f"{x:.0f} {unit}" if abs(x) >= 100 else f"{x:.3g} {unit}"
+    return str(v)
 
 
 MAX_BARS = 16  # time_by: beyond this many groups the smallest are summed into "other"
@@ -579,3 +602,52 @@ def with_findings(cols: LayerColumns, engine: EngineInfo | None, findings: Itera
         pairs = precision_pairs(cols.text["precision_in"], cols.text["precision_out"], cols.num["ms"])
     return replace(cols, text=text, severity=severity, tooltips=tooltips, haystack=haystack,
                    time_by_precision_pairs=pairs)
+
+
+def with_memory(cols: LayerColumns, rows: Sequence[dict[str, Any]], log: str = "") -> LayerColumns:
+    """``cols`` with the memory columns (:data:`MEMORY_KEYS`) of ``rows``
+    (``engine.memory.layer_rows`` of the same layers: its first ``len(cols)`` rows are theirs, in
+    order), each cell made when first shown; a new LayerColumns sharing the rest. ``log``: the
+    file the per-layer log lines came from (their tips name it with the line)."""
+    n = len(cols)
+    mine = list(rows[:n])
+    if len(mine) < n:
+        mine += [{}] * (n - len(mine))
+    memory: dict[str, np.ndarray] = {}
+    text = dict(cols.text)
+    tips = dict(cols.tips)
+    where = [f"{log.rsplit('/', 1)[-1] or 'log'}:{str(r.get('source') or '').rsplit(':', 1)[-1]}" for r in mine]
+    for key, row_key in MEMORY_KEYS.items():
+        values = memory[key] = _column([r.get(row_key) for r in mine])
+        text[key] = LazyText(values, bytes_text)
+        tips[key] = LazyText(np.arange(n), _memory_tip(values, row_key, where))
+    return replace(cols, text=text, tips=tips, memory=memory)
+
+
+def _memory_tip(values: np.ndarray, row_key: str, where: list[str]) -> Callable[[int], str]:
+    """A memory column's tooltip of row ``i``: its exact bytes and where they came from."""
+    what = {"activation_bytes": "the layer's outputs", "weight_bytes": "Weights + Bias of the layer information"}
+
+    def tip(i: int) -> str:
+        v = values[i]
+        if v != v:
+            return ""
+        return f"{int(v):,} bytes: {what.get(row_key) or where[i]}"
+
+    return tip
+
+
+def layer_memory_bytes(cols: LayerColumns) -> np.ndarray | None:
+    """Each layer's device memory as the files give it: its :data:`DEVICE_MEMORY_KEYS` summed where
+    known (NaN where none is); None without memory columns."""
+    arrays = [cols.memory[k] for k in DEVICE_MEMORY_KEYS if k in cols.memory]
+    return sum_known(arrays) if arrays else None
+
+
+def sum_known(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The element-wise sum of ``arrays`` over their known (not NaN) values; NaN where none is known."""
+    stack = np.vstack(arrays)
+    known = ~np.isnan(stack)
+    total = np.where(known, stack, 0.0).sum(axis=0)
+    total[~known.any(axis=0)] = np.nan
+    return total

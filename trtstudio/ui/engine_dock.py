@@ -1,4 +1,4 @@
-"""The Engine dock: layer table, time charts, findings and the build log, filled from one Analysis."""
+"""The Engine dock: layer table, time charts, memory, findings and the build log, filled from one Analysis."""
 
 from __future__ import annotations
 
@@ -116,6 +116,8 @@ class EngineTabs(QTabWidget):
         super().__init__(parent)
         self.layer_table: Any = None
         self.charts: Any = None
+        self.memory_view: Any = None  # the Memory tab (ui.memory_chart), made with the charts
+        self._memory_shown: tuple[Any, Any, bool] = (None, None, False)  # (EngineMemory, engine, pending)
         self.log_panel: Any = None
         self.profiles_view: Any = None  # the Profiles tab (ui.profiles_view), made for an engine of several
         self._log_shown = False  # the Log tab holds an engine's own log (show_log), not a build's
@@ -244,6 +246,14 @@ class EngineTabs(QTabWidget):
         self.insertTab(1, self.charts, "Time by type / precision")  # after the layer table (or its stand-in)
         if self._shown is not None:
             self.charts.set_engine(*self._shown)
+        from trtstudio.ui.memory_chart import MemoryView
+
+        self.memory_view = MemoryView()
+        self.memory_view.sig_layer_chosen.connect(self._on_memory_view_layer_chosen)
+        if self.layer_table is not None:  # rows picked in the table are marked on the chart too
+            self.layer_table.sig_layers_selected.connect(self.memory_view.mark_layers)
+        self.insertTab(self.indexOf(self.charts) + 1, self.memory_view, "Memory")
+        self.memory_view.set_memory(*self._memory_shown)
 
     def show_analysis(self, analysis: Any, engine: Any = None) -> None:
         """Fill the tabs from ``analysis`` (an engine.analysis.Analysis with ``columns``); with only
@@ -258,13 +268,18 @@ class EngineTabs(QTabWidget):
         pending = analysis is not None and analysis.pending  # the diagnosis is still running
         self.setTabText(self.indexOf(self.findings_view), "Findings (…)" if pending else f"Findings ({len(findings)})")
         self.show_summary(analysis, eng)
+        memory = (getattr(analysis, "memory", None), eng, pending)
         # The charts and the findings follow on later event-loop turns: with 50,000 layers each
         # part takes tens of milliseconds, and together they held the GUI thread a quarter second.
-        QTimer.singleShot(0, lambda: self._show_rest(gen, eng, columns, findings))
+        QTimer.singleShot(0, lambda: self._show_rest(gen, eng, columns, findings, memory))
 
-    def _show_rest(self, gen: int, engine: Any, columns: Any, findings: list[Any]) -> None:
+    def _show_rest(self, gen: int, engine: Any, columns: Any, findings: list[Any],
+                   memory: tuple[Any, Any, bool] = (None, None, False)) -> None:
         if gen != self._gen:
             return  # a newer analysis replaced this one
+        self._memory_shown = memory
+        if self.memory_view is not None:  # drawn when its tab is first shown
+            self.memory_view.set_memory(*memory)
         before, self._shown = self._shown, (engine, columns)
         # the diagnosis of an engine shown already (engine.analysis.diagnosed): same log (the charts
         # take the analysis's engine, with its findings)
@@ -306,9 +321,18 @@ class EngineTabs(QTabWidget):
         return self.findings_model.rowCount()
 
     def select_layers(self, positions: list[int]) -> None:
-        """Select rows of the layer table (no signal loop: the table does not re-emit)."""
+        """Select rows of the layer table (no signal loop: the table does not re-emit) and mark the
+        first on the Memory tab's chart."""
         if self.layer_table is not None:
             self.layer_table.select_layers(positions)
+        if self.memory_view is not None:
+            self.memory_view.mark_layers(list(positions))
+
+    def _on_memory_view_layer_chosen(self, index: int) -> None:
+        """A click on the Memory tab's chart: that layer selected in the table and the graphs."""
+        if self.layer_table is not None:
+            self.layer_table.select_layers([index])
+        self.sig_layers_selected.emit([index])
 
     def _on_findings_view_clicked(self, index: QModelIndex) -> None:
         layer_index, nodes = self.findings_model.data(index, Qt.ItemDataRole.UserRole)

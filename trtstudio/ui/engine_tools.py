@@ -1,5 +1,5 @@
 """The window's engine tools beyond the layer table: the Colour by of every graph (the engine
-overlays, per-node time from any source, a precision variant's error vs FP32 and its first diverging
+overlays, each layer's memory, per-node time from any source, a precision variant's error vs FP32 and its first diverging
 node, a comparison's change), View > Engine graph, and kernel traces opened beside the open engine.
 The MainWindow composes it with the controllers it paints and toggles: ``ui.engine_graph``
 (``EngineGraph``), ``ui.compare_dock`` (``CompareController``, Engine > Compare with...) and
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject
 
 from trtstudio.engine.node_time import TIME_MODE, time_overlay
-from trtstudio.engine.overlay import MODES, error_overlay, overlay
+from trtstudio.engine.overlay import MEMORY_MODE, MODES, NO_MEMORY, error_overlay, overlay
 from trtstudio.ui.compare_dock import CHANGE_MODES
 from trtstudio.ui.graph_overlay import paint_overlay
 
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from trtstudio.engine.node_time import NodeTimes
 
 ACCURACY_MODE = "Error vs FP32"  # a precision sweep variant's localisation (precision.localize)
-# Colour by: the engine overlays, per-node time from any source, a sweep variant's error per node
+# Colour by: the engine overlays (with Memory: each layer's bytes, engine.overlay), per-node time
+# from any source, a sweep variant's error per node
 OVERLAYS = (*MODES, TIME_MODE, ACCURACY_MODE)
 
 __all__ = ["ACCURACY_MODE", "OVERLAYS", "EngineTools"]
@@ -127,7 +128,12 @@ class EngineTools(QObject):
                                           "Systems export or a Kineto trace, or profile with Per-layer", 10000)
             return
         usable = a is not None and a.mapping is not None and a.model_path == str(w.model.path)
-        paint_overlay(w.view, dg, overlay(a, dg.graph.nodes, name) if usable else None)
+        ov = overlay(a, dg.graph.nodes, name) if usable else None
+        paint_overlay(w.view, dg, ov)
+        if name == MEMORY_MODE and ov is not None and not any(label == NO_MEMORY for label, _ in ov.legend):
+            w.statusBar().showMessage("Memory: no per-layer memory " + (
+                "yet (it comes with the findings)" if a is not None and a.pending else
+                "in the engine's files (layer information with tensor shapes, or a verbose build log)"), 10000)
 
     def node_times(self) -> NodeTimes | None:
         """Per-node time of the open model from whatever measured it (``engine.node_time.node_times``):

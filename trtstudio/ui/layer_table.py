@@ -173,6 +173,8 @@ class Column:
     header: str
     numeric: bool = False
     timed: bool = False  # shown only when the engine has per-layer times
+    memory: bool = False  # bytes (LayerColumns.memory): shown only when some layer has the figure
+    tip: str = ""  # the header's tooltip
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -186,6 +188,17 @@ COLUMNS: tuple[Column, ...] = (
     Column("average_ms", "Avg ms", numeric=True, timed=True),
     Column("median_ms", "Median ms", numeric=True, timed=True),
     Column("percent", "% of total", numeric=True, timed=True),
+    Column("activation_bytes", "Output bytes", numeric=True, memory=True,
+           tip="the layer's output activations (their shapes x type size, as the layer information gives them; "
+               "TensorRT shares activation memory between layers, so these do not add up to what it allocates)"),
+    Column("weight_bytes", "Weights", numeric=True, memory=True,
+           tip="the layer's Weights + Bias (counts x type size, from the layer information)"),
+    Column("scratch_bytes", "Scratch", numeric=True, memory=True,
+           tip="the layer's scratch (workspace) memory, from a verbose build log's 'Layer: ... Scratch Memory' line"),
+    Column("device_persistent_bytes", "Device persistent", numeric=True, memory=True,
+           tip="the layer's device persistent memory, from a verbose build log's per-layer line"),
+    Column("host_persistent_bytes", "Host persistent", numeric=True, memory=True,
+           tip="the layer's host persistent memory, from a verbose build log's per-layer line"),
     Column("findings", "Findings"),
     Column("nodes", "ONNX nodes"),
     Column("tactic", "Tactic / kernel"),
@@ -197,6 +210,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("stream", "Stream", numeric=True),
 )
 COLUMN = {c.key: i for i, c in enumerate(COLUMNS)}
+
+
+def _numbers(cols: LayerColumns, key: str, n: int) -> np.ndarray:
+    """A numeric column's values by layer position: the table's numbers, else its memory bytes
+    (NaN for all until the diagnosis brings them)."""
+    values = cols.num.get(key)
+    if values is None:
+        values = cols.memory.get(key)
+    return values if values is not None else np.full(n, np.nan)
 
 
 class LayerTableModel(QAbstractTableModel):
@@ -267,6 +289,11 @@ class LayerTableModel(QAbstractTableModel):
         self._severity = columns.severity
         self._tooltips = columns.tooltips
         self._text[COLUMN["findings"]] = columns.text.get("findings", self._text[COLUMN["findings"]])
+        for i, c in enumerate(COLUMNS):  # the memory columns come with the diagnosis too
+            if c.memory and c.key in columns.memory:
+                self._num[i] = columns.memory[c.key]
+                self._text[i] = columns.text.get(c.key, self._text[i])
+                self._tips[i] = columns.tips.get(c.key, self._text[i])
         self._haystack = columns.haystack
         self._rank.pop(COLUMN["findings"], None)  # a worker making them drops its keys (_text_rank)
         if self._sort_column == COLUMN["findings"]:
@@ -291,7 +318,7 @@ class LayerTableModel(QAbstractTableModel):
         self._tooltips = cols.tooltips
         self._text = [cols.text.get(c.key, [""] * n) for c in COLUMNS]
         self._tips = [cols.tips.get(c.key, self._text[i]) for i, c in enumerate(COLUMNS)]
-        self._num = {i: cols.num[c.key] for i, c in enumerate(COLUMNS) if c.numeric}
+        self._num = {i: _numbers(cols, c.key, n) for i, c in enumerate(COLUMNS) if c.numeric}
         self._rank = {}
         self._ranking = None
         self._rank_timer.stop()
@@ -461,6 +488,17 @@ class LayerTableModel(QAbstractTableModel):
         """Per-position time per inference in ms (NaN where unknown)."""
         return self._times
 
+    def has_column(self, column: int) -> bool:
+        """Whether column ``column`` has something to show: a time column with a profile, a memory
+        column where some layer has the figure, every other column always."""
+        c = COLUMNS[column]
+        if c.timed:
+            return self.has_times
+        if c.memory:
+            values = self._num.get(column)
+            return values is not None and bool(len(values)) and not bool(np.isnan(values).all())
+        return True
+
     def filter_mask(self, text: str = "", layer_type: str = ALL, precision: str = ALL,
                     has_finding: bool = False) -> np.ndarray:
         """Boolean mask over layer positions for the given filter (vectorised)."""
@@ -514,7 +552,9 @@ class LayerTableModel(QAbstractTableModel):
             if orientation == Qt.Orientation.Vertical:
                 return str(section + 1)
         if role == Qt.ItemDataRole.InitialSortOrderRole and orientation == Qt.Orientation.Horizontal:
-            return initial_sort_order(0 <= section < len(COLUMNS) and COLUMNS[section].timed)
+            return initial_sort_order(0 <= section < len(COLUMNS) and (COLUMNS[section].timed or COLUMNS[section].memory))
+        if role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            return COLUMNS[section].tip or None
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -731,7 +771,9 @@ class LayerTableView(QWidget):
         widths = {"index": 48, "name": 300, "type": 120, "parameter_type": 100, "precision_in": 64,
                   "precision_out": 64, "in_formats": 160, "out_formats": 160, "in_shapes": 110,
                   "out_shapes": 110, "tactic": 220, "stream": 56, "nodes": 200, "ms": 96, "total_ms": 124,
-                  "average_ms": 72, "median_ms": 72, "percent": 72, "findings": 160}
+                  "average_ms": 72, "median_ms": 72, "percent": 72, "findings": 160, "activation_bytes": 96,
+                  "weight_bytes": 84, "scratch_bytes": 84, "device_persistent_bytes": 112,
+                  "host_persistent_bytes": 104}
         for i, c in enumerate(COLUMNS):
             self.table.setColumnWidth(i, widths.get(c.key, 100))
 
@@ -748,8 +790,7 @@ class LayerTableView(QWidget):
             self.selection.resize()
             self.table.viewport().update()
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-            for i, c in enumerate(COLUMNS):
-                self.table.setColumnHidden(i, c.timed and not self.model.has_times)
+            self._hide_empty_columns()
             self._fill_combos()
             warnings = list(engine.warnings) if engine else []
             self.banner.setText("\n".join(f"⚠ {w}" for w in warnings))
@@ -765,6 +806,7 @@ class LayerTableView(QWidget):
         self._quiet = True
         try:
             self.model.set_findings(engine, columns)
+            self._hide_empty_columns()
             if self.finding_check.isChecked():
                 self._apply_filter()
             self.table.viewport().update()
@@ -774,6 +816,11 @@ class LayerTableView(QWidget):
     def engine(self) -> EngineInfo | None:
         """The engine shown, or None."""
         return self.model.engine()
+
+    def _hide_empty_columns(self) -> None:
+        """The time columns without a profile and the memory columns no layer has a figure for are hidden."""
+        for i in range(len(COLUMNS)):
+            self.table.setColumnHidden(i, not self.model.has_column(i))
 
     def select_layers(self, indices: list[int]) -> None:
         """Select the rows of these ``Layer.index`` values and scroll to the first; emits nothing."""
