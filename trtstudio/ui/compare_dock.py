@@ -510,9 +510,11 @@ class CompareDock(QWidget):
             return
         if self.table.selectionModel().currentIndex().row() != idx.row():
             self.table.selectRow(idx.row())
-        # only brought into view, never centred: a row the user is clicking is visible already, and a
-        # scroll under a held button made Qt's drag-select take the row that came under the pointer
-        self.table.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
+        # only brought into view, never centred, and not at all while a button is held: a row the
+        # user is clicking is under the pointer already (even half shown at the edge), and a scroll
+        # under a held button made Qt's drag-select take the row that came under the pointer
+        if QApplication.mouseButtons() == Qt.MouseButton.NoButton:
+            self.table.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
 
     def _group(self, row: int) -> dict[str, Any]:
         """The group shown at view ``row``."""
