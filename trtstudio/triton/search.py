@@ -344,8 +344,8 @@ class Search:
         try:
             self.loader.load(name, config)
         except RuntimeError as exc:
-            if isinstance(exc, SearchFailed):
-                raise
+            if isinstance(exc, SearchFailed) or not self._alive():
+                raise SearchFailed(f"load {name}: {exc}") from None
             entry["error"] = f"rejected: {exc}"
             entry["load_s"] = time.perf_counter() - t0
             return self._keep(entry)
