@@ -210,6 +210,22 @@ def test_server_without_model_control_is_refused(tmp_path: Path) -> None:
     assert src.name  # the model itself was fine
 
 
+def test_restricted_repository_api_is_refused_naming_the_flag(tmp_path: Path) -> None:
+    from triton_server import Server
+
+    try:
+        pytriton = Server(tmp_path, security="pytriton")  # PyTriton restricts the repository API to its token
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    try:
+        r = subprocess.run([sys.executable, "-m", "trtstudio", "triton-search", str(CLS), "--shapes", "x:1x3x48x192",
+                            "--server", f"127.0.0.1:{pytriton.http}"], capture_output=True, text=True, timeout=120)
+    finally:
+        pytriton.stop()
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
+    assert r.returncode == 2 and len(errors) == 1 and "--http-restricted-api" in errors[0] and "--header" in errors[0]
+
+
 def test_server_killed_mid_search_exits_1_with_what_was_measured(tmp_path: Path) -> None:
     _cls()  # skips where the model is not installed
     s = LaunchedServer(python=_python())

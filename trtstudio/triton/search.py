@@ -9,7 +9,7 @@ sweep (:func:`~trtstudio.triton.sweep.run_sweep`), and unloads it. One variant i
 Modes: ``exhaustive`` measures every variant of the :class:`~trtstudio.triton.variants.Space` at
 every concurrency; ``quick`` walks the space one dimension at a time (instances, max_batch_size,
 queue delay) while a step pays (Model Analyzer's quick mode), and stops a variant's sweep as soon
-as its latency percentile breaks the budget.
+as its latency percentile breaks the budget or a concurrency step adds less than 5 % throughput.
 
 The answer (``trtstudio.tritonsearch/1``): the default config's figures, the best variant per
 constraint with throughput and p99 intervals and its gain over the default with an interval and
@@ -40,6 +40,7 @@ from trtstudio.triton.variants import ModelSource, Space, Variant, config_json, 
 SEARCH_SCHEMA = "trtstudio.tritonsearch/1"
 CONTROL_FLAG = "--model-control-mode=explicit"
 MIN_GAIN = 0.03  # quick mode moves only for a gain above this (noise on a busy machine)
+SATURATED = 0.05  # quick mode ends a variant's sweep when a step adds less throughput than this
 
 
 class SearchFailed(RuntimeError):
@@ -146,7 +147,7 @@ def step_point(step: dict[str, Any], pct: int) -> dict[str, Any]:
     lat = step.get("latency_ms") or {}
     p = lat.get(f"p{pct}")
     return {"concurrency": f["value"], "requests": f["requests"], "throughput": f["throughput"],
-            "throughput_ci": step.get("throughput_ci"), "p99": f["p99"], f"p{pct}": math.nan if p is None else float(p),
+            "throughput_ci": step.get("throughput_ci"), "p50": f["p50"], "p99": f["p99"], f"p{pct}": math.nan if p is None else float(p),
             "latency_ci": step.get("latency_ci"), "queue_us": f["queue_us"], "compute_us": f["compute_us"],
             "stable": f["stable"], "error": step.get("error")}
 
@@ -359,13 +360,22 @@ class Search:
         def on_window(w: dict[str, Any]) -> None:
             samples.setdefault(int(w["step"]), []).append(np.asarray(w["samples_ms"]))
 
+        tops: list[float] = []
+
         def on_step(step: dict[str, Any]) -> None:
+            if s.mode != "quick":
+                return
             lat = (step.get("latency_ms") or {}).get(f"p{c.percentile}")
-            if (s.mode == "quick" and c.latency_ms is not None and lat is not None and math.isfinite(lat)
-                    and lat > c.latency_ms):
+            tp = float(step.get("throughput") or 0.0)
+            if c.latency_ms is not None and lat is not None and math.isfinite(lat) and lat > c.latency_ms:
                 stop_variant[0] = True
                 entry["early_stop"] = (f"stopped after concurrency {step.get('concurrency')}: p{c.percentile} "
                                        f"{lat:.2f} ms > {c.latency_ms:g} ms")
+            elif tops and tp < max(tops) * (1 + SATURATED):
+                stop_variant[0] = True
+                entry["early_stop"] = (f"stopped after concurrency {step.get('concurrency')}: throughput {tp:.1f} "
+                                       f"infer/s, less than {SATURATED:.0%} above the best step before")
+            tops.append(tp)
 
         self.on_status(f"sweeping {variant.describe()}")
         t1 = time.perf_counter()
@@ -523,16 +533,25 @@ class Search:
             self.out = {"path": None, "error": "no variant meets the constraints: nothing written"}
             return
         entry = self.by_key[win]
-        variant = Variant.from_json(entry["variant"])
         folder = Path(self.request.out or ".") / self.request.source.name
-        if folder.exists() and any(folder.iterdir()):
-            self.out = {"path": str(folder), "error": f"{folder} exists and is not empty: nothing written"}
+        try:
+            path = save_variant(self.request.source, entry, folder)
+        except FileExistsError as exc:
+            self.out = {"path": None, "error": str(exc)}
             return
-        config = variant.apply(self.request.source.config, self.request.source.name)
-        path = self.request.source.write_entry(folder, config)
         self.out = {"path": str(path), "folder": str(folder), "variant": win}
         if self.request.confirm:
             self.out["confirm"] = confirm(self, folder, entry)
+
+
+def save_variant(source: ModelSource, entry: dict[str, Any], folder: str | Path) -> Path:
+    """Write ``entry``'s variant of ``source`` as the model-repository entry ``folder`` (its name is the
+    model's); FileExistsError for a folder that holds files already. Returns its config.pbtxt."""
+    folder = Path(folder)
+    if folder.exists() and any(folder.iterdir()):
+        raise FileExistsError(f"{folder} exists and is not empty: nothing written")
+    config = Variant.from_json(entry["variant"]).apply(source.config, folder.name)
+    return source.write_entry(folder, config)
 
 
 def _nearest(values: list[Any], target: int) -> int:
