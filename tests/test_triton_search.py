@@ -134,6 +134,31 @@ def test_variants_and_configs_offline() -> None:
         assert sq.config["max_batch_size"] == 8 and sq.config["input"][0]["dims"] == [3, 224, 224]
 
 
+def _entry(key: str, steps: list[tuple[int, float, float, float, float]], mem: float | None = None) -> dict[str, Any]:
+    """A variant entry as Search.measure keeps it: steps of (concurrency, infer/s, p99 ms, queue µs, compute µs)."""
+    return {"key": key, "role": "variant", "error": None, "gpu_memory_bytes": mem,
+            "steps": [{"concurrency": c, "requests": 100, "throughput": tp, "p99": p99, "queue_us": q, "compute_us": cu,
+                       "error": None} for c, tp, p99, q, cu in steps]}
+
+
+def test_constraints_front_and_why_lost_offline() -> None:
+    from trtstudio.triton.search import best_point, pareto, why_lost
+
+    c = Constraints(latency_ms=20.0, gpu_memory_bytes=2 * 2**30, min_throughput=150.0)
+    fast_big = _entry("fast_big", [(1, 300.0, 5.0, 100, 900), (4, 900.0, 15.0, 400, 1000)], mem=3 * 2**30)
+    queued = _entry("queued", [(1, 200.0, 8.0, 300, 700), (4, 400.0, 35.0, 9000, 800)], mem=2**30)
+    slow = _entry("slow", [(1, 120.0, 12.0, 50, 8000)], mem=2**30)
+    assert best_point(fast_big, c) is None  # over the memory limit
+    assert best_point(queued, c)["concurrency"] == 1  # concurrency 4 breaks p99
+    assert best_point(slow, c) is None  # under the minimum throughput
+    assert best_point(slow, Constraints(latency_ms=20.0))["throughput"] == 120.0
+    assert why_lost(fast_big, queued, c)[0] == "memory"
+    assert why_lost(slow, queued, c)[0] == "compute"  # 8 ms compute against 50 µs queueing
+    assert why_lost(queued, fast_big, Constraints(latency_ms=20.0))[0] == "queue"  # its next step waited 9 ms
+    pts = [("a", 900.0, 15.0, 3e9), ("b", 400.0, 8.0, 1e9), ("c", 300.0, 9.0, 1e9), ("d", 300.0, 9.0, 5e8)]
+    assert pareto(pts) == ["a", "b", "d"]  # c is beaten by b (more throughput, less latency); d by none (least memory)
+
+
 def test_exhaustive_then_quick_on_a_real_server(server: LaunchedServer, tmp_path: Path) -> None:
     src = _cls()
     seen: list[str] = []

@@ -75,8 +75,9 @@ class LaunchedServer:
     process group."""
 
     def __init__(self, repository: str | os.PathLike[str] | None = None, python: str | os.PathLike[str] | None = None,
-                 ready_s: float = 120.0, log: str | os.PathLike[str] | None = None, control: str = "explicit") -> None:
-        self.dist = find_server(python)
+                 ready_s: float = 120.0, log: str | os.PathLike[str] | None = None, control: str = "explicit",
+                 dist: dict[str, str] | None = None) -> None:
+        self.dist = dist or find_server(python)
         self._work = Path(tempfile.mkdtemp(prefix="trtstudio-triton-"))
         self.repository = Path(repository) if repository else self._work / "models"
         self.repository.mkdir(parents=True, exist_ok=True)

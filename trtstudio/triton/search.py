@@ -469,10 +469,11 @@ class Search:
         req = self.request
         try:
             if req.launch:
-                from trtstudio.triton.launch import LaunchedServer
+                from trtstudio.triton.launch import LaunchedServer, find_server
 
-                self.on_status("starting tritonserver")
-                self.launched = LaunchedServer(python=req.python)
+                dist = find_server(req.python)  # a wrong --python is one line before anything starts
+                self.on_status(f"starting tritonserver ({dist['tritonserver']})")
+                self.launched = LaunchedServer(python=req.python, dist=dist)
                 self.url = self.launched.url
                 self.metrics_url = f"http://127.0.0.1:{self.launched.metrics}/metrics"
             elif req.metrics and req.metrics != "auto":
