@@ -56,8 +56,10 @@ def one(label: str, path: Path, shapes: Any, budget: float, python: str, smoke: 
     space = Space([1, 2], [4], [None, 100]) if smoke else Space([1, 2], [1, 4, 8, 16], [None, 100, 1000])
     conc = [1, 4] if smoke else [1, 2, 4, 8, 16]
     docs: dict[str, dict[str, Any]] = {}
-    with LaunchedServer(python=python) as server:
+    with LaunchedServer(python=python, log=work / f"{label}.log") as server:
         for mode in ("quick", "exhaustive"):
+            if not server.alive():
+                raise RuntimeError(f"tritonserver ended ({server.proc.returncode}): {server.log_tail(2000)}")
             req = SearchRequest(src, url=server.url, constraints=Constraints(latency_ms=budget),
                                 settings=SearchSettings(concurrency=conc, window_s=0.4, max_windows=4, mode=mode,
                                                         space=space),

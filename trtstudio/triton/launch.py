@@ -83,6 +83,7 @@ class LaunchedServer:
         self.repository.mkdir(parents=True, exist_ok=True)
         self.http, self.grpc, self.metrics = free_ports(3)
         self.url = f"127.0.0.1:{self.http}"
+        self.shm_prefix = f"trtstudio{self.http}_"  # the python backend's shared memory, removed after a kill
         self.log = Path(log) if log else self._work / "tritonserver.log"
         backends = self._work / "backends"
         shutil.copytree(os.path.join(self.dist["root"], "tritonserver", "backends"), backends)
@@ -93,7 +94,8 @@ class LaunchedServer:
         cmd = [self.dist["tritonserver"], f"--model-repository={self.repository}", f"--model-control-mode={control}",
                f"--backend-directory={backends}", "--http-address=127.0.0.1", f"--http-port={self.http}",
                "--grpc-address=127.0.0.1", f"--grpc-port={self.grpc}", "--metrics-address=127.0.0.1",
-               f"--metrics-port={self.metrics}", "--exit-on-error=true", "--log-verbose=0", "--strict-readiness=true"]
+               f"--metrics-port={self.metrics}", "--exit-on-error=true", "--log-verbose=0", "--strict-readiness=true",
+               "--exit-timeout-secs=5", f"--backend-config=python,shm-region-prefix-name={self.shm_prefix}"]
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         try:
@@ -126,16 +128,22 @@ class LaunchedServer:
         return self.proc.poll() is None
 
     def stop(self) -> None:
-        """SIGTERM the server's process group (its python-backend stubs too), SIGKILL after 15 s."""
+        """SIGTERM the server (it unloads its models and ends their python-backend stubs), then SIGKILL
+        what is left of its process group after 20 s (it waits 5 s for open connections); remove the stubs' shared memory a kill leaves."""
         if self.proc.poll() is None:
             try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(15)
+                self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait(20)
             except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(15)
-            except ProcessLookupError:
                 pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.proc.poll() is None:
+            self.proc.wait(15)
+        for leftover in Path("/dev/shm").glob(f"{self.shm_prefix}*"):
+            leftover.unlink(missing_ok=True)
         shutil.rmtree(self._work / "backends", ignore_errors=True)
 
     def cleanup(self) -> None:
