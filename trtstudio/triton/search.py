@@ -9,7 +9,8 @@ sweep (:func:`~trtstudio.triton.sweep.run_sweep`), and unloads it. One variant i
 Modes: ``exhaustive`` measures every variant of the :class:`~trtstudio.triton.variants.Space` at
 every concurrency; ``quick`` walks the space one dimension at a time (instances, max_batch_size,
 queue delay) while a step pays (Model Analyzer's quick mode), and stops a variant's sweep as soon
-as its latency percentile breaks the budget or a concurrency step adds less than 5 % throughput.
+as its latency percentile breaks the budget or two concurrency steps in a row add less than 5 %
+throughput.
 
 The answer (``trtstudio.tritonsearch/1``): the default config's figures, the best variant per
 constraint with throughput and p99 intervals and its gain over the default with an interval and
@@ -40,7 +41,8 @@ from trtstudio.triton.variants import ModelSource, Space, Variant, config_json, 
 SEARCH_SCHEMA = "trtstudio.tritonsearch/1"
 CONTROL_FLAG = "--model-control-mode=explicit"
 MIN_GAIN = 0.03  # quick mode moves only for a gain above this (noise on a busy machine)
-SATURATED = 0.05  # quick mode ends a variant's sweep when a step adds less throughput than this
+SATURATED = 0.05  # quick mode ends a variant's sweep when two steps in a row add less throughput than this
+# (one is not enough: dynamic batching can put the first extra requests into one instance's batch)
 
 
 class SearchFailed(RuntimeError):
@@ -371,10 +373,10 @@ class Search:
                 stop_variant[0] = True
                 entry["early_stop"] = (f"stopped after concurrency {step.get('concurrency')}: p{c.percentile} "
                                        f"{lat:.2f} ms > {c.latency_ms:g} ms")
-            elif tops and tp < max(tops) * (1 + SATURATED):
+            elif len(tops) >= 2 and tp < max(tops) * (1 + SATURATED) and tops[-1] < max(tops[:-1]) * (1 + SATURATED):
                 stop_variant[0] = True
-                entry["early_stop"] = (f"stopped after concurrency {step.get('concurrency')}: throughput {tp:.1f} "
-                                       f"infer/s, less than {SATURATED:.0%} above the best step before")
+                entry["early_stop"] = (f"stopped after concurrency {step.get('concurrency')}: two steps in a row "
+                                       f"added less than {SATURATED:.0%} throughput")
             tops.append(tp)
 
         self.on_status(f"sweeping {variant.describe()}")
