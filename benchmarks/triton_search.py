@@ -5,8 +5,8 @@
 For each third-party ONNX model (PaddleOCR's direction classifier from rapidocr_onnxruntime, onnx's
 light SqueezeNet), served by python-backend models running ONNX Runtime on a tritonserver that
 trtstudio launches (nvidia-pytriton's, in the tests' venv unless --python), it runs the quick search
-and the exhaustive search under the same p99 budget and space, one after the other on the same
-server, each with ``--out`` (the winner written, loaded once more on a fresh server by name and
+and the exhaustive search under the same p99 budget and space, one after the other, each as
+``--launch --out`` runs it (its own server; the search's time includes starting it) (the winner written, loaded once more on a fresh server by name and
 re-measured). Prints one JSON document:
 
 - ``pick_ratio``: the exhaustive search's own throughput of the variant quick mode picked, over the
@@ -56,17 +56,12 @@ def one(label: str, path: Path, shapes: Any, budget: float, python: str, smoke: 
     space = Space([1, 2], [4], [None, 100]) if smoke else Space([1, 2], [1, 4, 8, 16], [None, 100, 1000])
     conc = [1, 4] if smoke else [1, 2, 4, 8, 16]
     docs: dict[str, dict[str, Any]] = {}
-    with LaunchedServer(python=python, log=work / f"{label}.log") as server:
-        for mode in ("quick", "exhaustive"):
-            if not server.alive():
-                raise RuntimeError(f"tritonserver ended ({server.proc.returncode}): {server.log_tail(2000)}")
-            req = SearchRequest(src, url=server.url, constraints=Constraints(latency_ms=budget),
-                                settings=SearchSettings(concurrency=conc, window_s=0.4, max_windows=4, mode=mode,
-                                                        space=space),
-                                out=str(work / f"{label}-{mode}"), python=python)
-            # a search on a given server confirms on that server; the benchmark also loads each written
-            # entry on a fresh server by name below, so Triton parses every config.pbtxt written
-            docs[mode] = Search(req).run()
+    for mode in ("quick", "exhaustive"):  # each as the user runs it: --launch, its own server, --out
+        req = SearchRequest(src, launch=True, constraints=Constraints(latency_ms=budget),
+                            settings=SearchSettings(concurrency=conc, window_s=0.4, max_windows=4, mode=mode,
+                                                    space=space),
+                            out=str(work / f"{label}-{mode}"), python=python)
+        docs[mode] = Search(req).run()
     q, e = docs["quick"], docs["exhaustive"]
     loaded, rejected_entries = 0, []
     for mode, d in docs.items():

@@ -65,3 +65,11 @@ def test_window_searches_draws_the_front_and_saves_the_winner(qtbot: Any, tmp_pa
     assert path and Variant.of_config(parse_pbtxt(Path(path).read_text())) == Variant.from_json(
         next(x for x in doc["variants"] if x["key"] == doc["winner"])["variant"])
     assert (Path(path).parent / "1" / "model.onnx").read_bytes() == CLS.read_bytes()
+    # the search saved as a session, opened in a fresh dialog, draws the same variants
+    assert dlg.export_report(str(tmp_path / "s.json"))
+    again = TritonSearchDialog()
+    qtbot.addWidget(again)
+    assert again.open_search(str(tmp_path / "s.json"))
+    assert len(again.scatter.getData()[0]) == doc["measured"] and again.headline_label.text() == doc["headline"]
+    assert not again.save_button.isEnabled()  # the model's files are not in a session
+    assert not again.open_search(str(CLS)) and str(CLS) in again.status_label.text()  # not a search: one line

@@ -124,6 +124,13 @@ class LaunchedServer:
         except OSError:
             return ""
 
+    def unloaded(self, model: str) -> bool:
+        """Whether the server's log says ``model`` finished unloading (its stubs ended)."""
+        try:
+            return f"successfully unloaded '{model}'" in self.log.read_text(errors="replace")
+        except OSError:
+            return True
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 

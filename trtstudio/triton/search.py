@@ -198,6 +198,7 @@ class Loader:
         self.client = http.InferenceServerClient(url, connection_timeout=timeout_s, network_timeout=timeout_s,
                                                  **self.connection.client_kwargs("http"))
         self.loaded: list[str] = []
+        self.unloaded: Callable[[str], bool] | None = None
         self.token = secrets.token_hex(2)
         self._served = self._served_names()
 
@@ -244,11 +245,20 @@ class Loader:
                 raise SearchFailed(f"load {name}: {text}") from None
             raise RuntimeError(text) from None
 
-    def unload(self, name: str) -> None:
+    def unload(self, name: str, wait_s: float = 10.0) -> None:
+        """Unload ``name`` and wait (up to ``wait_s``) until it is gone: Triton unloads in the background
+        (a python-backend model's stubs take seconds to end after it stops being ready), and the next
+        variant is measured alone. ``self.unloaded(name)``, where set, says when it is gone (a
+        launched server's log); else readiness does."""
         if name in self.loaded:
             self.loaded.remove(name)
+        headers = self.connection.headers_or_none()
         try:
-            self.client.unload_model(name, headers=self.connection.headers_or_none())
+            self.client.unload_model(name, headers=headers)
+            deadline = time.monotonic() + wait_s
+            while time.monotonic() < deadline and (self.client.is_model_ready(name, headers=headers)
+                                                   or (self.unloaded is not None and not self.unloaded(name))):
+                time.sleep(0.05)
         except Exception:  # noqa: BLE001 - a server gone away has nothing loaded
             pass
 
@@ -505,6 +515,8 @@ class Search:
         with TritonTarget(self.url, "http", req.settings.timeout_s, req.connection) as target:
             self.server = target.server_info() | {"launched": req.launch}
         self.loader = Loader(self.url, req.source, req.connection, req.settings.max_loaded)
+        if self.launched is not None:
+            self.loader.unloaded = self.launched.unloaded
         default = Variant.of_config(req.source.config)
         if req.settings.kind and req.settings.kind != default.kind:
             self.notes.append(f"variants run as {req.settings.kind}; the default config as {default.kind or 'Triton chooses'}")

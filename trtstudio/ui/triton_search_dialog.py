@@ -7,7 +7,7 @@ triton-search``), run in a worker; after each variant the worker sends the searc
 far (front, winner and why-lost computed there), and the dialog only draws it: a throughput vs p99
 scatter filling as variants are measured, the Pareto front joined and the winner marked, the table
 of variants. A click on a point or a row shows that variant's sweep. Save config... writes the
-winner's model-repository entry. ``sig_finished(dict)`` carries the ``trtstudio.tritonsearch/1``
+winner's model-repository entry; Open search... shows a saved search session. ``sig_finished(dict)`` carries the ``trtstudio.tritonsearch/1``
 document.
 """
 
@@ -81,11 +81,15 @@ class TritonSearchDialog(WorkerDialog):
         self.save_button.clicked.connect(self._on_save_clicked)
         self.export_button = QPushButton("Export report…")
         self.export_button.clicked.connect(self._on_export_clicked)
+        self.open_button = QPushButton("Open search…")
+        self.open_button.setToolTip("Show a saved search (trtstudio triton-search --session, or Export report as .json)")
+        self.open_button.clicked.connect(self._on_open_clicked)
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
         self.phase_label = QLabel("")
         buttons = QHBoxLayout()
-        for w in (self.start_button, self.cancel_button, self.save_button, self.export_button, self.progress,
+        for w in (self.start_button, self.cancel_button, self.save_button, self.export_button, self.open_button,
+                  self.progress,
                   self.phase_label):
             buttons.addWidget(w)
         lay.addLayout(buttons)
@@ -230,6 +234,7 @@ class TritonSearchDialog(WorkerDialog):
 
     def _set_running(self, running: bool) -> None:
         self.start_button.setEnabled(not running)
+        self.open_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
         self.progress.setVisible(running)
         done = bool(self.document and self.document.get("variants"))
@@ -358,6 +363,32 @@ class TritonSearchDialog(WorkerDialog):
             return ""
         self._show_status(f"wrote {written}")
         return written
+
+    def open_search(self, path: str) -> bool:
+        """Show a saved search (its scatter, front and variants); Save config needs the model's files,
+        so it stays off until a search runs here. False and a status line for a file that is not one."""
+        from trtstudio.errors import InputError
+        from trtstudio.report.triton_search import load_search
+
+        try:
+            doc = load_search(path)
+        except InputError as exc:
+            self._show_status(exc.one_line(), error=True)
+            return False
+        self.document, self.source, self.selected = doc, None, None
+        self._draw(doc)
+        self._set_running(False)
+        self.save_button.setEnabled(False)
+        self._show_status(f"{path}: {doc.get('mode')} search of {(doc.get('model') or {}).get('name')}, "
+                          f"{doc.get('measured')} variant(s)")
+        return True
+
+    def _on_open_clicked(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getOpenFileName(self, "Open a Triton config search", "", "Search session (*.json)")
+        if path:
+            self.open_search(path)
 
     def _on_save_clicked(self) -> None:
         from PySide6.QtWidgets import QFileDialog
