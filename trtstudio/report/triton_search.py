@@ -120,7 +120,10 @@ def front_svg(doc: dict[str, Any], width: int = 640, height: int = 360) -> str:
                      f'<title>{esc(p["key"])}: {p["throughput"]:.1f} infer/s, {p["latency"]:.2f} ms</title></circle>')
         if p["winner"] or p["default"] or p["front"]:
             label = p["key"] + (" (winner)" if p["winner"] else " (default)" if p["default"] else "")
-            parts.append(f'<text x="{x + 7:.1f}" y="{y - 6:.1f}" fill="#333">{esc(label)}</text>')
+            right = x > width / 2  # labels on the right half end at their point, inside the chart
+            anchor = ' text-anchor="end"' if right else ""
+            parts.append(f'<text x="{x - 7 if right else x + 7:.1f}" y="{y - 6:.1f}" fill="#333"{anchor}>'
+                         f'{esc(label)}</text>')
     parts.append(f'<text x="{width - pad - 4}" y="{height - pad - 8}" text-anchor="end" fill="#555">'
                  'green: winner, orange: Pareto front, blue: within constraints, grey: not</text></svg>')
     return "".join(parts)
