@@ -20,7 +20,7 @@ from trtstudio._version import __version__
 
 # Order is the order shown in --help.
 COMMANDS = ("demo", "gui", "inspect", "layers", "check", "build", "profile", "report", "compare", "diff", "explain", "memory",
-            "build-log", "precision", "scenario", "triton", "triton-config", "remote", "runtimes", "upgrade-check", "environment")
+            "build-log", "precision", "scenario", "triton", "triton-config", "triton-search", "remote", "runtimes", "upgrade-check", "environment")
 
 # Arguments that name input files, checked (stat only: pipes, devices, unreadable files refused)
 # before a command runs. A command module may declare its own ``INPUTS``; "name/" accepts a folder.

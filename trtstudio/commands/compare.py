@@ -89,6 +89,12 @@ def run(args: argparse.Namespace) -> int:
 
     if len(args.inputs) < 2:
         raise InputError(None, "compare needs at least two inputs (sessions, report JSON or engine files)")
+    from trtstudio.report.triton_search import is_search_file
+
+    if any(os.path.isfile(p) and is_search_file(p) for p in args.inputs):  # Triton config searches
+        from trtstudio.commands.triton_search import run_compare
+
+        return run_compare(args)
     if any(os.path.isfile(p) and classify(p) == TRITON for p in args.inputs):
         return _run_triton(args)
     if args.output:

@@ -66,6 +66,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("&Profile", "&Target (this machine or an SSH host)...", None, "tools.choose_target"),
     ActionSpec("&Profile", "S&cenario (several models)...", None, "tools.open_scenario_dialog"),
     ActionSpec("&Profile", "&Triton Inference Server...", None, "tools.open_triton_dialog"),
+    ActionSpec("&Profile", "Triton config searc&h...", None, "tools.open_triton_search_dialog"),
     ActionSpec("&Help", "&Keyboard shortcuts", "Ctrl+/", "@shortcuts", "shortcuts"),
     ActionSpec("&Help", "Check &environment...", None, "tools.check_environment"),
     ActionSpec("&Help", "&About", None, "tools.about"),

@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self.scenario_dialog: Any = None
         self.upgrade_dialog: Any = None
         self.triton_dialog: Any = None
+        self.triton_search_dialog: Any = None
         self._boxes: list[QMessageBox] = []
         self._loading = 0
         self._docks_sized = False
@@ -427,7 +428,7 @@ class MainWindow(QMainWindow):
         if self.profile_panel is not None:
             self.profile_panel.shutdown()
         for dlg in (self.build_dialog, self.precision_dialog, self.scenario_dialog, self.triton_dialog,
-                    self.upgrade_dialog):
+                    self.upgrade_dialog, self.triton_search_dialog):
             if dlg is not None:
                 try:
                     dlg.close()

@@ -142,6 +142,15 @@ class WindowTools(QObject):
         self.w.triton_dialog = TritonDialog(self.w, model=name)
         self.w.triton_dialog.show()
 
+    def open_triton_search_dialog(self) -> None:
+        """Profile > Triton config search: which config meets a latency target at the highest throughput
+        (the open ONNX model prefilled)."""
+        from trtstudio.ui.triton_search_dialog import TritonSearchDialog
+
+        path = str(self.w.model.path) if self.w.model is not None and str(self.w.model.path).endswith(".onnx") else ""
+        self.w.triton_search_dialog = TritonSearchDialog(self.w, model=path)
+        self.w.triton_search_dialog.show()
+
     def start_profile(self) -> None:
         if self.w.profile_panel is not None:
             self.w.profile_dock.show()

@@ -1,0 +1,273 @@
+"""Model configurations to search (Qt-free): the model's files, its default config and its variants.
+
+A :class:`ModelSource` is what the search loads: a model-repository entry (``config.pbtxt`` and its
+version folders) or an ONNX file served by a python-backend model running ONNX Runtime
+(``launch.MODEL_PY``). Configs are Triton's ``ModelConfig`` as JSON (the form the repository API's
+load takes as a config override), parsed from and written to ``config.pbtxt`` through the protobuf
+text format of tritonclient's ``model_config_pb2``, so what is written is what Triton parses.
+
+A :class:`Variant` changes the default config in instance count (and kind), max_batch_size and
+dynamic batching (on/off, max queue delay, preferred sizes). Preferred batch sizes are never above
+max_batch_size (Model Analyzer's generated configs failed to load on exactly that, model_analyzer#957).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trtstudio.errors import InputError
+
+ONNX_TYPES = {1: "TYPE_FP32", 2: "TYPE_UINT8", 3: "TYPE_INT8", 4: "TYPE_UINT16", 5: "TYPE_INT16", 6: "TYPE_INT32",
+              7: "TYPE_INT64", 9: "TYPE_BOOL", 10: "TYPE_FP16", 11: "TYPE_FP64", 12: "TYPE_UINT32", 13: "TYPE_UINT64"}
+
+
+def _pb() -> tuple[Any, Any, Any]:
+    try:
+        from google.protobuf import json_format, text_format
+        from tritonclient.grpc import model_config_pb2
+    except ImportError as exc:
+        from trtstudio.errors import BackendError
+
+        raise BackendError(f"tritonclient[grpc] is not installed ({exc}); pip install 'trtstudio[triton]'") from None
+    return model_config_pb2, json_format, text_format
+
+
+def parse_pbtxt(text: str, source: str | os.PathLike[str] = "config.pbtxt") -> dict[str, Any]:
+    """``config.pbtxt`` text -> Triton's ModelConfig as JSON (int64 fields as strings, as protobuf writes them)."""
+    mc, json_format, text_format = _pb()
+    try:
+        msg = text_format.Parse(text, mc.ModelConfig())
+    except text_format.ParseError as exc:
+        raise InputError(source, f"not a Triton model config: {exc}") from None
+    out: dict[str, Any] = json_format.MessageToDict(msg, preserving_proto_field_name=True)
+    return out
+
+
+def to_pbtxt(config: dict[str, Any]) -> str:
+    """ModelConfig JSON -> ``config.pbtxt`` text (ValueError for a field Triton's proto does not have)."""
+    mc, json_format, text_format = _pb()
+    try:
+        msg = json_format.ParseDict(config, mc.ModelConfig())
+    except json_format.ParseError as exc:
+        raise ValueError(str(exc)) from None
+    text: str = text_format.MessageToString(msg)
+    return text
+
+
+@dataclass
+class ModelSource:
+    """A model the search can load under any name: its files (relative path -> bytes, as the load
+    API's ``file:`` overrides take them) and its default config (JSON)."""
+
+    name: str
+    files: dict[str, bytes]
+    config: dict[str, Any]
+    origin: str
+    kind: str = "entry"  # or "onnx" (served by a python-backend model running ONNX Runtime)
+
+    @classmethod
+    def from_entry(cls, folder: str | os.PathLike[str]) -> ModelSource:
+        """A model-repository entry: ``folder/config.pbtxt`` and its version folders."""
+        root = Path(folder)
+        cfg_path = root / "config.pbtxt"
+        if not root.is_dir() or not cfg_path.is_file():
+            raise InputError(folder, "not a model-repository entry (a folder with config.pbtxt and version folders)")
+        config = parse_pbtxt(cfg_path.read_text(), cfg_path)
+        files = {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+                 if p.is_file() and p.name != "config.pbtxt" and p.relative_to(root).parts[0].isdigit()
+                 and "__pycache__" not in p.parts}
+        if not files:
+            raise InputError(folder, "has no version folder with files (e.g. 1/model.onnx)")
+        config["name"] = root.name
+        return cls(root.name, files, config, str(root), "entry")
+
+    @classmethod
+    def from_onnx(cls, path: str | os.PathLike[str], shapes: dict[str, tuple[int, ...]] | None = None) -> ModelSource:
+        """An ONNX file as a python-backend model running ONNX Runtime (``launch.MODEL_PY``): batched
+        (max_batch_size 8, dynamic batching with a 100 µs queue delay, one CPU instance, as
+        ``trtstudio triton-config`` writes) when every input's and output's first dim is dynamic
+        or 1. ``shapes`` (full shapes, batch first) fix the other dynamic dims."""
+        from trtstudio.backends.model_io import read_onnx
+        from trtstudio.triton.launch import MODEL_PY
+
+        model = read_onnx(path)
+        shapes = shapes or {}
+        tensors = [("input", t) for t in model.inputs] + [("output", t) for t in model.outputs]
+        batched = all(t.fixed_dims(-1)[:1] in ([-1], [1]) for _, t in tensors)
+        config: dict[str, Any] = {"name": Path(path).stem, "backend": "python", "max_batch_size": 8 if batched else 0,
+                                  "input": [], "output": []}
+        for key, t in tensors:
+            if t.elem_type not in ONNX_TYPES:
+                raise InputError(path, f"{key} {t.name!r}: element type {t.elem_type} has no Triton data type")
+            dims = list(t.fixed_dims(-1))
+            if t.name in shapes:
+                given = list(shapes[t.name])
+                if len(given) != len(dims) or any(d >= 0 and d != g for d, g in zip(dims, given, strict=True)):
+                    raise InputError("--shapes", f"input {t.name!r} takes shape {dims}, got {given}")
+                dims = given
+            dims = dims[1:] if batched else dims
+            if key == "input" and any(d < 0 for d in dims):
+                raise InputError("--shapes", f"input {t.name!r} has dynamic dims {t.fixed_dims(-1)}; give --shapes "
+                                             f"{t.name}:1x... to serve it with fixed dims")
+            config[key].append({"name": t.name, "data_type": ONNX_TYPES[t.elem_type], "dims": dims or [1]})
+        config["instance_group"] = [{"count": 1, "kind": "KIND_CPU"}]
+        config["parameters"] = {"intra_op_threads": {"string_value": "1"}}
+        if batched:
+            config["dynamic_batching"] = {"max_queue_delay_microseconds": 100}
+        files = {"1/model.onnx": Path(path).read_bytes(), "1/model.py": MODEL_PY.encode()}
+        return cls(Path(path).stem, files, config, str(path), "onnx")
+
+    def write_entry(self, folder: str | os.PathLike[str], config: dict[str, Any]) -> Path:
+        """Write a model-repository entry (``folder/config.pbtxt`` + the files) for ``config``."""
+        out = Path(folder)
+        text = to_pbtxt(config | {"name": out.name})
+        for rel, data in self.files.items():
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_bytes(data)
+        tmp = out / "config.pbtxt.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, out / "config.pbtxt")
+        return out / "config.pbtxt"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One configuration: instances (count and kind), max_batch_size, dynamic batching.
+
+    ``queue_delay_us`` None: dynamic batching off. ``preferred``: preferred batch sizes (each
+    <= max_batch_size; empty lets Triton batch up to max_batch_size)."""
+
+    instances: int
+    max_batch_size: int
+    queue_delay_us: int | None
+    preferred: tuple[int, ...] = ()
+    kind: str = ""  # "KIND_CPU", "KIND_GPU"; "" keeps the default config's
+
+    def __post_init__(self) -> None:
+        if self.instances < 1 or self.max_batch_size < 0:
+            raise ValueError(f"invalid variant {self}")
+        if self.queue_delay_us is not None and self.max_batch_size == 0:
+            raise ValueError("dynamic batching needs max_batch_size > 0")
+        if any(p < 1 or p > self.max_batch_size for p in self.preferred):
+            raise ValueError(f"preferred batch sizes {list(self.preferred)} must be within 1..{self.max_batch_size}")
+
+    @property
+    def key(self) -> str:
+        """Short, name-safe label: ``i2_b8_q100`` (``qoff``: no dynamic batching; ``p4-8``: preferred sizes)."""
+        q = "off" if self.queue_delay_us is None else str(self.queue_delay_us)
+        pref = f"_p{'-'.join(str(p) for p in self.preferred)}" if self.preferred else ""
+        kind = {"KIND_GPU": "_gpu", "KIND_CPU": "_cpu"}.get(self.kind, "")
+        return f"i{self.instances}_b{self.max_batch_size}_q{q}{pref}{kind}"
+
+    def describe(self) -> str:
+        batching = ("no dynamic batching" if self.queue_delay_us is None else
+                    f"dynamic batching {self.queue_delay_us} µs" + (f" preferred {list(self.preferred)}" if self.preferred else ""))
+        kind = f" {self.kind.replace('KIND_', '')}" if self.kind else ""
+        return f"{self.instances}{kind} instance(s), max_batch_size {self.max_batch_size}, {batching}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self) | {"preferred": list(self.preferred), "key": self.key}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Variant:
+        return cls(int(d["instances"]), int(d["max_batch_size"]), None if d.get("queue_delay_us") is None
+                   else int(d["queue_delay_us"]), tuple(int(p) for p in d.get("preferred") or ()), str(d.get("kind") or ""))
+
+    @classmethod
+    def of_config(cls, config: dict[str, Any]) -> Variant:
+        """The variant a config is (its first instance group; preferred sizes above max_batch_size dropped)."""
+        groups = config.get("instance_group") or [{}]
+        mbs = int(config.get("max_batch_size") or 0)
+        db = config.get("dynamic_batching")
+        delay = None if db is None or mbs == 0 else int(db.get("max_queue_delay_microseconds") or 0)
+        pref = tuple(int(p) for p in (db or {}).get("preferred_batch_size") or () if 0 < int(p) <= mbs) if delay is not None else ()
+        return cls(int(groups[0].get("count") or 1), mbs, delay, pref, str(groups[0].get("kind") or ""))
+
+    def apply(self, base: dict[str, Any], name: str) -> dict[str, Any]:
+        """``base`` (ModelConfig JSON) with this variant's instances, batching and ``name``."""
+        cfg = copy.deepcopy(base)
+        cfg["name"] = name
+        cfg["max_batch_size"] = self.max_batch_size
+        group = dict((cfg.get("instance_group") or [{}])[0])
+        group["count"] = self.instances
+        if self.kind:
+            group["kind"] = self.kind
+        cfg["instance_group"] = [group]
+        cfg.pop("dynamic_batching", None)
+        if self.queue_delay_us is not None:
+            db: dict[str, Any] = {"max_queue_delay_microseconds": self.queue_delay_us}
+            if self.preferred:
+                db["preferred_batch_size"] = list(self.preferred)
+            cfg["dynamic_batching"] = db
+        return cfg
+
+
+@dataclass
+class Space:
+    """The values each dimension may take, in the order quick mode walks them."""
+
+    instances: list[int] = field(default_factory=lambda: [1, 2, 4])
+    max_batch_sizes: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16])
+    queue_delays_us: list[int | None] = field(default_factory=lambda: [None, 0, 100, 1000])
+    preferred: bool = False  # also try preferred sizes = [max_batch_size]
+
+    def for_model(self, default: Variant) -> Space:
+        """This space within what the model allows: no batching dims for a model that cannot batch."""
+        if default.max_batch_size == 0:
+            return Space(sorted(set(self.instances)), [0], [None], False)
+        return self
+
+    def variant(self, i: int, b: int, q: int, kind: str = "") -> Variant | None:
+        """The variant at these indexes (None where it is not valid: batching without a batch dim)."""
+        mbs, delay = self.max_batch_sizes[b], self.queue_delays_us[q]
+        if delay is not None and mbs == 0:
+            return None
+        return Variant(self.instances[i], mbs, delay, (), kind)
+
+    def grid(self, kind: str = "") -> list[Variant]:
+        """Every valid variant (exhaustive mode), preferred-size variants included when asked."""
+        out: list[Variant] = []
+        for i, b, q in itertools.product(range(len(self.instances)), range(len(self.max_batch_sizes)),
+                                         range(len(self.queue_delays_us))):
+            v = self.variant(i, b, q, kind)
+            if v is None:
+                continue
+            out.append(v)
+            if self.preferred and v.queue_delay_us is not None and v.max_batch_size > 1:
+                out.append(Variant(v.instances, v.max_batch_size, v.queue_delay_us, (v.max_batch_size,), kind))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_list(text: str, what: str, allow_off: bool = False) -> list[Any]:
+    """``"1,2,4"`` -> ``[1, 2, 4]``; with ``allow_off``, ``off`` stands for None. InputError naming ``what``."""
+    out: list[Any] = []
+    for item in text.replace(" ", "").split(","):
+        if not item:
+            continue
+        if allow_off and item.lower() == "off":
+            out.append(None)
+            continue
+        try:
+            v = int(item)
+        except ValueError:
+            raise InputError(what, f"{item!r} is not a whole number" + (" or off" if allow_off else "")) from None
+        if v < 0 or (v == 0 and what == "--instances"):
+            raise InputError(what, f"{v} is out of range")
+        out.append(v)
+    if not out:
+        raise InputError(what, "give a comma-separated list")
+    return list(dict.fromkeys(out))
+
+
+def config_json(config: dict[str, Any]) -> str:
+    """The config override the repository API's load takes (JSON text)."""
+    return json.dumps(config)
