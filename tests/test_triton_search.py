@@ -180,7 +180,7 @@ def test_exhaustive_then_quick_on_a_real_server(server: LaunchedServer, tmp_path
     assert q["measured"] <= ex["measured"]
     assert _ours_loaded(server) == []
     # sessions, reports, compare
-    from trtstudio.report.triton_search import front_svg, load_search, write_search, write_search_report
+    from trtstudio.triton.search_report import front_svg, load_search, write_search, write_search_report
 
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     write_search(ex, a)

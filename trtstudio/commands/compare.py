@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
     if len(args.inputs) < 2:
         raise InputError(None, "compare needs at least two inputs (sessions, report JSON or engine files)")
-    from trtstudio.report.triton_search import is_search_file
+    from trtstudio.triton.search_report import is_search_file
 
     if any(os.path.isfile(p) and is_search_file(p) for p in args.inputs):  # Triton config searches
         from trtstudio.commands.triton_search import run_compare

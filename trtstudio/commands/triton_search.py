@@ -112,8 +112,8 @@ def run(args: argparse.Namespace) -> int:
 
     from trtstudio.commands._emit import emit
     from trtstudio.errors import InputError
-    from trtstudio.report.triton_search import REPORT_EXTENSIONS, write_search, write_search_report
     from trtstudio.triton.search import Search, render_text
+    from trtstudio.triton.search_report import REPORT_EXTENSIONS, write_search, write_search_report
 
     if args.report and not str(args.report).lower().endswith(REPORT_EXTENSIONS):
         raise InputError(args.report, f"no search report format for this extension (use {', '.join(REPORT_EXTENSIONS)})")
@@ -146,7 +146,7 @@ def run_compare(args: argparse.Namespace) -> int:
     from trtstudio.commands._args import labels
     from trtstudio.commands._emit import emit
     from trtstudio.errors import InputError
-    from trtstudio.report.triton_search import (
+    from trtstudio.triton.search_report import (
         compare_searches,
         comparison_text,
         is_search_file,

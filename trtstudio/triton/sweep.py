@@ -141,7 +141,7 @@ def step_figures(step: dict[str, Any]) -> dict[str, Any]:
 
 def latency_figures(lat_s: np.ndarray) -> dict[str, float]:
     """p50/p90/p95/p99/mean/min/max of latencies given in seconds, in ms, from the one statistics
-    summary (``profiling.stats.latency_stats``; p50 is its median under perf_analyzer's name); NaN
+    summary (``measure.stats.latency_stats``; p50 is its median under perf_analyzer's name); NaN
     each where none (no request answered), which the document writes as null (:func:`absent_as_null`)."""
     from trtstudio.measure.stats import latency_stats, stat
 

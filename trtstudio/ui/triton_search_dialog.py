@@ -351,8 +351,8 @@ class TritonSearchDialog(WorkerDialog):
         return path
 
     def export_report(self, path: str) -> str:
-        from trtstudio.report.triton_search import write_search_report
         from trtstudio.tasks import error_text
+        from trtstudio.triton.search_report import write_search_report
 
         if not self.document:
             return ""
@@ -368,7 +368,7 @@ class TritonSearchDialog(WorkerDialog):
         """Show a saved search (its scatter, front and variants); Save config needs the model's files,
         so it stays off until a search runs here. False and a status line for a file that is not one."""
         from trtstudio.errors import InputError
-        from trtstudio.report.triton_search import load_search
+        from trtstudio.triton.search_report import load_search
 
         try:
             doc = load_search(path)
