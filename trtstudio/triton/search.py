@@ -445,7 +445,8 @@ class Search:
     # the walk
     def quick(self, default: Variant, space: Space) -> None:
         """Coordinate search: from the default's place, walk each dimension up (then down) while a
-        step gains more than ``MIN_GAIN``; repeat the dimensions until none moves."""
+        step gains more than ``MIN_GAIN``; where no single step pays, try one more instance together
+        with each batching step (the dimensions interact); repeat until nothing moves."""
         c, kind = self.request.constraints, self.request.settings.kind or default.kind
         dims: list[list[Any]] = [space.instances, space.max_batch_sizes, space.queue_delays_us]
         here = [_nearest(dims[0], default.instances), _nearest(dims[1], default.max_batch_size),
@@ -472,6 +473,23 @@ class Search:
                             break
                     if walked:
                         break  # this dimension paid going this way: do not walk back
+            if not moved and not self.should_stop():
+                # a local optimum of single moves: instances interact with batching (with dynamic batching
+                # on, the extra requests join one instance's batch, so a second instance pays only with
+                # batching changed too), so try the instance step together with each batching step
+                for d in (1, 2):
+                    for direction in (+1, -1):
+                        nxt = list(here)
+                        nxt[0] += 1
+                        nxt[d] += direction
+                        if not (nxt[0] < len(dims[0]) and 0 <= nxt[d] < len(dims[d])):
+                            continue
+                        v = space.variant(nxt[0], nxt[1], nxt[2], kind)
+                        if v is None or self.should_stop():
+                            continue
+                        entry = self.measure(v)
+                        if score(entry, c) > score(best, c) * (1 + MIN_GAIN):
+                            here, best, moved = nxt, entry, True
             if not moved or self.should_stop():
                 break
 
