@@ -44,8 +44,10 @@ from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QLabel,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -437,7 +439,17 @@ class CompareDock(QWidget):
         bar.addWidget(QLabel("Show:"))
         bar.addWidget(self.filter)
         bar.addWidget(self.count_label, 1)
-        lay = QVBoxLayout(self)
+        # the content scrolls in a short dock instead of being squeezed (the warning line drawn over
+        # the story)
+        body = QWidget()
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        lay = QVBoxLayout(body)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.warning)
         lay.addWidget(self.story)
