@@ -36,6 +36,7 @@ def test_recorder_estimates_what_is_left_of_the_open_phase() -> None:
                                                             ("builder (other)", 0.5)]
 
 
+@pytest.mark.gui
 @pytest.mark.rtx
 @pytest.mark.skipif(not HAS_RTX or not MODEL.is_file(), reason="tensorrt_rtx or the onnx light zoo is missing")
 def test_dialog_phase_bar_live_then_final(qtbot, tmp_path: Path) -> None:
@@ -64,6 +65,7 @@ def test_dialog_phase_bar_live_then_final(qtbot, tmp_path: Path) -> None:
     assert dlg.grab().save("/tmp/build_phase_bar.png")
 
 
+@pytest.mark.gui
 @pytest.mark.rtx
 @pytest.mark.skipif(not HAS_RTX or not MODEL.is_file(), reason="tensorrt_rtx or the onnx light zoo is missing")
 def test_dialog_cancel_mid_phase_keeps_partial_timeline(qtbot, tmp_path: Path) -> None:
