@@ -349,6 +349,22 @@ class GroupsFilter(QSortFilterProxyModel):
         return str(a) < str(b)
 
 
+def scrolling_body(owner: QWidget, margin: int) -> QVBoxLayout:
+    """The layout of ``owner``'s content, inside a frameless scroll area that fills ``owner``: in a
+    short dock the content scrolls instead of being squeezed (a warning line drawn over the story)."""
+    body = QWidget()
+    scroll = QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setWidget(body)
+    outer = QVBoxLayout(owner)
+    outer.setContentsMargins(0, 0, 0, 0)
+    outer.addWidget(scroll)
+    lay = QVBoxLayout(body)
+    lay.setContentsMargins(margin, margin, margin, margin)
+    return lay
+
+
 class WarningLine(QLabel):
     """A visible line above a story: why the two sides may not belong together (``diff.mismatch``
     sentences: different models, GPUs, TensorRT, too few layers aligned); hidden when there are none."""
@@ -439,18 +455,7 @@ class CompareDock(QWidget):
         bar.addWidget(QLabel("Show:"))
         bar.addWidget(self.filter)
         bar.addWidget(self.count_label, 1)
-        # the content scrolls in a short dock instead of being squeezed (the warning line drawn over
-        # the story)
-        body = QWidget()
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(body)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
-        lay = QVBoxLayout(body)
-        lay.setContentsMargins(2, 2, 2, 2)
+        lay = scrolling_body(self, 2)
         lay.addWidget(self.warning)
         lay.addWidget(self.story)
         lay.addLayout(bar)

@@ -21,16 +21,13 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -98,19 +95,10 @@ class ExplainView(QWidget):
         bottom = QHBoxLayout()
         bottom.addWidget(self.suggestion, 1)
         bottom.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
-        # the panel's content scrolls in a short dock instead of being squeezed (the warning line
-        # drawn over the sentence)
-        body = QWidget()
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(body)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
+        from trtstudio.ui.compare_dock import scrolling_body
+
         self.table.setMinimumHeight(120)
-        lay = QVBoxLayout(body)
-        lay.setContentsMargins(4, 4, 4, 4)
+        lay = scrolling_body(self, 4)
         lay.addWidget(self.warning)
         lay.addWidget(self.sentence)
         lay.addLayout(top)
