@@ -1,13 +1,21 @@
-"""``trtstudio diff`` of two 50,000-layer engines (budget: 2 s on the 2-core machine), JSON lines.
+"""``trtstudio diff A B --json`` of two 50,000-layer engines (budget: 2 s as users run it: a whole
+process on the 2-core machine), JSON lines.
 
-The base is ``benchmarks/engine.py``'s synthetic engine; the other is the same engine rebuilt the
-way a second build differs: every 3rd block's first convolution in another precision, every 5th
-block's reformat gone, and in every 10th block the names changed (a re-export: the structure pass
-must align those), with a per-inference timing file on each side. Prints, per repeat, the time of
-the whole command in this process (read both sides, align, verdict, JSON), of the reads alone and
-of the diff alone, and the share of convolutions aligned.
+The base is ``benchmarks/engine.py``'s synthetic engine. Two "other" sides (``--pair``):
 
-    python benchmarks/diff.py --layers 50000 --repeat 3
+- ``renamed``: the same engine rebuilt the way a second build differs: every 3rd block's first
+  convolution in another precision, every 5th block's reformat gone, and in every 10th block the
+  names changed (a re-export: the structure pass must align those);
+- ``precision``: every third layer's precision changed (its tensors' formats and its tactic), names
+  kept (issue 53's measurement),
+
+each with a per-inference timing file on each side. Prints, per pair and repeat, the whole process
+(``python -m trtstudio diff A B --json``: wall time from spawn to exit and its peak RSS, the
+figure the budget judges) beside the same command in this process (read both sides, align,
+verdict, JSON) and its parts: the reads alone and the diff alone, and the share of convolutions
+aligned. ``--keep DIR`` leaves the pairs there (for farm-bench or a profiler).
+
+    python benchmarks/diff.py --layers 50000 --repeat 3 [--pair renamed,precision] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -16,6 +24,8 @@ import argparse
 import copy
 import io
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine import make_engine  # noqa: E402
 
 
-def _other(doc: dict[str, Any]) -> dict[str, Any]:
+def _renamed(doc: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(doc)
     layers = []
     for i, lay in enumerate(out["Layers"]):
@@ -38,14 +48,31 @@ def _other(doc: dict[str, Any]) -> dict[str, Any]:
             continue
         if i % 6 == 0 and block % 3 == 0:
             for t in lay["Inputs"] + lay["Outputs"]:
-                t["Format/Datatype"] = "Thirty-two wide channel vectorized row major Int8 format"
-            lay["TacticName"] = "sm86_xmma_fprop_implicit_gemm_interleaved_i8i8"
+                t["Format/Datatype"] = INT8
+            lay["TacticName"] = INT8_TACTIC
         if block % 10 == 0:
             lay["Name"] = lay["Name"].replace("/blk", "/export2_blk")
             lay["Metadata"] = lay.get("Metadata", "").replace("/blk", "/export2_blk")
         layers.append(lay)
     out["Layers"] = layers
     return out
+
+
+def _precision(doc: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    for i, lay in enumerate(out["Layers"]):
+        if i % 3 == 0:
+            for t in lay["Inputs"] + lay["Outputs"]:
+                t["Format/Datatype"] = INT8 if "FP16" in t["Format/Datatype"] else FP16
+            if lay.get("TacticName"):
+                lay["TacticName"] = INT8_TACTIC
+    return out
+
+
+INT8 = "Thirty-two wide channel vectorized row major Int8 format"
+FP16 = "Channel major FP16 format where channel % 8 == 0"
+INT8_TACTIC = "sm86_xmma_fprop_implicit_gemm_interleaved_i8i8"
+PAIRS = {"renamed": _renamed, "precision": _precision}
 
 
 def _times(path: Path, median: float, n: int, seed: int) -> None:
@@ -55,51 +82,80 @@ def _times(path: Path, median: float, n: int, seed: int) -> None:
                                  "h2dMs": 0, "d2hMs": 0} for v in vals]))
 
 
+def _write_side(folder: Path, d: dict[str, Any], profile: list[dict[str, Any]], median: float, seed: int) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "net.engine.graph.json").write_text(json.dumps(d))
+    names = {lay["Name"] for lay in d["Layers"]}
+    recs = [profile[0]]
+    for r in profile[1:]:
+        if r["name"] in names:
+            recs.append(r)
+        elif r["name"].replace("/blk", "/export2_blk") in names:
+            recs.append(dict(r, name=r["name"].replace("/blk", "/export2_blk")))
+    (folder / "net.engine.profile.json").write_text(json.dumps(recs))
+    _times(folder / "net.engine.timing.json", median, 2000, seed)
+    return str(folder)
+
+
+def whole_process(a: str, b: str) -> dict[str, Any]:
+    """``python -m trtstudio diff A B --json`` as a user runs it: wall time from spawn to exit, peak RSS."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "trtstudio", "diff", a, b, "--json"], stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)  # the child's own rusage: its peak RSS
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        text, etext = out.read(), err.read()
+    doc = json.loads(text) if text.strip().startswith(b"{") else None
+    return {"process_s": round(wall, 3), "rc": proc.returncode, "stderr": etext.decode()[-300:] or None,
+            "doc": doc, "peak_rss_mib": _peak_rss_mib(usage)}
+
+
+def _peak_rss_mib(usage: Any) -> float | None:
+    return round(usage.ru_maxrss / 1024, 1) if usage is not None else None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layers", type=int, default=50_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--pair", default="renamed,precision", help="which pairs: renamed, precision (comma list)")
+    ap.add_argument("--keep", help="write the pairs into this folder and leave them there")
     args = ap.parse_args()
     from trtstudio.cli import main as cli
     from trtstudio.diff.core import diff
     from trtstudio.diff.sides import load_side
 
     with tempfile.TemporaryDirectory() as tmp:
-        t = Path(tmp)
+        t = Path(args.keep or tmp)
         doc, _, profile = make_engine(args.layers // 6 + 1)
-        sides = []
-        for name, d, med in (("base", doc, 10.0), ("other", _other(doc), 9.5)):
-            folder = t / name
-            folder.mkdir()
-            (folder / "net.engine.graph.json").write_text(json.dumps(d))
-            names = {lay["Name"] for lay in d["Layers"]}
-            recs = [profile[0]]
-            for r in profile[1:]:
-                if r["name"] in names:
-                    recs.append(r)
-                elif r["name"].replace("/blk", "/export2_blk") in names:
-                    recs.append(dict(r, name=r["name"].replace("/blk", "/export2_blk")))
-            (folder / "net.engine.profile.json").write_text(json.dumps(recs))
-            _times(folder / "net.engine.timing.json", med, 2000, len(sides))
-            sides.append(str(folder))
-        for i in range(args.repeat):
-            t0 = time.perf_counter()
-            with redirect_stdout(io.StringIO()) as buf:
-                rc = cli(["diff", sides[0], sides[1], "--json"])
-            total = time.perf_counter() - t0
-            out = json.loads(buf.getvalue())
-            t1 = time.perf_counter()
-            a, b = load_side(sides[0]), load_side(sides[1])
-            t2 = time.perf_counter()
-            d = diff(a, b)
-            t3 = time.perf_counter()
-            cl = out["diffs"][0]["alignment"]["compute_layers"]
-            print(json.dumps({"bench": "diff", "repeat": i, "layers": [len(a.engine.layers), len(b.engine.layers)],
-                              "rc": rc, "command_s": round(total, 3), "read_s": round(t2 - t1, 3),
-                              "diff_s": round(t3 - t2, 3), "budget_s": 2.0,
-                              "compute_aligned": [cl["base_aligned"], cl["base"]],
-                              "matched_by": out["diffs"][0]["alignment"]["matched_by"],
-                              "verdict": d.pairs[0].summary["verdict"]}), flush=True)
+        base = _write_side(t / "base", doc, profile, 10.0, 0)
+        for pair in args.pair.split(","):
+            other = _write_side(t / pair, PAIRS[pair](doc), profile, 9.5, 1)
+            for i in range(args.repeat):
+                proc = whole_process(base, other)
+                t0 = time.perf_counter()
+                with redirect_stdout(io.StringIO()) as buf:
+                    rc = cli(["diff", base, other, "--json"])
+                total = time.perf_counter() - t0
+                out = json.loads(buf.getvalue())
+                t1 = time.perf_counter()
+                a, b = load_side(base), load_side(other)
+                t2 = time.perf_counter()
+                d = diff(a, b)
+                t3 = time.perf_counter()
+                cl = out["diffs"][0]["alignment"]["compute_layers"]
+                print(json.dumps({"bench": "diff", "pair": pair, "repeat": i,
+                                  "layers": [len(a.engine.layers), len(b.engine.layers)],
+                                  "process_s": proc["process_s"], "process_peak_rss_mib": proc["peak_rss_mib"],
+                                  "process_rc": proc["rc"], "process_same_json": proc["doc"] == out,
+                                  "rc": rc, "command_s": round(total, 3), "read_s": round(t2 - t1, 3),
+                                  "diff_s": round(t3 - t2, 3), "budget_s": 2.0,
+                                  "compute_aligned": [cl["base_aligned"], cl["base"]],
+                                  "matched_by": out["diffs"][0]["alignment"]["matched_by"],
+                                  "verdict": d.pairs[0].summary["verdict"]}), flush=True)
     return 0
 
 

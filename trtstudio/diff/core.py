@@ -102,7 +102,7 @@ def _group_json(g: Group, base: list[ALayer], other: list[ALayer]) -> dict[str, 
             "base_ms": bms, "other_ms": oms, "delta_ms": None if bms is None or oms is None else oms - bms,
             "base_precision": [a.precision] if a.precision else [], "other_precision": [o.precision] if o.precision else [],
             "base_tactic": [str(a.tactic)] if a.tactic else [], "other_tactic": [str(o.tactic)] if o.tactic else [],
-            "reason": g.reason or None, **_formats(g, base, other),
+            "reason": g.reason or None, **(_formats(g, base, other) if g.change == "format" else {}),
         }
     bms, oms = _ms(base, g.base), _ms(other, g.other)
     uniq = _uniq
