@@ -26,7 +26,7 @@ import numpy as np
 
 import trtstudio.report.plots as plots
 from trtstudio._version import __version__
-from trtstudio.engine.model import EngineInfo
+from trtstudio.engine.model import EngineInfo, layer_ms
 from trtstudio.engine.provenance import provenance
 from trtstudio.jsonio import strict
 from trtstudio.report.session import EngineRecord, Picture, RunData, Session, write_session
@@ -240,10 +240,6 @@ def _clean(obj: Any) -> Any:
     return strict(obj)[0]
 
 
-def _layer_ms(t: Any) -> float | None:
-    return None if t is None else t.per_inference_ms
-
-
 def _precision_text(pin: str | None, pout: str | None, p: str | None) -> str | None:
     if pin and pout and pin != pout:
         return f"{pin}>{pout}"
@@ -262,7 +258,7 @@ def layer_rows(info: EngineInfo | None, run: RunData | None) -> list[dict[str, A
             if f.layer_index is not None:
                 per.setdefault(f.layer_index, []).append(f)
         for lay in info.layers:
-            ms = _layer_ms(lay.time)
+            ms = layer_ms(lay)
             provider = None
             if ms is None and lay.name in by_name:
                 ms = float(by_name[lay.name].get("time_ms") or 0.0)
@@ -518,7 +514,7 @@ def _layer_charts(info: EngineInfo) -> dict[str, Any]:
     """Data of the Layers section's charts (``engine.layer_stats``, what the Python API plots): each
     layer's time in layer order, the layers holding the most memory, the convolutions doing the most
     work with their arithmetic intensity. Left out above ``LAYER_CHART_MAX_LAYERS`` layers."""
-    from trtstudio.engine.layer_stats import conv_macs, layer_ms, memory_by_layer
+    from trtstudio.engine.layer_stats import conv_macs, memory_by_layer
 
     layers = info.layers
     if not layers or len(layers) > LAYER_CHART_MAX_LAYERS:
