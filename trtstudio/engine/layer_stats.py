@@ -9,12 +9,9 @@ from typing import Any
 import numpy as np
 
 from trtstudio.engine.diagnose import is_conv
-from trtstudio.engine.model import Layer
+from trtstudio.engine.model import Layer, layer_ms
 
-
-def layer_ms(lay: Layer) -> float | None:
-    """A layer's time per inference (:attr:`LayerTime.per_inference_ms`: median, else average)."""
-    return lay.time.per_inference_ms if lay.time is not None else None
+__all__ = ["conv_macs", "layer_ms", "memory_by_layer"]  # layer_ms: engine.model's, here for the diff and API
 
 
 def memory_by_layer(layers: list[Layer]) -> list[dict[str, Any]]:

@@ -183,6 +183,14 @@ class Layer:
         }
 
 
+def layer_ms(lay: Layer) -> float | None:
+    """A layer's time per inference in ms (:attr:`LayerTime.per_inference_ms`: median, else average,
+    else total over its count of runs); None when it was not timed. The one helper every module
+    reads a layer's time through."""
+    t = lay.time
+    return None if t is None else t.per_inference_ms
+
+
 _LAYER_KEYS = Layer(0, "").to_json().keys()
 
 

@@ -15,7 +15,7 @@ import re
 from difflib import SequenceMatcher
 from typing import Any
 
-from trtstudio.engine.model import EngineInfo, Layer
+from trtstudio.engine.model import EngineInfo, layer_ms
 from trtstudio.engine.readers._common import base_name
 
 _MYELIN_GRAPH = re.compile(r"_myl\d+_")
@@ -27,13 +27,8 @@ def layer_key(name: str) -> str:
     return _MYELIN_CONST.sub("__mye", _MYELIN_GRAPH.sub("_myl_", base_name(name)))
 
 
-def layer_ms(lay: Layer) -> float | None:
-    """A layer's time per inference in ms (:attr:`LayerTime.per_inference_ms`)."""
-    return None if lay.time is None else lay.time.per_inference_ms
-
-
 def profile_time_ms(engine: EngineInfo) -> float | None:
-    """The sum of the layers' times (:func:`layer_ms`), None where no layer is timed."""
+    """The sum of the layers' times (:func:`~trtstudio.engine.model.layer_ms`), None where no layer is timed."""
     times = [ms for ms in map(layer_ms, engine.layers) if ms is not None]
     return float(sum(times)) if times else None
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trtstudio.engine.model import layer_ms
+
 # Colour by mode of the window and the reports (beside engine.overlay.MODES)
 TIME_MODE = "Time (ms)"
 # A legend entry whose colour starts with this is a continuous ramp: "ramp:#low:#high" (graph_legend paints it)
@@ -86,13 +88,6 @@ def _engine_source(engine: Any) -> str:
     if any(r.get("domain") == "TensorRT" for r in kernels.get("ranges", [])):
         return "Nsight Systems"
     return "TensorRT profile"
-
-
-def layer_ms(lay: Any) -> float | None:
-    """A layer's time per inference (:attr:`LayerTime.per_inference_ms`: median, else average,
-    else total over its count of runs; None when it was not timed)."""
-    t = getattr(lay, "time", None)
-    return None if t is None else t.per_inference_ms
 
 
 def from_analysis(analysis: Any) -> NodeTimes | None:

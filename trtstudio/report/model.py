@@ -26,7 +26,7 @@ import numpy as np
 
 import trtstudio.report.plots as plots
 from trtstudio._version import __version__
-from trtstudio.engine.model import EngineInfo
+from trtstudio.engine.model import EngineInfo, layer_ms
 from trtstudio.engine.provenance import provenance
 from trtstudio.jsonio import strict
 from trtstudio.report.session import EngineRecord, Picture, RunData, Session, write_session
@@ -240,10 +240,6 @@ def _clean(obj: Any) -> Any:
     return strict(obj)[0]
 
 
-def _layer_ms(t: Any) -> float | None:
-    return None if t is None else t.per_inference_ms
-
-
 def _precision_text(pin: str | None, pout: str | None, p: str | None) -> str | None:
     if pin and pout and pin != pout:
         return f"{pin}>{pout}"
@@ -262,7 +258,7 @@ def layer_rows(info: EngineInfo | None, run: RunData | None) -> list[dict[str, A
             if f.layer_index is not None:
                 per.setdefault(f.layer_index, []).append(f)
         for lay in info.layers:
-            ms = _layer_ms(lay.time)
+            ms = layer_ms(lay)
             provider = None
             if ms is None and lay.name in by_name:
                 ms = float(by_name[lay.name].get("time_ms") or 0.0)
@@ -393,74 +389,20 @@ class Report:
         rec = s.engines[0] if s.engines else None
         info = rec.info if rec else None
         run = s.runs[0] if s.runs else None
-        title = s.title or "trtstudio report: " + (
-            Path(s.model_path).name if s.model_path else (Path(rec.paths[0]).name if rec and rec.paths else
-                                                          (run.name if run else "untitled")))
         accuracy = dict(s.accuracy) if isinstance(s.accuracy, dict) else s.accuracy
         divergence = accuracy.pop("divergence", None) if isinstance(accuracy, dict) else None
-        rep = cls(title=title, generated=generated or now_iso(), environment=s.environment,
+        rep = cls(title=_session_title(s, rec, run), generated=generated or now_iso(), environment=s.environment,
                   model=s.model_summary, graph_picture=s.graph_picture.to_json() if s.graph_picture else None,
                   graph_excerpts=s.graph_excerpts, accuracy=accuracy or None,
                   divergence=[d for d in divergence if isinstance(d, dict)] if isinstance(divergence, list) else [])
         warnings: list[str] = list(s.warnings)
         if info is not None:
-            rep.build = {"settings": {**s.build_settings, **info.build_settings}, "versions": info.versions,
-                         "device": info.device, "memory": info.memory}
-            rep.engine = {
-                "sources": info.sources, "formats": info.formats, "files": rec.paths if rec else [],
-                "layers": len(info.layers), "detailed": info.detailed,
-                "io_tensors": [t.to_json() for t in info.io_tensors], "latency_ms": info.latency_ms,
-                "total_layer_time_ms": info.total_time_ms,
-                "engine_size_bytes": info.memory.get("engine_size"),
-                # the engine's GPU and TensorRT from its own files, not this machine's
-                "provenance": provenance(info),
-            }
-            rep.engine_info = info
-            rep.engine_memory = _engine_memory(info, rec.paths if rec else [], _engine_label(rec))
-            rep.plots.update(_layer_charts(info))
-            from trtstudio.report.precision_sections import explain_section
-
-            rep.precision_explain = explain_section(info, rec.paths if rec else [], name=_engine_label(rec))
-            rep.findings = [{**f.to_json(), "layer_index": f.layer_index} for f in info.findings]
-            warnings += info.warnings
+            warnings += rep._add_engine(info, rec, s.build_settings)
         elif s.build_settings:
             rep.build = {"settings": s.build_settings}
-        rows = layer_rows(info, run)
-        rep.layers = rows
-        timed = [r for r in rows if r["time_ms"] is not None]
-        rep.top_layers = [
-            {k: r[k] for k in ("index", "name", "type", "precision", "time_ms", "percent", "findings")}
-            for r in sorted(timed, key=lambda r: (-r["time_ms"], r["index"]))[:TOP_N]
-        ]
-        if timed:
-            rep.time_by_type = _group(timed, "type")
-            if any(r["precision"] for r in timed):
-                rep.time_by_precision = _group(timed, "precision")
-        elif info is not None and run is not None and run.layers:
-            # an engine without a profile beside a run's per-node profile: where the run's time went
-            rep.run_profile = [r for r in layer_rows(None, run) if r["time_ms"] is not None]
+        rep._add_layers(info, run)
         if run is not None:
-            st = run.stats
-            rep.run = {
-                "name": run.name, "backend": run.backend, "model": run.model, "shapes": run.shapes, "config": run.config,
-                **{k: st.get(k) for k in ("latency_ms", "jitter_ms", "longest_spike", "parts_ms", "cold_ms", "throughput",
-                                          "stopped", "error", "notes")},
-                "samples": int(run.latency_ms.size),
-            }
-            lat = run.latency_ms
-            rep.samples = lat
-            if lat.size:
-                lstats = st.get("latency_ms") or {}
-                hl = {k: float(lstats[k]) for k in ("median", "p99") if lstats.get(k) is not None}
-                rep.plots["latency_over_time"] = {**plots.envelope(lat), "hlines": hl}
-                rep.plots["latency_histogram"] = plots.histogram(lat)
-            mem = run.memory
-            keys = {k: v for k, v in mem.items() if k not in ("t_s", "index") and np.asarray(v).size}
-            if keys and "t_s" in mem:
-                rep.plots["memory"] = plots.series(mem["t_s"], keys, scale=1.0 / 2**20)
-            rep.memory = dict(st.get("memory") or {})
-            rep.leak = _leak_summary(rep.memory)
-            warnings += [str(w) for w in st.get("warnings") or []]
+            warnings += rep._add_run(run)
         rep.warnings = list(dict.fromkeys(warnings))
         from trtstudio.engine.node_time import node_times
 
@@ -474,6 +416,78 @@ class Report:
         rep.summary = at_a_glance(rep)
         return rep
 
+    def _add_engine(self, info: EngineInfo, rec: EngineRecord | None, build_settings: dict[str, Any]) -> list[str]:
+        """The Build and Engine sections, the engine's memory, layer charts, precision explainer and
+        findings; returns the engine's warnings."""
+        files = rec.paths if rec else []
+        self.build = {"settings": {**build_settings, **info.build_settings}, "versions": info.versions,
+                      "device": info.device, "memory": info.memory}
+        self.engine = {
+            "sources": info.sources, "formats": info.formats, "files": files,
+            "layers": len(info.layers), "detailed": info.detailed,
+            "io_tensors": [t.to_json() for t in info.io_tensors], "latency_ms": info.latency_ms,
+            "total_layer_time_ms": info.total_time_ms,
+            "engine_size_bytes": info.memory.get("engine_size"),
+            # the engine's GPU and TensorRT from its own files, not this machine's
+            "provenance": provenance(info),
+        }
+        self.engine_info = info
+        self.engine_memory = _engine_memory(info, files, _engine_label(rec))
+        self.plots.update(_layer_charts(info))
+        from trtstudio.report.precision_sections import explain_section
+
+        self.precision_explain = explain_section(info, files, name=_engine_label(rec))
+        self.findings = [{**f.to_json(), "layer_index": f.layer_index} for f in info.findings]
+        return list(info.warnings)
+
+    def _add_layers(self, info: EngineInfo | None, run: RunData | None) -> None:
+        """The layer table, the top layers, time by type and by precision; or, for an engine without
+        a profile beside a run's per-node profile, where the run's time went."""
+        rows = layer_rows(info, run)
+        self.layers = rows
+        timed = [r for r in rows if r["time_ms"] is not None]
+        self.top_layers = [
+            {k: r[k] for k in ("index", "name", "type", "precision", "time_ms", "percent", "findings")}
+            for r in sorted(timed, key=lambda r: (-r["time_ms"], r["index"]))[:TOP_N]
+        ]
+        if timed:
+            self.time_by_type = _group(timed, "type")
+            if any(r["precision"] for r in timed):
+                self.time_by_precision = _group(timed, "precision")
+        elif info is not None and run is not None and run.layers:
+            self.run_profile = [r for r in layer_rows(None, run) if r["time_ms"] is not None]
+
+    def _add_run(self, run: RunData) -> list[str]:
+        """The Run section, its samples, latency and memory plots, memory and leak verdict; returns
+        the run's warnings."""
+        st = run.stats
+        self.run = {
+            "name": run.name, "backend": run.backend, "model": run.model, "shapes": run.shapes, "config": run.config,
+            **{k: st.get(k) for k in ("latency_ms", "jitter_ms", "longest_spike", "parts_ms", "cold_ms", "throughput",
+                                      "stopped", "error", "notes")},
+            "samples": int(run.latency_ms.size),
+        }
+        lat = run.latency_ms
+        self.samples = lat
+        if lat.size:
+            lstats = st.get("latency_ms") or {}
+            hl = {k: float(lstats[k]) for k in ("median", "p99") if lstats.get(k) is not None}
+            self.plots["latency_over_time"] = {**plots.envelope(lat), "hlines": hl}
+            self.plots["latency_histogram"] = plots.histogram(lat)
+        mem = run.memory
+        keys = {k: v for k, v in mem.items() if k not in ("t_s", "index") and np.asarray(v).size}
+        if keys and "t_s" in mem:
+            self.plots["memory"] = plots.series(mem["t_s"], keys, scale=1.0 / 2**20)
+        self.memory = dict(st.get("memory") or {})
+        self.leak = _leak_summary(self.memory)
+        return [str(w) for w in st.get("warnings") or []]
+
+
+def _session_title(s: Session, rec: EngineRecord | None, run: RunData | None) -> str:
+    """A session's report title: its own, else named after its model, engine file or run."""
+    return s.title or "trtstudio report: " + (
+        Path(s.model_path).name if s.model_path else (Path(rec.paths[0]).name if rec and rec.paths else
+                                                      (run.name if run else "untitled")))
 
 def _build_timeline(rec: EngineRecord | None) -> dict[str, Any] | None:
     """The Build section of a session saved without one: from its engine's build log or build
@@ -518,7 +532,7 @@ def _layer_charts(info: EngineInfo) -> dict[str, Any]:
     """Data of the Layers section's charts (``engine.layer_stats``, what the Python API plots): each
     layer's time in layer order, the layers holding the most memory, the convolutions doing the most
     work with their arithmetic intensity. Left out above ``LAYER_CHART_MAX_LAYERS`` layers."""
-    from trtstudio.engine.layer_stats import conv_macs, layer_ms, memory_by_layer
+    from trtstudio.engine.layer_stats import conv_macs, memory_by_layer
 
     layers = info.layers
     if not layers or len(layers) > LAYER_CHART_MAX_LAYERS:

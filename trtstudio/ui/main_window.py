@@ -66,6 +66,23 @@ class MainWindow(QMainWindow):
         with its import) only once the model opened first is on screen (:meth:`start_plots`);
         ``trtstudio gui MODEL`` asks for it."""
         super().__init__()
+        self._init_state(defer_plots)
+        self._build_docks(defer_plots)
+        tb = QToolBar("Main")
+        tb.setObjectName("toolbar_main")
+        tb.setMovable(False)
+        self.addToolBar(tb)
+        self._build_sessions()
+        self._build_menus()
+        self._fill_toolbar(tb)
+        self._connect_workspace()
+        QTimer.singleShot(0, self.tools.show_environment)
+        self.prefs.restore_window(self)
+        self.set_theme(self.prefs.theme())
+
+    # ---- construction -------------------------------------------------------------------
+    def _init_state(self, defer_plots: bool) -> None:
+        """The window's title and size, the workspace, the settings, the dialogs not yet opened."""
         self.setWindowTitle(f"trtstudio {__version__}")
         self.resize(1600, 1000)
         self.setAcceptDrops(True)
@@ -84,6 +101,10 @@ class MainWindow(QMainWindow):
         self._loading = 0
         self._docks_sized = False
         self.stager = PanelStager(self, defer_plots)  # with defer_plots, docks and plots after the model
+
+    def _build_docks(self, defer_plots: bool) -> None:
+        """The graph tabs in the centre, the Model, Engine and Live profile docks, and the controllers
+        that work on them (loader, engine graph, Compare, Explain, Colour by)."""
         self.graphs = GraphTabs(self)
         self.tabs, self.view = self.graphs.tabs, self.graphs.view
         self.setCentralWidget(self.tabs)
@@ -112,10 +133,8 @@ class MainWindow(QMainWindow):
                                        Qt.DockWidgetArea.RightDockWidgetArea)
         self.docks = DockLayout(self)  # sizes by what is open; an empty Engine dock is one line
 
-        tb = QToolBar("Main")
-        tb.setObjectName("toolbar_main")
-        tb.setMovable(False)
-        self.addToolBar(tb)
+    def _build_sessions(self) -> None:
+        """Reports and sessions (``SessionController``), its signals passed on as the window's."""
         self.sessions = SessionController(self)
         for rows in (getattr(self.engine_tabs.layer_table, "table", None), self.compare.dock_widget.table):
             if rows is not None:  # row menus' Export: a report of the rows' layers (issue 52 item 6)
@@ -123,6 +142,9 @@ class MainWindow(QMainWindow):
         self.sessions.sig_report_written.connect(self.sig_report_written)
         self.sessions.sig_session_saved.connect(self.sig_session_saved)
         self.sessions.sig_session_loaded.connect(self.sig_session_loaded)
+
+    def _build_menus(self) -> None:
+        """The menu bar (``ui/actions.py``) and the actions the toolbar shares with it."""
         self.recent_menu: Any = None
         named = build_menus(self, {"@recent": self._setup_recent_menu, "@docks": self._add_dock_toggles,
                                    "@themes": self._add_theme_menu})
@@ -133,6 +155,9 @@ class MainWindow(QMainWindow):
         self.act_engine_graph.setCheckable(True)
         self.act_engine_graph.setEnabled(False)
         self.act_engine_graph.setToolTip("Show the engine's own graph (its layers as nodes) or the ONNX model's")
+
+    def _fill_toolbar(self, tb: QToolBar) -> None:
+        """Open, search, Colour by, Fit and Engine graph."""
         tb.addAction(self.act_open)
         tb.addSeparator()
         self.search_ctl = SearchController(tb, self.current_view)
@@ -150,6 +175,8 @@ class MainWindow(QMainWindow):
         tb.addSeparator()
         tb.addAction(self.act_engine_graph)
 
+    def _connect_workspace(self) -> None:
+        """The status bar's label and errors; the workspace's change events to the views."""
         self.status_label = QLabel()
         self.statusBar().addPermanentWidget(self.status_label)
         self.sig_error.connect(self.show_error)
@@ -160,11 +187,7 @@ class MainWindow(QMainWindow):
         ev.connect("unsupported", self._on_workspace_unsupported)
         ev.connect("runs", self.engine_tools.on_runs)
         ev.connect("selection", self.engine_tools.on_selection)
-        QTimer.singleShot(0, self.tools.show_environment)
-        self.prefs.restore_window(self)
-        self.set_theme(self.prefs.theme())
 
-    # ---- construction -------------------------------------------------------------------
     def _dock(self, title: str, name: str, widget: Any, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)

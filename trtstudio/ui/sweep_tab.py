@@ -122,6 +122,17 @@ class SweepTab(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         self.form = form = QFormLayout()
+        self._add_sweep_rows(form)
+        self._add_mix_rows(form)
+        outer.addLayout(form)
+        outer.addLayout(self._button_row())
+        self.status_label, self.error_label = status_lines(outer)
+        self.progress = SweepProgress()  # within the step under way, and the time left
+        outer.addWidget(self.progress)
+        outer.addWidget(self._result_split(), 1)
+
+    def _add_sweep_rows(self, form: QFormLayout) -> None:
+        """Run (sweep or mix), and a sweep's rows: the axis, the steps, the p99 budget, a step's length."""
         self.kind_combo = QComboBox()
         self.kind_combo.addItems([SWEEP, MIX])
         self.kind_combo.setToolTip("a sweep over batch sizes or shapes, or a shape mix replayed as a server receives it")
@@ -151,6 +162,9 @@ class SweepTab(QWidget):
         self.step_spin.setToolTip("seconds measured per step, whatever its batch (every step as long, the time left "
                                   "known); 0: the Live profile's Measure (iterations or seconds) per step")
         form.addRow("Per step", self.step_spin)
+
+    def _add_mix_rows(self, form: QFormLayout) -> None:
+        """A shape mix's rows: the mix file (with its picker), Pad to opt, the seed of the requests' order."""
         self.mix_edit = QLineEdit()
         self.mix_edit.setPlaceholderText("mix.csv, mix.json, or a folder of .npy/.npz requests")
         self.mix_edit.setToolTip("CSV: a column per input (dims joined by x) and a count column; JSON: "
@@ -170,7 +184,9 @@ class SweepTab(QWidget):
         self.seed_spin.setRange(0, 2**31 - 1)
         self.seed_spin.setToolTip("the seed of the requests' random order")
         form.addRow("Seed", self.seed_spin)
-        outer.addLayout(form)
+
+    def _button_row(self) -> QHBoxLayout:
+        """Run, Stop, Save… and the Result list."""
         buttons = QHBoxLayout()
         self.run_button = QPushButton("Run sweep")
         self.stop_button = QPushButton("Stop")
@@ -188,16 +204,21 @@ class SweepTab(QWidget):
         self.results_combo.setMinimumContentsLength(24)
         self.results_combo.activated.connect(self._on_results_combo_activated)
         buttons.addWidget(self.results_combo, 1)
-        outer.addLayout(buttons)
-        self.status_label, self.error_label = status_lines(outer)
-        self.progress = SweepProgress()  # within the step under way, and the time left
-        outer.addWidget(self.progress)
+        return buttons
 
+    def _result_split(self) -> QSplitter:
+        """The charts beside (or above: :meth:`resizeEvent`) the step table and the findings."""
         self.split = split = QSplitter()  # side by side when wide, else the table under the charts (resizeEvent)
         split.setChildrenCollapsible(False)
         self.charts = charts = SweepCharts()  # latency and throughput against the swept size (ui.sweep_charts)
         self.median_curve, self.tp_curve, self.mix_line = charts.median_curve, charts.tp_curve, charts.mix_line
         split.addWidget(charts)
+        split.addWidget(self._table_and_findings())
+        split.setSizes([560, 480])
+        return split
+
+    def _table_and_findings(self) -> QWidget:
+        """The steps' table over the findings text (knee, budget, recommended profiles)."""
         right = QWidget()
         rcol = QVBoxLayout(right)
         rcol.setContentsMargins(0, 0, 0, 0)
@@ -215,9 +236,7 @@ class SweepTab(QWidget):
         self.findings.setPlaceholderText("the knee, the budget's answer and the recommended optimization profiles "
                                          "(build and trtexec flags) appear here when the sweep ends")
         rcol.addWidget(self.findings, 2)
-        split.addWidget(right)
-        split.setSizes([560, 480])
-        outer.addWidget(split, 1)
+        return right
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         """The charts beside the table when the tab is wide enough for both, else above it: side by
