@@ -470,6 +470,7 @@ def test_an_engine_from_another_model_is_mapped_once(monkeypatch: pytest.MonkeyP
     rules take the analysis's mapping as done instead of mapping every layer again (2.6 s at
     300,000 layers); the findings are the ones mapping again gives."""
     from trtstudio.engine import analysis, diagnose, mapping
+    from trtstudio.engine.diagnose import rules
     from trtstudio.graph.model import load_model
 
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="unrelated_relu")], "g",
@@ -487,7 +488,7 @@ def test_an_engine_from_another_model_is_mapped_once(monkeypatch: pytest.MonkeyP
         return real(eng, g)
 
     monkeypatch.setattr(analysis, "map_layers", counted)
-    monkeypatch.setattr(diagnose, "map_layers", counted)
+    monkeypatch.setattr(rules, "map_layers", counted)  # diagnose() maps in its registry's module
     an = analyze(engine, model)
     assert an.mapping is not None and not any(lay.onnx_nodes for lay in an.engine.layers)
     assert calls == [len(engine.layers)]
