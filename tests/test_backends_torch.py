@@ -402,6 +402,36 @@ def test_cuda_graph_and_device_errors_are_one_line(tmp_path: Path, o2t: Any) -> 
         open_backend("torch-cuda", path, device=63)
 
 
+def test_the_face_reads_and_writes_its_parts_on_the_cpu(tmp_path: Path, o2t: Any) -> None:
+    """TorchBackend is a thin face over its model, device run and layer recorder: a kept input slot
+    switches back with the shapes and shape plan it was prepared with, buffers set through the face
+    (as benchmarks/scenario_gpu.py does) are the ones run, the CPU's hook times name each node's ONNX op
+    type, and a closed backend has no model."""
+    import onnx
+    from onnx_models import conv_net
+
+    path = tmp_path / "conv.onnx"
+    onnx.save(conv_net(), path)
+    b = open_backend("torch", path, accelerator="cpu")
+    b.prepare_inputs({"x": (2, 3, 16, 16)})
+    two, plan = b.keep_inputs(), b.shape_plan  # type: ignore[attr-defined]
+    assert plan is not None and b.load_times["first_inference_ms"] > 0  # type: ignore[attr-defined]
+    b.prepare_inputs({"x": (5, 3, 16, 16)})
+    assert b.shapes == {"x": (5, 3, 16, 16)} and b.outputs()[0].shape[0] == 5  # type: ignore[attr-defined]
+    b.use_inputs(two)  # type: ignore[attr-defined]
+    assert b.shapes == {"x": (2, 3, 16, 16)} and b.shape_plan is plan  # type: ignore[attr-defined]
+    assert b.outputs()[0].shape[0] == 2  # type: ignore[attr-defined]
+    x = np.random.default_rng(0).standard_normal((3, 3, 16, 16)).astype(np.float32)
+    b._host_in = b._dev_in = [torch.from_numpy(x)]  # type: ignore[attr-defined]
+    np.testing.assert_allclose(b.outputs()[0], _ort_outputs(path, {"x": x})[0], rtol=1e-4, atol=1e-4)  # type: ignore[attr-defined]
+    ops = {n.name: n.op_type for n in onnx.load(str(path)).graph.node}
+    named = [r for r in b.per_layer_profile(2) if r["onnx_nodes"]]
+    assert named and all(r["op_type"] == ops[r["onnx_nodes"][0]] for r in named)
+    b.close()
+    with pytest.raises(BackendError, match="has no model loaded"):
+        b.infer_once()
+
+
 def test_torch_models_in_a_contention_scenario(exported: Path) -> None:
     spec = sc.ModelSpec(str(exported), backend="torch", shapes={"x": (32, 16)}, options={"accelerator": "cpu"})
     result = sc.run_contention([spec, spec], sc.ContentionConfig(iterations=30, warmup=2))
