@@ -273,6 +273,7 @@ def _add_layers(recs: list[_Layer], start: int, raws: DocRecords | None,
     """Append the Layer of each decoded record to ``layers`` (``start``: the first one's index;
     ``formats``: each tensor format string's dtype, format and raw text, as found so far)."""
     append = layers.append
+    cls = Layer if raws is None else SourcedLayer
     for i, r in enumerate(recs, start):
         name = r.Name
         ltype = r.LayerType
@@ -293,17 +294,15 @@ def _add_layers(recs: list[_Layer], start: int, raws: DocRecords | None,
                     if fi is None:
                         fi = formats[t.format] = _format_info(t.format, None)
                     t.dtype, t.format, t.raw = fi
-        args: tuple[Any, ...] = (i, name, ltype if type(ltype) is str else str(ltype), r.ParameterType, ins or [], outs or [],
-                str(tactic) if tactic else None, str(tval) if tval not in (None, "") else None,
-                stream if isinstance(stream, int) else None, r.Metadata, [], 0.0, r.Origin, None, own)
-        if raws is None:
-            append(Layer(*args))
-        else:
-            lay = SourcedLayer(*args)
+        lay = cls(
+            i, name, ltype if type(ltype) is str else str(ltype), r.ParameterType, ins or [], outs or [],
+            str(tactic) if tactic else None, str(tval) if tval not in (None, "") else None,
+            stream if isinstance(stream, int) else None, r.Metadata, [], 0.0, r.Origin, None, own)
+        if raws is not None:
             w, b = r.Weights, r.Bias  # type: ignore[attr-defined]  # a _LayerWithMore
             lay.source = DocRecord(raws, i, r.Groups,  # type: ignore[attr-defined]
                                    None if w is _UNSET and b is _UNSET else (w, b))
-            append(lay)
+        append(lay)
 
 
 class LayerFeed:
