@@ -297,3 +297,35 @@ def test_stopped_search_unloads_everything(server: LaunchedServer) -> None:
                  should_stop=lambda: len(done) >= 2, on_variant=lambda e: done.append(e["key"])).run()
     assert doc["stopped"] and doc["measured"] == 2 and not doc["error"]
     assert _ours_loaded(server) == []
+
+
+def test_ctrl_c_mid_search_exits_130_keeps_what_was_measured_and_leaves_nothing_loaded(server: LaunchedServer) -> None:
+    """Ctrl+C as a user presses it (SIGINT to the process) while a variant is being swept: the
+    search stops, unloads what it loaded, prints what it measured and exits 130."""
+    _cls()
+    import tritonclient.http as http
+
+    client = http.InferenceServerClient(server.url)
+    proc = subprocess.Popen([sys.executable, "-m", "trtstudio", "triton-search", str(CLS), "--shapes", "x:1x3x48x192",
+                             "--server", server.url, "--exhaustive", "--concurrency", "1,4", "--instances", "1,2",
+                             "--max-batch", "4", "--queue-delay", "off,100", "--window", "0.3", "--max-windows", "3",
+                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        seen: set[str] = set()
+        while time.monotonic() < deadline and len(seen) < 2:  # the default measured, a second variant loaded
+            seen |= {m["name"] for m in client.get_inference_statistics("").get("model_stats", []) if "__ts" in m["name"]}
+            time.sleep(0.05)
+        assert len(seen) >= 2, "the search never loaded a second variant"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "stopping: unloading what the search loaded" in err
+    doc = json.loads(out)
+    assert doc["stopped"] and doc["variants"][0]["role"] == "default" and doc["variants"][0]["steps"]
+    assert 1 <= doc["measured"] < 5  # stopped before the whole space (default + 4 variants)
+    assert _ours_loaded(server) == []
+    assert not any(ln.startswith("Traceback") for ln in err.splitlines())
