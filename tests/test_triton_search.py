@@ -134,6 +134,41 @@ def test_variants_and_configs_offline() -> None:
         assert sq.config["max_batch_size"] == 8 and sq.config["input"][0]["dims"] == [3, 224, 224]
 
 
+def test_tensorrt_plan_profiles_and_gpu_lists_offline(tmp_path: Path) -> None:
+    """A TensorRT plan's optimization profile and the GPUs its instances go on are variant
+    dimensions: written into instance_group as Triton's ModelConfig reads them (protobuf), keyed
+    apart, walked by the grid; refused in one line where they cannot apply."""
+    entry = tmp_path / "detector"
+    (entry / "1").mkdir(parents=True)
+    (entry / "1" / "model.plan").write_bytes(b"\0plan")  # never loaded here: the configs are checked
+    (entry / "config.pbtxt").write_text('platform: "tensorrt_plan"\nmax_batch_size: 8\n'
+                                        'instance_group [{ count: 1 kind: KIND_GPU profile: ["0"] }]\n')
+    src = ModelSource.from_entry(entry)
+    default = Variant.of_config(src.config)
+    assert default.profile == ("0",) and default.kind == "KIND_GPU"
+    v = Variant(2, 8, 100, (), "KIND_GPU", ("1",), (0, 1))
+    again = parse_pbtxt(to_pbtxt(v.apply(src.config, "detector__ts_x")))
+    group = again["instance_group"][0]
+    assert group["profile"] == ["1"] and [int(g) for g in group["gpus"]] == [0, 1] and int(group["count"]) == 2
+    assert Variant.of_config(again) == v and Variant.from_json(v.to_json()) == v
+    assert "optimization profile 1" in v.describe() and "GPUs 0, 1" in v.describe()
+    kept = parse_pbtxt(to_pbtxt(Variant(1, 8, None, (), "KIND_GPU").apply(src.config, "d")))  # (): the model's own
+    assert kept["instance_group"][0]["profile"] == ["0"]
+    grid = Space([1], [8], [None], profiles=[("0",), ("1",)], gpus=(0,)).grid()
+    assert sorted(g.key for g in grid) == ["i1_b8_qoff_g0_prof0", "i1_b8_qoff_g0_prof1"]
+    with pytest.raises(ValueError, match="KIND_GPU"):
+        Variant(1, 8, None, (), "KIND_CPU", (), (0,))
+    for args, flag in ((["--profiles", "0,1"], "--profiles"), (["--gpus", "0", "--kind", "cpu"], "--gpus")):
+        if CLS is None:
+            break
+        r = subprocess.run([sys.executable, "-m", "trtstudio", "triton-search", str(CLS), "--shapes", "x:1x3x48x192",
+                            "--launch", *args], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith(f"error: {flag}: "), r.stderr
+    r = subprocess.run([sys.executable, "-m", "trtstudio", "triton-search", str(entry), "--launch", "--profiles", "x"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith("error: --profiles: ") and "whole number" in r.stderr
+
+
 def _entry(key: str, steps: list[tuple[int, float, float, float, float]], mem: float | None = None) -> dict[str, Any]:
     """A variant entry as Search.measure keeps it: steps of (concurrency, infer/s, p99 ms, queue µs, compute µs)."""
     return {"key": key, "role": "variant", "error": None, "gpu_memory_bytes": mem,

@@ -444,18 +444,21 @@ class Search:
 
     # the walk
     def quick(self, default: Variant, space: Space) -> None:
-        """Coordinate search: from the default's place, walk each dimension up (then down) while a
+        """Coordinate search: from the default's place, walk each dimension (instances, max batch,
+        queue delay, a TensorRT plan's optimization profile) up (then down) while a
         step gains more than ``MIN_GAIN``; where no single step pays, try one more instance together
         with each batching step (the dimensions interact); repeat until nothing moves."""
         c, kind = self.request.constraints, self.request.settings.kind or default.kind
-        dims: list[list[Any]] = [space.instances, space.max_batch_sizes, space.queue_delays_us]
+        dims: list[list[Any]] = [space.instances, space.max_batch_sizes, space.queue_delays_us, space.profiles]
         here = [_nearest(dims[0], default.instances), _nearest(dims[1], default.max_batch_size),
-                dims[2].index(default.queue_delay_us) if default.queue_delay_us in dims[2] else 0]
-        cur = space.variant(here[0], here[1], here[2], kind) or Variant(dims[0][here[0]], dims[1][here[1]], None, (), kind)
+                dims[2].index(default.queue_delay_us) if default.queue_delay_us in dims[2] else 0,
+                dims[3].index(default.profile) if default.profile in dims[3] else 0]
+        cur = space.variant(here[0], here[1], here[2], kind, here[3]) or Variant(
+            dims[0][here[0]], dims[1][here[1]], None, (), kind, dims[3][here[3]], space.gpus)
         best = self.measure(cur)
         for _ in range(self.request.settings.max_rounds):
             moved = False
-            for d in range(3):
+            for d in range(len(dims)):
                 for direction in (+1, -1):
                     walked = False
                     while not self.should_stop():
@@ -463,7 +466,7 @@ class Search:
                         nxt[d] += direction
                         if not 0 <= nxt[d] < len(dims[d]):
                             break
-                        v = space.variant(nxt[0], nxt[1], nxt[2], kind)
+                        v = space.variant(nxt[0], nxt[1], nxt[2], kind, nxt[3])
                         if v is None:
                             break
                         entry = self.measure(v)
@@ -484,7 +487,7 @@ class Search:
                         nxt[d] += direction
                         if not (nxt[0] < len(dims[0]) and 0 <= nxt[d] < len(dims[d])):
                             continue
-                        v = space.variant(nxt[0], nxt[1], nxt[2], kind)
+                        v = space.variant(nxt[0], nxt[1], nxt[2], kind, nxt[3])
                         if v is None or self.should_stop():
                             continue
                         entry = self.measure(v)

@@ -138,18 +138,26 @@ class ModelSource:
 
 @dataclass(frozen=True)
 class Variant:
-    """One configuration: instances (count and kind), max_batch_size, dynamic batching.
+    """One configuration: instances (count and kind), max_batch_size, dynamic batching, and for a
+    TensorRT plan the optimization profile its instances use.
 
     ``queue_delay_us`` None: dynamic batching off. ``preferred``: preferred batch sizes (each
-    <= max_batch_size; empty lets Triton batch up to max_batch_size)."""
+    <= max_batch_size; empty lets Triton batch up to max_batch_size). ``profile``: the instance
+    group's ``profile`` (optimization profile names, a TensorRT plan's; empty: Triton's default,
+    the first). ``gpus``: the instance group's ``gpus`` (``count`` instances on each; KIND_GPU). Empty
+    ``kind``, ``profile`` and ``gpus`` keep what the model's own config says."""
 
     instances: int
     max_batch_size: int
     queue_delay_us: int | None
     preferred: tuple[int, ...] = ()
     kind: str = ""  # "KIND_CPU", "KIND_GPU"; "" keeps the default config's
+    profile: tuple[str, ...] = ()
+    gpus: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.gpus and self.kind not in ("KIND_GPU", ""):
+            raise ValueError(f"GPUs {list(self.gpus)} are for KIND_GPU instances, not {self.kind}")
         if self.instances < 1 or self.max_batch_size < 0:
             raise ValueError(f"invalid variant {self}")
         if self.queue_delay_us is not None and self.max_batch_size == 0:
@@ -163,21 +171,27 @@ class Variant:
         q = "off" if self.queue_delay_us is None else str(self.queue_delay_us)
         pref = f"_p{'-'.join(str(p) for p in self.preferred)}" if self.preferred else ""
         kind = {"KIND_GPU": "_gpu", "KIND_CPU": "_cpu"}.get(self.kind, "")
-        return f"i{self.instances}_b{self.max_batch_size}_q{q}{pref}{kind}"
+        prof = f"_prof{'-'.join(self.profile)}" if self.profile else ""
+        gpus = f"_g{'-'.join(str(g) for g in self.gpus)}" if self.gpus else ""
+        return f"i{self.instances}_b{self.max_batch_size}_q{q}{pref}{kind}{gpus}{prof}"
 
     def describe(self) -> str:
         batching = ("no dynamic batching" if self.queue_delay_us is None else
                     f"dynamic batching {self.queue_delay_us} µs" + (f" preferred {list(self.preferred)}" if self.preferred else ""))
         kind = f" {self.kind.replace('KIND_', '')}" if self.kind else ""
-        return f"{self.instances}{kind} instance(s), max_batch_size {self.max_batch_size}, {batching}"
+        where = f" on each of GPUs {', '.join(map(str, self.gpus))}" if self.gpus else ""
+        prof = f", optimization profile {', '.join(self.profile)}" if self.profile else ""
+        return f"{self.instances}{kind} instance(s){where}, max_batch_size {self.max_batch_size}, {batching}{prof}"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self) | {"preferred": list(self.preferred), "key": self.key}
+        return asdict(self) | {"preferred": list(self.preferred), "profile": list(self.profile), "gpus": list(self.gpus),
+                               "key": self.key}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Variant:
         return cls(int(d["instances"]), int(d["max_batch_size"]), None if d.get("queue_delay_us") is None
-                   else int(d["queue_delay_us"]), tuple(int(p) for p in d.get("preferred") or ()), str(d.get("kind") or ""))
+                   else int(d["queue_delay_us"]), tuple(int(p) for p in d.get("preferred") or ()), str(d.get("kind") or ""),
+                   tuple(str(p) for p in d.get("profile") or ()), tuple(int(g) for g in d.get("gpus") or ()))
 
     @classmethod
     def of_config(cls, config: dict[str, Any]) -> Variant:
@@ -187,7 +201,9 @@ class Variant:
         db = config.get("dynamic_batching")
         delay = None if db is None or mbs == 0 else int(db.get("max_queue_delay_microseconds") or 0)
         pref = tuple(int(p) for p in (db or {}).get("preferred_batch_size") or () if 0 < int(p) <= mbs) if delay is not None else ()
-        return cls(int(groups[0].get("count") or 1), mbs, delay, pref, str(groups[0].get("kind") or ""))
+        g = groups[0]
+        return cls(int(g.get("count") or 1), mbs, delay, pref, str(g.get("kind") or ""),
+                   tuple(str(p) for p in g.get("profile") or ()), tuple(int(x) for x in g.get("gpus") or ()))
 
     def apply(self, base: dict[str, Any], name: str) -> dict[str, Any]:
         """``base`` (ModelConfig JSON) with this variant's instances, batching and ``name``."""
@@ -198,6 +214,10 @@ class Variant:
         group["count"] = self.instances
         if self.kind:
             group["kind"] = self.kind
+        if self.profile:  # (empty: the model's own, as kind)
+            group["profile"] = list(self.profile)
+        if self.gpus:
+            group["gpus"] = list(self.gpus)
         cfg["instance_group"] = [group]
         cfg.pop("dynamic_batching", None)
         if self.queue_delay_us is not None:
@@ -216,35 +236,44 @@ class Space:
     max_batch_sizes: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16])
     queue_delays_us: list[int | None] = field(default_factory=lambda: [None, 0, 100, 1000])
     preferred: bool = False  # also try preferred sizes = [max_batch_size]
+    # a TensorRT plan's optimization profiles to try, each an instance group's ``profile`` (): Triton's default)
+    profiles: list[tuple[str, ...]] = field(default_factory=lambda: [()])
+    gpus: tuple[int, ...] = ()  # every variant's instances on each of these GPUs (KIND_GPU); (): Triton's choice
 
     def for_model(self, default: Variant) -> Space:
         """This space within what the model allows: no batching dims for a model that cannot batch."""
         if default.max_batch_size == 0:
-            return Space(sorted(set(self.instances)), [0], [None], False)
+            return Space(sorted(set(self.instances)), [0], [None], False, self.profiles, self.gpus)
         return self
 
-    def variant(self, i: int, b: int, q: int, kind: str = "") -> Variant | None:
+    def variant(self, i: int, b: int, q: int, kind: str = "", p: int = 0) -> Variant | None:
         """The variant at these indexes (None where it is not valid: batching without a batch dim)."""
         mbs, delay = self.max_batch_sizes[b], self.queue_delays_us[q]
         if delay is not None and mbs == 0:
             return None
-        return Variant(self.instances[i], mbs, delay, (), kind)
+        return Variant(self.instances[i], mbs, delay, (), kind, self.profiles[p], self.gpus)
 
     def grid(self, kind: str = "") -> list[Variant]:
         """Every valid variant (exhaustive mode), preferred-size variants included when asked."""
         out: list[Variant] = []
-        for i, b, q in itertools.product(range(len(self.instances)), range(len(self.max_batch_sizes)),
-                                         range(len(self.queue_delays_us))):
-            v = self.variant(i, b, q, kind)
+        for i, b, q, p in itertools.product(range(len(self.instances)), range(len(self.max_batch_sizes)),
+                                            range(len(self.queue_delays_us)), range(len(self.profiles))):
+            v = self.variant(i, b, q, kind, p)
             if v is None:
                 continue
             out.append(v)
             if self.preferred and v.queue_delay_us is not None and v.max_batch_size > 1:
-                out.append(Variant(v.instances, v.max_batch_size, v.queue_delay_us, (v.max_batch_size,), kind))
+                out.append(Variant(v.instances, v.max_batch_size, v.queue_delay_us, (v.max_batch_size,), kind,
+                                   v.profile, v.gpus))
         return out
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def is_tensorrt_plan(config: dict[str, Any]) -> bool:
+    """Whether a config serves a TensorRT plan (the only models with optimization profiles)."""
+    return config.get("platform") == "tensorrt_plan" or config.get("backend") == "tensorrt"
 
 
 def parse_list(text: str, what: str, allow_off: bool = False) -> list[Any]:
