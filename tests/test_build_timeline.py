@@ -79,6 +79,57 @@ def test_trtexec_verbose_log_figures(trt_real: Path) -> None:
     assert doc["phases"]["kernel compilation"] == pytest.approx(subgraph, rel=1e-6)
 
 
+def _memory_logs() -> list[Path]:
+    """Every real log (the fixtures', and the TensorRT-RTX logs of tests/data) with a memory line."""
+    here = Path(__file__).parent / "data"
+    found = sorted(FIXTURES.rglob("*.log")) if FIXTURES.is_dir() else []
+    return [p for p in found + sorted(here.rglob("*.log")) if "[MemUsage" in p.read_text(errors="replace")]
+
+
+MEMORY_LOGS = _memory_logs()
+_NOW = re.compile(r"\[MemUsageChange\] [^:]+: CPU [+-]?\d+, GPU [+-]?\d+, now: CPU (-?\d+), GPU (-?\d+) \(MiB\)")
+_STATS = re.compile(r"\[MemUsageStats\] Peak memory usage of TRT CPU/GPU memory allocators: CPU (\d+) MiB, GPU (\d+) MiB")
+
+
+@pytest.mark.skipif(not MEMORY_LOGS, reason="real TensorRT fixtures are absent")
+@pytest.mark.parametrize("path", MEMORY_LOGS, ids=[p.name for p in MEMORY_LOGS])
+def test_build_memory_is_the_one_memory_readers_reading(path: Path) -> None:
+    """The build-log document's memory is what engine.memory's reader reads of the same log, and each
+    figure is the highest its lines state (parsed apart here)."""
+    from trtstudio.engine.buildtime import analyse_text
+    from trtstudio.engine.memory import read_log
+
+    text = path.read_text(errors="replace")
+    m = analyse_text(text, str(path))["memory"]
+    peaks = read_log(str(path), text).peaks()
+    assert (m["host_peak_bytes"], m["gpu_peak_bytes"], m["allocator_cpu_peak_bytes"], m["allocator_gpu_peak_bytes"]) == (
+        peaks["cpu_now"], peaks["gpu_now"], peaks["allocator_cpu"], peaks["allocator_gpu"])
+    now = [(int(c), int(g)) for c, g in _NOW.findall(text)]
+    stats = [(int(c), int(g)) for c, g in _STATS.findall(text)]
+    assert now or stats
+    assert m["host_peak_bytes"] == (max(c for c, _ in now) << 20 if now else None)
+    assert m["gpu_peak_bytes"] == (max(g for _, g in now) << 20 if now else None)
+    assert m["allocator_cpu_peak_bytes"] == (max(c for c, _ in stats) << 20 if stats else None)
+    assert m["allocator_gpu_peak_bytes"] == (max(g for _, g in stats) << 20 if stats else None)
+
+
+def test_one_module_holds_the_memory_line_patterns() -> None:
+    """No second reader of the [MemUsageChange]/[MemUsageStats] lines: only engine/memory/log.py compiles
+    a pattern for them (read as text: a pattern added anywhere else in the package fails here)."""
+    import ast
+
+    import trtstudio
+
+    root = Path(trtstudio.__file__).parent
+    holders = set()
+    for f in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and ast.unparse(node.func) in ("re.compile", "compile")
+                    and "MemUsage" in ast.unparse(node)):
+                holders.add(f.relative_to(root).as_posix())
+    assert holders == {"engine/memory/log.py"}
+
+
 @pytest.mark.skipif(not VERBOSE, reason="real TensorRT fixtures are absent")
 def test_build_log_cli_json_and_text(trt_real: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = trt_real / "NVIDIA_trt-samples-for-hackathon-cn/HEAD/cookbook/04-Feature/ProfilingVerbosity/log-main.py.log"
