@@ -40,6 +40,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -117,7 +118,7 @@ class ALayer:
         is no format, and TensorRT-RTX 1.4's log records types only)."""
         if self._formats is None:
             lay = self.layer
-            self._formats = tuple(str(t.format or "") for t in (*lay.inputs, *lay.outputs))
+            self._formats = tuple([str(t.format or "") for t in lay.inputs] + [str(t.format or "") for t in lay.outputs])
         return self._formats
 
 
@@ -253,6 +254,7 @@ def to_alayers(layers: Sequence[Layer], memo: dict[str, tuple[str, ...]]) -> lis
     append = out.append
     get = memo.get
     type_kind = _type_kind
+    kinds: dict[tuple[str, str | None], tuple[str, bool]] = {}  # (type, parameter type) -> kind, Myelin fusion
     for pos, lay in enumerate(layers):
         md = lay.metadata
         if lay.onnx_nodes:
@@ -267,13 +269,31 @@ def to_alayers(layers: Sequence[Layer], memo: dict[str, tuple[str, ...]]) -> lis
                 or " reformatter " in name:
             kind = "reformat"
         else:
-            kind = type_kind(ltype, lay.parameter_type)
-            if kind not in ("conv", "gemm") and ltype.lower() in _FUSED_TYPES:
+            tk = (ltype, lay.parameter_type)
+            kind_fused = kinds.get(tk)
+            if kind_fused is None:
+                k = type_kind(ltype, lay.parameter_type)
+                kind_fused = kinds[tk] = (k, k not in ("conv", "gemm") and ltype.lower() in _FUSED_TYPES)
+            kind = kind_fused[0]
+            if kind_fused[1]:
                 kind = _fused_kind(name, nodes) or kind
         t = lay.time
-        append(ALayer(pos, name, ltype, kind, lay.precision, lay.tactic or lay.tactic_value,
+        ins, outs = lay.inputs, lay.outputs
+        prec = None
+        for tensor in ins:  # Layer.precision, inline: the first input's dtype, else the first output's
+            if tensor.dtype:
+                prec = tensor.dtype
+                break
+        else:
+            for tensor in outs:
+                if tensor.dtype:
+                    prec = tensor.dtype
+                    break
+        # the formats too, while the tensors are at hand (ALayer.formats; most groups compare them)
+        fmts = tuple([str(x.format or "") for x in ins] + [str(x.format or "") for x in outs])
+        append(ALayer(pos, name, ltype, kind, prec, lay.tactic or lay.tactic_value,
                       None if t is None else t.per_inference_ms, nodes, kind == "reformat", kind in ("conv", "gemm"),
-                      lay))
+                      lay, None, None, fmts))
     return out
 
 
@@ -317,22 +337,20 @@ def _by_names(base: Sequence[ALayer], other: Sequence[ALayer]) -> list[Group]:
             x = parent[x]
         return x
 
-    owner: dict[str, int] = {}
-    linked: set[int] = set()
-    setdefault = owner.setdefault
-    for offset, layers in ((0, base), (nb, other)):
-        for a in layers:
-            key = offset + a.pos
-            for n in (("\x00" + a.name,) if a.reformat else a.nodes):
-                if n in control:
-                    continue
-                prev = setdefault(n, key)
-                if prev != key:
-                    ra, rb = find(prev), find(key)
-                    if ra != rb:
-                        parent[max(ra, rb)] = min(ra, rb)
-                    linked.add(prev)
-                    linked.add(key)
+    # every (name, layer) in order, base first; each name's first layer found by a dict made in C
+    names = [("\x00" + a.name,) if a.reformat else a.nodes for layers in (base, other) for a in layers]
+    flat = [n for ns in names for n in ns]
+    keys = [k for k, ns in enumerate(names) for _ in ns]  # (base layer p is p, other layer p is nb + p)
+    if control:
+        kept = [i for i, n in enumerate(flat) if n not in control]
+        flat, keys = [flat[i] for i in kept], [keys[i] for i in kept]
+    first = dict(zip(reversed(flat), reversed(keys), strict=True))
+    links = [(f, k) for f, k in zip(map(first.__getitem__, flat), keys, strict=True) if f != k]  # a name an earlier layer had
+    for prev, key in links:
+        ra, rb = find(prev), find(key)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    linked = set(itertools.chain.from_iterable(links))
     comps: dict[int, Group] = {}
     for k in sorted(linked):
         g = comps.get(r := find(k))

@@ -192,8 +192,8 @@ def _summary(base: Side, other: Side, groups: list[dict[str, Any]]) -> tuple[dic
                            "base_samples": bs.get("count", 0), "other_samples": os_.get("count", 0)}
     thr = [s.engine.latency_ms.get("throughput_qps") for s in (base, other)]
     out["throughput"] = {"base": thr[0], "other": thr[1], "unit": "inferences/s (trtexec)"}
-    lb = sum(g["base_ms"] or 0.0 for g in groups)
-    lo = sum(g["other_ms"] or 0.0 for g in groups)
+    lb = sum([g["base_ms"] or 0.0 for g in groups])
+    lo = sum([g["other_ms"] or 0.0 for g in groups])
     out["layer_sum_ms"] = {"base": lb or None, "other": lo or None}
     noisy = [f"{s.name} (CoV {c['cov_percent']:.0f} %)" for s, c in ((base, bs), (other, os_))
              if c.get("cov_percent") is not None and c["cov_percent"] > NOISY_COV_PERCENT]
