@@ -74,7 +74,12 @@ def _models(specs: list[str], sides: list[str], names: list[str] | None) -> list
 
 def run(args: argparse.Namespace) -> int:
     """Load every side, diff the others against the base, print, write, gate."""
+    import os
     from pathlib import Path
+
+    # no linear algebra here: numpy's OpenBLAS need not start a thread per core when the diff imports
+    # it (70 ms of CPU on a 2-core machine at startup, more on a big one); a user's setting is kept
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
     from trtstudio.commands._emit import emit, keep, skip_teardown
     from trtstudio.diff import gate as gates
