@@ -154,4 +154,4 @@ def test_torch_cuda_run_splits_the_process_memory(sample_model: Path) -> None:
     last = split.last()
     assert sum(last.values()) == int(split.total[-1])
     assert last["tensors (allocated)"] > 0 and last[REST] > 100 * MIB  # the CUDA context alone is far more
-    assert out.memory["torch_reserved_bytes"] >= out.memory["torch_allocated_bytes"]
+    assert out.backend_memory["torch_reserved_bytes"] >= out.backend_memory["torch_allocated_bytes"]
