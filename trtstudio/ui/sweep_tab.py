@@ -88,6 +88,33 @@ def status_lines(col: QVBoxLayout) -> tuple[QLabel, QLabel]:
     return status, error
 
 
+def fill_step_row(table: QTableWidget, r: int, row: dict[str, Any]) -> None:
+    """Row ``r`` of a sweep's table: the step's label, median and p99 ms, throughput, samples/s, peak MiB."""
+    if r >= table.rowCount():
+        table.setRowCount(r + 1)
+    table.setItem(r, 0, QTableWidgetItem(row["label"]))
+    if row.get("error") and not row.get("count"):
+        item = QTableWidgetItem(f"error: {row['error']}")
+        item.setToolTip(row["error"])
+        table.setItem(r, 1, item)
+        return
+    mem = row.get("peak_memory_bytes")
+    values = (row["median_ms"], row["p99_ms"], row["throughput"], row["samples_per_s"], mem / 2**20 if mem else None)
+    for c, v in enumerate(values, start=1):
+        table.setItem(r, c, QTableWidgetItem("-" if v is None else f"{v:.3f}" if c < 3 else f"{v:.1f}"))
+
+
+def fill_mix_row(table: QTableWidget, r: int, row: dict[str, Any]) -> None:
+    """Row ``r`` of a mix's table: the shapes, their count, median and p99 ms, re-plan and first-call ms."""
+    if r >= table.rowCount():
+        table.setRowCount(r + 1)
+    label = ", ".join(f"{n} {s}" for n, s in row["shapes"].items())
+    cells = (label, str(row["count"]), row["median_ms"], row["p99_ms"], row["replan_ms"], row["first_ms"])
+    for c, v in enumerate(cells):
+        text = v if isinstance(v, str) else "-" if v is None else f"{v:.3f}"
+        table.setItem(r, c, QTableWidgetItem(text))
+
+
 class SweepTab(QWidget):
     """The Sweep tab. ``request_fn()`` gives the panel's ``ProfileRequest`` (InputError when the form
     is incomplete); ``factory`` the backends (None: the real ones).
@@ -431,36 +458,12 @@ class SweepTab(QWidget):
         elif event.kind == "step":
             index, row = int(event.data["index"]), dict(event.data["row"])
             self.rows.append(row)
-            self._fill_row(index, row)
+            fill_step_row(self.table, index, row)
             self._redraw()
             total = self.table.rowCount()
             self.status_label.setText(f"step {index + 1} of {total} done: {row['label']}")
             self.progress.step_done()
             self.sig_step.emit(index, row)
-
-    def _fill_row(self, r: int, row: dict[str, Any]) -> None:
-        if r >= self.table.rowCount():
-            self.table.setRowCount(r + 1)
-        self.table.setItem(r, 0, QTableWidgetItem(row["label"]))
-        if row.get("error") and not row.get("count"):
-            item = QTableWidgetItem(f"error: {row['error']}")
-            item.setToolTip(row["error"])
-            self.table.setItem(r, 1, item)
-            return
-        mem = row.get("peak_memory_bytes")
-        values = (row["median_ms"], row["p99_ms"], row["throughput"], row["samples_per_s"],
-                  mem / 2**20 if mem else None)
-        for c, v in enumerate(values, start=1):
-            self.table.setItem(r, c, QTableWidgetItem("-" if v is None else f"{v:.3f}" if c < 3 else f"{v:.1f}"))
-
-    def _fill_mix_row(self, r: int, row: dict[str, Any]) -> None:
-        if r >= self.table.rowCount():
-            self.table.setRowCount(r + 1)
-        label = ", ".join(f"{n} {s}" for n, s in row["shapes"].items())
-        cells = (label, str(row["count"]), row["median_ms"], row["p99_ms"], row["replan_ms"], row["first_ms"])
-        for c, v in enumerate(cells):
-            text = v if isinstance(v, str) else "-" if v is None else f"{v:.3f}"
-            self.table.setItem(r, c, QTableWidgetItem(text))
 
     def _redraw(self) -> None:
         """The charts (``ui.sweep_charts``) of the sweep's finished steps, or of the mix shown."""
@@ -502,7 +505,7 @@ class SweepTab(QWidget):
         self.charts.knee_line.setVisible(False)
         self.rows = list(doc["sweep"])
         for r, row in enumerate(self.rows):
-            self._fill_row(r, row)
+            fill_step_row(self.table, r, row)
         self._redraw()
         knee = doc.get("knee")
         if knee is not None and knee.get("index") is not None:
@@ -531,7 +534,7 @@ class SweepTab(QWidget):
         shapes = doc["mix"]["shapes"]
         self.table.setRowCount(len(shapes))
         for r, row in enumerate(shapes):
-            self._fill_mix_row(r, row)
+            fill_mix_row(self.table, r, row)
         self._redraw()
         self.findings.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)  # its per-shape table in columns
         self.findings.setPlainText(render_text(doc))
