@@ -18,6 +18,7 @@ import sshd
 
 from trtstudio.remote.tegrastats import parse_l4t_release, parse_line
 
+pytestmark = pytest.mark.sshd  # the Qt-less pass of .ci/run leaves these to the full pass
 DATA = Path(__file__).parent / "data" / "tegrastats"
 
 

@@ -412,24 +412,25 @@ class _Flow:
     reformat and no-op layers (which a QAT export adds and removes around every Q/DQ)."""
 
     def __init__(self, layers: Sequence[Layer], views: Sequence[ALayer]) -> None:
-        producer: dict[str, int] = {}
+        producer = {t.name: i for i, lay in enumerate(layers) for t in lay.outputs}  # (the last producer of a name)
+        get = producer.get
+        succ: list[list[int]] = [[] for _ in layers]
+        pred: list[list[int]] = [[] for _ in layers]
+        roots: list[int] = []
         for i, lay in enumerate(layers):
-            for t in lay.outputs:
-                producer[t.name] = i
-        self.succ: list[list[int]] = [[] for _ in layers]
-        self.pred: list[list[int]] = [[] for _ in layers]
-        self.roots: list[int] = []
-        for i, lay in enumerate(layers):
-            fed = False
-            for t in lay.inputs:
-                p = producer.get(t.name)
+            ins = lay.inputs
+            fed = not ins
+            mine = pred[i]
+            for t in ins:
+                p = get(t.name)
                 if p is None:
                     fed = True
-                elif p != i and i not in self.succ[p]:
-                    self.succ[p].append(i)
-                    self.pred[i].append(p)
-            if fed or not lay.inputs:
-                self.roots.append(i)
+                elif p != i and p not in mine:  # (i in succ[p] exactly when p in pred[i]: the shorter list)
+                    succ[p].append(i)
+                    mine.append(p)
+            if fed:
+                roots.append(i)
+        self.succ, self.pred, self.roots = succ, pred, roots
         self.clear = [v.reformat or v.kind in ("noop", "shuffle") for v in views]
         self._eff: dict[int, list[int]] = {}
 
@@ -503,8 +504,12 @@ def _by_flow(groups: list[Group], base: list[ALayer], other: list[ALayer], fb: _
         tick += 1
         heapq.heappush(queue, (min(bs), tick, bs, os_, g))
 
-    for g in list(groups):  # the groups next to a layer not matched yet (most are not, between two builds alike)
-        if any(s not in in_b for b in g.base for s in fb.succ[b]) or any(s not in in_o for o in g.other for s in fo.succ[o]):
+    # the groups next to a layer not matched yet (most are not, between two builds alike): those
+    # holding a layer that feeds one
+    feeds_b = {p for s, ps in enumerate(fb.pred) if s not in in_b for p in ps}
+    feeds_o = {p for s, ps in enumerate(fo.pred) if s not in in_o for p in ps}
+    for g in list(groups):
+        if not feeds_b.isdisjoint(g.base) or not feeds_o.isdisjoint(g.other):
             push(g.base, g.other, g)
     # layers one side's group feeds while the other's feeds none left (the two engines fused a
     # residual Add into different convolutions): paired among themselves once the walk stalls
@@ -578,7 +583,7 @@ def align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple[
 
 def _align(base_layers: Sequence[Layer], other_layers: Sequence[Layer],
            labelled: bool = True) -> tuple[list[Group], list[ALayer], list[ALayer]]:
-    """:func:`align` in the order given (``labelled=False``: the groups' changes left for the caller,
+    """:func:`align` in the order given (``labelled=False``: the groups' changes and order left for the caller,
     who swaps the sides first)."""
     memo: dict[str, tuple[str, ...]] = {}
     base = to_alayers(base_layers, memo)
@@ -591,6 +596,8 @@ def _align(base_layers: Sequence[Layer], other_layers: Sequence[Layer],
         _by_flow(groups, base, other, flows[0], flows[1], in_b, in_o)
     anchors = [(-1, -1), *_anchors(groups), (len(base), len(other))]
     for (b0, o0), (b1, o1) in zip(anchors, anchors[1:], strict=False):
+        if b1 - b0 < 2 or o1 - o0 < 2:  # (most anchors are neighbours: nothing between them on a side)
+            continue
         seg_b = [a for a in base[b0 + 1:b1] if a.pos not in in_b and not a.reformat]
         seg_o = [a for a in other[o0 + 1:o1] if a.pos not in in_o and not a.reformat]
         if not seg_b or not seg_o:
@@ -629,7 +636,9 @@ def _align(base_layers: Sequence[Layer], other_layers: Sequence[Layer],
         g.other.sort()
         if labelled:
             label(g, base, other)
-    return _in_base_order(groups, len(other)), base, other
+    # (unlabelled, the caller swaps the sides and orders the groups itself: each group's key is its
+    # own, so no order made here would survive)
+    return (_in_base_order(groups, len(other)) if labelled else groups), base, other
 
 
 def _in_base_order(groups: list[Group], n_other: int) -> list[Group]:
@@ -658,6 +667,8 @@ def _attach_fused(groups: list[Group], base: list[ALayer], other: list[ALayer], 
     layer of no ONNX node (``__myl_Tran_myl0_74``) left on one side joins the group of a layer it
     feeds or is fed by: its work was split off or absorbed there (``__myl_MoveMean`` -> ``__myl_Tran``
     + ``__myl_Mean``)."""
+    if len(in_b) == len(base) and len(in_o) == len(other):
+        return  # every layer has its group
     where: dict[tuple[int, int], Group] = {}
     for g in groups:
         for p in g.base:
