@@ -59,7 +59,7 @@ def request_from_args(args: argparse.Namespace) -> Any:
     from trtstudio.triton.client import Connection
     from trtstudio.triton.request import parse_headers
     from trtstudio.triton.search import Constraints, SearchRequest, SearchSettings, parse_budget, parse_bytes
-    from trtstudio.triton.variants import ModelSource, Space, parse_list
+    from trtstudio.triton.variants import ModelSource, Space, gpu_list, parse_list, plan_profiles
 
     if not args.server and not args.launch:
         raise InputError(args.target, "give --server URL (a Triton started with --model-control-mode=explicit) or "
@@ -91,7 +91,7 @@ def request_from_args(args: argparse.Namespace) -> Any:
     constraints = Constraints(ms, pct, parse_bytes(args.gpu_memory) if args.gpu_memory else None, args.min_throughput)
     space = Space(parse_list(args.instances, "--instances"), parse_list(args.max_batch, "--max-batch"),
                   parse_list(args.queue_delay, "--queue-delay", allow_off=True), bool(args.preferred),
-                  _profiles(args.profiles, source), _gpus(args.gpus, args.kind, source))
+                  plan_profiles(args.profiles, source), gpu_list(args.gpus, args.kind, source))
     conc = parse_list(args.concurrency, "--concurrency")
     if 0 in conc:
         raise InputError("--concurrency", "give positive numbers")
@@ -106,34 +106,6 @@ def request_from_args(args: argparse.Namespace) -> Any:
     return SearchRequest(source, url=args.server, launch=bool(args.launch), python=args.python, constraints=constraints,
                          settings=settings, out=args.out, confirm=not args.no_confirm, connection=Connection(headers=headers),
                          metrics=None if str(args.metrics).lower() == "none" else args.metrics)
-
-
-def _profiles(text: str | None, source: Any) -> list[tuple[str, ...]]:
-    """``--profiles 0,1`` -> one variant dimension of single profiles; refused for a model that is no TensorRT plan."""
-    from trtstudio.errors import InputError
-    from trtstudio.triton.variants import is_tensorrt_plan, parse_list
-
-    if text is None:
-        return [()]
-    if not is_tensorrt_plan(source.config):
-        served = source.config.get("platform") or source.config.get("backend") or "another backend"
-        raise InputError("--profiles", f"only a TensorRT plan (platform tensorrt_plan) has optimization profiles; "
-                                       f"{source.name} is served by {served}")
-    return [(str(p),) for p in parse_list(text, "--profiles")]
-
-
-def _gpus(text: str | None, kind: str | None, source: Any) -> tuple[int, ...]:
-    """``--gpus 0,1`` -> the GPUs every variant's instances go on; refused for CPU instances."""
-    from trtstudio.errors import InputError
-    from trtstudio.triton.variants import Variant, parse_list
-
-    if text is None:
-        return ()
-    own = Variant.of_config(source.config).kind
-    if (kind or "").lower() != "gpu" and not (kind is None and own == "KIND_GPU"):
-        raise InputError("--gpus", f"places GPU instances: give --kind gpu (the variants' instances are "
-                                   f"{'KIND_CPU' if kind == 'cpu' else own or 'of the kind Triton chooses'})")
-    return tuple(parse_list(text, "--gpus"))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -276,6 +276,33 @@ def is_tensorrt_plan(config: dict[str, Any]) -> bool:
     return config.get("platform") == "tensorrt_plan" or config.get("backend") == "tensorrt"
 
 
+def plan_profiles(text: str | None, source: ModelSource, what: str = "--profiles") -> list[tuple[str, ...]]:
+    """``"0,1"`` -> the optimization profiles to try, one per variant (:attr:`Space.profiles`);
+    ``[()]`` (the model's own) for none given. InputError naming ``what`` for a model that is no
+    TensorRT plan, or a profile that is no whole number."""
+    if not (text or "").strip():
+        return [()]
+    if not is_tensorrt_plan(source.config):
+        served = source.config.get("platform") or source.config.get("backend") or "another backend"
+        raise InputError(what, f"only a TensorRT plan (platform tensorrt_plan) has optimization profiles; "
+                               f"{source.name} is served by {served}")
+    return [(str(p),) for p in parse_list(str(text), what)]
+
+
+def gpu_list(text: str | None, kind: str | None, source: ModelSource, what: str = "--gpus") -> tuple[int, ...]:
+    """``"0,1"`` -> the GPUs every variant's instances go on (:attr:`Space.gpus`); () for none given.
+    ``kind``: the variants' instance kind asked for (``cpu``/``gpu``; None keeps the model's).
+    InputError naming ``what`` where the instances are not on GPUs."""
+    if not (text or "").strip():
+        return ()
+    own = Variant.of_config(source.config).kind
+    if (kind or "").lower() != "gpu" and not (kind is None and own == "KIND_GPU"):
+        are = "KIND_CPU" if kind == "cpu" else own or "of the kind Triton chooses"
+        hint = "give --kind gpu" if what.startswith("--") else "the model's config must ask for KIND_GPU"
+        raise InputError(what, f"places GPU instances: {hint} (the variants' instances are {are})")
+    return tuple(parse_list(str(text), what))
+
+
 def parse_list(text: str, what: str, allow_off: bool = False) -> list[Any]:
     """``"1,2,4"`` -> ``[1, 2, 4]``; with ``allow_off``, ``off`` stands for None. InputError naming ``what``."""
     out: list[Any] = []

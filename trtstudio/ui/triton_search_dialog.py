@@ -171,10 +171,16 @@ class TritonSearchDialog(WorkerDialog):
         self.batch_edit = QLineEdit("1,4,8")
         self.delay_edit = QLineEdit("off,100")
         self.delay_edit.setToolTip("dynamic batching max queue delays (µs); off = no dynamic batching")
+        self.profiles_edit = QLineEdit()
+        self.profiles_edit.setPlaceholderText("the model's (a TensorRT plan: 0,1)")
+        self.profiles_edit.setToolTip("a TensorRT plan's optimization profiles to try, one per variant")
+        self.gpus_edit = QLineEdit()
+        self.gpus_edit.setPlaceholderText("Triton's choice (GPU instances: 0,1)")
+        self.gpus_edit.setToolTip("the GPUs each variant's instances go on (instance_group gpus)")
         self.window_spin = _spin(0.1, 30.0, 0.5, " s")
         rows = {"p99 budget": self.budget_spin, "Search": self.mode_combo, "Concurrency": self.concurrency_edit,
                 "Instances": self.instances_edit, "Max batch": self.batch_edit, "Queue delay µs": self.delay_edit,
-                "Window": self.window_spin}
+                "Profiles": self.profiles_edit, "GPUs": self.gpus_edit, "Window": self.window_spin}
         for label, w in rows.items():
             form2.addRow(label, w)
         both = QHBoxLayout()
@@ -188,7 +194,7 @@ class TritonSearchDialog(WorkerDialog):
         from trtstudio.backends.base import parse_shapes
         from trtstudio.errors import InputError
         from trtstudio.triton.search import Constraints, SearchRequest, SearchSettings
-        from trtstudio.triton.variants import ModelSource, Space, parse_list
+        from trtstudio.triton.variants import ModelSource, Space, gpu_list, parse_list, plan_profiles
 
         path = Path(self.model_edit.text().strip())
         if not str(path) or str(path) == ".":
@@ -196,7 +202,9 @@ class TritonSearchDialog(WorkerDialog):
         shapes = parse_shapes(self.shapes_edit.text().strip() or None, "Shapes")
         source = ModelSource.from_onnx(path, shapes) if path.suffix.lower() == ".onnx" else ModelSource.from_entry(path)
         space = Space(parse_list(self.instances_edit.text(), "--instances"), parse_list(self.batch_edit.text(), "Max batch"),
-                      parse_list(self.delay_edit.text(), "Queue delay", allow_off=True))
+                      parse_list(self.delay_edit.text(), "Queue delay", allow_off=True), False,
+                      plan_profiles(self.profiles_edit.text(), source, "Profiles"),
+                      gpu_list(self.gpus_edit.text(), None, source, "GPUs"))
         conc = parse_list(self.concurrency_edit.text(), "Concurrency")
         settings = SearchSettings(concurrency=[c for c in conc if c > 0], window_s=self.window_spin.value(), max_windows=4,
                                   mode="exhaustive" if self.mode_combo.currentIndex() == 1 else "quick", space=space)
@@ -242,7 +250,7 @@ class TritonSearchDialog(WorkerDialog):
         self.export_button.setEnabled(not running and done)
         for w in (self.model_edit, self.shapes_edit, self.launch_radio, self.server_radio, self.python_edit,
                   self.url_edit, self.budget_spin, self.mode_combo, self.concurrency_edit, self.instances_edit,
-                  self.batch_edit, self.delay_edit, self.window_spin):
+                  self.batch_edit, self.delay_edit, self.profiles_edit, self.gpus_edit, self.window_spin):
             w.setEnabled(not running)
 
     # -- drawing -----------------------------------------------------------------------------------
