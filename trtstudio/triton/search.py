@@ -22,7 +22,6 @@ model-repository entry written, loaded once more and re-measured.
 from __future__ import annotations
 
 import math
-import re
 import secrets
 import shutil
 import time
@@ -35,10 +34,31 @@ import numpy as np
 
 from trtstudio.errors import InputError
 from trtstudio.triton.client import Connection, _exc_text, is_restricted, scrape_metrics
+from trtstudio.triton.search_answer import (  # noqa: F401 - the answer's names, this module's as ever
+    CONSTRAINT_SETS,
+    SEARCH_SCHEMA,
+    answer,
+    gain,
+    headline,
+    pareto,
+    render_text,
+    representative,
+    why_lost,
+)
+from trtstudio.triton.search_figures import (  # noqa: F401 - the figures' names, this module's as ever
+    Constraints,
+    best_point,
+    feasible,
+    parse_budget,
+    parse_bytes,
+    percentile_interval,
+    score,
+    step_point,
+    t_interval,
+)
 from trtstudio.triton.sweep import SweepSettings, run_sweep
 from trtstudio.triton.variants import ModelSource, Space, Variant, config_json, parse_pbtxt
 
-SEARCH_SCHEMA = "trtstudio.tritonsearch/1"
 CONTROL_FLAG = "--model-control-mode=explicit"
 MIN_GAIN = 0.03  # quick mode moves only for a gain above this (noise on a busy machine)
 SATURATED = 0.05  # quick mode ends a variant's sweep when two steps in a row add less throughput than this
@@ -47,47 +67,6 @@ SATURATED = 0.05  # quick mode ends a variant's sweep when two steps in a row ad
 
 class SearchFailed(RuntimeError):
     """The server stopped answering mid-search (the variants measured so far are kept)."""
-
-
-@dataclass
-class Constraints:
-    """``latency_ms`` at ``percentile`` (``--latency-budget p99=20ms``), GPU memory (bytes) and a
-    minimum throughput (inferences/s); None: not constrained."""
-
-    latency_ms: float | None = None
-    percentile: int = 99
-    gpu_memory_bytes: float | None = None
-    min_throughput: float | None = None
-
-    def text(self) -> str:
-        parts = [f"p{self.percentile} <= {self.latency_ms:g} ms"] if self.latency_ms is not None else []
-        parts += [f"GPU memory <= {self.gpu_memory_bytes / 2**20:.0f} MiB"] if self.gpu_memory_bytes is not None else []
-        parts += [f">= {self.min_throughput:g} infer/s"] if self.min_throughput is not None else []
-        return ", ".join(parts) or "no constraint"
-
-
-def parse_budget(text: str) -> tuple[int, float]:
-    """``p99=20ms``, ``p95=5``, ``20ms`` or ``20`` -> (percentile, ms); InputError naming --latency-budget."""
-    m = re.fullmatch(r"\s*(?:p(50|90|95|99)\s*=\s*)?([0-9.]+)\s*(ms|s|us)?\s*", text.lower())
-    if not m:
-        raise InputError("--latency-budget", f"{text!r} is not pNN=VALUEms (e.g. p99=20ms)")
-    value = float(m.group(2)) * {"ms": 1.0, "s": 1e3, "us": 1e-3, None: 1.0}[m.group(3)]
-    if not value > 0:
-        raise InputError("--latency-budget", "must be positive")
-    return int(m.group(1) or 99), value
-
-
-def parse_bytes(text: str, what: str = "--gpu-memory") -> float:
-    """``4GiB``, ``512MiB``, ``2e9`` (bytes) -> bytes; InputError naming ``what``."""
-    m = re.fullmatch(r"\s*([0-9.eE+]+)\s*(b|kb|kib|mb|mib|gb|gib)?\s*", text.lower())
-    scale = {None: 1, "b": 1, "kb": 1e3, "kib": 2**10, "mb": 1e6, "mib": 2**20, "gb": 1e9, "gib": 2**30}
-    try:
-        value = float(m.group(1)) * scale[m.group(2)] if m else math.nan
-    except ValueError:
-        value = math.nan
-    if not value > 0:
-        raise InputError(what, f"{text!r} is not a size (e.g. 4GiB, 512MiB)")
-    return value
 
 
 @dataclass
@@ -112,76 +91,6 @@ class SearchSettings:
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "space"} | {"space": self.space.to_json()}
 
-
-# -- figures of a variant ----------------------------------------------------------------------
-
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)  # Student t, 97.5 %, df 1..10
-
-
-def t_interval(values: list[float]) -> list[float] | None:
-    """95 % Student-t interval of the mean of ``values`` (None for fewer than two)."""
-    v = np.asarray([x for x in values if math.isfinite(x)], dtype=float)
-    if v.size < 2:
-        return None
-    t = _T975[v.size - 2] if v.size - 1 <= len(_T975) else 1.96
-    half = float(t * v.std(ddof=1) / math.sqrt(v.size))
-    return [float(v.mean() - half), float(v.mean() + half)]
-
-
-def percentile_interval(lat_ms: np.ndarray, pct: int) -> list[float] | None:
-    """95 % interval of the ``pct`` percentile of ``lat_ms`` (in time order): the project's block
-    bootstrap (``profiling.sweep.statistic_interval``); None where it has none."""
-    from trtstudio.profiling.sweep import statistic_interval
-
-    lat = np.asarray(lat_ms, dtype=float)
-    if lat.size < 20:
-        return None
-    lo, hi = statistic_interval(lat, f"p{pct}")
-    return None if lo is None or hi is None else [float(lo), float(hi)]
-
-
-def step_point(step: dict[str, Any], pct: int) -> dict[str, Any]:
-    """What the search keeps of one sweep step: concurrency, throughput and its interval, the
-    percentile and its interval, queue and compute per request (µs)."""
-    from trtstudio.triton.sweep import step_figures
-
-    f = step_figures(step)
-    lat = step.get("latency_ms") or {}
-    p = lat.get(f"p{pct}")
-    return {"concurrency": f["value"], "requests": f["requests"], "throughput": f["throughput"],
-            "throughput_ci": step.get("throughput_ci"), "p50": f["p50"], "p99": f["p99"], f"p{pct}": math.nan if p is None else float(p),
-            "latency_ci": step.get("latency_ci"), "queue_us": f["queue_us"], "compute_us": f["compute_us"],
-            "stable": f["stable"], "error": step.get("error")}
-
-
-def feasible(point: dict[str, Any], c: Constraints) -> bool:
-    lat = point.get(f"p{c.percentile}")
-    return (point["requests"] > 0 and not point.get("error")
-            and (c.latency_ms is None or (lat is not None and math.isfinite(lat) and lat <= c.latency_ms)))
-
-
-def best_point(entry: dict[str, Any], c: Constraints) -> dict[str, Any] | None:
-    """The variant's highest-throughput step within the constraints (None when none is)."""
-    if entry.get("error") and not entry.get("steps"):
-        return None
-    mem = entry.get("gpu_memory_bytes")
-    if c.gpu_memory_bytes is not None and mem is not None and mem > c.gpu_memory_bytes:
-        return None
-    ok = [p for p in entry.get("steps") or [] if feasible(p, c)]
-    if not ok:
-        return None
-    best = max(ok, key=lambda p: p["throughput"])
-    if c.min_throughput is not None and best["throughput"] < c.min_throughput:
-        return None
-    return best
-
-
-def score(entry: dict[str, Any] | None, c: Constraints) -> float:
-    b = best_point(entry, c) if entry else None
-    return float(b["throughput"]) if b else 0.0
-
-
-# -- loading variants --------------------------------------------------------------------------
 
 class Loader:
     """Loads variants of ``source`` on a server under names of their own and unloads them.
@@ -649,210 +558,3 @@ def confirm(search: Search, folder: Path, entry: dict[str, Any]) -> dict[str, An
     if res.error:
         out["error"] = res.error
     return out
-
-
-def pareto(points: list[tuple[str, float, float, float | None]]) -> list[str]:
-    """Keys of the points no other point beats: (key, throughput, latency, memory or None); a point
-    is beaten by one with throughput >= and latency <= (and memory <= where both have one), better in one."""
-    front = []
-    for k, tp, lat, mem in points:
-        beaten = False
-        for k2, tp2, lat2, mem2 in points:
-            if k2 == k:
-                continue
-            mem_ok = mem is None or mem2 is None or mem2 <= mem
-            if tp2 >= tp and lat2 <= lat and mem_ok and (tp2 > tp or lat2 < lat or (mem is not None and mem2 is not None and mem2 < mem)):
-                beaten = True
-                break
-        if not beaten:
-            front.append(k)
-    return front
-
-
-def representative(entry: dict[str, Any], c: Constraints) -> dict[str, Any] | None:
-    """The point a variant is drawn at: its best step within the constraints, else its lowest-latency step."""
-    b = best_point(entry, c)
-    if b is not None:
-        return b
-    steps = [p for p in entry.get("steps") or [] if p["requests"] > 0 and math.isfinite(p.get(f"p{c.percentile}", math.nan))]
-    return min(steps, key=lambda p: p[f"p{c.percentile}"]) if steps else None
-
-
-def why_lost(entry: dict[str, Any], winner: dict[str, Any] | None, c: Constraints) -> tuple[str, str]:
-    """(cause, sentence): why ``entry`` is not the answer: ``rejected``, ``error``, ``memory``,
-    ``queue`` (requests waited longer than they computed) or ``compute``."""
-    pct = f"p{c.percentile}"
-    if entry.get("error") and not entry.get("steps"):
-        return ("rejected" if str(entry["error"]).startswith("rejected") else "error"), str(entry["error"])
-    mem = entry.get("gpu_memory_bytes")
-    if c.gpu_memory_bytes is not None and mem is not None and mem > c.gpu_memory_bytes:
-        return "memory", f"GPU memory {mem / 2**20:.0f} MiB > {c.gpu_memory_bytes / 2**20:.0f} MiB"
-    best = best_point(entry, c)
-    steps = entry.get("steps") or []
-    over = [p for p in steps if not feasible(p, c) and p["requests"] > 0]
-    at = over[0] if over else (best or (steps[-1] if steps else None))
-    if at is None:
-        return "error", str(entry.get("error") or "no step measured")
-    cause = "queue" if at["queue_us"] > at["compute_us"] else "compute"
-    where = (f"at concurrency {at['concurrency']} requests waited {at['queue_us'] / 1e3:.2f} ms in the queue "
-             f"against {at['compute_us'] / 1e3:.2f} ms of compute")
-    if best is None:
-        if c.min_throughput is not None and steps and any(feasible(p, c) for p in steps):
-            top = max((p for p in steps if feasible(p, c)), key=lambda p: p["throughput"])
-            return cause, f"{top['throughput']:.1f} infer/s < {c.min_throughput:g} required; {where}"
-        return cause, f"{pct} {at[pct]:.2f} ms > {c.latency_ms:g} ms already at concurrency {at['concurrency']}; {where}"
-    wtp = (best_point(winner, c) or {}).get("throughput") if winner else None
-    gap = f"{best['throughput']:.1f} infer/s" + (f" ({(best['throughput'] / wtp - 1) * 100:+.0f} % against the winner)" if wtp else "")
-    limit = f"{pct} {at[pct]:.2f} ms over budget next; " if over and c.latency_ms is not None else ""
-    return cause, f"{gap}; {limit}{where}"
-
-
-def gain(best: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    """Throughput gain of ``best`` over ``base`` (%), its interval from the two throughput intervals,
-    and a verdict that says ``inconclusive`` when the interval holds 0."""
-    g = (best["throughput"] / base["throughput"] - 1) * 100 if base["throughput"] > 0 else math.nan
-    bi, di = best.get("throughput_ci"), base.get("throughput_ci")
-    ci = None
-    if bi and di and di[0] > 0:
-        ci = [(bi[0] / di[1] - 1) * 100, (bi[1] / di[0] - 1) * 100]
-    verdict = "better" if ci and ci[0] > 0 else "inconclusive" if ci is None or ci[0] <= 0 <= ci[1] else "worse"
-    if ci is None and math.isfinite(g):
-        verdict = "inconclusive"
-    return {"percent": g, "interval": ci, "verdict": verdict}
-
-
-CONSTRAINT_SETS = (("all constraints", ("latency_ms", "gpu_memory_bytes", "min_throughput")),
-                   ("latency budget only", ("latency_ms",)), ("GPU memory only", ("gpu_memory_bytes",)),
-                   ("no constraint", ()))
-
-
-def answer(search: Search) -> dict[str, Any]:
-    """The ``trtstudio.tritonsearch/1`` document of a search (also mid-way, for live views)."""
-    req, c = search.request, search.request.constraints
-    variants = search.variants
-    default = next((v for v in variants if v["role"] == "default"), None)
-    best: list[dict[str, Any]] = []
-    seen = set()
-    for label, keys in CONSTRAINT_SETS:
-        if keys and all(getattr(c, k) is None for k in keys):
-            continue
-        sub = Constraints(**{k: getattr(c, k) for k in ("latency_ms", "gpu_memory_bytes", "min_throughput") if k in keys},
-                          percentile=c.percentile)
-        if sub.text() in seen:
-            continue
-        seen.add(sub.text())
-        cand = [(score(v, sub), v) for v in variants]
-        top = max(cand, key=lambda t: t[0], default=(0.0, None))
-        row: dict[str, Any] = {"constraint": label, "text": sub.text(), "variant": None}
-        if top[1] is not None and top[0] > 0:
-            bp = best_point(top[1], sub) or {}
-            row |= {"variant": top[1]["key"], "describe": top[1]["describe"], "concurrency": bp.get("concurrency"),
-                    "throughput": bp.get("throughput"), "throughput_ci": bp.get("throughput_ci"),
-                    f"p{c.percentile}": bp.get(f"p{c.percentile}"), "latency_ci": bp.get("latency_ci")}
-            dp = best_point(default, sub) if default else None
-            if dp:
-                row["gain"] = gain(bp, dp)
-        best.append(row)
-    winner_key = best[0]["variant"] if best else None
-    winner = search.by_key.get(winner_key) if winner_key else None
-    pts = []
-    for v in variants:
-        r = representative(v, c)
-        if r is not None:
-            pts.append((v["key"], float(r["throughput"]), float(r[f"p{c.percentile}"]), v.get("gpu_memory_bytes")))
-    front = pareto(pts)
-    rows = []
-    for v in variants:
-        r = representative(v, c)
-        row = {k: v[k] for k in ("key", "name", "role", "describe", "variant", "steps", "error", "early_stop",
-                                 "gpu_memory_bytes", "order") if k in v}
-        row |= {"load_s": v.get("load_s"), "sweep_s": v.get("sweep_s"), "sweep": v.get("sweep"),
-                "point": r, "feasible": best_point(v, c) is not None, "front": v["key"] in front}
-        if v["key"] != winner_key:
-            row["lost"], row["lost_text"] = why_lost(v, winner, c)
-        rows.append(row)
-    elapsed = (search.finished or time.perf_counter()) - search.started
-    doc: dict[str, Any] = {
-        "schema": SEARCH_SCHEMA, "model": {"name": req.source.name, "origin": req.source.origin, "kind": req.source.kind,
-                                           "default_config": req.source.config},
-        "server": search.server | {"url": search.url}, "mode": req.settings.mode, "settings": req.settings.to_json(),
-        "constraints": asdict(c) | {"text": c.text()}, "connection": req.connection.recorded(),
-        "variants": rows, "default": default["key"] if default else None, "winner": winner_key, "best": best,
-        "front": front, "measured": len(variants), "duration_s": elapsed, "error": search.error,
-        "stopped": search.stopped, "notes": list(search.notes), "out": search.out}
-    doc["headline"] = headline(doc)
-    return doc
-
-
-def headline(doc: dict[str, Any]) -> str:
-    """One sentence: the best config and its gain over the default, as Model Analyzer's summary opens."""
-    best = (doc.get("best") or [{}])[0]
-    c = doc.get("constraints") or {}
-    pct = f"p{c.get('percentile', 99)}"
-    if not best.get("variant"):
-        return f"No variant of {doc['model']['name']} meets {c.get('text')} ({doc.get('measured', 0)} measured)."
-    g = best.get("gain")
-    lat = best.get(pct)
-    text = (f"{best['describe']} serves {doc['model']['name']} at {best['throughput']:.1f} infer/s"
-            f" ({pct} {lat:.2f} ms, concurrency {best['concurrency']})")
-    if g and math.isfinite(g["percent"]):
-        ci = g.get("interval")
-        ci_text = f" [{ci[0]:+.0f}, {ci[1]:+.0f}] %" if ci else ""
-        text += f": {g['percent']:+.0f} %{ci_text} throughput against the default config at {c.get('text')}"
-        text += f" ({g['verdict']})"
-    elif best["variant"] == doc.get("default"):
-        text += f": the default config is the best at {c.get('text')}"
-    elif doc.get("default"):
-        text += f": the default config has no step within {c.get('text')}"
-    return text + "."
-
-
-def _fmt_ci(ci: Any, spec: str = ".1f") -> str:
-    return f"[{ci[0]:{spec}}, {ci[1]:{spec}}]" if ci else "[-]"
-
-
-def render_text(doc: dict[str, Any]) -> str:
-    """The headline, the best variant per constraint, the variants (front marked *, why each lost), the
-    written entry and its confirmation (the CLI's text output)."""
-    c = doc.get("constraints") or {}
-    pct = f"p{c.get('percentile', 99)}"
-    lines = [doc.get("headline", ""), "",
-             f"server {doc['server'].get('url')} ({'launched by trtstudio' if doc['server'].get('launched') else 'given'}); "
-             f"{doc['mode']} search, {doc['measured']} variant(s) in {doc['duration_s']:.1f} s; constraints: {c.get('text')}", ""]
-    for b in doc.get("best") or []:
-        if b.get("variant"):
-            g = b.get("gain") or {}
-            gtxt = f"  {g['percent']:+.1f} % {_fmt_ci(g.get('interval'), '+.1f')} vs default ({g['verdict']})" if g else ""
-            lines.append(f"best ({b['text']}): {b['variant']}  {b['throughput']:.1f} {_fmt_ci(b.get('throughput_ci'))} infer/s, "
-                         f"{pct} {b[pct]:.2f} {_fmt_ci(b.get('latency_ci'), '.2f')} ms{gtxt}")
-        else:
-            lines.append(f"best ({b['text']}): none")
-    lines += ["", f"  {'variant':<24} {'infer/s':>9} {pct + ' ms':>9} {'conc':>5}  why not the answer"]
-    for v in doc.get("variants") or []:
-        p = v.get("point") or {}
-        mark = "*" if v.get("front") else " "
-        tag = " (default)" if v.get("role") == "default" else " (winner)" if v["key"] == doc.get("winner") else ""
-        tp = f"{p['throughput']:>9.1f}" if p else f"{'-':>9}"
-        lat = f"{p[pct]:>9.2f}" if p else f"{'-':>9}"
-        conc = f"{p['concurrency']:>5}" if p else f"{'-':>5}"
-        why = f"{v['lost']}: {v['lost_text']}" if v.get("lost") else ""
-        lines.append(f"{mark} {v['key'] + tag:<24} {tp} {lat} {conc}  {why}")
-    lines.append("(* on the Pareto front of throughput vs " + pct + ")")
-    out = doc.get("out")
-    if out:
-        lines.append("")
-        if out.get("path"):
-            lines.append(f"wrote {out['path']} ({out.get('variant')})")
-            conf = out.get("confirm") or {}
-            if conf.get("loaded") and conf.get("throughput") is not None:
-                lines.append(f"confirmed: loaded again ({conf.get('how')}); concurrency {conf['concurrency']}: "
-                             f"{conf['throughput']:.1f} infer/s, {pct} {conf.get(pct, math.nan):.2f} ms"
-                             f" ({'within' if conf.get('within_budget') else 'NOT within'} the constraints)")
-            if conf.get("error"):
-                lines.append(f"confirmation failed: {conf['error']}")
-        else:
-            lines.append(str(out.get("error")))
-    lines += [f"note: {n}" for n in doc.get("notes") or []]
-    if doc.get("error"):
-        lines.append(f"stopped early: {doc['error']} (the variants above were measured before)")
-    return "\n".join(lines)
