@@ -212,51 +212,6 @@ def to_alayer(pos: int, lay: Layer, memo: dict[str, tuple[str, ...]] | None = No
 
 
 def to_alayers(layers: Sequence[Layer], memo: dict[str, tuple[str, ...]]) -> list[ALayer]:
-    """``[to_alayer(i, lay, memo) for i, lay in enumerate(layers)]``, the same views made in one
-    loop (node_names' and _kind's common cases inline: 100,000 layers in a diff of two 50,000-layer
-    engines)."""
-    out: list[ALayer] = []
-    append = out.append
-    get = memo.get
-    type_kind = _type_kind
-    kinds: dict[tuple[str, str | None], tuple[str, bool]] = {}  # (type, parameter type) -> kind, Myelin fusion
-    for pos, lay in enumerate(layers):
-        md = lay.metadata
-        if lay.onnx_nodes:
-            nodes = node_names(lay, memo)
-        else:
-            key = md if md and "[ONNX Layer: " in md else "\x00" + lay.name
-            nodes = get(key)  # type: ignore[assignment]
-            if nodes is None:
-                nodes = memo[key] = _node_names(lay, md)
-        name, ltype = lay.name, lay.type
-        if ltype == "Reformat" or lay.own_attrs().get("reformat") or name.startswith("Reformatting CopyNode") \
-                or " reformatter " in name:
-            kind = "reformat"
-        else:
-            tk = (ltype, lay.parameter_type)
-            kind_fused = kinds.get(tk)
-            if kind_fused is None:
-                k = type_kind(ltype, lay.parameter_type)
-                kind_fused = kinds[tk] = (k, k not in ("conv", "gemm") and ltype.lower() in _FUSED_TYPES)
-            kind = kind_fused[0]
-            if kind_fused[1]:
-                kind = _fused_kind(name, nodes) or kind
-        t = lay.time
-        ins, outs = lay.inputs, lay.outputs
-        prec = None
-        for tensor in ins:  # Layer.precision, inline: the first input's dtype, else the first output's
-            if tensor.dtype:
-                prec = tensor.dtype
-                break
-        else:
-            for tensor in outs:
-                if tensor.dtype:
-                    prec = tensor.dtype
-                    break
-        # the formats too, while the tensors are at hand (ALayer.formats; most groups compare them)
-        fmts = tuple([str(x.format or "") for x in ins] + [str(x.format or "") for x in outs])
-        append(ALayer(pos, name, ltype, kind, prec, lay.tactic or lay.tactic_value,
-                      None if t is None else t.per_inference_ms, nodes, kind == "reformat", kind in ("conv", "gemm"),
-                      lay, None, None, fmts))
-    return out
+    """The alignment's views of a side's ``layers`` (``memo``: node names per metadata string, shared
+    by the two sides of a diff)."""
+    return [to_alayer(i, lay, memo) for i, lay in enumerate(layers)]
