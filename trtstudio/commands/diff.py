@@ -77,11 +77,12 @@ def run(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
-    # no linear algebra here: numpy's OpenBLAS need not start a thread per core when the diff imports
-    # it (70 ms of CPU on a 2-core machine at startup, more on a big one); a user's setting is kept
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from trtstudio.commands._emit import ENDING, emit, keep, skip_teardown
 
-    from trtstudio.commands._emit import emit, keep, skip_teardown
+    if ENDING.in_entry:  # as the program only: a caller's own process keeps its environment
+        # no linear algebra here: numpy's OpenBLAS need not start a thread per core when the diff imports
+        # it (70 ms of CPU on a 2-core machine at startup, more on a big one); a user's setting is kept
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from trtstudio.diff import gate as gates
     from trtstudio.diff.core import diff
     from trtstudio.diff.sides import load_side
