@@ -50,14 +50,17 @@ def _load(name: str):  # type: ignore[no-untyped-def]
         raise
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; ``only`` (a name in :data:`COMMANDS`): that command's subparser alone,
+    which is all a command line that names it parses (configuring the other 21 costs 50 ms: their
+    modules, and what ``environment``'s flags import)."""
     parser = argparse.ArgumentParser(
         prog="trtstudio",
         description="Desktop profiler for NVIDIA TensorRT: ONNX graph, engine layers, live runs, reports.",
     )
     parser.add_argument("--version", action="version", version=f"trtstudio {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         mod = _load(name)
         if mod is None:
             continue
@@ -95,7 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args_in[0] in FLAGS:
             return _child(args_in[0], args_in[1])
-    parser = build_parser()
+    # a command named first: only its parser (anything else, --help or a typo, gets the whole one)
+    parser = build_parser(args_in[0] if args_in and args_in[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()

@@ -65,11 +65,16 @@ def control_nodes(*sides: Sequence[ALayer]) -> set[str]:
     """The control-flow nodes (``If``, ``Loop``, ``Scan``) the layers name: every layer inside a
     branch names its ``If`` beside its own node (``node_pad | true_graph_0 (then_branch) | node_cond__1
     (If)``), so they are never join keys; the branch's own nodes are."""
-    names = {n for layers in sides for a in layers for n in a.nodes}
+    every = [n for layers in sides for a in layers for n in a.nodes]
     out: set[str] = set()
-    if not _CONTROL_HINT.search("\n".join(names)):  # most engines: no name could be one (one C scan)
+    text = "\n".join(every)
+    if text.isascii():  # most engines: no name could be one (four C scans of the lower-cased text)
+        low = text.lower()
+        if " | " not in low and "if" not in low and "loop" not in low and "scan" not in low:
+            return out
+    elif not _CONTROL_HINT.search(text):  # (the regex's case folding, beyond ASCII, is its own)
         return out
-    for n in names:
+    for n in set(every):
         if not _CONTROL_HINT.search(n):
             continue
         if " | " in n:
