@@ -10,8 +10,9 @@ The base is ``benchmarks/engine.py``'s synthetic engine. Two "other" sides (``--
   kept (issue 53's measurement),
 
 each with a per-inference timing file on each side. Prints, per pair and repeat, the whole process
-(``python -m trtstudio diff A B --json``: wall time from spawn to exit and its peak RSS, the
-figure the budget judges) beside the same command in this process (read both sides, align,
+(``python -m trtstudio diff A B --json``: wall time from spawn to exit, the figure the budget
+judges, its processor time and peak RSS; and the same without the helper process that works out
+each side's graph and memory beside it, ``diff.prefetch``) beside the same command in this process (read both sides, align,
 verdict, JSON) and its parts: the reads alone and the diff alone, and the share of convolutions
 aligned. ``--keep DIR`` leaves the pairs there (for farm-bench or a profiler).
 
@@ -97,10 +98,14 @@ def _write_side(folder: Path, d: dict[str, Any], profile: list[dict[str, Any]], 
     return str(folder)
 
 
-def whole_process(a: str, b: str) -> dict[str, Any]:
-    """``python -m trtstudio diff A B --json`` as a user runs it: wall time from spawn to exit, and
-    its peak RSS as ``/usr/bin/time`` reads it (a child spawned straight from this big process
-    would count this process's pages, which the exec inherits as its high-water mark)."""
+def whole_process(a: str, b: str, helper: bool = True) -> dict[str, Any]:
+    """``python -m trtstudio diff A B --json`` as a user runs it: wall time from spawn to exit, the
+    processor time of it and its helper process (``diff.prefetch``; ``helper`` False: none,
+    ``TRTSTUDIO_DIFF_HELPER=0``), and the peak RSS of the largest of them as ``/usr/bin/time``
+    reads it (a child spawned straight from this big process would count this process's pages,
+    which the exec inherits as its high-water mark)."""
+    import resource
+
     timer = Path("/usr/bin/time").exists()
     with tempfile.TemporaryDirectory() as tmp:
         peak_file = Path(tmp) / "peak"
@@ -108,12 +113,16 @@ def whole_process(a: str, b: str) -> dict[str, Any]:
         if timer:
             cmd = ["/usr/bin/time", "-f", "%M", "-o", str(peak_file), *cmd]
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as installed: bytecode cached
+        env["TRTSTUDIO_DIFF_HELPER"] = "" if helper else "0"
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, env=env, check=False)
         wall = time.perf_counter() - t0
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         peak = int(peak_file.read_text().split()[-1]) / 1024 if timer and peak_file.exists() else None
     doc = json.loads(proc.stdout) if proc.stdout.strip().startswith(b"{") else None
-    return {"process_s": round(wall, 3), "rc": proc.returncode, "stderr": proc.stderr.decode()[-300:] or None,
+    return {"process_s": round(wall, 3), "cpu_s": round(cpu, 3), "rc": proc.returncode, "stderr": proc.stderr.decode()[-300:] or None,
             "doc": doc, "peak_rss_mib": None if peak is None else round(peak, 1)}
 
 
@@ -137,6 +146,7 @@ def main() -> int:
             whole_process(base, other)  # a first run writes the bytecode a pip install would have compiled
             for i in range(args.repeat):
                 proc = whole_process(base, other)
+                alone = whole_process(base, other, helper=False)
                 t0 = time.perf_counter()
                 with redirect_stdout(io.StringIO()) as buf:
                     rc = cli(["diff", base, other, "--json"])
@@ -150,7 +160,10 @@ def main() -> int:
                 cl = out["diffs"][0]["alignment"]["compute_layers"]
                 print(json.dumps({"bench": "diff", "pair": pair, "repeat": i,
                                   "layers": [len(a.engine.layers), len(b.engine.layers)],
-                                  "process_s": proc["process_s"], "process_peak_rss_mib": proc["peak_rss_mib"],
+                                  "process_s": proc["process_s"], "process_cpu_s": proc["cpu_s"],
+                                  "process_peak_rss_mib": proc["peak_rss_mib"],
+                                  "process_no_helper_s": alone["process_s"], "process_no_helper_cpu_s": alone["cpu_s"],
+                                  "process_no_helper_same_json": alone["doc"] == out,
                                   "process_rc": proc["rc"], "process_same_json": proc["doc"] == out,
                                   "rc": rc, "command_s": round(total, 3), "read_s": round(t2 - t1, 3),
                                   "diff_s": round(t3 - t2, 3), "budget_s": 2.0,

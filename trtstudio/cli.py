@@ -98,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args_in[0] in FLAGS:
             return _child(args_in[0], args_in[1])
+        from trtstudio.diff import prefetch
+
+        if args_in[0] == prefetch.FLAG:  # the helper of a diff (trtstudio.diff.prefetch)
+            return prefetch.serve(args_in[1])
     # a command named first: only its parser (anything else, --help or a typo, gets the whole one)
     parser = build_parser(args_in[0] if args_in and args_in[0] in COMMANDS else None)
     args = parser.parse_args(argv)

@@ -83,9 +83,6 @@ def run(args: argparse.Namespace) -> int:
         # no linear algebra here: numpy's OpenBLAS need not start a thread per core when the diff imports
         # it (70 ms of CPU on a 2-core machine at startup, more on a big one); a user's setting is kept
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from trtstudio.diff import gate as gates
-    from trtstudio.diff.core import diff
-    from trtstudio.diff.sides import load_side
     from trtstudio.errors import InputError
 
     specs = [args.base, *args.others]
@@ -97,11 +94,23 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(out, f"unknown output type: use {', '.join(_WRITERS)}")
     if args.fail_if_slower is not None and not args.fail_if_slower >= 0:
         raise InputError(None, "--fail-if-slower: PCT must be a number of 0 or more")
-    skip_teardown()  # two engines' layers and their groups are garbage once printed: no freeing one by one
     models = _models(args.onnx, specs, names)
-    sides = [load_side(s, m, names[i] if names else None) for i, (s, m) in enumerate(zip(specs, models, strict=True))]
-    _unique_names(sides)
-    result = diff(sides[0], *sides[1:])
+    from trtstudio.diff import prefetch
+
+    # a second process for what each side gives alone, started before this one imports numpy
+    helper = prefetch.start(specs, models, names)
+    try:
+        from trtstudio.diff import gate as gates
+        from trtstudio.diff.core import diff
+        from trtstudio.diff.sides import load_side, unique_names
+
+        skip_teardown()  # two engines' layers and their groups are garbage once printed: no freeing one by one
+        sides = [load_side(s, m, names[i] if names else None) for i, (s, m) in enumerate(zip(specs, models, strict=True))]
+        unique_names(sides)
+        result = diff(sides[0], *sides[1:], prefetch=helper)
+    finally:
+        if helper is not None:
+            helper.close()
     doc = result.to_json()
     keep(sides, result, doc)  # freed by the process's end, not when this returns
     results = [gates.gate(p, args.fail_if_slower) for p in doc["diffs"]] if args.fail_if_slower is not None else []
@@ -121,14 +130,6 @@ def run(args: argparse.Namespace) -> int:
     rc = emit(doc, args.json, _render, indent=args.indent, written=written,
               non_finite=count_non_finite_doc(doc) if args.json else None)
     return doc["gate"]["exit"] if results else rc
-
-
-def _unique_names(sides: list[Any]) -> None:
-    seen: dict[str, int] = {}
-    for i, s in enumerate(sides):
-        if s.name in seen:
-            s.name = f"{s.name} ({i + 1})"
-        seen[s.name] = i
 
 
 def _render(doc: dict[str, Any]) -> str:

@@ -42,8 +42,8 @@ import functools
 import hashlib
 import itertools
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 from trtstudio.diff.views import (  # noqa: F401 - CHANGES, node_names and to_alayer: this module's names as ever
     CHANGES,
@@ -171,30 +171,77 @@ def _anchors(groups: list[Group]) -> list[tuple[int, int]]:
     return out
 
 
-class _Flow:
-    """One engine's layer graph through its tensor names: the layers each layer feeds, seen through
-    reformat and no-op layers (which a QAT export adds and removes around every Q/DQ)."""
+def _graph(layers: Sequence[Layer]) -> tuple[list[list[int]], list[list[int]], list[int]]:
+    """An engine's layer graph through its tensor names: the layers each layer feeds, those it is
+    fed by (in the order of its inputs), and those the engine's inputs feed (no input, or one no
+    layer makes)."""
+    producer = {t.name: i for i, lay in enumerate(layers) for t in lay.outputs}  # (the last producer of a name)
+    get = producer.get
+    succ: list[list[int]] = [[] for _ in layers]
+    pred: list[list[int]] = [[] for _ in layers]
+    roots: list[int] = []
+    for i, lay in enumerate(layers):
+        ins = lay.inputs
+        fed = not ins
+        mine = pred[i]
+        for t in ins:
+            p = get(t.name)
+            if p is None:
+                fed = True
+            elif p != i and p not in mine:  # (i in succ[p] exactly when p in pred[i]: the shorter list)
+                succ[p].append(i)
+                mine.append(p)
+        if fed:
+            roots.append(i)
+    return succ, pred, roots
 
-    def __init__(self, layers: Sequence[Layer], views: Sequence[ALayer]) -> None:
-        producer = {t.name: i for i, lay in enumerate(layers) for t in lay.outputs}  # (the last producer of a name)
-        get = producer.get
-        succ: list[list[int]] = [[] for _ in layers]
-        pred: list[list[int]] = [[] for _ in layers]
-        roots: list[int] = []
-        for i, lay in enumerate(layers):
-            ins = lay.inputs
-            fed = not ins
-            mine = pred[i]
-            for t in ins:
-                p = get(t.name)
-                if p is None:
-                    fed = True
-                elif p != i and p not in mine:  # (i in succ[p] exactly when p in pred[i]: the shorter list)
-                    succ[p].append(i)
-                    mine.append(p)
-            if fed:
-                roots.append(i)
-        self.succ, self.pred, self.roots = succ, pred, roots
+
+class FlowGraph(NamedTuple):
+    """:func:`_graph` flat, as another process sends it (:mod:`trtstudio.diff.prefetch`): layer
+    ``p`` feeds ``succ_idx[succ_off[p]:succ_off[p + 1]]`` and is fed by the same run of ``pred``."""
+
+    succ_off: list[int]
+    succ_idx: list[int]
+    pred_off: list[int]
+    pred_idx: list[int]
+    roots: list[int]
+
+
+def flow_graph(layers: Sequence[Layer]) -> FlowGraph:
+    """The :class:`FlowGraph` of ``layers``."""
+    succ, pred, roots = _graph(layers)
+    return FlowGraph([0, *itertools.accumulate(map(len, succ))], list(itertools.chain.from_iterable(succ)),
+                     [0, *itertools.accumulate(map(len, pred))], list(itertools.chain.from_iterable(pred)), roots)
+
+
+Graphs = Callable[[int], "FlowGraph | None"]  # side (0 base, 1 other) -> its graph, where one is ready
+
+
+class _Runs:
+    """The runs of a flat :class:`FlowGraph`, indexed as the list of lists they stand for."""
+
+    __slots__ = ("idx", "off")
+
+    def __init__(self, off: list[int], idx: list[int]) -> None:
+        self.off, self.idx = off, idx
+
+    def __getitem__(self, p: int) -> list[int]:
+        return self.idx[self.off[p]:self.off[p + 1]]
+
+
+class _Flow:
+    """One engine's layer graph through its tensor names (:func:`_graph`, or the same graph another
+    process worked out, ``graph``): the layers each layer feeds, seen through reformat and no-op
+    layers (which a QAT export adds and removes around every Q/DQ)."""
+
+    def __init__(self, layers: Sequence[Layer], views: Sequence[ALayer], graph: FlowGraph | None = None) -> None:
+        self.succ: _Runs | list[list[int]]
+        self.pred: _Runs | list[list[int]]
+        if graph is not None and len(graph.succ_off) == len(graph.pred_off) == len(layers) + 1:
+            self.succ, self.pred, self.roots = _Runs(graph.succ_off, graph.succ_idx), \
+                _Runs(graph.pred_off, graph.pred_idx), graph.roots
+        else:
+            self.succ, self.pred, self.roots = _graph(layers)
         self.clear = [v.reformat or v.kind in ("noop", "shuffle") for v in views]
         self._eff: dict[int, list[int]] = {}
 
@@ -224,14 +271,16 @@ class _Flows:
     """Both sides' :class:`_Flow`, each made on first use (two builds whose layers all pair by
     their names need neither: 0.1 s at 50,000 layers a side)."""
 
-    def __init__(self, *sides: tuple[Sequence[Layer], Sequence[ALayer]]) -> None:
+    def __init__(self, graphs: Graphs | None, *sides: tuple[Sequence[Layer], Sequence[ALayer]]) -> None:
+        self._graphs = graphs
         self._sides = sides
         self._made: dict[int, _Flow] = {}
 
     def __getitem__(self, side: int) -> _Flow:
         got = self._made.get(side)
         if got is None:
-            got = self._made[side] = _Flow(*self._sides[side])
+            graph = self._graphs(side) if self._graphs is not None else None
+            got = self._made[side] = _Flow(*self._sides[side], graph)
         return got
 
 
@@ -270,8 +319,8 @@ def _by_flow(groups: list[Group], base: list[ALayer], other: list[ALayer], fb: _
 
     # the groups next to a layer not matched yet (most are not, between two builds alike): those
     # holding a layer that feeds one
-    feeds_b = {p for s, ps in enumerate(fb.pred) if s not in in_b for p in ps}
-    feeds_o = {p for s, ps in enumerate(fo.pred) if s not in in_o for p in ps}
+    feeds_b = {p for s in range(len(base)) if s not in in_b for p in fb.pred[s]}
+    feeds_o = {p for s in range(len(other)) if s not in in_o for p in fo.pred[s]}
     for g in list(groups):
         if not feeds_b.isdisjoint(g.base) or not feeds_o.isdisjoint(g.other):
             push(g.base, g.other, g)
@@ -329,24 +378,28 @@ def _orientation(layers: Sequence[Layer]) -> tuple[int, bytes]:
     return len(layers), h.digest()
 
 
-def align(base_layers: Sequence[Layer], other_layers: Sequence[Layer]) -> tuple[list[Group], list[ALayer], list[ALayer]]:
+def align(base_layers: Sequence[Layer], other_layers: Sequence[Layer],
+          graphs: Graphs | None = None) -> tuple[list[Group], list[ALayer], list[ALayer]]:
     """The groups of ``base_layers`` and ``other_layers`` (every layer in exactly one group, in base
     order, one-sided groups placed where they occur) and both sides' :class:`ALayer` views.
+    ``graphs(0)``, ``graphs(1)``: the base's and the other's :class:`FlowGraph` where another process
+    has it ready when the structure pass first needs it (None: worked out here).
 
     The alignment is the same whichever side is the base: the two lists are aligned in an order of
     their own (:func:`_orientation`), and the groups swapped where the base came second, so that
     ``diff(A, B)`` and ``diff(B, A)`` hold the same groups with their changes mirrored."""
     if _orientation(base_layers) <= _orientation(other_layers):
-        return _align(base_layers, other_layers)
-    groups, other, base = _align(other_layers, base_layers, labelled=False)
+        return _align(base_layers, other_layers, graphs=graphs)
+    swapped = None if graphs is None else lambda side: graphs(1 - side)
+    groups, other, base = _align(other_layers, base_layers, labelled=False, graphs=swapped)
     for g in groups:
         g.base, g.other = g.other, g.base
         label(g, base, other)
     return _in_base_order(groups, len(other)), base, other
 
 
-def _align(base_layers: Sequence[Layer], other_layers: Sequence[Layer],
-           labelled: bool = True) -> tuple[list[Group], list[ALayer], list[ALayer]]:
+def _align(base_layers: Sequence[Layer], other_layers: Sequence[Layer], labelled: bool = True,
+           graphs: Graphs | None = None) -> tuple[list[Group], list[ALayer], list[ALayer]]:
     """:func:`align` in the order given (``labelled=False``: the groups' changes and order left for the caller,
     who swaps the sides first)."""
     memo: dict[str, tuple[str, ...]] = {}
@@ -355,7 +408,7 @@ def _align(base_layers: Sequence[Layer], other_layers: Sequence[Layer],
     groups = _by_names(base, other)
     in_b = {i for g in groups for i in g.base}
     in_o = {i for g in groups for i in g.other}
-    flows = _Flows((base_layers, base), (other_layers, other))
+    flows = _Flows(graphs, (base_layers, base), (other_layers, other))
     if len(in_b) < len(base) or len(in_o) < len(other):  # (every layer paired by its names: no walk to take)
         _by_flow(groups, base, other, flows[0], flows[1], in_b, in_o)
     anchors = [(-1, -1), *_anchors(groups), (len(base), len(other))]
@@ -631,5 +684,11 @@ def formats_of(layers: list[ALayer], idx: list[int]) -> list[list[str]]:
 def lacks_formats(layers: Sequence[ALayer]) -> bool:
     """Whether a listing records no tensor format at all (TensorRT-RTX 1.4's log: data types only),
     though its layers have tensors."""
-    with_tensors = [a for a in layers if a.layer.inputs or a.layer.outputs]
-    return bool(with_tensors) and not any(any(a.formats) for a in with_tensors)
+    seen = False
+    for a in layers:  # (most listings: the first layer with tensors has a format)
+        lay = a.layer
+        if lay.inputs or lay.outputs:
+            if any(a.formats):
+                return False
+            seen = True
+    return seen

@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +44,9 @@ from trtstudio.diff.sides import Side, describe
 from trtstudio.engine.provenance import NOT_RECORDED, provenance, runtime_of
 from trtstudio.measure.ratio import NO_DIFFERENCE, Ratio, ratio_interval
 from trtstudio.measure.verdict import INCONCLUSIVE
+
+if TYPE_CHECKING:
+    from trtstudio.diff.prefetch import Prefetch
 
 SCHEMA = "trtstudio.diff/1"
 NOISY_COV_PERCENT = 10.0
@@ -238,8 +242,18 @@ class Diff:
                 "diffs": [p.to_json() for p in self.pairs]}
 
 
-def _summary(base: Side, other: Side, tally: _Tally) -> tuple[dict[str, Any], Ratio | None]:
+def sample_figures(base: Side, other: Side) -> tuple[dict[str, Any], dict[str, Any], Ratio | None]:
+    """What the two sides' samples alone give the summary: each side's statistics and, where both
+    have two samples or more, the ratio of their medians with its interval (a helper process works
+    it out too, :mod:`trtstudio.diff.prefetch`)."""
     bs, os_ = _stats(base.samples), _stats(other.samples)
+    both = len(base.samples) >= 2 and len(other.samples) >= 2
+    return bs, os_, ratio_interval(base.samples, other.samples, "median") if both else None
+
+
+def _summary(base: Side, other: Side, tally: _Tally,
+             figures: tuple[dict[str, Any], dict[str, Any], Ratio | None]) -> tuple[dict[str, Any], Ratio | None]:
+    bs, os_, r = figures
     metric = base.metric if base.metric == other.metric else f"{base.metric or 'none'} vs {other.metric or 'none'}"
     out: dict[str, Any] = {"metric": metric, "base_median_ms": bs.get("median"), "other_median_ms": os_.get("median"),
                            "base_p99_ms": bs.get("p99"), "other_p99_ms": os_.get("p99"),
@@ -252,8 +266,7 @@ def _summary(base: Side, other: Side, tally: _Tally) -> tuple[dict[str, Any], Ra
     noisy = [f"{s.name} (CoV {c['cov_percent']:.0f} %)" for s, c in ((base, bs), (other, os_))
              if c.get("cov_percent") is not None and c["cov_percent"] > NOISY_COV_PERCENT]
     out["noisy"] = noisy
-    if len(base.samples) >= 2 and len(other.samples) >= 2:
-        r = ratio_interval(base.samples, other.samples, "median")
+    if r is not None:
         out.update(ratio=r.value, interval=[r.low, r.high] if r.has_interval else None)
         if not r.has_interval:
             verdict = INCONCLUSIVE
@@ -262,7 +275,7 @@ def _summary(base: Side, other: Side, tally: _Tally) -> tuple[dict[str, Any], Ra
         else:
             verdict = "faster" if r.value < 1 else "slower"
         out["verdict"] = verdict
-        out["text"] = _time_text(base, other, r, verdict, noisy)
+        out["text"] = _time_text(base, other, r, verdict, noisy, bs["median"], os_["median"])
         return out, r
     out["ratio"] = lo / lb if lb and lo else None
     out["interval"] = None
@@ -274,10 +287,10 @@ def _summary(base: Side, other: Side, tally: _Tally) -> tuple[dict[str, Any], Ra
     return out, None
 
 
-def _time_text(base: Side, other: Side, r: Ratio, verdict: str, noisy: list[str]) -> str:
+def _time_text(base: Side, other: Side, r: Ratio, verdict: str, noisy: list[str], bm: float, om: float) -> str:
     what = {"gpu_compute": "GPU compute time", "latency": "latency", "run": "run latency"}.get(base.metric, "time")
     interval = f"95 % interval {r.low:.3f}-{r.high:.3f}x" if r.has_interval else "no interval"
-    figures = f"median {float(np.median(base.samples)):.3g} -> {float(np.median(other.samples)):.3g} ms, x{r.value:.3f}, {interval}"
+    figures = f"median {bm:.3g} -> {om:.3g} ms, x{r.value:.3f}, {interval}"
     noise = f"; noisy: {', '.join(noisy)}" if noisy else ""
     if verdict == NO_DIFFERENCE:
         return f"{NO_DIFFERENCE} in {what} between {other.name} and {base.name} ({figures}){noise}"
@@ -387,7 +400,7 @@ def _model_name(s: Side) -> str | None:
     return str(m) if m else None
 
 
-def _memory(base: Side, other: Side) -> dict[str, Any]:
+def pair_memory(base: Side, other: Side) -> dict[str, Any]:
     """The two engines' memory by category (``engine.memory``: weights, activations as allocated,
     persistent, scratch, I/O, engine size, ...) side by side: ``{category: {base, other,
     base_source, other_source, change}}`` for the categories either side's files record."""
@@ -460,12 +473,14 @@ def _n(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
 
 
-def diff_sides(base: Side, other: Side) -> PairDiff:
-    """The :class:`PairDiff` of ``other`` against ``base``."""
+def diff_sides(base: Side, other: Side, prefetched: Callable[[str], Any] | None = None) -> PairDiff:
+    """The :class:`PairDiff` of ``other`` against ``base``; ``prefetched``: what a helper process
+    worked out of the sides (:meth:`trtstudio.diff.prefetch.Prefetch.for_pair`), where it has."""
     from trtstudio.bigdocs.gcpause import gc_paused
 
     with gc_paused():
-        groups, bv, ov = align(base.engine.layers, other.engine.layers)
+        groups, bv, ov = align(base.engine.layers, other.engine.layers,
+                               graphs=prefetched("graphs") if prefetched is not None else None)
         rows: list[dict[str, Any]] = []
         tally = _Tally()
         append, add = rows.append, tally.add
@@ -474,7 +489,8 @@ def diff_sides(base: Side, other: Side) -> PairDiff:
             add(row)
     p = PairDiff(base, other, rows)
     p.notes = _notes(base, other, bv, ov)
-    p.summary, p.ratio = _summary(base, other, tally)
+    figures = prefetched("figures") if prefetched is not None else None
+    p.summary, p.ratio = _summary(base, other, tally, figures if figures is not None else sample_figures(base, other))
     p.totals = _totals(tally)
     p.alignment = _alignment(groups, bv, ov)
     p.mismatch = mismatches(base.name, base.engine, other.name, other.engine, p.alignment)
@@ -484,7 +500,8 @@ def diff_sides(base: Side, other: Side) -> PairDiff:
     if because is not None:
         p.summary["text"] = f"unreliable: {p.summary['text']}"
     p.build = _build(base, other, tally)
-    p.memory = _memory(base, other)
+    memory = prefetched("memory") if prefetched is not None else None
+    p.memory = memory if memory is not None else pair_memory(base, other)
     from trtstudio.engine.buildtime import build_time_rows
 
     p.build_time = build_time_rows(base.paths, other.paths)
@@ -492,11 +509,13 @@ def diff_sides(base: Side, other: Side) -> PairDiff:
     return p
 
 
-def diff(base: Side, *others: Side) -> Diff:
-    """The base against each of ``others``."""
+def diff(base: Side, *others: Side, prefetch: Prefetch | None = None) -> Diff:
+    """The base against each of ``others`` (``prefetch``: the helper process the command started
+    for these sides, :mod:`trtstudio.diff.prefetch`)."""
     if not others:
         raise ValueError("a diff needs a base and at least one other side")
-    return Diff([diff_sides(base, o) for o in others])
+    return Diff([diff_sides(base, o, prefetch.for_pair(k, (base.paths, o.paths)) if prefetch is not None else None)
+                 for k, o in enumerate(others, 1)])
 
 
 def count_non_finite_doc(doc: dict[str, Any]) -> int:

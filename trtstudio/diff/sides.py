@@ -49,6 +49,15 @@ def load_side(spec: str | Sequence[str], model: str | None = None, name: str | N
     return _mapped(side)
 
 
+def unique_names(sides: Sequence[Side]) -> None:
+    """Name a side whose name an earlier side has "NAME (N)" (N: its place among the sides)."""
+    seen: dict[str, int] = {}
+    for i, s in enumerate(sides):
+        if s.name in seen:
+            s.name = f"{s.name} ({i + 1})"
+        seen[s.name] = i
+
+
 def engine_samples(engine: EngineInfo) -> tuple[np.ndarray, str]:
     """An engine's per-inference times from its --exportTimes series, and which figure they are:
     GPU compute (``gpu_compute``), else host latency (``latency``); empty and "" without either.

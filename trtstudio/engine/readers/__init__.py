@@ -197,7 +197,7 @@ def read_text_bytes(path: Path) -> bytes:
     if tail_is_binary(path):
         raise InputError(path, "ends in binary data (NUL bytes): a truncated, zero-padded or corrupt text file")
     data = read_bytes(path)
-    if not data.strip():
+    if not data or data.isspace():  # (not data.strip(): a copy of the whole file where it ends in a newline)
         raise InputError(path, "empty file")
     return data
 
