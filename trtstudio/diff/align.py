@@ -558,6 +558,18 @@ def _known(formats: tuple[str, ...]) -> bool:
     return bool(formats) and all(formats)
 
 
+def _formats_differ(a: ALayer, o: ALayer) -> bool:
+    """The two layers' tensor formats differ, both known (:attr:`ALayer.formats`); the tensors'
+    own format strings first, which are equal for most layers of two builds (then so are their
+    formats, and no tuple of them is made)."""
+    la, lo = a.layer, o.layer
+    if [t.format for t in la.inputs] == [t.format for t in lo.inputs] and \
+            [t.format for t in la.outputs] == [t.format for t in lo.outputs]:
+        return False
+    fa, fo = a.formats, o.formats
+    return fa != fo and _known(fa) and _known(fo)
+
+
 def _differ(a: list[str], b: list[str]) -> bool:
     """Two sides' values differ, both known (what one side does not record is no change)."""
     return bool(a) and bool(b) and a != b
@@ -583,7 +595,8 @@ def label(g: Group, base: list[ALayer], other: list[ALayer]) -> None:
     if len(g.base) == 1 and len(g.other) == 1:  # most groups: one layer a side
         a, o = base[g.base[0]], other[g.other[0]]
         if a.reformat == o.reformat:
-            fused = _refused([a], [o])
+            # (_refused's first test here: most groups of two builds are one layer a side, same type, same nodes)
+            fused = "" if a.type == o.type and a.nodes == o.nodes else _refused([a], [o])
             if fused:
                 g.change, g.reason = "fused", fused
             # what one side does not record (a names-only listing) is no change
@@ -591,12 +604,10 @@ def label(g: Group, base: list[ALayer], other: list[ALayer]) -> None:
                 g.change = "precision"
             elif a.tactic and o.tactic and a.tactic != o.tactic:
                 g.change = "tactic"
+            elif _formats_differ(a, o):
+                g.change, g.reason = "format", _format_reason([a], [o])
             else:
-                fa, fo = a.formats, o.formats
-                if fa != fo and _known(fa) and _known(fo):
-                    g.change, g.reason = "format", _format_reason([a], [o])
-                else:
-                    g.change = "same"
+                g.change = "same"
             return
     real_b = [base[i] for i in g.base if not base[i].reformat]
     real_o = [other[i] for i in g.other if not other[i].reformat]
