@@ -37,10 +37,12 @@ listings have no types, and another exporter names nodes its own way.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import hashlib
 import itertools
+import operator
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -89,60 +91,103 @@ def control_nodes(*sides: Sequence[ALayer]) -> set[str]:
 
 def _by_names(base: Sequence[ALayer], other: Sequence[ALayer]) -> list[Group]:
     """Pass 1: groups of layers that share ONNX node names (reformats: their whole name; control-flow
-    nodes are no key, :func:`control_nodes`). A union-find over integers (base layer p is p, other
-    layer p is len(base) + p)."""
+    nodes are no key, :func:`control_nodes`), in the order of their first layer (base layer p is p,
+    other layer p is len(base) + p).
+
+    The layers that share a name are linked (each to the first layer of that name) and the
+    components found by numpy, each layer labelled with the least layer of its own (labels lowered
+    along the links and through each other until none changes); most components are a layer a
+    side, taken in bulk, the others one by one."""
+    import numpy as np
+
     control = control_nodes(base, other)
     nb = len(base)
-    parent = list(range(nb + len(other)))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    n = nb + len(other)
     # every (name, layer) in order, base first; each name's first layer found by a dict made in C
     names = [("\x00" + a.name,) if a.reformat else a.nodes for layers in (base, other) for a in layers]
-    flat = [n for ns in names for n in ns]
-    keys = [k for k, ns in enumerate(names) for _ in ns]  # (base layer p is p, other layer p is nb + p)
+    flat = list(itertools.chain.from_iterable(names))
+    keys = np.repeat(np.arange(n, dtype=np.int64), np.fromiter(map(len, names), np.int64, n))
     if control:
-        kept = [i for i, n in enumerate(flat) if n not in control]
-        flat, keys = [flat[i] for i in kept], [keys[i] for i in kept]
-    first = dict(zip(reversed(flat), reversed(keys), strict=True))
-    links = [(f, k) for f, k in zip(map(first.__getitem__, flat), keys, strict=True) if f != k]  # a name an earlier layer had
-    for prev, key in links:
-        ra, rb = find(prev), find(key)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    linked = set(itertools.chain.from_iterable(links))
-    comps: dict[int, Group] = {}
-    for k in sorted(linked):
-        g = comps.get(r := find(k))
-        if g is None:
-            g = comps[r] = Group()
-        (g.base if k < nb else g.other).append(k if k < nb else k - nb)
-    out = []
-    for g in comps.values():
-        if not (g.base and g.other):
-            continue
-        # a node shared by convolutions of different shapes (a residual Add fused into another
-        # convolution on each side) is no evidence: the structure pass aligns them
-        if len(g.base) == 1 and len(g.other) == 1:
-            a, o = base[g.base[0]], other[g.other[0]]
-            # the same nodes are the same op; a partial match needs the same structure
-            if a.nodes != o.nodes and (a.compute or o.compute) and (a.compute != o.compute or a.sig != o.sig):
-                continue
-        elif sorted(repr(base[i].sig) for i in g.base if base[i].compute) != \
-                sorted(repr(other[i].sig) for i in g.other if other[i].compute):
-            cb = [base[i] for i in g.base if base[i].compute]
-            co = [other[i] for i in g.other if other[i].compute]
-            # one convolution a side covering the same nodes is the same op, whatever else joined it
-            # (an FP16 build's input Cast fused beside the first convolution: its tensors read otherwise)
-            if not (len(cb) == len(co) == 1 and cb[0].nodes == co[0].nodes):
-                continue
-        g.matched_by = "name" if all(base[i].reformat for i in g.base) else "nodes"
-        out.append(g)
+        kept = [x not in control for x in flat]
+        flat, keys = list(itertools.compress(flat, kept)), keys[np.array(kept, dtype=bool)]
+    first = dict(zip(reversed(flat), reversed(keys.tolist()), strict=True))
+    prev = np.fromiter(map(first.__getitem__, flat), np.int64, len(flat))
+    linked = prev != keys  # a name an earlier layer had
+    prev, keys = prev[linked], keys[linked]
+    if not len(prev):
+        return []
+    label = np.arange(n, dtype=np.int64)
+    while True:
+        low = np.minimum(label[prev], label[keys])
+        new = label.copy()
+        np.minimum.at(new, prev, low)
+        np.minimum.at(new, keys, low)
+        while True:  # each label to its label's label, until they stand still
+            deeper = new[new]
+            if np.array_equal(deeper, new):
+                break
+            new = deeper
+        if np.array_equal(new, label):
+            break
+        label = new
+    members = np.unique(np.concatenate((prev, keys)))  # (sorted)
+    members = members[np.lexsort((members, label[members]))]  # by component (its least layer), then layer
+    roots = label[members]
+    starts = np.flatnonzero(np.concatenate(([True], roots[1:] != roots[:-1])))
+    sizes = np.diff(np.append(starts, len(members)))
+    # a layer a side covering the same nodes (most components): in bulk; the others one by one
+    two = starts[sizes == 2]
+    b_at, o_at = members[two], members[two + 1]
+    pairs = (b_at < nb) & (o_at >= nb)
+    pair_at, bl, ol = two[pairs], b_at[pairs].tolist(), (o_at[pairs] - nb).tolist()
+    av = list(map(base.__getitem__, bl))
+    same = list(map(operator.eq, map(_NODES, av), map(_NODES, map(other.__getitem__, ol))))
+    out = [Group([b], [o], "name" if r else "nodes") for b, o, r in
+           zip(itertools.compress(bl, same), itertools.compress(ol, same), itertools.compress(map(_REFORMAT, av), same),
+               strict=True)]
+    where = pair_at[np.array(same, dtype=bool)].tolist()  # each group's component: where it starts among the members
+    bulk = len(out)
+    for k in itertools.compress(range(len(bl)), map(operator.not_, same)):
+        g = _shared([bl[k], ol[k] + nb], nb, base, other)
+        if g is not None:
+            out.append(g)
+            where.append(int(pair_at[k]))
+    for c in np.flatnonzero(sizes != 2).tolist():
+        g = _shared(members[starts[c]:starts[c] + sizes[c]].tolist(), nb, base, other)
+        if g is not None:
+            out.append(g)
+            where.append(int(starts[c]))
+    if len(out) > bulk:  # the components in the order of their least layer
+        out = [out[i] for i in sorted(range(len(out)), key=where.__getitem__)]
     return out
+
+
+_NODES, _REFORMAT = operator.attrgetter("nodes"), operator.attrgetter("reformat")
+
+
+def _shared(members: list[int], nb: int, base: Sequence[ALayer], other: Sequence[ALayer]) -> Group | None:
+    """The group of a component of pass 1 (its layers in ascending order, base before other), or
+    None where it holds one side only or its names are no evidence."""
+    cut = bisect.bisect_left(members, nb)
+    if cut in (0, len(members)):
+        return None
+    gb, go = members[:cut], [k - nb for k in members[cut:]]
+    if len(gb) == 1 and len(go) == 1:
+        a, o = base[gb[0]], other[go[0]]
+        # the same nodes are the same op; a partial match needs the same structure
+        if a.nodes != o.nodes and (a.compute or o.compute) and (a.compute != o.compute or a.sig != o.sig):
+            return None
+    # a node shared by convolutions of different shapes (a residual Add fused into another
+    # convolution on each side) is no evidence: the structure pass aligns them
+    elif sorted(repr(base[i].sig) for i in gb if base[i].compute) != \
+            sorted(repr(other[i].sig) for i in go if other[i].compute):
+        cb = [base[i] for i in gb if base[i].compute]
+        co = [other[i] for i in go if other[i].compute]
+        # one convolution a side covering the same nodes is the same op, whatever else joined it
+        # (an FP16 build's input Cast fused beside the first convolution: its tensors read otherwise)
+        if not (len(cb) == len(co) == 1 and cb[0].nodes == co[0].nodes):
+            return None
+    return Group(gb, go, "name" if all(base[i].reformat for i in gb) else "nodes")
 
 
 def _match_seq(b: list[ALayer], o: list[ALayer], key: str) -> tuple[list[Group], list[ALayer], list[ALayer]]:

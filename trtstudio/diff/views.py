@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -89,12 +88,12 @@ class ALayer(msgspec.Struct, gc=False):
         return self._formats
 
 
-@dataclass(slots=True)
-class Group:
-    """Aligned layers of both sides (positions in each engine's layer list) and how they matched."""
+class Group(msgspec.Struct, gc=False):
+    """Aligned layers of both sides (positions in each engine's layer list) and how they matched
+    (a Struct: 50,000 of them made in C; it holds lists of positions, no cycle)."""
 
-    base: list[int] = field(default_factory=list)
-    other: list[int] = field(default_factory=list)
+    base: list[int] = []  # (msgspec gives each Group its own empty list)
+    other: list[int] = []
     matched_by: str = "nodes"  # nodes, name, structure, structure-loose, fused, none
     change: str = "same"
     reason: str = ""
