@@ -49,7 +49,8 @@ def test_what_the_helper_sends_is_what_is_worked_out_here(other: str, monkeypatc
     monkeypatch.setenv(prefetch.ENV, "wait")  # the helper's results are the ones used
     got, helper = _with_helper(base, oth)
     sent = set(helper._got)
-    assert {("side", 0), ("side", 1), ("graph", 0), ("graph", 1), ("figures", 1), ("memory", 1)} <= sent
+    assert {("side", 0), ("side", 1), ("orientation", 0), ("orientation", 1), ("graph", 0), ("graph", 1),
+            ("figures", 1), ("memory", 1)} <= sent
     assert got == expected
     assert got["diffs"][0]["memory"], "the pair's memory rows came from the helper"
 
@@ -74,9 +75,10 @@ def test_a_side_whose_files_changed_after_the_helper_read_them_is_worked_out_her
         graph.write_text(json.dumps(doc))
         sides = [load_side(str(base)), load_side(str(other))]
         paths = (sides[0].paths, sides[1].paths)
-        assert helper.for_pair(1, paths)("memory") is None
-        assert helper.for_pair(1, paths)("graphs")(1) is None
-        assert helper.for_pair(1, paths)("graphs")(0) is not None  # the base is as the helper read it
+        ask = helper.for_pair(1, paths)
+        assert ask("memory") is None and ask("figures") is None
+        assert ask("graph", 1) is None and ask("orientation", 1) is None
+        assert ask("graph", 0) is not None and ask("orientation", 0) is not None  # the base is as the helper read it
         got = diff(sides[0], sides[1], prefetch=helper).to_json()
     finally:
         helper.close()
@@ -146,4 +148,5 @@ def test_the_helper_is_a_command_line_of_its_own(tmp_path: Path) -> None:
     keys = []
     while out.tell() < len(proc.stdout):
         keys.append(pickle.load(out)[0])
-    assert keys == [("side", 0), ("side", 1), ("graph", 0), ("graph", 1), ("figures", 1), ("memory", 1)]
+    assert keys == [("side", 0), ("orientation", 0), ("side", 1), ("orientation", 1), ("graph", 0), ("graph", 1),
+                    ("figures", 1), ("memory", 1)]

@@ -260,6 +260,7 @@ def flow_graph(layers: Sequence[Layer]) -> FlowGraph:
 
 
 Graphs = Callable[[int], "FlowGraph | None"]  # side (0 base, 1 other) -> its graph, where one is ready
+Known = Callable[[str, int], Any]  # ("orientation" | "graph", side) -> what another process worked out, or None
 
 
 class _Runs:
@@ -415,7 +416,7 @@ def _by_flow(groups: list[Group], base: list[ALayer], other: list[ALayer], fb: _
                         push(list(owner.base), [a.pos], owner)
 
 
-def _orientation(layers: Sequence[Layer]) -> tuple[int, bytes]:
+def orientation(layers: Sequence[Layer]) -> tuple[int, bytes]:
     """A key of a layer list that does not depend on which side it is given as: its length and a
     digest of its layers' names and types."""
     h = hashlib.blake2b(digest_size=16)  # one update of the whole text: the digest of one update a layer
@@ -424,32 +425,36 @@ def _orientation(layers: Sequence[Layer]) -> tuple[int, bytes]:
 
 
 def align(base_layers: Sequence[Layer], other_layers: Sequence[Layer],
-          graphs: Graphs | None = None) -> tuple[list[Group], list[ALayer], list[ALayer]]:
+          known: Known | None = None) -> tuple[list[Group], list[ALayer], list[ALayer]]:
     """The groups of ``base_layers`` and ``other_layers`` (every layer in exactly one group, in base
     order, one-sided groups placed where they occur) and both sides' :class:`ALayer` views.
-    ``graphs(0)``, ``graphs(1)``: the base's and the other's :class:`FlowGraph` where another process
-    has it ready when the structure pass first needs it (None: worked out here).
+    ``known(what, side)``: what another process worked out of a side (0 the base, 1 the other)
+    where it has it ready when asked, else None: its ``"orientation"`` (:func:`orientation`) and
+    its ``"graph"`` (:class:`FlowGraph`, asked when the structure pass first needs it).
 
     The alignment is the same whichever side is the base: the two lists are aligned in an order of
-    their own (:func:`_orientation`), and the groups swapped where the base came second, so that
+    their own (:func:`orientation`), and the groups swapped where the base came second, so that
     ``diff(A, B)`` and ``diff(B, A)`` hold the same groups with their changes mirrored."""
-    if _orientation(base_layers) <= _orientation(other_layers):
-        return _align(base_layers, other_layers, graphs=graphs)
-    swapped = None if graphs is None else lambda side: graphs(1 - side)
-    groups, other, base = _align(other_layers, base_layers, labelled=False, graphs=swapped)
+    memo: dict[str, tuple[str, ...]] = {}
+    base = to_alayers(base_layers, memo)
+    other = to_alayers(other_layers, memo)
+    kb = (known("orientation", 0) if known is not None else None) or orientation(base_layers)
+    ko = (known("orientation", 1) if known is not None else None) or orientation(other_layers)
+    if kb <= ko:
+        graphs = None if known is None else lambda side: known("graph", side)
+        return _align(base_layers, other_layers, base, other, graphs=graphs)
+    swapped = None if known is None else lambda side: known("graph", 1 - side)
+    groups, _, _ = _align(other_layers, base_layers, other, base, labelled=False, graphs=swapped)
     for g in groups:
         g.base, g.other = g.other, g.base
         label(g, base, other)
     return _in_base_order(groups, len(other)), base, other
 
 
-def _align(base_layers: Sequence[Layer], other_layers: Sequence[Layer], labelled: bool = True,
-           graphs: Graphs | None = None) -> tuple[list[Group], list[ALayer], list[ALayer]]:
-    """:func:`align` in the order given (``labelled=False``: the groups' changes and order left for the caller,
-    who swaps the sides first)."""
-    memo: dict[str, tuple[str, ...]] = {}
-    base = to_alayers(base_layers, memo)
-    other = to_alayers(other_layers, memo)
+def _align(base_layers: Sequence[Layer], other_layers: Sequence[Layer], base: list[ALayer], other: list[ALayer],
+           labelled: bool = True, graphs: Graphs | None = None) -> tuple[list[Group], list[ALayer], list[ALayer]]:
+    """:func:`align` in the order given, of the sides' layers and their views (``labelled=False``:
+    the groups' changes and order left for the caller, who swaps the sides first)."""
     groups = _by_names(base, other)
     in_b = {i for g in groups for i in g.base}
     in_o = {i for g in groups for i in g.other}

@@ -473,14 +473,13 @@ def _n(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
 
 
-def diff_sides(base: Side, other: Side, prefetched: Callable[[str], Any] | None = None) -> PairDiff:
+def diff_sides(base: Side, other: Side, prefetched: Callable[..., Any] | None = None) -> PairDiff:
     """The :class:`PairDiff` of ``other`` against ``base``; ``prefetched``: what a helper process
     worked out of the sides (:meth:`trtstudio.diff.prefetch.Prefetch.for_pair`), where it has."""
     from trtstudio.bigdocs.gcpause import gc_paused
 
     with gc_paused():
-        groups, bv, ov = align(base.engine.layers, other.engine.layers,
-                               graphs=prefetched("graphs") if prefetched is not None else None)
+        groups, bv, ov = align(base.engine.layers, other.engine.layers, known=prefetched)
         rows: list[dict[str, Any]] = []
         tally = _Tally()
         append, add = rows.append, tally.add

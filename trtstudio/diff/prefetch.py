@@ -80,16 +80,19 @@ class Prefetch:
         got = self._get(("side", index))
         return got is not None and got == (list(paths), [file_stamp(p) for p in paths])
 
-    def for_pair(self, other: int, paths: tuple[Sequence[str], Sequence[str]]) -> Callable[[str], Any]:
+    def for_pair(self, other: int, paths: tuple[Sequence[str], Sequence[str]]) -> Callable[..., Any]:
         """What :func:`trtstudio.diff.core.diff_sides` asks of the helper for the base (side 0)
-        against side ``other`` whose files are ``paths`` (base's, other's): ``"graphs"``, a
-        function of a side (0 base, 1 other) giving its FlowGraph or None; ``"figures"``, the
-        pair's :func:`~trtstudio.diff.core.sample_figures`; ``"memory"``, its memory rows. None wherever the helper has not sent it yet or read other files."""
-        def ask(what: str) -> Any:
-            if what == "graphs":
-                index = (0, other)
-                return lambda side: self._get(("graph", index[side])) if self._same_files(index[side], paths[side]) else None
-            if what in ("memory", "figures") and self._same_files(0, paths[0]) and self._same_files(other, paths[1]):
+        against side ``other`` whose files are ``paths`` (base's, other's): ``ask(what, side)`` of
+        a side (0 the base, 1 the other), its ``"orientation"`` or ``"graph"``
+        (:func:`trtstudio.diff.align.align`'s ``known``); ``ask(what)`` of the pair, its
+        ``"figures"`` (:func:`~trtstudio.diff.core.sample_figures`) or ``"memory"`` (its memory
+        rows). None wherever the helper has not sent it yet or read other files."""
+        index = (0, other)
+
+        def ask(what: str, side: int | None = None) -> Any:
+            if side is not None:
+                return self._get((what, index[side])) if self._same_files(index[side], paths[side]) else None
+            if self._same_files(0, paths[0]) and self._same_files(other, paths[1]):
                 return self._get((what, other))
             return None
         return ask
@@ -149,7 +152,7 @@ def serve(request: str) -> int:
     FlowGraph and each pair's memory rows (pickled ``(key, value)`` on standard output)."""
     import json
 
-    from trtstudio.diff.align import flow_graph
+    from trtstudio.diff.align import flow_graph, orientation
     from trtstudio.diff.core import pair_memory, sample_figures
     from trtstudio.diff.sides import load_side, unique_names
     from trtstudio.engine.naming import resolve
@@ -170,6 +173,7 @@ def serve(request: str) -> int:
         after = [file_stamp(p) for p in side.paths]
         if before == after:
             send(("side", i), (list(side.paths), after))
+            send(("orientation", i), orientation(side.engine.layers))  # (align's first need of the helper)
         sides.append(side)
     unique_names(sides)  # (as the command names them: the memory rows say whose figure is whose)
     for i, side in enumerate(sides):
