@@ -37,6 +37,7 @@ listings have no types, and another exporter names nodes its own way.
 
 from __future__ import annotations
 
+import array
 import bisect
 import difflib
 import functools
@@ -243,20 +244,24 @@ def _graph(layers: Sequence[Layer]) -> tuple[list[list[int]], list[list[int]], l
 
 class FlowGraph(NamedTuple):
     """:func:`_graph` flat, as another process sends it (:mod:`trtstudio.diff.prefetch`): layer
-    ``p`` feeds ``succ_idx[succ_off[p]:succ_off[p + 1]]`` and is fed by the same run of ``pred``."""
+    ``p`` feeds ``succ_idx[succ_off[p]:succ_off[p + 1]]`` and is fed by the same run of ``pred``
+    (arrays of machine integers: 8 bytes an entry, pickled as one block each)."""
 
-    succ_off: list[int]
-    succ_idx: list[int]
-    pred_off: list[int]
-    pred_idx: list[int]
+    succ_off: array.array[int]
+    succ_idx: array.array[int]
+    pred_off: array.array[int]
+    pred_idx: array.array[int]
     roots: list[int]
 
 
 def flow_graph(layers: Sequence[Layer]) -> FlowGraph:
     """The :class:`FlowGraph` of ``layers``."""
     succ, pred, roots = _graph(layers)
-    return FlowGraph([0, *itertools.accumulate(map(len, succ))], list(itertools.chain.from_iterable(succ)),
-                     [0, *itertools.accumulate(map(len, pred))], list(itertools.chain.from_iterable(pred)), roots)
+
+    def flat(runs: list[list[int]]) -> tuple[array.array[int], array.array[int]]:
+        return array.array("q", [0, *itertools.accumulate(map(len, runs))]), \
+            array.array("q", itertools.chain.from_iterable(runs))
+    return FlowGraph(*flat(succ), *flat(pred), roots)
 
 
 Graphs = Callable[[int], "FlowGraph | None"]  # side (0 base, 1 other) -> its graph, where one is ready
@@ -268,11 +273,11 @@ class _Runs:
 
     __slots__ = ("idx", "off")
 
-    def __init__(self, off: list[int], idx: list[int]) -> None:
+    def __init__(self, off: array.array[int], idx: array.array[int]) -> None:
         self.off, self.idx = off, idx
 
     def __getitem__(self, p: int) -> list[int]:
-        return self.idx[self.off[p]:self.off[p + 1]]
+        return self.idx[self.off[p]:self.off[p + 1]].tolist()
 
 
 class _Flow:
