@@ -370,8 +370,8 @@ def _by_flow(groups: list[Group], base: list[ALayer], other: list[ALayer], fb: _
 
     # the groups next to a layer not matched yet (most are not, between two builds alike): those
     # holding a layer that feeds one
-    feeds_b = {p for s in range(len(base)) if s not in in_b for p in fb.pred[s]}
-    feeds_o = {p for s in range(len(other)) if s not in in_o for p in fo.pred[s]}
+    feeds_b = {p for s in set(range(len(base))) - in_b for p in fb.pred[s]}
+    feeds_o = {p for s in set(range(len(other))) - in_o for p in fo.pred[s]}
     for g in list(groups):
         if not feeds_b.isdisjoint(g.base) or not feeds_o.isdisjoint(g.other):
             push(g.base, g.other, g)
@@ -541,34 +541,39 @@ def _attach_fused(groups: list[Group], base: list[ALayer], other: list[ALayer], 
     + ``__myl_Mean``)."""
     if len(in_b) == len(base) and len(in_o) == len(other):
         return  # every layer has its group
-    where: dict[tuple[int, int], Group] = {}
+    where: tuple[list[Group | None], list[Group | None]] = ([None] * len(base), [None] * len(other))  # a layer's group
+    wb, wo = where
     for g in groups:
         for p in g.base:
-            where[(0, p)] = g
+            wb[p] = g
         for p in g.other:
-            where[(1, p)] = g
+            wo[p] = g
     for side, layers, used in ((0, base, in_b), (1, other, in_o)):
-        for a in layers:
-            if a.pos in used or a.reformat:
+        w = where[side]
+        for pos in sorted(set(range(len(layers))) - used):  # the layers left, in order
+            a = layers[pos]
+            if a.reformat:
                 continue
             for step in (-1, 1, -2, 2):
-                near = where.get((side, a.pos + step))
+                near = w[pos + step] if 0 <= pos + step < len(w) else None
                 if near is not None and _fused_into(a, near, side, base, other):
                     _join(near, side, a)
-                    used.add(a.pos)
-                    where[(side, a.pos)] = near
+                    used.add(pos)
+                    w[pos] = near
                     break
     for side, layers, used in ((0, base, in_b), (1, other, in_o)):
-        for a in layers:
-            if a.pos in used or a.reformat or a.compute or not _myelin_own(a):
+        w = where[side]
+        for pos in sorted(set(range(len(layers))) - used):
+            a = layers[pos]
+            if a.reformat or a.compute or not _myelin_own(a):
                 continue
             flow = flows[side]
-            for n in (*flow.succ[a.pos], *flow.pred[a.pos]):
-                near = where.get((side, n))
+            for n in (*flow.succ[pos], *flow.pred[pos]):
+                near = w[n]
                 if near is not None and near.base and near.other:
                     _join(near, side, a)
-                    used.add(a.pos)
-                    where[(side, a.pos)] = near
+                    used.add(pos)
+                    w[pos] = near
                     break
 
 
