@@ -135,12 +135,13 @@ def test_the_command_ends_its_helper_also_when_a_side_is_refused(
 
 
 def test_the_helper_is_a_command_line_of_its_own(tmp_path: Path) -> None:
-    """What the command starts: ``python -m trtstudio --_diff-prefetch REQUEST``, its results pickled
-    on standard output, nothing on standard error."""
+    """What the command starts: ``python -m trtstudio.cli --_diff-prefetch REQUEST``, its results
+    pickled on standard output, nothing on standard error."""
+    from trtstudio.bigdocs.children import command
+
     request = json.dumps({"specs": [str(A100 / "fp32"), str(A100 / "fp16")], "models": [None, None], "names": None})
-    proc = subprocess.run([sys.executable, "-m", "trtstudio", prefetch.FLAG, request], capture_output=True, timeout=120,
-                          check=False)
-    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run(command(prefetch.FLAG, request), capture_output=True, timeout=120, check=False)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
     import io
     import pickle
 

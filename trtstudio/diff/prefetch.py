@@ -5,8 +5,8 @@ Most of a diff needs both sides at once (the alignment, the rows), but two parts
 a time and give little back: each side's layer graph through its tensor names (the structure
 pass's walk, :class:`trtstudio.diff.align.FlowGraph`: 0.06 s a 50,000-layer side) and the pair's
 memory by category (:func:`trtstudio.diff.core.pair_memory`: TREx's activation sum walks every
-tensor of both engines, 0.2 s at 50,000 layers a side). A helper process (``python -m trtstudio
---_diff-prefetch REQUEST``) reads the same sides with the same function (``diff.sides.load_side``)
+tensor of both engines, 0.2 s at 50,000 layers a side). A helper process (``python -m trtstudio.cli
+--_diff-prefetch REQUEST``, :func:`trtstudio.bigdocs.children.command`) reads the same sides with the same function (``diff.sides.load_side``)
 and sends those back as it has them, graphs first (the walk needs them sooner). This process
 takes what has come when it needs it, without waiting, and works out the rest itself: the helper
 can save time, never change a result.
@@ -118,9 +118,12 @@ def start(specs: Sequence[str], models: Sequence[str | None], names: Sequence[st
         return None
     request = json.dumps({"specs": list(specs), "models": list(models), "names": list(names) if names else None})
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    # the window's children's command line (in a PyInstaller bundle: its own executable)
+    from trtstudio.bigdocs.children import command
+
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "trtstudio", FLAG, request], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(command(FLAG, request), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=env)
     except OSError:
         return None
     return Prefetch(proc, wait=setting == "wait")
