@@ -151,3 +151,19 @@ def test_the_helper_is_a_command_line_of_its_own(tmp_path: Path) -> None:
         keys.append(pickle.load(out)[0])
     assert keys == [("side", 0), ("orientation", 0), ("side", 1), ("orientation", 1), ("graph", 0), ("graph", 1),
                     ("figures", 1), ("memory", 1)]
+
+
+def test_sides_of_one_name_are_named_as_the_command_names_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Two folders of one name: the second side is "fp32 (2)" in the helper too (its memory rows
+    say whose figure is whose)."""
+    copy = tmp_path / "fp32"
+    shutil.copytree(A100 / "fp32", copy)
+    monkeypatch.setenv(prefetch.ENV, "0")
+    assert main(["diff", str(A100 / "fp32"), str(copy), "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    monkeypatch.setenv(prefetch.ENV, "wait")
+    assert main(["diff", str(A100 / "fp32"), str(copy), "--json"]) == 0
+    helped = json.loads(capsys.readouterr().out)
+    assert helped == alone
+    assert any("fp32 (2)" in row["other_source"] for row in helped["diffs"][0]["memory"].values())
