@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 from typing import Any
 
 from trtstudio.backends.base import InferTiming
@@ -43,16 +44,24 @@ def failing_factory(name: str, path: str, cls: type[FailingOrtBackend] = Failing
 
 class LeakingOrtBackend(OrtBackend):
     """Test double: the real ORT backend that keeps ``keep_bytes`` of written memory per inference
-    (a leak of the kind the memory verdict must catch); ``keep_bytes = 0`` keeps nothing."""
+    (a leak of the kind the memory verdict must catch); ``keep_bytes = 0`` keeps nothing.
+
+    Each block is a mapping of its own, every page written (so resident): pages new to the
+    process, which a leak of an earlier run in the same process, freed to the C heap but not
+    given back, cannot have left behind (a heap block would reuse them, and the resident size would
+    not grow)."""
 
     keep_bytes = 256 * 1024
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
-        self.kept: list[bytearray] = []
+        self.kept: list[mmap.mmap] = []
 
     def infer_once(self) -> InferTiming:
         timing = super().infer_once()
         if self.keep_bytes:
-            self.kept.append(bytearray(b"\x01") * self.keep_bytes)  # written, so resident
+            block = mmap.mmap(-1, self.keep_bytes)
+            for at in range(0, self.keep_bytes, mmap.PAGESIZE):
+                block[at] = 1
+            self.kept.append(block)
         return timing
