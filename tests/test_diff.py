@@ -246,6 +246,12 @@ def test_non_finite_count_agrees_with_the_general_walk() -> None:
                                                                 "base_layers": ["a"]}],
                                                     "unmatched": {"base": [], "other": []}}]}
     assert count_non_finite_doc(doc) == count_non_finite(doc) == 3
+    # the groups' times summed in one pass where every one is finite; +inf and -inf (their sum has none)
+    # and a sum beyond floats counted one by one
+    rows = doc["diffs"][0]["groups"]
+    for times, expected in (([1.0, 2.0, None], 0), ([float("inf"), float("-inf"), 1.0], 2), ([1e308, 1e308, None], 0)):
+        rows[0].update(zip(("base_ms", "other_ms", "delta_ms"), times, strict=True))
+        assert count_non_finite_doc(doc) == count_non_finite(doc) == 2 + expected, times
 
 
 @needs_trex
