@@ -407,23 +407,28 @@ def _model_name(s: Side) -> str | None:
     return str(m) if m else None
 
 
-def pair_memory(base: Side, other: Side) -> dict[str, Any]:
-    """The two engines' memory by category (``engine.memory``: weights, activations as allocated,
-    persistent, scratch, I/O, engine size, ...) side by side: ``{category: {base, other,
-    base_source, other_source, change}}`` for the categories either side's files record."""
-    from trtstudio.engine.memory import memory_of, memory_rows
+def side_memory(side: Side) -> Any:
+    """A side's memory by category (``engine.memory.memory_of``, an ``EngineMemory``) from its files
+    that can still be read (a side can outlive them: upgrade-check's builds); the engine's own
+    figures where they cannot."""
+    from trtstudio.engine.memory import memory_of
     from trtstudio.errors import InputError
 
-    def files(side: Side) -> list[str]:  # the files still there (a side can outlive them: upgrade-check's builds)
-        return [p for p in side.paths if os.path.isfile(p)]
+    try:
+        return memory_of(side.engine, [p for p in side.paths if os.path.isfile(p)], side.name, per_layer=False)
+    except InputError:
+        return memory_of(side.engine, [], side.name, per_layer=False)
 
-    def memory(side: Side) -> Any:  # from the files that can be read; the engine's own figures else
-        try:
-            return memory_of(side.engine, files(side), side.name, per_layer=False)
-        except InputError:
-            return memory_of(side.engine, [], side.name, per_layer=False)
 
-    rows = memory_rows(memory(base), memory(other))
+def pair_memory(base: Side, other: Side, base_memory: Any = None, other_memory: Any = None) -> dict[str, Any]:
+    """The two engines' memory by category (``engine.memory``: weights, activations as allocated,
+    persistent, scratch, I/O, engine size, ...) side by side: ``{category: {base, other,
+    base_source, other_source, change}}`` for the categories either side's files record
+    (``base_memory``, ``other_memory``: a side's :func:`side_memory` where another process made it)."""
+    from trtstudio.engine.memory import memory_rows
+
+    rows = memory_rows(base_memory if base_memory is not None else side_memory(base),
+                       other_memory if other_memory is not None else side_memory(other))
     return {r["name"]: {"base": r["a_bytes"], "other": r["b_bytes"], "base_source": r["a_source"],
                         "other_source": r["b_source"], "change": r["change_bytes"]}
             for r in rows if r["a_bytes"] is not None or r["b_bytes"] is not None}
@@ -507,8 +512,8 @@ def diff_sides(base: Side, other: Side, prefetched: Callable[..., Any] | None = 
     if because is not None:
         p.summary["text"] = f"unreliable: {p.summary['text']}"
     p.build = _build(base, other, tally)
-    memory = prefetched("memory") if prefetched is not None else None
-    p.memory = memory if memory is not None else pair_memory(base, other)
+    known = prefetched if prefetched is not None else lambda what, side: None
+    p.memory = pair_memory(base, other, known("memory", 0), known("memory", 1))
     from trtstudio.engine.buildtime import build_time_rows
 
     p.build_time = build_time_rows(base.paths, other.paths)
