@@ -21,6 +21,7 @@ from trtstudio.cli import main
 from trtstudio.diff import prefetch
 from trtstudio.diff.core import diff
 from trtstudio.diff.sides import load_side
+from trtstudio.measure import devices
 
 TREX = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "trt-real" / "NVIDIA_TensorRT_trex"
 A100 = TREX / "release-11.0" / "examples" / "pytorch" / "resnet" / "A100"
@@ -104,9 +105,9 @@ def test_started_only_where_it_can_pay(monkeypatch: pytest.MonkeyPatch) -> None:
     assert prefetch.start(small, [None, None], None) is None
     monkeypatch.setattr(prefetch, "MIN_BYTES", 1)
     monkeypatch.delenv(prefetch.ENV)
-    monkeypatch.setattr(prefetch, "_processors", lambda: 1)
+    monkeypatch.setattr(devices, "usable_cpus", lambda: 1)
     assert prefetch.start(small, [None, None], None) is None  # one processor: it would only compete
-    monkeypatch.setattr(prefetch, "_processors", lambda: 2)
+    monkeypatch.setattr(devices, "usable_cpus", lambda: 2)
     helper = prefetch.start(small, [None, None], None)
     assert helper is not None
     helper.close()

@@ -125,7 +125,9 @@ def start(specs: Sequence[str], models: Sequence[str | None], names: Sequence[st
     setting = os.environ.get(ENV, "")
     if setting == "0" or not sys.executable:
         return None
-    if setting not in ("1", "wait") and (_processors() < 2 or _bytes(specs) < MIN_BYTES):
+    from trtstudio.measure.devices import usable_cpus
+
+    if setting not in ("1", "wait") and (usable_cpus() < 2 or _bytes(specs) < MIN_BYTES):
         return None
     request = json.dumps({"specs": list(specs), "models": list(models), "names": list(names) if names else None})
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
@@ -138,13 +140,6 @@ def start(specs: Sequence[str], models: Sequence[str | None], names: Sequence[st
     except OSError:
         return None
     return Prefetch(proc, wait=setting == "wait")
-
-
-def _processors() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # (not Linux)
-        return os.cpu_count() or 1
 
 
 def _bytes(specs: Sequence[str]) -> int:

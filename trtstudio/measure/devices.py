@@ -1,4 +1,5 @@
-"""GPU and memory probes of this host: NVML, opened once for the whole process, and CUDA free/total.
+"""GPU and memory probes of this host: NVML, opened once for the whole process, and CUDA free/total;
+and how many processors this process may use (:func:`usable_cpus`).
 
 Every module that asks about GPUs (memory monitors, scenario samplers, load/unload cycles) asks
 here. pynvml (package nvidia-ml-py) is imported lazily; a missing one is a BackendError naming the
@@ -16,6 +17,12 @@ from typing import Any
 from trtstudio.errors import BackendError
 
 PIP_NVML = "pip install nvidia-ml-py"
+
+
+def usable_cpus() -> int:
+    """The processors this process may run on (its affinity where the OS has one, else the count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
 _lock = threading.Lock()
 _nvml_ready = False
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from trtstudio.measure.devices import usable_cpus
 from trtstudio.profiling.scenario_causes import CauseContext, explain
 from trtstudio.profiling.scenario_common import (
     ModelSpec,
@@ -77,7 +78,7 @@ def run_contention(
             sampler.stop()
         gpus = _gpu_figures(per_model, timeline, sampler, sampler_t0, together)
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-        _finish(per_model, result, CauseContext(cfg.isolation, _cores(), [s.options.get("threads") for s in specs], gpus, load))
+        _finish(per_model, result, CauseContext(cfg.isolation, usable_cpus(), [s.options.get("threads") for s in specs], gpus, load))
         if sampler is not None:
             result.extra["gpus"] = sampler.summary()
         return result
@@ -200,10 +201,6 @@ def _pooled(lanes: list[LaneResult]) -> dict[str, Any]:
     parts = {k: float(np.mean([lane.parts[k] for lane in lanes])) if all(lane.parts.get(k) is not None for lane in lanes)
              else None for k in lanes[0].parts}
     return stats_of(values, active, parts, None if None in cpu else sum(c for c in cpu if c is not None))
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _gpu_figures(per_model: list[dict[str, Any]], timeline: Timeline | None, sampler: Any, sampler_t0: float,
