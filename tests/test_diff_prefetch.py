@@ -105,14 +105,28 @@ def test_started_only_where_it_can_pay(monkeypatch: pytest.MonkeyPatch) -> None:
     assert prefetch.start(small, [None, None], None) is None
     monkeypatch.setattr(prefetch, "MIN_BYTES", 1)
     monkeypatch.delenv(prefetch.ENV)
-    monkeypatch.setattr(devices, "usable_cpus", lambda: 1)
-    assert prefetch.start(small, [None, None], None) is None  # one processor: it would only compete
-    monkeypatch.setattr(devices, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(devices, "spare_cpus", lambda: 0)
+    assert prefetch.start(small, [None, None], None) is None  # no idle processor: it would only compete
+    monkeypatch.setattr(devices, "spare_cpus", lambda: 1)
     helper = prefetch.start(small, [None, None], None)
     assert helper is not None
     helper.close()
     monkeypatch.setattr(prefetch, "MIN_BYTES", 10**12)
     assert prefetch.start(["no/such/side", small[1]], [None, None], None) is None  # this process says what is wrong
+
+
+def test_idle_processors_are_counted_without_the_busy_ones() -> None:
+    """A processor running something (a CPU hog) is not idle: a helper there would take the command's time."""
+    idle = devices.spare_cpus()
+    assert 0 <= idle < devices.usable_cpus()
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(devices.usable_cpus())]
+    try:
+        time.sleep(0.3)
+        assert devices.spare_cpus() == 0
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
 
 
 def test_the_command_ends_its_helper_also_when_a_side_is_refused(

@@ -1,5 +1,6 @@
 """GPU and memory probes of this host: NVML, opened once for the whole process, and CUDA free/total;
-and how many processors this process may use (:func:`usable_cpus`).
+and how many processors this process may use (:func:`usable_cpus`), and how many of them are idle
+(:func:`spare_cpus`).
 
 Every module that asks about GPUs (memory monitors, scenario samplers, load/unload cycles) asks
 here. pynvml (package nvidia-ml-py) is imported lazily; a missing one is a BackendError naming the
@@ -8,6 +9,7 @@ pip command, and the callers that can do without a GPU turn that into "no figure
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -22,6 +24,22 @@ PIP_NVML = "pip install nvidia-ml-py"
 def usable_cpus() -> int:
     """The processors this process may run on (its affinity where the OS has one, else the count)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def spare_cpus() -> int:
+    """The processors this process may run on that nothing runs on now, beside the one it runs on:
+    :func:`usable_cpus` less the tasks runnable this instant (Linux's ``/proc/loadavg``, which
+    counts this one), else less the last minute's load average and this process."""
+    cpus = usable_cpus()
+    try:
+        with open("/proc/loadavg") as f:
+            running = int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        try:
+            running = math.ceil(os.getloadavg()[0]) + 1
+        except (AttributeError, OSError):  # (no load average: nothing known to run beside this one)
+            running = 1
+    return max(0, cpus - running)
 
 _lock = threading.Lock()
 _nvml_ready = False
